@@ -1,0 +1,104 @@
+// bridge.json: the install-time configuration, read strictly.
+// Schema: ../shared/design/architecture.md, "bridge.json". Every path is
+// absolute; nothing here consults HOME or the XDG variables.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ipc/result.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb {
+
+enum class BackendKind { Stack, Compose };
+
+struct Backend {
+    BackendKind kind = BackendKind::Stack;
+    std::vector<std::string> argv;  // absolute binary first
+    std::string file;               // compose only: absolute compose file
+};
+
+struct TcbPin {
+    std::string path;                   // relative to project_dir
+    std::optional<std::string> sha256;  // lowercase hex; nullopt: pinned as absent
+};
+
+struct Window {
+    int count = 0;
+    int seconds = 0;
+};
+
+struct Limits {
+    Window mutating{20, 600};
+    Window read_only{120, 60};
+    int ttl_seconds = 600;
+    int future_skew_seconds = 120;
+};
+
+struct Timeouts {
+    int default_seconds = 300;
+    int rebuild_seconds = 1200;
+    // Per-verb overrides from `install --verb-timeout VERB=SECONDS`, stored
+    // in bridge.json as extra keys of "timeouts" named after the verb.
+    std::vector<std::pair<Verb, int>> per_verb;
+    [[nodiscard]] int for_verb(Verb verb) const;
+};
+
+struct DrainSettings {
+    int time_budget_seconds = 1800;
+    int linger_seconds = 10;
+};
+
+struct Retention {
+    int archive_days = 7;
+    int responses_days = 1;
+};
+
+struct SystemdSettings {
+    bool enabled = true;
+    std::string systemd_run;  // absolute path, or empty when none was found
+};
+
+struct JoinNetwork {
+    std::string engine;  // absolute path
+    std::string network;
+    std::string agent_container;
+};
+
+struct Config {
+    int version = 1;
+    std::string slug;
+    std::string project_dir;  // canonical
+    std::string spool_dir;
+    std::string state_dir;
+    std::string policy_file;
+    std::string parser;  // absolute path of hostbridge-parser
+    bool allow_root = false;
+    mode_t file_mode = 0644;
+    std::optional<gid_t> agent_gid;
+    Backend backend;
+    std::vector<std::string> services;   // sorted
+    std::vector<std::string> buildable;  // sorted, subset of services
+    std::vector<TcbPin> tcb;
+    Limits limits;
+    Timeouts timeouts;
+    DrainSettings drain;
+    Retention retention;
+    SystemdSettings systemd;
+    std::optional<JoinNetwork> join_network;
+};
+
+// Parses bridge.json text. Any unknown key, wrong type, relative path,
+// out-of-range number or inconsistent list is an error naming the key.
+Result<Config> parse_config(std::string_view text);
+// Reads and parses the file at `path`.
+Result<Config> load_config(const std::string& path);
+// The canonical JSON text of a config (what install and approve write).
+std::string serialize_config(const Config& config);
+
+}  // namespace hb
