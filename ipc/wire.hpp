@@ -38,12 +38,21 @@ enum class Verb : std::uint8_t {
     JoinNetwork = 10,
 };
 inline constexpr std::array<Verb, 10> kAllVerbs = {
-    Verb::Ping, Verb::Status, Verb::Health, Verb::Logs,    Verb::Up,
+    Verb::Ping, Verb::Status,  Verb::Health,  Verb::Logs, Verb::Up,
     Verb::Down, Verb::Restart, Verb::Rebuild, Verb::Init, Verb::JoinNetwork};
 
 // The protocol's spelling of a verb ("join-network"), and back.
 std::string_view verb_name(Verb verb);
 std::optional<Verb> verb_from_name(std::string_view name);
+
+// What argument a verb takes (protocol.md "Verbs"): none, a member of the
+// service enumeration, or a member of the narrower buildable enumeration.
+enum class ArgKind : std::uint8_t { None, Service, Buildable };
+ArgKind verb_arg_kind(Verb verb);
+
+// The shape of an arg and of a service name: ^[a-z][a-z0-9_-]*$, at most
+// kMaxServiceName (64) bytes.
+bool is_valid_arg_shape(std::string_view arg);
 
 // What the parser decided about one request.
 enum class Outcome : std::uint8_t {
@@ -57,23 +66,23 @@ enum class Outcome : std::uint8_t {
 enum class ReasonCode : std::uint16_t {
     None = 0,
     // --- parser: quarantine (malformed) ---
-    NameSchema = 1,        // basename does not match the schema
-    BodyTooLarge = 2,      // over 4096 bytes
-    InvalidUtf8 = 3,       // body is not valid UTF-8
-    NulByte = 4,           // a NUL byte in the body
-    ByteOrderMark = 5,     // leading UTF-8 BOM
-    JsonSyntax = 6,        // not well-formed JSON
-    TrailingBytes = 7,     // bytes after the object (beyond one final newline)
-    NotAnObject = 8,       // top-level value is not an object
-    DuplicateKey = 9,      // a key appears twice
+    NameSchema = 1,     // basename does not match the schema
+    BodyTooLarge = 2,   // over 4096 bytes
+    InvalidUtf8 = 3,    // body is not valid UTF-8
+    NulByte = 4,        // a NUL byte in the body
+    ByteOrderMark = 5,  // leading UTF-8 BOM
+    JsonSyntax = 6,     // not well-formed JSON
+    TrailingBytes = 7,  // bytes after the object (beyond one final newline)
+    NotAnObject = 8,    // top-level value is not an object
+    DuplicateKey = 9,   // a key appears twice
     // --- parser: deny (well-formed, refused) ---
-    EmptyBody = 20,        // "empty request body"
+    EmptyBody = 20,  // "empty request body"
     UnknownKey = 21,
     MissingVerb = 22,
     MissingRequestedAt = 23,
-    NotAString = 24,       // a value is not a string
-    VerbMismatch = 25,     // verb in name != verb in body
-    HardcodedDeny = 26,    // reset-db, exec, shell*
+    NotAString = 24,     // a value is not a string
+    VerbMismatch = 25,   // verb in name != verb in body
+    HardcodedDeny = 26,  // reset-db, exec, shell*
     UnknownVerb = 27,
     ArgRequired = 28,
     ArgForbidden = 29,
@@ -92,13 +101,13 @@ enum class ReasonCode : std::uint16_t {
     PolicyDeny = 47,       // MODE_<verb>=deny, or missing/unknown
     JoinNetworkNotConfigured = 48,
     NotSupportedByCompose = 49,
-    IntegrityGate = 50,    // detail: which file, what changed
-    RateLimited = 51,      // detail: retry in N s
-    Timeout = 52,          // detail: after N s
-    SpawnFailed = 53,      // could not start the command
-    Interrupted = 54,      // found in processing/ after a crashed drain
-    AuditUnavailable = 55, // the audit log cannot be written: fail closed
-    Stuck = 56,            // could not be moved out of requests/
+    IntegrityGate = 50,     // detail: which file, what changed
+    RateLimited = 51,       // detail: retry in N s
+    Timeout = 52,           // detail: after N s
+    SpawnFailed = 53,       // could not start the command
+    Interrupted = 54,       // found in processing/ after a crashed drain
+    AuditUnavailable = 55,  // the audit log cannot be written: fail closed
+    Stuck = 56,             // could not be moved out of requests/
 };
 
 // The fixed text of a reason code, e.g. "empty request body". Codes that
@@ -122,8 +131,8 @@ inline constexpr std::int64_t kNoTime = INT64_MIN;
 // install. `buildable` is a subset of `services`, sent as a bit mask over
 // the sorted service list.
 struct Startup {
-    std::vector<std::string> services;  // sorted, unique, each a valid arg
-    std::vector<std::string> buildable; // sorted, unique, subset of services
+    std::vector<std::string> services;   // sorted, unique, each a valid arg
+    std::vector<std::string> buildable;  // sorted, unique, subset of services
 };
 inline constexpr std::size_t kStartupSize = 16 + kMaxServices * (1 + kMaxServiceName);
 std::vector<std::uint8_t> encode_startup(const Startup& startup);
@@ -143,10 +152,10 @@ Result<Request> decode_request(std::span<const std::uint8_t> bytes);
 struct Verdict {
     std::uint32_t seq = 0;  // echoes Request::seq
     Outcome outcome = Outcome::Quarantine;
-    std::optional<Verb> verb;            // set only for a verb of the table
-    std::uint16_t arg_index = kNoArg;    // index into services, or kNoArg
+    std::optional<Verb> verb;          // set only for a verb of the table
+    std::uint16_t arg_index = kNoArg;  // index into services, or kNoArg
     ReasonCode reason = ReasonCode::None;
-    std::int64_t requested_at = kNoTime; // seconds since the epoch, or kNoTime
+    std::int64_t requested_at = kNoTime;  // seconds since the epoch, or kNoTime
 };
 inline constexpr std::size_t kVerdictSize = 24;
 std::array<std::uint8_t, kVerdictSize> encode_verdict(const Verdict& verdict);
