@@ -1,0 +1,438 @@
+#!/bin/sh
+# hostbridge-request.sh: the agent's client for the hostbridge spool.
+# Writes one request, waits for the host's answer, prints its output.
+# Contract: ../shared/design/protocol.md, "Agent clients". Plain POSIX sh
+# plus awk, od, date, mv, rm and sleep, all of which busybox provides: it has
+# to run in a minimal container with no bash, no jq and none of our binaries.
+#
+# Spool, first match wins (docs/agent-clients.md says why in this order):
+#   1. this script's own directory, when it holds requests/, tmp/ and
+#      responses/ (the copy `hostbridge install` drops into the spool as
+#      `request`);
+#   2. $HOSTBRIDGE_SPOOL, when set (used as given, never second-guessed);
+#   3. $REPO_ROOT/untracked/hostbridge;
+#   4. untracked/hostbridge under `git rev-parse --show-toplevel`.
+
+set -f # never glob: every expansion below is data
+LC_ALL=C # byte semantics for patterns, ${#var} and awk
+export LC_ALL
+
+me=hostbridge-request
+nl='
+'
+EX_USAGE=64
+EX_REFUSED=70
+EX_TEMPFAIL=75
+
+usage() {
+    cat <<'EOF'
+usage: hostbridge-request.sh [--timeout SECONDS] [--no-wait] VERB [ARG]
+
+Asks the host, through the hostbridge spool, to run VERB (ping, status,
+health, logs SERVICE, up, down, restart SERVICE, rebuild SERVICE, init,
+join-network). Which verbs and services are allowed is the host's decision.
+
+  --timeout SECONDS  how long to wait for the host to take the request up
+                     (default 120); once it runs, wait for the end
+  --no-wait          publish the request, print its name, exit
+  --help             this text
+
+Spool: the script's own directory when it is a spool, else
+$HOSTBRIDGE_SPOOL, else $REPO_ROOT/untracked/hostbridge, else
+untracked/hostbridge under the git top-level.
+
+Exit: 0 done (output on stdout); 70 denied, expired or failed (output on
+stdout, reason on stderr); 75 no answer in time (a request the host never
+took up is withdrawn); 64 usage error (nothing written).
+EOF
+}
+
+usage_error() {
+    printf '%s: %s\n' "$me" "$1" >&2
+    usage >&2
+    exit "$EX_USAGE"
+}
+
+say() {
+    printf '%s: %s\n' "$me" "$1" >&2
+}
+
+# --- arguments ------------------------------------------------------------
+
+timeout=120
+no_wait=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        --help | -h) usage; exit 0 ;;
+        --no-wait) no_wait=1 ;;
+        --timeout)
+            [ $# -ge 2 ] || usage_error "--timeout needs a number of seconds"
+            timeout=$2
+            shift
+            ;;
+        --timeout=*) timeout=${1#--timeout=} ;;
+        --) shift; break ;;
+        -*) usage_error "unknown option: $1" ;;
+        *) break ;;
+    esac
+    shift
+done
+case $timeout in
+    '' | *[!0123456789]*) usage_error "--timeout takes whole seconds, not '$timeout'" ;;
+esac
+# Ten digits would overflow some shells' arithmetic; nobody waits 30 years.
+[ ${#timeout} -le 9 ] || usage_error "--timeout is too large"
+timeout=$((timeout + 0)) # drop leading zeros: 010 must not read as octal
+
+[ $# -ge 1 ] || usage_error "missing VERB"
+[ $# -le 2 ] || usage_error "too many arguments"
+verb=$1
+has_arg=0
+if [ $# -eq 2 ]; then
+    arg=$2
+    has_arg=1
+fi
+
+# Shapes only (protocol.md): the host decides what is allowed. A verb is
+# lowercase letters and dashes, as the request name schema demands.
+lower=abcdefghijklmnopqrstuvwxyz
+digits=0123456789
+case $verb in
+    '' | [!$lower]* | *[!$lower-]*)
+        usage_error "VERB must be lowercase letters and dashes, starting with a letter: '$verb'" ;;
+esac
+[ ${#verb} -le 64 ] || usage_error "VERB is longer than 64 bytes"
+if [ "$has_arg" -eq 1 ]; then
+    case $arg in
+        '' | [!$lower]* | *[!$lower${digits}_-]*)
+            usage_error "ARG must match ^[a-z][a-z0-9_-]*\$: '$arg'" ;;
+    esac
+    [ ${#arg} -le 64 ] || usage_error "ARG is longer than 64 bytes"
+fi
+
+# --- spool ----------------------------------------------------------------
+
+is_spool() {
+    [ -d "$1/requests" ] && [ -d "$1/tmp" ] && [ -d "$1/responses" ]
+}
+
+find_spool() {
+    case $0 in
+        */*) self_dir=${0%/*} ;;
+        *) self_dir=. ;;
+    esac
+    if is_spool "$self_dir"; then
+        spool=$self_dir
+        return 0
+    fi
+    if [ -n "${HOSTBRIDGE_SPOOL:-}" ]; then
+        spool=$HOSTBRIDGE_SPOOL
+        is_spool "$spool" && return 0
+        say "HOSTBRIDGE_SPOOL=$spool is not a hostbridge spool (no requests/, tmp/ and responses/ in it)"
+        return 1
+    fi
+    tried=""
+    if [ -n "${REPO_ROOT:-}" ]; then
+        spool=$REPO_ROOT/untracked/hostbridge
+        is_spool "$spool" && return 0
+        tried="$spool"
+    fi
+    if command -v git >/dev/null 2>&1; then
+        # safe.directory: the checkout may belong to another uid inside a
+        # container; asking for its top level runs nothing from it.
+        top=$(git -c safe.directory='*' rev-parse --show-toplevel 2>/dev/null) || top=""
+        if [ -n "$top" ]; then
+            spool=$top/untracked/hostbridge
+            is_spool "$spool" && return 0
+            tried="${tried:+$tried, }$spool"
+        fi
+    fi
+    say "no hostbridge spool found${tried:+ (tried $tried)}; set HOSTBRIDGE_SPOOL to the spool directory"
+    return 1
+}
+
+# Not finding the spool is a usage error: the caller has to point us at it.
+find_spool || exit "$EX_USAGE"
+
+# --- publish --------------------------------------------------------------
+
+stamps=$(date -u '+%Y%m%dT%H%M%SZ %Y-%m-%dT%H:%M:%SZ') || exit "$EX_TEMPFAIL"
+ts=${stamps% *}
+requested_at=${stamps#* }
+# 8 random bytes as 16 lowercase hex digits; od prints them space-separated.
+# shellcheck disable=SC2046 # splitting od's output is the point
+set -- $(od -A n -N 8 -t x1 /dev/urandom)
+nonce=$1$2$3$4$5$6$7$8
+case $nonce in
+    *[!0123456789abcdef]*) nonce="" ;;
+esac
+if [ ${#nonce} -ne 16 ]; then
+    say "cannot read 8 random bytes from /dev/urandom"
+    exit "$EX_TEMPFAIL"
+fi
+
+name=$ts-$verb-$nonce.json
+request=$spool/requests/$name
+response=$spool/responses/$name.response.json
+tmp_file=$spool/tmp/$name.$$.part
+
+if [ "$has_arg" -eq 1 ]; then
+    body=$(printf '{"verb":"%s","arg":"%s","requested_at":"%s"}' "$verb" "$arg" "$requested_at")
+else
+    body=$(printf '{"verb":"%s","requested_at":"%s"}' "$verb" "$requested_at")
+fi
+
+trap 'rm -f "$tmp_file"; exit 130' INT
+trap 'rm -f "$tmp_file"; exit 143' TERM
+trap 'rm -f "$tmp_file"; exit 129' HUP
+# noclobber: the temp file is created, never an existing one reused.
+if ! (set -C && printf '%s\n' "$body" >"$tmp_file") 2>/dev/null; then
+    rm -f "$tmp_file" 2>/dev/null
+    say "cannot write in $spool/tmp"
+    exit "$EX_TEMPFAIL"
+fi
+if ! mv "$tmp_file" "$request"; then
+    rm -f "$tmp_file"
+    say "cannot publish into $spool/requests"
+    exit "$EX_TEMPFAIL"
+fi
+
+if [ "$no_wait" -eq 1 ]; then
+    printf '%s\n' "$name"
+    exit 0
+fi
+
+# Giving up on a request the host never took up withdraws it, so it cannot
+# run later behind the back of a caller that was told it did not happen.
+# The rename either wins against the host's claim or fails: never both.
+withdraw() {
+    if mv "$request" "$spool/tmp/$name.$$.withdrawn" 2>/dev/null; then
+        rm -f "$spool/tmp/$name.$$.withdrawn"
+        say "request $name withdrawn: it will not run"
+    elif [ -f "$response" ]; then
+        say "the host has request $name; it may still run: see responses/$name.response.json"
+    else
+        say "request $name has left requests/; it may still run"
+    fi
+}
+trap 'withdraw; exit 130' INT
+trap 'withdraw; exit 143' TERM
+trap 'withdraw; exit 129' HUP
+
+# --- response -------------------------------------------------------------
+
+# Reads the host's response (one JSON object; nlohmann/json's compact dump,
+# but any valid JSON layout is accepted) and prints five lines:
+#   S<state>  E<exit code, empty for null>  R<reason>|N  O<output>|N  .
+# Reason and output are printf formats: every byte that is not plain text
+# becomes a 3-digit octal escape and % becomes %%, so each fits on one line
+# and printf restores it byte for byte (NUL included). Prints "?" when the
+# text is not a JSON object. Only POSIX awk: runs on mawk, gawk and busybox.
+# Splitting on quotes and backslashes keeps it linear: busybox's substr() is
+# O(length), so a character-by-character walk over a 16 KiB output is not.
+# shellcheck disable=SC2016 # awk code, not shell
+hb_awk='
+function hexval(h,   i, c, v) {
+    if (length(h) != 4) return -1
+    v = 0
+    for (i = 1; i <= 4; i++) {
+        c = index("0123456789abcdef", tolower(substr(h, i, 1)))
+        if (c == 0) return -1
+        v = v * 16 + c - 1
+    }
+    return v
+}
+function oct(b) { return sprintf("\\%03o", b) }
+function utf8(cp) {
+    if (cp < 128) return oct(cp)
+    if (cp < 2048) return oct(192 + int(cp / 64)) oct(128 + cp % 64)
+    if (cp < 65536) return oct(224 + int(cp / 4096)) oct(128 + int(cp / 64) % 64) oct(128 + cp % 64)
+    return oct(240 + int(cp / 262144)) oct(128 + int(cp / 4096) % 64) \
+        oct(128 + int(cp / 64) % 64) oct(128 + cp % 64)
+}
+function plain(t) { gsub(/%/, "%%", t); return t }
+# JSON string content (escapes intact) -> printf format.
+function decode(s,   p, n, i, c, cp, lo, rest, out) {
+    n = split(s, p, /\\/)
+    out = plain(p[1])
+    i = 2
+    while (i <= n) {
+        if (p[i] == "") {
+            # Two backslashes in a row: an escaped backslash, then plain text.
+            out = out "\\134"
+            if (i + 1 <= n) out = out plain(p[i + 1])
+            i += 2
+            continue
+        }
+        c = substr(p[i], 1, 1)
+        rest = substr(p[i], 2)
+        if (c == "u") {
+            cp = hexval(substr(p[i], 2, 4))
+            if (cp < 0) { bad = 1; return "" }
+            rest = substr(p[i], 6)
+            if (cp >= 55296 && cp < 56320) {
+                lo = -1
+                if (rest == "" && i < n && substr(p[i + 1], 1, 1) == "u")
+                    lo = hexval(substr(p[i + 1], 2, 4))
+                if (lo >= 56320 && lo < 57344) {
+                    cp = 65536 + (cp - 55296) * 1024 + (lo - 56320)
+                    i++
+                    rest = substr(p[i], 6)
+                } else cp = 65533
+            } else if (cp >= 56320 && cp < 57344) cp = 65533
+            out = out utf8(cp)
+        } else if (c == "n") out = out "\\012"
+        else if (c == "t") out = out "\\011"
+        else if (c == "r") out = out "\\015"
+        else if (c == "b") out = out "\\010"
+        else if (c == "f") out = out "\\014"
+        else if (c == "\"") out = out "\\042"
+        else if (c == "/") out = out "/"
+        else { bad = 1; return "" }
+        out = out plain(rest)
+        i++
+    }
+    return out
+}
+function to_fmt(s,   f) {
+    f = decode(s)
+    # printf would read a leading "-" as an option in some shells.
+    if (substr(f, 1, 1) == "-") f = "\\055" substr(f, 2)
+    return f
+}
+{ text = text $0 "\n" }
+END {
+    # Pieces between quotes alternate outside/inside a string; a quote
+    # after an odd run of backslashes is escaped and joins two pieces.
+    n = split(text, q, /"/)
+    nt = 0
+    k = 1
+    while (k <= n && !bad) {
+        nt++; tok[nt] = q[k]; typ[nt] = "o"
+        k++
+        if (k > n) break
+        if (k == n) { bad = 1; break }
+        s = q[k]
+        while (match(q[k], /\\+$/) && RLENGTH % 2 == 1) {
+            k++
+            if (k >= n) { bad = 1; break }
+            s = s "\"" q[k]
+        }
+        nt++; tok[nt] = s; typ[nt] = "s"
+        k++
+    }
+    depth = 0
+    st = "start"
+    for (t = 1; t <= nt && !bad; t++) {
+        if (typ[t] == "s") {
+            if (depth == 1 && st == "key") { key = tok[t]; st = "colon" }
+            else if (depth == 1 && st == "value") { val[key] = tok[t]; vt[key] = "s"; st = "after" }
+            else if (depth < 2) bad = 1
+            continue
+        }
+        o = tok[t]
+        gsub(/[ \t\r\n]+/, "", o)
+        m = length(o)
+        for (i = 1; i <= m && !bad; i++) {
+            c = substr(o, i, 1)
+            if (depth >= 2) {
+                if (c == "{" || c == "[") depth++
+                else if (c == "}" || c == "]") { depth--; if (depth == 1) st = "after" }
+            } else if (depth == 0) {
+                if (st == "start" && c == "{") { depth = 1; st = "key" } else bad = 1
+            } else if (st == "key") {
+                if (c == "}") { depth = 0; st = "end" } else bad = 1
+            } else if (st == "colon") {
+                if (c == ":") st = "value"; else bad = 1
+            } else if (st == "value") {
+                if (c == "{" || c == "[") { depth = 2; vt[key] = "x" }
+                else {
+                    j = i
+                    while (j <= m && substr(o, j, 1) != "," && substr(o, j, 1) != "}") j++
+                    val[key] = substr(o, i, j - i); vt[key] = "l"; st = "after"
+                    i = j - 1
+                }
+            } else if (st == "after") {
+                if (c == ",") st = "key"
+                else if (c == "}") { depth = 0; st = "end" }
+                else bad = 1
+            } else bad = 1
+        }
+    }
+    if (bad || st != "end" || vt["state"] != "s" || val["state"] !~ /^[a-z]+$/) { print "?"; exit }
+    print "S" val["state"]
+    if (vt["exit_code"] == "l" && val["exit_code"] ~ /^-?[0-9]+$/) print "E" val["exit_code"]
+    else print "E"
+    if (vt["reason"] == "s") r = "R" to_fmt(val["reason"]); else r = "N"
+    if (vt["output"] == "s") out = "O" to_fmt(val["output"]); else out = "N"
+    if (bad) { print "?"; exit }
+    print r
+    print out
+    print "."
+}'
+
+# Sets state, exit_code, reason_fmt/has_reason, output_fmt/has_output from
+# the response file; fails when it is missing or unreadable.
+read_response() {
+    [ -f "$response" ] || return 1
+    parsed=$(awk "$hb_awk" "$response" 2>/dev/null) || return 1
+    saved_ifs=$IFS
+    IFS=$nl
+    # shellcheck disable=SC2086 # one field per line, globbing is off
+    set -- $parsed
+    IFS=$saved_ifs
+    [ $# -eq 5 ] && [ "$5" = . ] || return 1
+    case $1 in S?*) state=${1#S} ;; *) return 1 ;; esac
+    exit_code=${2#E}
+    case $3 in R*) has_reason=1 reason_fmt=${3#R} ;; *) has_reason=0 ;; esac
+    case $4 in O*) has_output=1 output_fmt=${4#O} ;; *) has_output=0 ;; esac
+    return 0
+}
+
+print_output() {
+    # shellcheck disable=SC2059 # the format is the decoded output
+    [ "$has_output" -eq 1 ] && printf "$output_fmt"
+    return 0
+}
+
+# Says why on stderr: "<state>: <reason> (exit code N)".
+report() {
+    printf '%s: %s' "$me" "$state" >&2
+    if [ "$has_reason" -eq 1 ]; then
+        printf ': ' >&2
+        # shellcheck disable=SC2059
+        printf "$reason_fmt" >&2
+    fi
+    [ -n "$exit_code" ] && printf ' (exit code %s)' "$exit_code" >&2
+    printf '\n' >&2
+}
+
+# sleep 0.2 is GNU and busybox; where fractions fail, poll once a second.
+poll=0.2
+ticks_per_poll=1
+sleep 0.2 2>/dev/null || { poll=1; ticks_per_poll=5; }
+
+# Two clocks: counted polls (sub-second, never early) and the wall clock
+# (caps the overshoot when a loaded machine stretches each sleep).
+start=$(date +%s)
+ticks=0
+taken_up=0
+state=""
+while :; do
+    if read_response; then
+        case $state in
+            done) print_output; exit 0 ;;
+            denied | expired | failed) print_output; report; exit "$EX_REFUSED" ;;
+            running) taken_up=1 ;;
+        esac
+    fi
+    if [ "$taken_up" -eq 0 ]; then
+        if [ $((ticks / 5)) -ge "$timeout" ] || [ $(($(date +%s) - start)) -gt "$timeout" ]; then
+            say "no answer from the host within $timeout s${state:+ (last state: $state)}"
+            withdraw
+            exit "$EX_TEMPFAIL"
+        fi
+    fi
+    sleep "$poll"
+    ticks=$((ticks + ticks_per_poll))
+done
