@@ -1,0 +1,128 @@
+#include "executor/argv_table.hpp"
+
+#include <algorithm>
+
+#include "executor/verbs.hpp"
+
+namespace hb::exec {
+namespace {
+
+// The backend's fixed prefix: `$STACK` or `$COMPOSE -f FILE`.
+Argv backend_prefix(const Config& config) {
+    Argv argv = config.backend.argv;
+    if (config.backend.kind == BackendKind::Compose) {
+        argv.push_back("-f");
+        argv.push_back(config.backend.file);
+    }
+    return argv;
+}
+
+Argv with(const Config& config, std::initializer_list<std::string> words) {
+    Argv argv = backend_prefix(config);
+    argv.insert(argv.end(), words);
+    return argv;
+}
+
+bool is_compose(const Config& config) {
+    return config.backend.kind == BackendKind::Compose;
+}
+
+// The argument check, independent of the parser's.
+std::optional<Denied> check_arg(Verb verb, std::optional<std::size_t> arg, const Config& config) {
+    const ArgKind kind = verb_info(verb).arg;
+    if (kind == ArgKind::None) {
+        if (arg) return Denied{ReasonCode::ArgForbidden};
+        return std::nullopt;
+    }
+    if (!arg) return Denied{ReasonCode::ArgRequired};
+    if (*arg >= config.services.size()) return Denied{ReasonCode::ArgNotAService};
+    if (kind == ArgKind::Buildable && std::find(config.buildable.begin(), config.buildable.end(),
+                                                config.services[*arg]) == config.buildable.end()) {
+        return Denied{ReasonCode::ArgNotBuildable};
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& config) {
+    if (auto denied = check_arg(verb, arg, config)) return *denied;
+    // Only valid after check_arg: the verbs that take a service.
+    auto service = [&]() -> const std::string& { return config.services[*arg]; };
+    const bool compose = is_compose(config);
+
+    // No default: a new Verb must be given its argv here or the build fails.
+    switch (verb) {
+        case Verb::Ping:
+            return NoCommand{};
+        case Verb::Status:
+            return compose ? with(config, {"ps"}) : with(config, {"status"});
+        case Verb::Health:
+            return compose ? with(config, {"ps"}) : with(config, {"health"});
+        case Verb::Logs:
+            return compose ? with(config, {"logs", "--no-color", "--tail", "200", service()})
+                           : with(config, {"logs", service()});
+        case Verb::Up:
+            return compose ? with(config, {"up", "-d"}) : with(config, {"start"});
+        case Verb::Down:  // `stop` in both backends
+            return with(config, {"stop"});
+        case Verb::Restart:
+            return with(config, {"restart", service()});
+        case Verb::Rebuild:
+            return with(config, {"build", service()});
+        case Verb::Init:
+            if (compose) return Denied{ReasonCode::NotSupportedByCompose};
+            return with(config, {"init"});
+        case Verb::JoinNetwork: {
+            if (!config.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
+            const JoinNetwork& jn = *config.join_network;
+            return Argv{jn.engine, "network", "connect", jn.network, jn.agent_container};
+        }
+    }
+    // A Verb value outside the enum (cast from a bad integer) runs nothing.
+    return Denied{ReasonCode::UnknownVerb};
+}
+
+std::vector<ArgvTableRow> enumerate_argv_table(const Config& config) {
+    std::vector<ArgvTableRow> rows;
+    for (Verb verb : kAllVerbs) {
+        if (verb_info(verb).arg == ArgKind::None) {
+            rows.push_back({verb, std::nullopt, argv_for(verb, std::nullopt, config)});
+            continue;
+        }
+        for (std::size_t i = 0; i < config.services.size(); ++i) {
+            rows.push_back({verb, i, argv_for(verb, i, config)});
+        }
+    }
+    return rows;
+}
+
+std::string display_argv(const Argv& argv) {
+    std::string out;
+    for (const std::string& word : argv) {
+        if (!out.empty()) out += ' ';
+        const bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\$`") == std::string::npos;
+        out += plain ? word : "'" + word + "'";
+    }
+    return out;
+}
+
+std::string describe_row(const ArgvTableRow& row, const Config& config) {
+    std::string line(verb_name(row.verb));
+    if (row.arg) {
+        line += ' ';
+        line += *row.arg < config.services.size() ? config.services[*row.arg] : "#?";
+    }
+    line += " -> ";
+    if (const auto* argv = std::get_if<Argv>(&row.outcome)) {
+        line += display_argv(*argv);
+    } else if (std::holds_alternative<NoCommand>(row.outcome)) {
+        line += "(answered by the executor, nothing runs)";
+    } else {
+        line += "denied: ";
+        line += reason_text(std::get<Denied>(row.outcome).reason);
+    }
+    return line;
+}
+
+}  // namespace hb::exec

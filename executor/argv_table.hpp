@@ -1,0 +1,50 @@
+// THE argv table: every command the bridge can ever run comes out of
+// argv_for(). A security reviewer reads that one function (argv_table.cpp)
+// to enumerate them; docs/ARGV-TABLE.md lists them and a test keeps it exact.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "executor/config.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb::exec {
+
+using Argv = std::vector<std::string>;  // argv[0] absolute (resolved at install)
+
+struct NoCommand {};  // ping: answered by the executor itself, nothing runs
+struct Denied {       // this install cannot run the verb (or the arg is off its enumeration)
+    ReasonCode reason;
+};
+using ArgvOutcome = std::variant<Argv, NoCommand, Denied>;
+
+// `arg` is an index into config.services (the verdict's arg index), or
+// nullopt. The parser already checked the argument; it is checked again
+// here (present iff the verb takes one, in range, buildable for rebuild) so
+// this function alone proves what can run. Denials: JoinNetworkNotConfigured,
+// NotSupportedByCompose, ArgRequired, ArgForbidden, ArgNotAService,
+// ArgNotBuildable.
+ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& config);
+
+// One line of the complete table, for docs and for property tests.
+struct ArgvTableRow {
+    Verb verb;
+    std::optional<std::size_t> arg;  // index into config.services
+    ArgvOutcome outcome;
+};
+// Every verb, with every service for the verbs that take one (rebuild also
+// with the services it refuses), in kAllVerbs order then service order.
+std::vector<ArgvTableRow> enumerate_argv_table(const Config& config);
+
+// "restart api -> /p/stack restart api", "init -> denied: not supported by
+// the compose backend", "ping -> (answered by the executor, nothing runs)".
+// For display only: words with spaces or quotes are shown in '...'; nothing
+// ever executes this text.
+std::string describe_row(const ArgvTableRow& row, const Config& config);
+std::string display_argv(const Argv& argv);
+
+}  // namespace hb::exec

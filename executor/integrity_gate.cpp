@@ -1,0 +1,175 @@
+#include "executor/integrity_gate.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "executor/sha256.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+namespace {
+
+// O_NONBLOCK: a FIFO planted at a pinned path must not hang the drain; it is
+// refused by the fstat that follows.
+constexpr int kFileFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+std::vector<std::string_view> split_components(std::string_view path) {
+    std::vector<std::string_view> parts;
+    while (true) {
+        const auto slash = path.find('/');
+        parts.push_back(path.substr(0, slash));
+        if (slash == std::string_view::npos) break;
+        path.remove_prefix(slash + 1);
+    }
+    return parts;
+}
+
+bool bad_path(std::string_view path) {
+    if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos) {
+        return true;
+    }
+    for (std::string_view part : split_components(path)) {
+        if (part.empty() || part == "." || part == "..") return true;
+    }
+    return false;
+}
+
+Observed from_errno(int err) {
+    switch (err) {
+        case ENOENT:
+            return {FileState::Absent, {}, {}};
+        case ELOOP:
+            return {FileState::Symlink, {}, {}};
+        case ENOTDIR:
+            return {FileState::NotRegular, {}, {}};
+        case EXDEV:
+            return {FileState::BadPath, {}, {}};  // would leave the project dir
+        default:
+            return {FileState::Unreadable, {}, std::strerror(err)};
+    }
+}
+
+// openat2 beneath the project dir; -errno on failure, -ENOSYS where the
+// kernel (or a seccomp filter) does not offer it.
+int open_with_openat2(int dirfd, const std::string& path) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(kFileFlags);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        const long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
+        if (fd >= 0) return static_cast<int>(fd);
+        // EAGAIN: a concurrent rename raced the beneath check; retry a little.
+        if (errno != EAGAIN && errno != EINTR) break;
+    }
+    return errno == E2BIG || errno == EPERM ? -ENOSYS : -errno;
+}
+
+// One component at a time, each with O_NOFOLLOW. A symlinked directory gives
+// ELOOP (or ENOTDIR on some paths): lstat tells which.
+int open_component_wise(int dirfd, std::string_view path) {
+    const std::vector<std::string_view> parts = split_components(path);
+    UniqueFd current;
+    int at = dirfd;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const std::string name(parts[i]);
+        const bool last = i + 1 == parts.size();
+        const int fd = ::openat(at, name.c_str(), last ? kFileFlags : kDirFlags);
+        if (fd < 0) {
+            const int err = errno;
+            struct stat st {};
+            if ((err == ELOOP || err == ENOTDIR) &&
+                ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+            }
+            return -err;
+        }
+        current.reset(fd);
+        at = current.get();
+    }
+    return current.release();
+}
+
+std::string short_hash(const std::string& hex) {
+    return hex.substr(0, 12);
+}
+
+}  // namespace
+
+Observed observe_pinned(int project_dirfd, std::string_view rel_path, Resolver resolver) {
+    if (bad_path(rel_path)) return {FileState::BadPath, {}, {}};
+    const std::string path(rel_path);
+    int fd = -ENOSYS;
+    if (resolver == Resolver::Openat2) fd = open_with_openat2(project_dirfd, path);
+    if (fd == -ENOSYS) fd = open_component_wise(project_dirfd, rel_path);
+    if (fd < 0) return from_errno(-fd);
+
+    UniqueFd file(fd);
+    struct stat st {};
+    if (::fstat(file.get(), &st) != 0) return {FileState::Unreadable, {}, std::strerror(errno)};
+    if (!S_ISREG(st.st_mode)) return {FileState::NotRegular, {}, {}};
+    auto hash = sha256_fd(file.get());
+    if (!hash) return {FileState::Unreadable, {}, hash.error().message};
+    return {FileState::Regular, std::move(hash.value()), {}};
+}
+
+GateReport check_tcb(const std::string& project_dir, const std::vector<TcbPin>& pins,
+                     Resolver resolver) {
+    GateReport report;
+    UniqueFd dir(::open(project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) {
+        const std::string why = std::string("the project directory ") + project_dir +
+                                " cannot be opened (" + std::strerror(errno) + ")";
+        for (const TcbPin& pin : pins) report.problems.push_back({pin.path, why});
+        return report;
+    }
+    for (const TcbPin& pin : pins) {
+        const Observed seen = observe_pinned(dir.get(), pin.path, resolver);
+        std::string problem;
+        switch (seen.state) {
+            case FileState::Regular:
+                if (!pin.sha256) {
+                    problem = "exists but was pinned as absent";
+                } else if (seen.sha256 != *pin.sha256) {
+                    problem = "changed since it was approved (sha256 " + short_hash(seen.sha256) +
+                              "..., approved " + short_hash(*pin.sha256) + "...)";
+                }
+                break;
+            case FileState::Absent:
+                if (pin.sha256) problem = "is missing";
+                break;
+            case FileState::Symlink:
+                problem = "is a symlink or lies under one (pinned files must be regular files)";
+                break;
+            case FileState::NotRegular:
+                problem = "is not a regular file (or a directory on its path is not a directory)";
+                break;
+            case FileState::BadPath:
+                problem = "is not a plain path inside the project directory";
+                break;
+            case FileState::Unreadable:
+                problem = "cannot be read (" + seen.error + ")";
+                break;
+        }
+        if (!problem.empty()) report.problems.push_back({pin.path, std::move(problem)});
+    }
+    return report;
+}
+
+std::string GateReport::detail() const {
+    std::string text;
+    for (const TcbProblem& p : problems) {
+        if (!text.empty()) text += "; ";
+        text += p.path + " " + p.problem;
+    }
+    if (!text.empty()) text += "; fix: check the change, then run `hostbridge approve`";
+    return text;
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,60 @@
+// The integrity gate: before any command runs, every pinned file of the
+// project's trusted computing base must still hash to its pin. It trusts
+// nothing but the bytes on disk (not git: a commit or --skip-worktree hides
+// nothing from it). Files are opened beneath project_dir with no symlink
+// anywhere in the path.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor/config.hpp"
+
+namespace hb::exec {
+
+// How a path beneath the project dir is resolved. Openat2 uses openat2(2)
+// with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and falls back to ComponentWise
+// (each component opened with O_NOFOLLOW) where the kernel lacks it.
+enum class Resolver { Openat2, ComponentWise };
+
+enum class FileState {
+    Regular,     // a regular file; sha256 is set
+    Absent,      // no such file (or a parent directory is missing)
+    Symlink,     // the file or a directory on its path is a symlink
+    NotRegular,  // a directory, FIFO, device, socket; or a path component is not a directory
+    BadPath,     // empty, absolute, or with "." / ".." components
+    Unreadable,  // anything else; error says why
+};
+
+struct Observed {
+    FileState state = FileState::Unreadable;
+    std::string sha256;  // lowercase hex, Regular only
+    std::string error;   // Unreadable only
+};
+
+// Looks at one file `rel_path` beneath the directory `project_dirfd` and
+// hashes it if it is a regular file. Never follows a symlink, never blocks on
+// a FIFO. The installer and `approve` pin with this too.
+Observed observe_pinned(int project_dirfd, std::string_view rel_path,
+                        Resolver resolver = Resolver::Openat2);
+
+struct TcbProblem {
+    std::string path;     // as pinned (relative to project_dir)
+    std::string problem;  // "changed since it was approved (...)", "is missing", ...
+};
+
+struct GateReport {
+    std::vector<TcbProblem> problems;  // empty: the gate passes
+    [[nodiscard]] bool passed() const { return problems.empty(); }
+    // The refusal's detail: every file and what is wrong, then the fix, e.g.
+    // "compose.yaml changed since it was approved (...); .env exists but was
+    // pinned as absent; fix: check the change, then run `hostbridge approve`".
+    [[nodiscard]] std::string detail() const;
+};
+
+// Checks every pin. A project dir that cannot be opened fails every pin.
+GateReport check_tcb(const std::string& project_dir, const std::vector<TcbPin>& pins,
+                     Resolver resolver = Resolver::Openat2);
+
+}  // namespace hb::exec

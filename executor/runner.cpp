@@ -1,0 +1,306 @@
+#include "executor/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "executor/verbs.hpp"
+
+namespace hb::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// In the child, between fork and exec: async-signal-safe calls only.
+[[noreturn]] void child_fail(int err_fd, int err) {
+    (void)!::write(err_fd, &err, sizeof err);
+    ::_exit(127);
+}
+
+[[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int devnull,
+                             int log_fd, int err_fd) {
+    // The drain may block or ignore signals; the command starts clean.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+
+    // Own session, hence own process group: the timeout kills exactly it.
+    if (::setsid() < 0) child_fail(err_fd, errno);
+
+    // Copy the sources above 2 first, so no dup2 below clobbers another.
+    const int in = ::fcntl(devnull, F_DUPFD_CLOEXEC, 3);
+    const int out = ::fcntl(log_fd, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0) child_fail(err_fd, errno);
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(err_fd, errno);
+
+    // Every fd above 2 closes at exec (err_fd stays usable until then), so no
+    // lock or pinned dirfd leaks into a long-lived container process.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        rlimit lim{};
+        rlim_t max = 65536;
+        if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+            max = lim.rlim_cur;
+        }
+        for (rlim_t fd = 3; fd < max; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    }
+    ::execve(path, argv, envp);
+    child_fail(err_fd, errno);
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (std::string& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+std::int64_t ms_since(Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Child::Child(pid_t pid, UniqueFd pidfd)
+    : pid_(pid), pidfd_(std::move(pidfd)), started_(Clock::now()) {}
+
+Child::Child(Child&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      pidfd_(std::move(other.pidfd_)),
+      started_(other.started_) {}
+
+Child& Child::operator=(Child&& other) noexcept {
+    if (this != &other) {
+        kill_and_reap();
+        pid_ = std::exchange(other.pid_, -1);
+        pidfd_ = std::move(other.pidfd_);
+        started_ = other.started_;
+    }
+    return *this;
+}
+
+Child::~Child() {
+    kill_and_reap();
+}
+
+void Child::kill_and_reap() noexcept {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+}
+
+Result<Child> Child::spawn(const Argv& argv, int log_fd) {
+    if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
+        return make_error("cannot execute \"" + (argv.empty() ? std::string() : argv[0]) +
+                          "\": not an absolute path");
+    }
+    struct stat st {};
+    if (::fstat(log_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return make_error("the command's log is not a regular file");
+    }
+    UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!devnull) return make_error(std::string("open /dev/null: ") + std::strerror(errno));
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        return make_error(std::string("pipe2: ") + std::strerror(errno));
+    }
+    UniqueFd err_read(pipe_fds[0]);
+    UniqueFd err_write(pipe_fds[1]);
+
+    // Everything the child needs is built before fork: it must not allocate.
+    std::vector<std::string> args = argv;
+    std::vector<std::string> env = child_environment();
+    std::vector<char*> c_argv = c_strings(args);
+    std::vector<char*> c_env = c_strings(env);
+
+    const pid_t pid = ::fork();
+    if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, err_write.get());
+    }
+    err_write.reset();
+    // From here the Child owns the process: every return path reaps it.
+    Child child(pid, UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))));
+
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = ::read(err_read.get(), &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    if (n != 0) {
+        child.kill_and_reap();
+        const std::string why = n == static_cast<ssize_t>(sizeof child_errno)
+                                    ? std::strerror(child_errno)
+                                    : "the child failed before exec";
+        return make_error("cannot execute " + argv[0] + ": " + why);
+    }
+    return child;
+}
+
+RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::milliseconds grace) {
+    RunResult result;
+    if (pid_ <= 0) {
+        result.error = "no child to wait for";
+        return result;
+    }
+    // True once the direct child has exited; it stays a zombie (not reaped),
+    // so its pid, and with it the process group id, cannot be reused while we
+    // still signal the group.
+    const auto exited_by = [this](Clock::time_point deadline) {
+        for (;;) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if (pidfd_) {
+                const int wait_ms =
+                    deadline == Clock::time_point::max()
+                        ? -1
+                        : static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
+                pollfd pfd{pidfd_.get(), POLLIN, 0};
+                const int ready = ::poll(&pfd, 1, wait_ms);
+                if (ready > 0) return true;
+                if (ready == 0) return false;
+                if (errno != EINTR) return false;
+                continue;
+            }
+            // No pidfd (kernel < 5.3): poll waitid without reaping.
+            siginfo_t info{};
+            if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                info.si_pid != 0) {
+                return true;
+            }
+            if (deadline != Clock::time_point::max() && left.count() <= 0) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    };
+
+    bool timed_out = false;
+    if (!exited_by(Clock::now() + timeout)) {
+        timed_out = true;
+        ::kill(-pid_, SIGTERM);
+        exited_by(Clock::now() + grace);
+        // The whole group, even where the child itself already left on SIGTERM.
+        ::kill(-pid_, SIGKILL);
+        exited_by(Clock::time_point::max());
+    }
+
+    int status = 0;
+    pid_t reaped;
+    do {
+        reaped = ::waitpid(pid_, &status, 0);
+    } while (reaped < 0 && errno == EINTR);
+    pid_ = -1;
+    result.duration_ms = ms_since(started_);
+    if (reaped < 0) {
+        result.error = std::string("waitpid: ") + std::strerror(errno);
+        return result;
+    }
+    if (timed_out) {
+        result.status = RunResult::Status::TimedOut;
+        if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    } else if (WIFEXITED(status)) {
+        result.status = RunResult::Status::Exited;
+        result.exit_code = WEXITSTATUS(status);
+    } else {
+        result.status = RunResult::Status::Signaled;
+        result.signal = WTERMSIG(status);
+    }
+    return result;
+}
+
+RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
+                      std::chrono::milliseconds grace) {
+    const auto start = Clock::now();
+    auto child = Child::spawn(argv, log_fd);
+    if (!child) {
+        RunResult failed;
+        failed.error = child.error().message;
+        failed.duration_ms = ms_since(start);
+        return failed;
+    }
+    return child->wait(timeout, grace);
+}
+
+std::vector<std::string> child_environment() {
+    std::vector<std::string> env{"PATH=/usr/local/bin:/usr/bin:/bin"};
+    // HOME from the password database: our own environment is not trusted.
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found &&
+        found->pw_dir && found->pw_dir[0] == '/') {
+        env.push_back(std::string("HOME=") + found->pw_dir);
+    }
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    if (runtime && runtime[0] == '/') env.push_back(std::string("XDG_RUNTIME_DIR=") + runtime);
+    env.push_back("LANG=C.UTF-8");
+    return env;
+}
+
+bool user_manager_reachable() {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    if (!runtime || runtime[0] != '/') return false;
+    struct stat st {};
+    const std::string socket = std::string(runtime) + "/systemd/private";
+    return ::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+Argv scoped_argv(const Argv& argv, Verb verb, const Config& config, std::string_view nonce,
+                 bool manager_reachable) {
+    if (!verb_info(verb).long_lived || !config.systemd.enabled ||
+        config.systemd.systemd_run.empty() || !manager_reachable) {
+        return argv;
+    }
+    Argv scoped{config.systemd.systemd_run,
+                "--user",
+                "--scope",
+                "--quiet",
+                "--collect",
+                "--unit=hostbridge-" + config.slug + "-" + std::string(verb_name(verb)) + "-" +
+                    std::string(nonce),
+                "--"};
+    scoped.insert(scoped.end(), argv.begin(), argv.end());
+    return scoped;
+}
+
+Result<std::string> read_tail(int fd, std::size_t max_bytes) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return make_error(std::string("fstat: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return make_error("the log is not a regular file");
+    const auto size = static_cast<std::size_t>(st.st_size);
+    off_t offset = static_cast<off_t>(size > max_bytes ? size - max_bytes : 0);
+    std::string tail;
+    tail.resize(size - static_cast<std::size_t>(offset));
+    std::size_t got = 0;
+    while (got < tail.size()) {
+        const ssize_t n = ::pread(fd, tail.data() + got, tail.size() - got, offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return make_error(std::string("pread: ") + std::strerror(errno));
+        if (n == 0) break;  // the file shrank meanwhile
+        got += static_cast<std::size_t>(n);
+        offset += n;
+    }
+    tail.resize(got);
+    return tail;
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,94 @@
+// Runs one argv from the argv table: fork + execve (no shell, absolute
+// path), in a new session, stdin /dev/null, stdout and stderr to the
+// request's log (a regular file, never a pipe: a daemon the command forks may
+// hold it open forever), every other fd closed, a fixed environment. Waits
+// for the direct child only; on timeout SIGTERM to its process group, a
+// grace period, then SIGKILL to the group.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor/argv_table.hpp"
+#include "executor/config.hpp"
+#include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+
+struct RunResult {
+    enum class Status { Exited, Signaled, TimedOut, SpawnFailed };
+    Status status = Status::SpawnFailed;
+    int exit_code = -1;  // Exited
+    int signal = 0;      // Signaled; TimedOut: the signal that ended it (0: it exited)
+    std::string error;   // SpawnFailed: why, e.g. "cannot execute /x: No such file or directory"
+    std::int64_t duration_ms = 0;
+};
+
+// A spawned command: the leader of its own session and process group. The
+// destructor of a Child that was never waited for kills the group (SIGKILL)
+// and reaps the child, so no path leaves a command running unobserved.
+// The caller must not set SIGCHLD to SIG_IGN (that would auto-reap it).
+class Child {
+  public:
+    // `log_fd` must be a regular file; it becomes the child's stdout and
+    // stderr. Returns once the exec succeeded; an exec failure is an error.
+    static Result<Child> spawn(const Argv& argv, int log_fd);
+
+    Child(Child&& other) noexcept;
+    Child& operator=(Child&& other) noexcept;
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    ~Child();
+
+    [[nodiscard]] pid_t pid() const { return pid_; }
+
+    // Waits for the direct child (not for anything it left running). On
+    // timeout: SIGTERM to the group, up to `grace` for the child to exit,
+    // then SIGKILL to the group.
+    RunResult wait(std::chrono::milliseconds timeout, std::chrono::milliseconds grace);
+
+  private:
+    Child(pid_t pid, UniqueFd pidfd);
+    void kill_and_reap() noexcept;
+
+    pid_t pid_ = -1;  // -1 once reaped
+    UniqueFd pidfd_;  // pidfd_open(2), or invalid where the kernel lacks it
+    std::chrono::steady_clock::time_point started_;
+};
+
+inline constexpr std::chrono::milliseconds kDefaultKillGrace{5000};
+
+// spawn + wait. A spawn failure is a RunResult with status SpawnFailed.
+RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
+                      std::chrono::milliseconds grace = kDefaultKillGrace);
+
+// The complete environment of every command: PATH=/usr/local/bin:/usr/bin:/bin,
+// HOME from the password database (not from our environment), XDG_RUNTIME_DIR
+// when ours is set and absolute (rootless podman and systemd-run --user need
+// it), LANG=C.UTF-8. Nothing else is inherited.
+std::vector<std::string> child_environment();
+
+// True when a systemd user manager is reachable: $XDG_RUNTIME_DIR/systemd/private
+// is a socket. That private socket is what `systemd-run --user --scope` talks
+// to, so DBUS_SESSION_BUS_ADDRESS is not needed.
+bool user_manager_reachable();
+
+// For a long-lived verb (up, restart, init) with systemd enabled, a
+// systemd-run binary configured and a reachable manager: `SYSTEMD_RUN --user
+// --scope --quiet --collect --unit=hostbridge-<slug>-<verb>-<nonce> -- argv...`,
+// so the containers it starts outlive the drain's cgroup. Otherwise `argv`
+// unchanged. `nonce` is the request's nonce (lowercase hex, unique per request).
+Argv scoped_argv(const Argv& argv, Verb verb, const Config& config, std::string_view nonce,
+                 bool manager_reachable);
+
+// The last `max_bytes` bytes of the regular file `fd` (the command's log),
+// read with pread: the fd's offset is untouched.
+Result<std::string> read_tail(int fd, std::size_t max_bytes = 16384);
+
+}  // namespace hb::exec

@@ -1,0 +1,46 @@
+#include "executor/verbs.hpp"
+
+namespace hb::exec {
+namespace {
+
+// The table is complete, in kAllVerbs order, and every verb has one row.
+constexpr bool table_matches_all_verbs() {
+    for (std::size_t i = 0; i < kAllVerbs.size(); ++i) {
+        if (kVerbTable[i].verb != kAllVerbs[i]) return false;
+    }
+    return true;
+}
+static_assert(table_matches_all_verbs(),
+              "kVerbTable must list every Verb once, in kAllVerbs order");
+
+// Invariants the rest of the executor relies on.
+constexpr bool table_is_consistent() {
+    for (const VerbInfo& row : kVerbTable) {
+        // A verb that runs nothing can change nothing and has nothing to outlive.
+        if (!row.runs_command && (row.mutating || row.long_lived)) return false;
+        // Long-lived verbs start containers: they are mutating.
+        if (row.long_lived && !row.mutating) return false;
+        if (!row.policy_key.starts_with("MODE_")) return false;
+    }
+    return true;
+}
+static_assert(table_is_consistent());
+static_assert(rate_class(Verb::Ping) == RateClass::Exempt);
+static_assert(rate_class(Verb::Logs) == RateClass::ReadOnly);
+static_assert(rate_class(Verb::Rebuild) == RateClass::Mutating);
+
+}  // namespace
+
+std::string_view rate_class_name(RateClass rate) {
+    switch (rate) {
+        case RateClass::Exempt:
+            return "exempt";
+        case RateClass::ReadOnly:
+            return "read_only";
+        case RateClass::Mutating:
+            return "mutating";
+    }
+    return "?";
+}
+
+}  // namespace hb::exec
