@@ -5,9 +5,12 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ipc/result.hpp"
@@ -15,22 +18,28 @@
 
 namespace hb {
 
+// bridge.json is small; anything larger is refused before parsing.
+inline constexpr std::size_t kMaxConfigBytes = 1 << 20;
+
 enum class BackendKind { Stack, Compose };
 
 struct Backend {
     BackendKind kind = BackendKind::Stack;
     std::vector<std::string> argv;  // absolute binary first
     std::string file;               // compose only: absolute compose file
+    bool operator==(const Backend&) const = default;
 };
 
 struct TcbPin {
     std::string path;                   // relative to project_dir
     std::optional<std::string> sha256;  // lowercase hex; nullopt: pinned as absent
+    bool operator==(const TcbPin&) const = default;
 };
 
 struct Window {
     int count = 0;
     int seconds = 0;
+    bool operator==(const Window&) const = default;
 };
 
 struct Limits {
@@ -38,6 +47,7 @@ struct Limits {
     Window read_only{120, 60};
     int ttl_seconds = 600;
     int future_skew_seconds = 120;
+    bool operator==(const Limits&) const = default;
 };
 
 struct Timeouts {
@@ -47,27 +57,32 @@ struct Timeouts {
     // in bridge.json as extra keys of "timeouts" named after the verb.
     std::vector<std::pair<Verb, int>> per_verb;
     [[nodiscard]] int for_verb(Verb verb) const;
+    bool operator==(const Timeouts&) const = default;
 };
 
 struct DrainSettings {
     int time_budget_seconds = 1800;
     int linger_seconds = 10;
+    bool operator==(const DrainSettings&) const = default;
 };
 
 struct Retention {
     int archive_days = 7;
     int responses_days = 1;
+    bool operator==(const Retention&) const = default;
 };
 
 struct SystemdSettings {
     bool enabled = true;
     std::string systemd_run;  // absolute path, or empty when none was found
+    bool operator==(const SystemdSettings&) const = default;
 };
 
 struct JoinNetwork {
     std::string engine;  // absolute path
     std::string network;
     std::string agent_container;
+    bool operator==(const JoinNetwork&) const = default;
 };
 
 struct Config {
@@ -91,12 +106,14 @@ struct Config {
     Retention retention;
     SystemdSettings systemd;
     std::optional<JoinNetwork> join_network;
+    bool operator==(const Config&) const = default;
 };
 
 // Parses bridge.json text. Any unknown key, wrong type, relative path,
 // out-of-range number or inconsistent list is an error naming the key.
 Result<Config> parse_config(std::string_view text);
-// Reads and parses the file at `path`.
+// Reads and parses the file at `path`: refuses a symlink (O_NOFOLLOW), a
+// non-regular file, a world-writable file and anything over kMaxConfigBytes.
 Result<Config> load_config(const std::string& path);
 // The canonical JSON text of a config (what install and approve write).
 std::string serialize_config(const Config& config);

@@ -1,0 +1,641 @@
+// bridge.json, read strictly: every rule below names the key it enforces,
+// and nothing is defaulted: install writes every key, so a missing one means
+// a hand-edited or foreign file. Decisions beyond the schema: docs/config.md.
+#include "executor/config.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "ipc/unique_fd.hpp"
+
+namespace hb {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr std::string_view kPrefix = "bridge.json: ";
+constexpr gid_t kMaxGid = 4294967294U;  // (gid_t)-1 means "no change" to chown
+constexpr std::size_t kMaxContainerName = 255;
+
+// Thrown inside this file only and turned into an Error by parse_config, so
+// that each rule stays one line; it never leaves this translation unit.
+struct Invalid {
+    std::string message;
+};
+
+[[noreturn]] void invalid(const std::string& key, const std::string& why) {
+    if (key.empty()) throw Invalid{std::string(kPrefix) + why};
+    throw Invalid{std::string(kPrefix) + "key \"" + key + "\": " + why};
+}
+
+std::string join_key(const std::string& parent, std::string_view key) {
+    return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string index_key(const std::string& parent, std::size_t index) {
+    return parent + "[" + std::to_string(index) + "]";
+}
+
+// An object with a closed set of keys: an unknown key is an error.
+class Object {
+  public:
+    Object(const json& value, std::string key, const std::vector<std::string_view>& known)
+        : value_(value), key_(std::move(key)) {
+        if (!value.is_object())
+            invalid(key_, key_.empty() ? "must be a JSON object" : "must be an object");
+        for (const auto& item : value.items()) {
+            if (std::find(known.begin(), known.end(), item.key()) == known.end())
+                invalid(join_key(key_, item.key()), "unknown key");
+        }
+    }
+
+    const json& required(std::string_view name) const {
+        const json* found = optional(name);
+        if (found == nullptr) invalid(key(name), "is required but missing");
+        return *found;
+    }
+
+    const json* optional(std::string_view name) const {
+        auto it = value_.find(name);
+        return it == value_.end() ? nullptr : &*it;
+    }
+
+    std::string key(std::string_view name) const { return join_key(key_, name); }
+
+  private:
+    const json& value_;
+    std::string key_;
+};
+
+// --- scalar readers -------------------------------------------------------
+
+std::int64_t integer(const json& value, const std::string& key, std::int64_t min, std::int64_t max,
+                     const char* what) {
+    // is_number_integer is false for booleans and floats (1.0 is refused too).
+    if (!value.is_number_integer()) invalid(key, what);
+    if (value.is_number_unsigned()) {
+        const auto v = value.get<std::uint64_t>();
+        if (v > static_cast<std::uint64_t>(max)) invalid(key, what);
+        if (min > 0 && v < static_cast<std::uint64_t>(min)) invalid(key, what);
+        return static_cast<std::int64_t>(v);
+    }
+    const auto v = value.get<std::int64_t>();
+    if (v < min || v > max) invalid(key, what);
+    return v;
+}
+
+int positive(const json& value, const std::string& key) {
+    return static_cast<int>(integer(value, key, 1, INT_MAX, "must be a positive integer"));
+}
+
+int non_negative(const json& value, const std::string& key) {
+    return static_cast<int>(integer(value, key, 0, INT_MAX, "must be a non-negative integer"));
+}
+
+bool boolean(const json& value, const std::string& key) {
+    if (!value.is_boolean()) invalid(key, "must be true or false");
+    return value.get<bool>();
+}
+
+std::string string(const json& value, const std::string& key) {
+    if (!value.is_string()) invalid(key, "must be a string");
+    auto text = value.get<std::string>();
+    // Every string here ends up in a path or an argv, where a NUL truncates.
+    if (text.find('\0') != std::string::npos) invalid(key, "must not contain a NUL byte");
+    return text;
+}
+
+// --- shapes ---------------------------------------------------------------
+
+bool is_lower_digit(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool valid_slug(std::string_view slug) {
+    if (slug.empty() || slug.size() > 63 || !is_lower_digit(slug[0])) return false;
+    return std::all_of(slug.begin(), slug.end(),
+                       [](char c) { return is_lower_digit(c) || c == '-'; });
+}
+
+// The protocol's arg shape: ^[a-z][a-z0-9_-]*$, at most 64 bytes.
+bool valid_arg(std::string_view name) {
+    if (name.empty() || name.size() > kMaxServiceName || !(name[0] >= 'a' && name[0] <= 'z'))
+        return false;
+    return std::all_of(name.begin(), name.end(),
+                       [](char c) { return is_lower_digit(c) || c == '_' || c == '-'; });
+}
+
+// Container and network names as podman and docker accept them; the first
+// character being alphanumeric also keeps them from reading as an option.
+bool valid_container_name(std::string_view name) {
+    auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    if (name.empty() || name.size() > kMaxContainerName || !alnum(name[0])) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [&](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
+}
+
+bool lower_hex_sha256(std::string_view text) {
+    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+// Splits on '/' and reports the first bad component: paths are kept in one
+// normalised spelling so that "inside project_dir" is a plain prefix test.
+const char* component_problem(std::string_view components) {
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t slash = components.find('/', start);
+        const std::string_view part = components.substr(start, slash - start);
+        if (part == "..") return "must not contain \"..\" components";
+        if (part.empty() || part == ".")
+            return "must be normalised (no empty or \".\" components, no trailing slash)";
+        if (slash == std::string_view::npos) return nullptr;
+        start = slash + 1;
+    }
+}
+
+std::string absolute_path(const json& value, const std::string& key) {
+    std::string path = string(value, key);
+    if (path.empty() || path[0] != '/') invalid(key, "must be an absolute path");
+    if (path.size() >= PATH_MAX) invalid(key, "is longer than PATH_MAX");
+    if (path != "/") {
+        if (const char* problem = component_problem(std::string_view(path).substr(1)))
+            invalid(key, problem);
+    }
+    return path;
+}
+
+// Strictly below `dir` (both normalised).
+bool is_inside(std::string_view path, std::string_view dir) {
+    if (dir == "/") return path.size() > 1;
+    return path.size() > dir.size() + 1 && path.starts_with(dir) && path[dir.size()] == '/';
+}
+
+bool is_inside_or_at(std::string_view path, std::string_view dir) {
+    return path == dir || is_inside(path, dir);
+}
+
+// Host-side files must be out of the agent's reach: it can write anywhere
+// in the checkout (architecture.md, "Host-side files").
+void require_outside_project(const Config& config, const std::string& key,
+                             const std::string& path) {
+    if (is_inside_or_at(path, config.project_dir))
+        invalid(key, "must lie outside project_dir (the agent can write there)");
+}
+
+// --- sections -------------------------------------------------------------
+
+mode_t file_mode(const json& value, const std::string& key) {
+    const std::string text = string(value, key);
+    const bool octal =
+        text.size() == 4 && text[0] == '0' &&
+        std::all_of(text.begin() + 1, text.end(), [](char c) { return c >= '0' && c <= '7'; });
+    if (!octal)
+        invalid(key,
+                "must be an octal mode string such as \"0644\" (no setuid, setgid or sticky bit)");
+    const auto mode = static_cast<mode_t>(std::stoul(text, nullptr, 8));
+    // World-writable responses would let any local user forge answers.
+    if ((mode & S_IWOTH) != 0) invalid(key, "must not be world-writable");
+    return mode;
+}
+
+std::vector<std::string> service_list(const json& value, const std::string& key) {
+    if (!value.is_array()) invalid(key, "must be an array of strings");
+    if (value.size() > kMaxServices) invalid(key, "must not list more than 64 services");
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string item_key = index_key(key, i);
+        std::string name = string(value[i], item_key);
+        if (!valid_arg(name))
+            invalid(item_key, "must match ^[a-z][a-z0-9_-]*$ and be at most 64 bytes");
+        if (!names.empty() && name == names.back()) invalid(item_key, "is listed twice");
+        // The wire's arg index is the position in this list: one order only.
+        if (!names.empty() && name < names.back())
+            invalid(item_key, "is out of order (the list must be sorted)");
+        names.push_back(std::move(name));
+    }
+    return names;
+}
+
+std::string relative_path(const json& value, const std::string& key) {
+    std::string path = string(value, key);
+    if (path.empty()) invalid(key, "must not be empty");
+    if (path[0] == '/') invalid(key, "must be relative to project_dir, not absolute");
+    if (path.size() >= PATH_MAX) invalid(key, "is longer than PATH_MAX");
+    if (const char* problem = component_problem(path)) invalid(key, problem);
+    return path;
+}
+
+std::vector<TcbPin> tcb_list(const json& value, const std::string& key) {
+    if (!value.is_array()) invalid(key, "must be an array of objects");
+    std::vector<TcbPin> pins;
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const Object pin(value[i], index_key(key, i), {"path", "sha256"});
+        TcbPin out;
+        out.path = relative_path(pin.required("path"), pin.key("path"));
+        if (!seen.insert(out.path).second) invalid(pin.key("path"), "is pinned twice");
+        const json& sha = pin.required("sha256");
+        if (!sha.is_null()) {
+            out.sha256 = string(sha, pin.key("sha256"));
+            if (!lower_hex_sha256(*out.sha256))
+                invalid(pin.key("sha256"),
+                        "must be 64 lowercase hex digits, or null (pinned as absent)");
+        }
+        pins.push_back(std::move(out));
+    }
+    return pins;
+}
+
+Backend backend(const json& value, const Config& config) {
+    const Object obj(value, "backend", {"kind", "argv", "file"});
+    Backend out;
+    const std::string kind = string(obj.required("kind"), obj.key("kind"));
+    if (kind == "stack") {
+        out.kind = BackendKind::Stack;
+    } else if (kind == "compose") {
+        out.kind = BackendKind::Compose;
+    } else {
+        invalid(obj.key("kind"), "must be \"stack\" or \"compose\"");
+    }
+    const json& argv = obj.required("argv");
+    const std::string argv_key = obj.key("argv");
+    if (!argv.is_array() || argv.empty()) invalid(argv_key, "must be a non-empty array of strings");
+    out.argv.push_back(absolute_path(argv[0], index_key(argv_key, 0)));
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        std::string arg = string(argv[i], index_key(argv_key, i));
+        if (arg.empty()) invalid(index_key(argv_key, i), "must not be empty");
+        out.argv.push_back(std::move(arg));
+    }
+    const json* file = obj.optional("file");
+    if (out.kind == BackendKind::Stack && file != nullptr)
+        invalid(obj.key("file"), "is only allowed with kind \"compose\"");
+    if (out.kind == BackendKind::Compose) {
+        if (file == nullptr) invalid(obj.key("file"), "is required with kind \"compose\"");
+        out.file = absolute_path(*file, obj.key("file"));
+        if (!is_inside(out.file, config.project_dir))
+            invalid(obj.key("file"), "must lie inside project_dir");
+    }
+    return out;
+}
+
+Window window(const json& value, const std::string& key) {
+    const Object obj(value, key, {"count", "seconds"});
+    return Window{positive(obj.required("count"), obj.key("count")),
+                  positive(obj.required("seconds"), obj.key("seconds"))};
+}
+
+Limits limits(const json& value) {
+    const Object obj(value, "limits",
+                     {"mutating", "read_only", "ttl_seconds", "future_skew_seconds"});
+    Limits out;
+    out.mutating = window(obj.required("mutating"), obj.key("mutating"));
+    out.read_only = window(obj.required("read_only"), obj.key("read_only"));
+    out.ttl_seconds = positive(obj.required("ttl_seconds"), obj.key("ttl_seconds"));
+    out.future_skew_seconds =
+        positive(obj.required("future_skew_seconds"), obj.key("future_skew_seconds"));
+    return out;
+}
+
+Timeouts timeouts(const json& value) {
+    std::vector<std::string_view> known = {"default"};
+    for (Verb verb : kAllVerbs) known.push_back(verb_name(verb));  // includes "rebuild"
+    const Object obj(value, "timeouts", known);
+    Timeouts out;
+    out.default_seconds = positive(obj.required("default"), obj.key("default"));
+    out.rebuild_seconds = positive(obj.required("rebuild"), obj.key("rebuild"));
+    for (Verb verb : kAllVerbs) {
+        if (verb == Verb::Rebuild) continue;  // its own required key above
+        const std::string_view name = verb_name(verb);
+        const json* seconds = obj.optional(name);
+        if (seconds == nullptr) continue;
+        if (verb == Verb::Ping)
+            invalid(obj.key(name), "ping runs no command, so it takes no timeout");
+        out.per_verb.emplace_back(verb, positive(*seconds, obj.key(name)));
+    }
+    return out;
+}
+
+DrainSettings drain(const json& value) {
+    const Object obj(value, "drain", {"time_budget_seconds", "linger_seconds"});
+    DrainSettings out;
+    out.time_budget_seconds =
+        positive(obj.required("time_budget_seconds"), obj.key("time_budget_seconds"));
+    // 0 is meaningful: do not linger after the spool is empty.
+    out.linger_seconds = non_negative(obj.required("linger_seconds"), obj.key("linger_seconds"));
+    return out;
+}
+
+Retention retention(const json& value) {
+    const Object obj(value, "retention", {"archive_days", "responses_days"});
+    return Retention{positive(obj.required("archive_days"), obj.key("archive_days")),
+                     positive(obj.required("responses_days"), obj.key("responses_days"))};
+}
+
+SystemdSettings systemd(const json& value, const Config& config) {
+    const Object obj(value, "systemd", {"enabled", "systemd_run"});
+    SystemdSettings out;
+    out.enabled = boolean(obj.required("enabled"), obj.key("enabled"));
+    const json& run = obj.required("systemd_run");
+    // Empty: install found no systemd-run; long-lived verbs run in a new session.
+    if (!run.is_string() || !run.get<std::string>().empty()) {
+        out.systemd_run = absolute_path(run, obj.key("systemd_run"));
+        require_outside_project(config, obj.key("systemd_run"), out.systemd_run);
+    }
+    return out;
+}
+
+std::optional<JoinNetwork> join_network(const json& value, const Config& config) {
+    if (value.is_null()) return std::nullopt;
+    const Object obj(value, "join_network", {"engine", "network", "agent_container"});
+    JoinNetwork out;
+    out.engine = absolute_path(obj.required("engine"), obj.key("engine"));
+    require_outside_project(config, obj.key("engine"), out.engine);
+    out.network = string(obj.required("network"), obj.key("network"));
+    if (!valid_container_name(out.network))
+        invalid(obj.key("network"), "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    out.agent_container = string(obj.required("agent_container"), obj.key("agent_container"));
+    if (!valid_container_name(out.agent_container))
+        invalid(obj.key("agent_container"),
+                "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    return out;
+}
+
+// A verb whose timeout exceeds the budget would never be taken by a drain
+// (architecture.md, step 7): refuse the config instead of starving it.
+void check_budget(const Config& config) {
+    const int budget = config.drain.time_budget_seconds;
+    auto check = [&](std::string_view name, int seconds) {
+        if (seconds > budget) {
+            invalid(join_key("timeouts", name), "must not exceed drain.time_budget_seconds (" +
+                                                    std::to_string(budget) +
+                                                    "): no drain would ever take such a request");
+        }
+    };
+    check("default", config.timeouts.default_seconds);
+    check("rebuild", config.timeouts.rebuild_seconds);
+    for (const auto& [verb, seconds] : config.timeouts.per_verb) check(verb_name(verb), seconds);
+}
+
+Config read_config(const json& root) {
+    const Object top(root, "",
+                     {"version",     "slug",     "project_dir", "spool_dir", "state_dir",
+                      "policy_file", "parser",   "allow_root",  "file_mode", "agent_gid",
+                      "backend",     "services", "buildable",   "tcb",       "limits",
+                      "timeouts",    "drain",    "retention",   "systemd",   "join_network"});
+    Config c;
+    const json& version = top.required("version");
+    if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
+        invalid("version", "must be 1 (the only version this build reads)");
+    c.version = 1;
+
+    c.slug = string(top.required("slug"), "slug");
+    if (!valid_slug(c.slug)) invalid("slug", "must match ^[a-z0-9][a-z0-9-]{0,62}$");
+
+    c.project_dir = absolute_path(top.required("project_dir"), "project_dir");
+    c.spool_dir = absolute_path(top.required("spool_dir"), "spool_dir");
+    if (!is_inside(c.spool_dir, c.project_dir)) invalid("spool_dir", "must lie inside project_dir");
+    c.state_dir = absolute_path(top.required("state_dir"), "state_dir");
+    require_outside_project(c, "state_dir", c.state_dir);
+    c.policy_file = absolute_path(top.required("policy_file"), "policy_file");
+    require_outside_project(c, "policy_file", c.policy_file);
+    c.parser = absolute_path(top.required("parser"), "parser");
+    require_outside_project(c, "parser", c.parser);
+
+    c.allow_root = boolean(top.required("allow_root"), "allow_root");
+    c.file_mode = file_mode(top.required("file_mode"), "file_mode");
+    const json& gid = top.required("agent_gid");
+    if (!gid.is_null()) {
+        c.agent_gid = static_cast<gid_t>(
+            integer(gid, "agent_gid", 0, kMaxGid, "must be null or a group id (0 to 4294967294)"));
+    }
+
+    c.backend = backend(top.required("backend"), c);
+    c.services = service_list(top.required("services"), "services");
+    c.buildable = service_list(top.required("buildable"), "buildable");
+    for (std::size_t i = 0; i < c.buildable.size(); ++i) {
+        if (!std::binary_search(c.services.begin(), c.services.end(), c.buildable[i]))
+            invalid(index_key("buildable", i), "\"" + c.buildable[i] + "\" is not in services");
+    }
+    c.tcb = tcb_list(top.required("tcb"), "tcb");
+    c.limits = limits(top.required("limits"));
+    c.timeouts = timeouts(top.required("timeouts"));
+    c.drain = drain(top.required("drain"));
+    c.retention = retention(top.required("retention"));
+    c.systemd = systemd(top.required("systemd"), c);
+    c.join_network = join_network(top.required("join_network"), c);
+    check_budget(c);
+    return c;
+}
+
+// nlohmann/json keeps the last of two equal keys; a duplicate must be an
+// error instead, so the parse callback tracks each object's keys and the
+// dotted path to them.
+json parse_rejecting_duplicates(std::string_view text) {
+    struct Frame {
+        bool array = false;
+        std::size_t index = 0;  // arrays: position of the next element
+        std::string key;        // dotted path of this container
+        std::string last_key;   // objects: the key whose value comes next
+        std::set<std::string> seen;
+    };
+    std::vector<Frame> frames;
+    auto child_key = [&frames]() -> std::string {
+        if (frames.empty()) return "";
+        const Frame& parent = frames.back();
+        return parent.array ? index_key(parent.key, parent.index)
+                            : join_key(parent.key, parent.last_key);
+    };
+    auto element_done = [&frames] {
+        if (!frames.empty() && frames.back().array) ++frames.back().index;
+    };
+    json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start:
+            case json::parse_event_t::array_start: {
+                Frame frame;
+                frame.array = event == json::parse_event_t::array_start;
+                frame.key = child_key();
+                frames.push_back(std::move(frame));
+                break;
+            }
+            case json::parse_event_t::key: {
+                Frame& frame = frames.back();
+                auto key = parsed.get<std::string>();
+                if (!frame.seen.insert(key).second)
+                    invalid(join_key(frame.key, key), "appears twice");
+                frame.last_key = std::move(key);
+                break;
+            }
+            case json::parse_event_t::object_end:
+            case json::parse_event_t::array_end:
+                frames.pop_back();
+                element_done();
+                break;
+            case json::parse_event_t::value:
+                element_done();
+                break;
+        }
+        return true;
+    };
+    return json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
+                       /*ignore_comments=*/false);
+}
+
+}  // namespace
+
+int Timeouts::for_verb(Verb verb) const {
+    for (const auto& [v, seconds] : per_verb) {
+        if (v == verb) return seconds;
+    }
+    return verb == Verb::Rebuild ? rebuild_seconds : default_seconds;
+}
+
+Result<Config> parse_config(std::string_view text) {
+    if (text.size() > kMaxConfigBytes) return make_error("bridge.json: larger than 1 MiB");
+    try {
+        return read_config(parse_rejecting_duplicates(text));
+    } catch (const Invalid& e) {
+        return make_error(e.message);
+    } catch (const json::exception& e) {
+        return make_error(std::string(kPrefix) + "not valid JSON: " + e.what());
+    }
+}
+
+Result<Config> load_config(const std::string& path) {
+    // O_NONBLOCK|O_NOCTTY: a FIFO or tty planted here must not block or
+    // become our terminal before fstat refuses it.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd) {
+        if (errno == ELOOP) return make_error(path + ": is a symlink; refusing to follow it");
+        return make_error(path + ": cannot open: " + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return make_error(path + ": fstat: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return make_error(path + ": is not a regular file");
+    if ((st.st_mode & S_IWOTH) != 0)
+        return make_error(path + ": is world-writable; refusing to trust it");
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes)
+        return make_error(path + ": is larger than 1 MiB");
+
+    std::string text;
+    char buffer[65536];
+    while (true) {
+        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return make_error(path + ": read: " + std::strerror(errno));
+        if (n == 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+        // The file may grow after fstat: bound what we hold either way.
+        if (text.size() > kMaxConfigBytes) return make_error(path + ": is larger than 1 MiB");
+    }
+    auto config = parse_config(text);
+    if (!config) {
+        // Name the real file instead of the generic "bridge.json".
+        std::string message = config.error().message;
+        if (message.starts_with(kPrefix)) message.replace(0, kPrefix.size() - 2, path);
+        return make_error(std::move(message));
+    }
+    return config;
+}
+
+std::string serialize_config(const Config& config) {
+    ordered_json j;
+    j["version"] = config.version;
+    j["slug"] = config.slug;
+    j["project_dir"] = config.project_dir;
+    j["spool_dir"] = config.spool_dir;
+    j["state_dir"] = config.state_dir;
+    j["policy_file"] = config.policy_file;
+    j["parser"] = config.parser;
+    j["allow_root"] = config.allow_root;
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(config.file_mode & 07777));
+    j["file_mode"] = mode;
+    j["agent_gid"] = config.agent_gid ? ordered_json(*config.agent_gid) : ordered_json(nullptr);
+
+    ordered_json backend_json;
+    backend_json["kind"] = config.backend.kind == BackendKind::Stack ? "stack" : "compose";
+    backend_json["argv"] = config.backend.argv;
+    if (config.backend.kind == BackendKind::Compose) backend_json["file"] = config.backend.file;
+    j["backend"] = std::move(backend_json);
+
+    j["services"] = config.services;
+    j["buildable"] = config.buildable;
+    ordered_json tcb = ordered_json::array();
+    for (const TcbPin& pin : config.tcb) {
+        ordered_json item;
+        item["path"] = pin.path;
+        item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
+        tcb.push_back(std::move(item));
+    }
+    j["tcb"] = std::move(tcb);
+
+    auto window_json = [](const Window& w) {
+        ordered_json out;
+        out["count"] = w.count;
+        out["seconds"] = w.seconds;
+        return out;
+    };
+    ordered_json limits_json;
+    limits_json["mutating"] = window_json(config.limits.mutating);
+    limits_json["read_only"] = window_json(config.limits.read_only);
+    limits_json["ttl_seconds"] = config.limits.ttl_seconds;
+    limits_json["future_skew_seconds"] = config.limits.future_skew_seconds;
+    j["limits"] = std::move(limits_json);
+
+    ordered_json timeouts_json;
+    timeouts_json["default"] = config.timeouts.default_seconds;
+    timeouts_json["rebuild"] = config.timeouts.rebuild_seconds;
+    // Verb order, not insertion order, so equal configs serialize equally.
+    // A Rebuild entry in per_verb overrides rebuild_seconds and is written
+    // as "rebuild", exactly as for_verb reads it.
+    for (Verb verb : kAllVerbs) {
+        for (const auto& [v, seconds] : config.timeouts.per_verb) {
+            if (v == verb) timeouts_json[std::string(verb_name(verb))] = seconds;
+        }
+    }
+    j["timeouts"] = std::move(timeouts_json);
+
+    ordered_json drain_json;
+    drain_json["time_budget_seconds"] = config.drain.time_budget_seconds;
+    drain_json["linger_seconds"] = config.drain.linger_seconds;
+    j["drain"] = std::move(drain_json);
+
+    ordered_json retention_json;
+    retention_json["archive_days"] = config.retention.archive_days;
+    retention_json["responses_days"] = config.retention.responses_days;
+    j["retention"] = std::move(retention_json);
+
+    ordered_json systemd_json;
+    systemd_json["enabled"] = config.systemd.enabled;
+    systemd_json["systemd_run"] = config.systemd.systemd_run;
+    j["systemd"] = std::move(systemd_json);
+
+    if (config.join_network) {
+        ordered_json join;
+        join["engine"] = config.join_network->engine;
+        join["network"] = config.join_network->network;
+        join["agent_container"] = config.join_network->agent_container;
+        j["join_network"] = std::move(join);
+    } else {
+        j["join_network"] = nullptr;
+    }
+    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace hb
