@@ -1,0 +1,120 @@
+// hostbridge-parser: the sandboxed, untrusted-input half of the bridge.
+//
+// Spawned by the executor with the socketpair on fd 3 (SOCK_SEQPACKET). It
+// locks itself down before it reads a byte, takes one Startup message (the
+// enumerations), then for each Request message reads the attached request
+// fd (opened by the executor: the parser never opens anything), validates
+// and answers with one Verdict. It never writes anything but verdicts and,
+// on failure, one line on stderr.
+//
+// Exit status: 0 the executor closed the socket (at a message boundary);
+// 1 lockdown failed; 2 the executor broke the protocol (bad message, wrong
+// fd count); 3 an I/O error; 4 an internal error. The executor treats any
+// exit other than after its own close as a parser failure.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ipc/fd_passing.hpp"
+#include "ipc/wire.hpp"
+#include "parser/validate.hpp"
+#include "sandbox/lockdown.hpp"
+
+namespace {
+
+constexpr int kSocket = 3;
+constexpr int kExitLockdown = 1;
+constexpr int kExitProtocol = 2;
+constexpr int kExitIo = 3;
+constexpr int kExitInternal = 4;
+
+// One line on stderr in one write(2): no stdio after lockdown.
+void say(std::string_view what) {
+    std::string line = "hostbridge-parser: ";
+    line.append(what);
+    line.push_back('\n');
+    [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+}
+
+// Reads at most kMaxBody + 1 bytes: one more than allowed is enough to know
+// the body is too large, and no more is ever buffered.
+hb::Result<std::vector<std::uint8_t>> read_body(int fd) {
+    std::vector<std::uint8_t> buf(hb::kMaxBody + 1);
+    std::size_t got = 0;
+    while (got < buf.size()) {
+        ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return hb::make_error(std::string("read request: ") + std::strerror(errno));
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    buf.resize(got);
+    return buf;
+}
+
+int run() {
+    if (auto locked = hb::sandbox::lock_down(kSocket); !locked) {
+        say("lockdown failed: " + locked.error().message);
+        return kExitLockdown;
+    }
+
+    auto first = hb::recv_message(kSocket, hb::kStartupSize, hb::FdPolicy::None);
+    if (!first) {
+        say(first.error().message);
+        return kExitProtocol;
+    }
+    if (first->kind == hb::Received::Kind::Eof) return 0;
+    auto startup = hb::decode_startup(first->bytes);
+    if (!startup) {
+        say(startup.error().message);
+        return kExitProtocol;
+    }
+
+    for (;;) {
+        auto msg = hb::recv_message(kSocket, hb::kRequestSize, hb::FdPolicy::ExactlyOne);
+        if (!msg) {
+            say(msg.error().message);
+            return kExitProtocol;
+        }
+        if (msg->kind == hb::Received::Kind::Eof) return 0;
+        auto request = hb::decode_request(msg->bytes);
+        if (!request) {
+            say(request.error().message);
+            return kExitProtocol;
+        }
+        auto body = read_body(msg->fd.get());
+        msg->fd.reset();
+        if (!body) {
+            say(body.error().message);
+            return kExitIo;
+        }
+
+        hb::Verdict verdict = hb::parser::validate(request->basename, *body, *startup);
+        verdict.seq = request->seq;
+        const auto bytes = hb::encode_verdict(verdict);
+        if (auto sent = hb::send_message(kSocket, bytes); !sent) {
+            say(sent.error().message);
+            return kExitIo;
+        }
+    }
+}
+
+}  // namespace
+
+int main() {
+    // Exceptions never cross the process exit: anything unexpected is a
+    // nonzero exit, which the executor reports as a parser failure.
+    try {
+        return run();
+    } catch (const std::exception& e) {
+        say(std::string("internal error: ") + e.what());
+    } catch (...) {
+        say("internal error");
+    }
+    return kExitInternal;
+}
