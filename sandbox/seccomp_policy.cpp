@@ -1,0 +1,158 @@
+// The parser's syscall allowlist. Read it as a list: one syscall a line,
+// with the reason it is there. Everything else kills the process.
+#include "sandbox/seccomp_policy.hpp"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace hb::sandbox {
+namespace {
+
+// A syscall's number and its name, from one token.
+#define HB_SYSCALL(name) SCMP_SYS(name), #name
+
+scmp_arg_cmp arg_equals(unsigned arg, scmp_datum_t value) {
+    return scmp_arg_cmp{arg, SCMP_CMP_EQ, value, 0};
+}
+// (argument & mask) == 0: none of the bits in `mask` set.
+scmp_arg_cmp arg_lacks(unsigned arg, scmp_datum_t mask) {
+    return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, mask, 0};
+}
+// (argument & mask) == mask: every bit in `mask` set.
+scmp_arg_cmp arg_has(unsigned arg, scmp_datum_t mask) {
+    return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, mask, mask};
+}
+
+struct ContextDeleter {
+    void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
+};
+using Context = std::unique_ptr<void, ContextDeleter>;
+
+Error seccomp_error(const std::string& what, int rc) {
+    return make_error("seccomp: " + what + ": " + std::strerror(-rc));
+}
+
+}  // namespace
+
+PolicyBuilder& PolicyBuilder::allow(int nr, std::string_view name, std::string_view reason,
+                                    std::vector<scmp_arg_cmp> conditions) {
+    list_.push_back(Allowance{nr, name, std::move(conditions), reason});
+    return *this;
+}
+
+PolicyBuilder& PolicyBuilder::allow_exit() {
+    return allow(HB_SYSCALL(exit_group),
+                 "the end of the process: return from main, exit(), _exit()");
+}
+
+PolicyBuilder& PolicyBuilder::allow_memory() {
+    // W^X: no new executable memory. Anonymous memory only: the parser maps no file.
+    const scmp_arg_cmp no_exec = arg_lacks(2, PROT_EXEC);
+    return allow(HB_SYSCALL(brk), "malloc grows the main heap")
+        .allow(HB_SYSCALL(mmap), "malloc of large blocks; anonymous and never PROT_EXEC",
+               {no_exec, arg_has(3, MAP_ANONYMOUS)})
+        .allow(HB_SYSCALL(munmap), "free of large blocks")
+        .allow(HB_SYSCALL(mremap), "realloc of large blocks (keeps the protection it had)");
+}
+
+PolicyBuilder& PolicyBuilder::allow_read_inherited_fds() {
+    return allow(HB_SYSCALL(read), "the request body, from the fd the executor sent")
+        .allow(HB_SYSCALL(close), "drop each request fd once read");
+}
+
+PolicyBuilder& PolicyBuilder::allow_socket_io(int socket_fd) {
+    const auto sock = static_cast<scmp_datum_t>(socket_fd);
+    return allow(HB_SYSCALL(recvmsg), "startup message and (name, fd) requests; this socket only",
+                 {arg_equals(0, sock)})
+        .allow(HB_SYSCALL(sendmsg), "the fixed-size verdict; this socket only",
+               {arg_equals(0, sock)});
+}
+
+PolicyBuilder& PolicyBuilder::allow_stderr_write() {
+    return allow(HB_SYSCALL(write), "diagnostics on fd 2 (the executor's stderr) only",
+                 {arg_equals(0, 2)})
+        .allow(HB_SYSCALL(writev), "glibc's fatal-error messages (malloc corruption) on fd 2 only",
+               {arg_equals(0, 2)});
+}
+
+PolicyBuilder& PolicyBuilder::allow_once_wake() {
+    // glibc's pthread_once wakes waiters unconditionally when an init
+    // finishes (the unwinder's, on the first C++ throw). Wake only, private
+    // only: with one thread nobody waits, and no other futex op is reachable.
+    return allow(HB_SYSCALL(futex), "pthread_once's wake after a one-time init (first throw)",
+                 {arg_equals(1, FUTEX_WAKE_PRIVATE)});
+}
+
+PolicyBuilder& PolicyBuilder::allow_self_abort(pid_t self) {
+    // abort(), std::terminate, assert, _FORTIFY_SOURCE and the stack
+    // protector all end in raise(SIGABRT). The process dies either way;
+    // allowing exactly this keeps "crashed" (SIGABRT) apart from "tried a
+    // forbidden syscall" (SIGSYS) for whoever reads the exit status.
+    const auto pid = static_cast<scmp_datum_t>(self);
+    return allow(HB_SYSCALL(rt_sigprocmask), "raise() blocks signals around tgkill; own mask only")
+        .allow(HB_SYSCALL(getpid), "raise() asks for its own pid")
+        .allow(HB_SYSCALL(gettid), "raise() asks for its own tid")
+        .allow(HB_SYSCALL(tgkill), "raise(SIGABRT): SIGABRT to itself, nothing else",
+               {arg_equals(0, pid), arg_equals(1, pid), arg_equals(2, SIGABRT)});
+}
+
+PolicyBuilder& PolicyBuilder::allow_sanitizer_runtime(pid_t /*self*/) {
+    // Filled in from strace of the sanitized tests; see SECURITY.md.
+    return *this;
+}
+
+bool sanitizer_build() {
+#if defined(__SANITIZE_ADDRESS__) || defined(HB_SANITIZE_BUILD)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+    return true;
+#else
+    return false;
+#endif
+#else
+    return false;
+#endif
+}
+
+std::vector<Allowance> parser_policy(int socket_fd, pid_t self) {
+    PolicyBuilder policy;
+    policy.allow_exit()
+        .allow_memory()
+        .allow_read_inherited_fds()
+        .allow_socket_io(socket_fd)
+        .allow_stderr_write()
+        .allow_once_wake()
+        .allow_self_abort(self);
+    if (sanitizer_build()) policy.allow_sanitizer_runtime(self);
+    return policy.allowances();
+}
+
+Result<void> install_seccomp(const std::vector<Allowance>& allowances) {
+    // seccomp_init adds the native architecture only: a syscall made
+    // through another ABI (int 0x80 on x86_64) meets the bad-arch action.
+    Context ctx(seccomp_init(SCMP_ACT_KILL_PROCESS));
+    if (!ctx) return make_error("seccomp_init failed");
+    int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    if (rc != 0) return seccomp_error("bad-arch action", rc);
+    rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 1);
+    if (rc != 0) return seccomp_error("no_new_privs attribute", rc);
+
+    for (const Allowance& a : allowances) {
+        rc = seccomp_rule_add_array(ctx.get(), SCMP_ACT_ALLOW, a.syscall,
+                                    static_cast<unsigned>(a.conditions.size()),
+                                    a.conditions.empty() ? nullptr : a.conditions.data());
+        if (rc != 0) return seccomp_error("rule for " + std::string(a.name), rc);
+    }
+    rc = seccomp_load(ctx.get());
+    if (rc != 0) return seccomp_error("load", rc);
+    return {};
+}
+
+}  // namespace hb::sandbox

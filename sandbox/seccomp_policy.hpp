@@ -1,0 +1,59 @@
+// The parser's seccomp allowlist, as data, and the code that loads it.
+//
+// Composable allowances in the manner of sandbox2's PolicyBuilder: each
+// adds the syscalls one capability needs, every syscall on its own line
+// with its reason (seccomp_policy.cpp). Anything not listed kills the
+// process (SCMP_ACT_KILL_PROCESS); so does any non-native architecture.
+#pragma once
+
+#include <seccomp.h>
+#include <sys/types.h>
+
+#include <string_view>
+#include <vector>
+
+#include "ipc/result.hpp"
+
+namespace hb::sandbox {
+
+// One allowed syscall: the native syscall number, the argument conditions
+// that must all hold (none: any arguments), and why the parser needs it.
+struct Allowance {
+    int syscall = 0;
+    std::string_view name;
+    std::vector<scmp_arg_cmp> conditions;
+    std::string_view reason;
+};
+
+class PolicyBuilder {
+  public:
+    PolicyBuilder& allow_exit();                         // return from main, _exit
+    PolicyBuilder& allow_memory();                       // malloc/new; never executable memory
+    PolicyBuilder& allow_read_inherited_fds();           // read and close what is already open
+    PolicyBuilder& allow_socket_io(int socket_fd);       // the executor's socket, nothing else
+    PolicyBuilder& allow_stderr_write();                 // diagnostics on fd 2 only
+    PolicyBuilder& allow_once_wake();                    // pthread_once ends with a futex wake
+    PolicyBuilder& allow_self_abort(pid_t self);         // abort() ends in SIGABRT, not SIGSYS
+    PolicyBuilder& allow_sanitizer_runtime(pid_t self);  // only in -fsanitize builds
+
+    [[nodiscard]] const std::vector<Allowance>& allowances() const { return list_; }
+
+  private:
+    PolicyBuilder& allow(int nr, std::string_view name, std::string_view reason,
+                         std::vector<scmp_arg_cmp> conditions = {});
+    std::vector<Allowance> list_;
+};
+
+// True in a build with AddressSanitizer (and UBSan beside it), whose
+// runtime needs a few more syscalls; see allow_sanitizer_runtime().
+bool sanitizer_build();
+
+// The parser's whole policy: exactly the allowances above, for the socket
+// on `socket_fd` and the process `self` (its pid, which is also its only tid).
+std::vector<Allowance> parser_policy(int socket_fd, pid_t self);
+
+// Builds the filter (native architecture only; default and bad-arch
+// action KILL_PROCESS; NO_NEW_PRIVS set) and loads it into this process.
+Result<void> install_seccomp(const std::vector<Allowance>& allowances);
+
+}  // namespace hb::sandbox

@@ -1,0 +1,174 @@
+// Everything the parser needs still works after lock_down(): reading an
+// inherited fd, receiving a request fd and answering on the socket,
+// small and large allocations, JSON parsing with exceptions, writing to
+// fd 2, and a clean exit. Also how a locked process may end: abort()
+// stays SIGABRT (the one tgkill the filter allows) and exit() runs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ipc/fd_passing.hpp"
+#include "locked_child.hpp"
+#include "temp_dir.hpp"
+
+namespace hb::sandbox::test {
+namespace {
+
+constexpr int kWrong = 1;  // the child saw something other than expected
+
+std::span<const std::uint8_t> as_bytes(const std::string& s) {
+    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// What the parser does with one request, inside the locked child.
+int parser_like_round_trip() {
+    auto request = recv_message(3, 64, FdPolicy::ExactlyOne);
+    if (!request || request->kind != Received::Kind::Message) return kWrong;
+    std::string body(4097, '\0');
+    const ssize_t n = ::read(request->fd.get(), body.data(), body.size());
+    if (n < 0) return kWrong;
+    body.resize(static_cast<std::size_t>(n));
+    request->fd.reset();  // close
+
+    std::string verb;
+    try {
+        verb = nlohmann::json::parse(body).at("verb").get<std::string>();
+        const auto never = nlohmann::json::parse("{\"verb\": ");  // throws: unwinding works too
+        return never.is_object() ? kWrong : kWrong;
+    } catch (const nlohmann::json::parse_error&) {
+    }
+    const std::string name(request->bytes.begin(), request->bytes.end());
+    if (!send_message(3, as_bytes(name + ":" + verb))) return kWrong;
+    return 0;
+}
+
+int allocate_small_and_large() {
+    auto small = std::make_unique<char[]>(32);
+    std::memset(small.get(), 'a', 32);
+    // Past the mmap threshold: mmap, then realloc moves it (mremap), free (munmap).
+    constexpr std::size_t kLarge = 64 << 20;
+    void* large = std::malloc(kLarge);
+    if (large == nullptr) return kWrong;
+    std::memset(large, 'b', kLarge);
+    void* larger = std::realloc(large, 2 * kLarge);
+    if (larger == nullptr) return kWrong;
+    std::memset(larger, 'c', 2 * kLarge);
+    std::free(larger);
+    // Many small blocks: the heap grows (brk) and shrinks.
+    std::vector<std::string> many;
+    for (int i = 0; i < 20000; ++i) many.emplace_back(100, 'd');
+    many.clear();
+    many.shrink_to_fit();
+    return 0;
+}
+
+TEST(LockdownAllowed, ParserWorkloadRunsToExitZero) {
+    TempDir dir;
+    const auto request_path = dir.path() / "ping-20260101T000000Z-0001.json";
+    std::ofstream(request_path) << R"({"verb":"ping","requested_at":"2026-01-01T00:00:00Z"})"
+                                << '\n';
+
+    LockedChild child(
+        [] {
+            lock_or_exit();
+            // 1. An inherited fd (fd 0 here) can be read.
+            char inherited[32] = {};
+            if (::read(0, inherited, sizeof inherited - 1) != 14 ||
+                std::strcmp(inherited, "inherited-data") != 0) {
+                return kWrong;
+            }
+            // 2. Memory.
+            if (allocate_small_and_large() != 0) return kWrong;
+            // 3. recvmsg with an fd, read it, sendmsg the answer.
+            if (parser_like_round_trip() != 0) return kWrong;
+            // 4. fd 2.
+            static const char kLine[] = "locked child writes to stderr\n";
+            if (::write(2, kLine, sizeof kLine - 1) != sizeof kLine - 1) return kWrong;
+            return 0;
+        },
+        {.stdin_pipe = true, .stderr_pipe = true});
+
+    ASSERT_EQ(::write(child.stdin_w().get(), "inherited-data", 14), 14);
+    child.stdin_w().reset();
+    ASSERT_TRUE(child.wait_ready().has_value()) << child.read_stderr();
+
+    UniqueFd request(::open(request_path.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(request.valid());
+    ASSERT_TRUE(send_message_with_fd(child.socket(), as_bytes(request_path.filename().string()),
+                                     request.get()));
+    auto answer = recv_message(child.socket(), 256, FdPolicy::None);
+    ASSERT_TRUE(answer && answer->kind == Received::Kind::Message);
+    EXPECT_EQ(std::string(answer->bytes.begin(), answer->bytes.end()),
+              request_path.filename().string() + ":ping");
+
+    const int status = child.wait();
+    EXPECT_TRUE(exited_with(status, 0)) << describe_status(status);
+    EXPECT_EQ(child.read_stderr(), "locked child writes to stderr\n");
+}
+
+TEST(LockdownAllowed, ExitRunsAtexitHandlers) {
+    LockedChild child(
+        []() -> int {
+            lock_or_exit();
+            std::atexit([] { (void)!::write(2, "atexit ran\n", 11); });
+            std::exit(0);  // the parser's own way out: return from main
+        },
+        {.stderr_pipe = true});
+    ASSERT_TRUE(child.wait_ready().has_value());
+    const int status = child.wait();
+    EXPECT_TRUE(exited_with(status, 0)) << describe_status(status);
+    EXPECT_EQ(child.read_stderr(), "atexit ran\n");
+}
+
+TEST(LockdownAllowed, AbortEndsInSigabrtNotSigsys) {
+    LockedChild child([]() -> int {
+        lock_or_exit();
+        std::abort();
+    });
+    ASSERT_TRUE(child.wait_ready().has_value());
+    const int status = child.wait();
+    EXPECT_TRUE(killed_by(status, SIGABRT)) << describe_status(status);
+}
+
+TEST(LockdownAllowed, UncaughtExceptionEndsInSigabrt) {
+    LockedChild child(
+        [] {
+            lock_or_exit();
+            const auto never = nlohmann::json::parse("not json");  // uncaught: std::terminate
+            return never.is_null() ? kChildSurvived : kChildSurvived;
+        },
+        {.stderr_pipe = true});
+    ASSERT_TRUE(child.wait_ready().has_value());
+    const int status = child.wait();
+    EXPECT_TRUE(killed_by(status, SIGABRT)) << describe_status(status);
+    EXPECT_NE(child.read_stderr().find("terminate called"), std::string::npos);
+}
+
+TEST(LockdownAllowed, RecvmsgReportsEofWhenTheExecutorCloses) {
+    LockedChild child([] {
+        lock_or_exit();
+        auto got = recv_message(3, 64, FdPolicy::ExactlyOne);
+        return got && got->kind == Received::Kind::Eof ? 0 : kWrong;
+    });
+    ASSERT_TRUE(child.wait_ready().has_value());
+    ::shutdown(child.socket(), SHUT_RDWR);
+    const int status = child.wait();
+    EXPECT_TRUE(exited_with(status, 0)) << describe_status(status);
+}
+
+}  // namespace
+}  // namespace hb::sandbox::test
