@@ -101,8 +101,8 @@ Result<Received> recv_impl(int sock, std::size_t max_size, FdPolicy policy) {
     }
     const std::size_t want = policy == FdPolicy::ExactlyOne ? 1 : 0;
     if (fds.size() != want) {
-        return make_error("recvmsg: expected " + std::to_string(want) + " fd, got " +
-                          std::to_string(fds.size()));
+        return make_error("recvmsg: " + std::to_string(fds.size()) + " fds attached, expected " +
+                          std::to_string(want));
     }
     if (want == 1) out.fd = std::move(fds[0]);
     out.bytes.resize(static_cast<std::size_t>(n));
