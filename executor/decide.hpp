@@ -1,0 +1,59 @@
+// The one step of the drain that decides about an accepted request and, when
+// it may, runs it. Everything before it (claim, classify, parse) and after
+// it (audit of the outcome, response, archive) belongs to the drain; this
+// step only returns what happened.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "executor/audit_log.hpp"
+#include "executor/config.hpp"
+#include "executor/responses.hpp"
+#include "executor/spool.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb::exec {
+
+// What the drain lends to the step. The step may audit (`started`, synced,
+// before any spawn) and publish a `running` response; the terminal audit
+// event and response are the drain's.
+struct DrainContext {
+    const Config& config;
+    const Spool& spool;
+    AuditLog& audit;
+    const ResponseWriter& responses;
+};
+
+// A request the drain claimed into processing/ and the parser accepted.
+struct Claimed {
+    std::string name;  // on-schema basename, in processing/
+};
+
+enum class FinalState { Done, Failed, Denied, Expired };
+
+struct Decision {
+    FinalState state = FinalState::Denied;
+    ReasonCode reason = ReasonCode::None;
+    // The full reason sentence for a code that carries a detail ("timeout
+    // after 300 s", "rate limited: retry in 40 s"); empty: reason_text(reason).
+    std::string reason_detail;
+    std::optional<int> exit_code;             // only when a command ran
+    std::optional<std::string> output;        // raw bytes; the drain trims and repairs them
+    std::optional<std::string> log;           // "archive/<name>.log" when a command ran
+    std::optional<std::int64_t> duration_ms;  // the command's run time
+};
+
+// The reason text a Decision stands for (null when it has none).
+inline std::optional<std::string> decision_reason(const Decision& decision) {
+    if (!decision.reason_detail.empty()) return decision.reason_detail;
+    if (decision.reason == ReasonCode::None) return std::nullopt;
+    return std::string(reason_text(decision.reason));
+}
+
+// Decides (expiry, policy, support, integrity gate, rate limit) and runs.
+// Called only for an Accept verdict.
+Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict);
+
+}  // namespace hb::exec

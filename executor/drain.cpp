@@ -1,0 +1,526 @@
+#include "executor/drain.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "executor/evidence.hpp"
+#include "executor/request_name.hpp"
+
+namespace hb::exec {
+namespace {
+
+constexpr std::string_view kStuckPrefix = ".stuck-";
+constexpr const char* kLockName = "drain.lock";
+constexpr const char* kMirrorName = "audit.jsonl";
+constexpr std::size_t kMirrorBytes = 1 << 20;
+// Pruning lists two directories; `watch` does it at most this often.
+constexpr auto kPruneInterval = std::chrono::minutes(1);
+constexpr std::time_t kDay = 24 * 60 * 60;
+
+std::time_t wall_now() {
+    return std::time(nullptr);
+}
+
+bool is_stuck_name(std::string_view name) {
+    return name.starts_with(kStuckPrefix);
+}
+
+ResponseState response_state(FinalState state) {
+    switch (state) {
+        case FinalState::Done:
+            return ResponseState::Done;
+        case FinalState::Failed:
+            return ResponseState::Failed;
+        case FinalState::Denied:
+            return ResponseState::Denied;
+        case FinalState::Expired:
+            return ResponseState::Expired;
+    }
+    return ResponseState::Denied;
+}
+
+AuditEvent audit_event(FinalState state) {
+    switch (state) {
+        case FinalState::Done:
+            return AuditEvent::Succeeded;
+        case FinalState::Failed:
+            return AuditEvent::Failed;
+        case FinalState::Denied:
+            return AuditEvent::Denied;
+        case FinalState::Expired:
+            return AuditEvent::Expired;
+    }
+    return AuditEvent::Denied;
+}
+
+Result<void> check_parser_binary(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        return make_error("parser " + path + ": " + std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
+        return make_error("parser " + path + " is not an executable file");
+    }
+    return {};
+}
+
+// The single-flight lock lives in the host state dir, never in the spool.
+Result<UniqueFd> open_lock(const std::string& state_dir) {
+    const std::string path = state_dir + "/" + kLockName;
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return make_error("cannot open the lock file " + path + ": " + std::strerror(errno));
+    return fd;
+}
+
+class LockHold {
+  public:
+    explicit LockHold(int fd) : fd_(fd) {}
+    ~LockHold() { ::flock(fd_, LOCK_UN); }
+    LockHold(const LockHold&) = delete;
+    LockHold& operator=(const LockHold&) = delete;
+
+  private:
+    int fd_;
+};
+
+AuditRecord record(AuditEvent event, const std::string& name, std::optional<std::string> reason) {
+    AuditRecord r;
+    r.event = event;
+    r.request = name;
+    r.reason = std::move(reason);
+    return r;
+}
+
+Response response(ResponseState state, const std::string& name, std::string reason) {
+    Response r;
+    r.state = state;
+    r.request = name;
+    r.updated_at = wall_now();
+    r.reason = std::move(reason);
+    return r;
+}
+
+}  // namespace
+
+// One finished request: what the audit log records, what the agent is told
+// and where the file goes, done in that order.
+struct Drain::Finish {
+    enum class To { Archive, Quarantine, Nowhere };
+    SpoolDir from = SpoolDir::Processing;
+    std::string name;
+    AuditRecord record;
+    std::optional<Response> response;
+    To to = To::Archive;
+};
+
+Drain::Drain(Config config, Spool spool, AuditLog audit, UniqueFd lock_fd)
+    : config_(std::move(config)),
+      spool_(std::move(spool)),
+      audit_(std::move(audit)),
+      lock_fd_(std::move(lock_fd)),
+      responses_(spool_, FileMode{config_.file_mode, config_.agent_gid}),
+      parser_(config_.parser, Startup{config_.services, config_.buildable}),
+      started_(std::chrono::steady_clock::now()) {}
+
+Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
+    const bool root = ::geteuid() == 0;
+    if (root && !options.allow_root) {
+        return make_error("refusing to run as root without --allow-root");
+    }
+    auto config = load_config(options.config_path);
+    if (!config) return config.error();  // names the file and the key
+    if (root && !config->allow_root) {
+        return make_error("refusing to run as root: " + options.config_path +
+                          " does not set allow_root");
+    }
+    if (auto parser = check_parser_binary(config->parser); !parser) return parser.error();
+    auto spool = Spool::open(config->project_dir, config->spool_dir);
+    if (!spool) return spool.error();
+    auto audit = AuditLog::open(config->state_dir);
+    if (!audit) {
+        return make_error("the audit log in " + config->state_dir +
+                          " cannot be written: " + audit.error().message);
+    }
+    auto lock = open_lock(config->state_dir);
+    if (!lock) return lock.error();
+    return std::unique_ptr<Drain>(
+        new Drain(std::move(*config), std::move(*spool), std::move(*audit), std::move(*lock)));
+}
+
+void Drain::warn(const std::string& message) {
+    std::fprintf(stderr, "hostbridge-executor: %s\n", message.c_str());
+}
+
+CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
+    failure_.clear();
+    CycleEnd end = CycleEnd::Drained;
+    bool held = false;
+    for (;;) {
+        // Step 3, before the lock: several drains may start at once and
+        // every request they see is acknowledged, whichever wins.
+        if (auto acked = acknowledge(); !acked) {
+            failure_ = acked.error().message;
+            end = CycleEnd::Failed;
+            break;
+        }
+        // Step 4.
+        if (::flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
+            end = errno == EWOULDBLOCK ? CycleEnd::Busy : CycleEnd::Failed;
+            if (end == CycleEnd::Failed) failure_ = "cannot take the drain lock";
+            break;
+        }
+        held = true;
+        {
+            LockHold hold(lock_fd_.get());
+            // Steps 5 and 6.
+            if (auto recovered = recover(); !recovered) {
+                failure_ = recovered.error().message;
+                end = CycleEnd::Failed;
+            } else {
+                end = claim_loop(stop, enforce_budget);
+            }
+        }
+        // Step 7: unlocked, look once more.
+        if (end != CycleEnd::Drained || !pending()) break;
+    }
+    if (held) {
+        if (end == CycleEnd::Drained) prune_if_due();
+        mirror_audit_log();
+    }
+    return end;
+}
+
+Result<void> Drain::acknowledge() {
+    auto names = spool_.list(SpoolDir::Requests);
+    if (!names) return names.error();
+    const std::time_t now = wall_now();
+    for (const std::string& name : *names) {
+        // Only on-schema names get responses; a name already in archive/ is
+        // a replay, and its response belongs to the original.
+        if (!is_request_name(name) || responses_.has_response(name) ||
+            spool_.contains(SpoolDir::Archive, name)) {
+            continue;
+        }
+        auto published = responses_.acknowledge(name, now);
+        if (!published) {
+            warn("cannot acknowledge " + name + ": " + published.error().message);
+            continue;
+        }
+        if (!*published) continue;  // another drain answered first
+        if (auto logged = audit_.append(record(AuditEvent::Queued, name, std::nullopt)); !logged) {
+            return make_error("the audit log cannot be written (" + logged.error().message +
+                              "); stopping before anything runs");
+        }
+    }
+    return {};
+}
+
+Result<void> Drain::recover() {
+    auto names = spool_.list(SpoolDir::Processing);
+    if (!names) return names.error();
+    for (const std::string& name : *names) {
+        auto inspected = spool_.inspect(SpoolDir::Processing, name);
+        if (!inspected) continue;  // gone meanwhile
+        const struct stat& st = inspected->st;
+        // It may have run: it is never run again, whatever it is.
+        const bool on_schema = is_request_name(name);
+        const bool replay = on_schema && spool_.contains(SpoolDir::Archive, name);
+        const bool plain = on_schema && !replay && S_ISREG(st.st_mode) && st.st_nlink == 1;
+        Finish f;
+        f.name = name;
+        f.record = record(AuditEvent::Interrupted, name,
+                          std::string(reason_text(ReasonCode::Interrupted)));
+        f.to = plain ? Finish::To::Archive : Finish::To::Quarantine;
+        if (on_schema && !replay) {
+            f.response = response(ResponseState::Failed, name, *f.record.reason);
+        }
+        if (!plain) {
+            UniqueFd read_fd;
+            if (auto opened = spool_.open_for_reading(SpoolDir::Processing, name, *inspected)) {
+                read_fd = std::move(*opened);
+            }
+            *f.record.reason += std::string("; ") + (replay ? "request name already used; " : "") +
+                                describe_evidence(st, read_fd.get());
+        }
+        if (auto finished = finish(f); !finished) return finished.error();
+    }
+    return {};
+}
+
+CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budget) {
+    for (;;) {
+        auto names = spool_.list(SpoolDir::Requests);
+        if (!names) {
+            failure_ = names.error().message;
+            return CycleEnd::Failed;
+        }
+        bool any = false;
+        // One listing is handled in name order (oldest first); what arrives
+        // meanwhile is picked up by the next listing.
+        for (const std::string& name : *names) {
+            if (is_stuck_name(name) || skip_.contains(name)) continue;
+            any = true;
+            if (stop && stop()) return CycleEnd::Stopped;
+            if (enforce_budget && over_budget(name)) return CycleEnd::BudgetReached;
+            if (auto handled = handle(name); !handled) {
+                failure_ = handled.error().message;
+                return CycleEnd::Failed;
+            }
+        }
+        if (!any) return CycleEnd::Drained;
+    }
+}
+
+Result<void> Drain::handle(const std::string& name) {
+    // Claim: RENAME_NOREPLACE, so nothing already in processing/ is lost.
+    const int err = spool_.move(SpoolDir::Requests, SpoolDir::Processing, name, true);
+    if (err == ENOENT) return {};  // lost the race: it is gone
+    if (err == EEXIST) {
+        // processing/ already holds this name (planted there): a replay.
+        auto inspected = spool_.inspect(SpoolDir::Requests, name);
+        Finish f;
+        f.from = SpoolDir::Requests;
+        f.name = name;
+        f.to = Finish::To::Quarantine;
+        f.record = record(AuditEvent::Denied, name,
+                          std::string(reason_text(ReasonCode::NameAlreadyUsed)) +
+                              (inspected ? "; " + describe_evidence(inspected->st, -1) : ""));
+        return finish(f);
+    }
+    if (err != 0) return mark_stuck(name, err);
+    return handle_claimed(name);
+}
+
+Result<void> Drain::handle_claimed(const std::string& name) {
+    const bool on_schema = is_request_name(name);
+    auto inspected = spool_.inspect(SpoolDir::Processing, name);
+    if (!inspected) {
+        // Only the agent could have taken it out of processing/ meanwhile.
+        Finish f;
+        f.name = name;
+        f.to = Finish::To::Nowhere;
+        f.record = record(
+            AuditEvent::Denied, name,
+            std::string(reason_text(ReasonCode::Unreadable)) + "; " + inspected.error().message);
+        if (on_schema) {
+            f.response = response(ResponseState::Denied, name,
+                                  std::string(reason_text(ReasonCode::Unreadable)));
+        }
+        return finish(f);
+    }
+    const struct stat& st = inspected->st;
+    // Only a regular file is ever opened for reading; a FIFO or a device
+    // never is, and the reopen goes to the very inode just inspected.
+    UniqueFd read_fd;
+    std::string read_error;
+    if (S_ISREG(st.st_mode)) {
+        auto opened = spool_.open_for_reading(SpoolDir::Processing, name, *inspected);
+        if (opened) {
+            read_fd = std::move(*opened);
+        } else {
+            read_error = opened.error().message;
+        }
+    }
+    const auto evidence = [&] { return describe_evidence(st, read_fd.get()); };
+
+    if (!on_schema)
+        return quarantine(SpoolDir::Processing, name, ReasonCode::NameSchema, evidence(), false);
+    if (spool_.contains(SpoolDir::Archive, name)) {
+        Finish f;
+        f.name = name;
+        f.to = Finish::To::Quarantine;
+        f.record =
+            record(AuditEvent::Denied, name,
+                   std::string(reason_text(ReasonCode::NameAlreadyUsed)) + "; " + evidence());
+        return finish(f);  // no response: that name's response is the original's
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return quarantine(SpoolDir::Processing, name, ReasonCode::NotRegularFile, evidence(), true);
+    }
+    if (!read_fd) {
+        return quarantine(SpoolDir::Processing, name, ReasonCode::Unreadable,
+                          evidence() + "; " + read_error, true);
+    }
+    if (st.st_nlink > 1) {
+        return quarantine(SpoolDir::Processing, name, ReasonCode::TooManyLinks, evidence(), true);
+    }
+    if (st.st_size > static_cast<off_t>(kMaxBody)) {
+        return quarantine(SpoolDir::Processing, name, ReasonCode::BodyTooLarge, evidence(), true);
+    }
+
+    auto verdict = parser_.classify(read_fd.get(), name);
+    if (!verdict) {
+        warn("parser failure on " + name + ": " + verdict.error().message);
+        Finish f;
+        f.name = name;
+        const std::string text(reason_text(ReasonCode::ParserFailure));
+        f.record = record(AuditEvent::Denied, name, text);
+        f.response = response(ResponseState::Denied, name, text);
+        return finish(f);
+    }
+    switch (verdict->outcome) {
+        case Outcome::Quarantine:
+            return quarantine(SpoolDir::Processing, name, verdict->reason, evidence(), true);
+        case Outcome::Deny: {
+            Finish f;
+            f.name = name;
+            const std::string text(reason_text(verdict->reason));
+            f.record = record(AuditEvent::Denied, name, text);
+            f.response = response(ResponseState::Denied, name, text);
+            f.record.verb = f.response->verb = verdict->verb;
+            if (verdict->arg_index != kNoArg) {
+                f.record.arg = f.response->arg = config_.services.at(verdict->arg_index);
+            }
+            if (verdict->requested_at != kNoTime) f.response->requested_at = verdict->requested_at;
+            return finish(f);
+        }
+        case Outcome::Accept:
+            return handle_accepted(name, *verdict);
+    }
+    return {};
+}
+
+Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verdict) {
+    DrainContext context{config_, spool_, audit_, responses_};
+    const Decision decision = decide_and_run(context, Claimed{name}, verdict);
+    Finish f;
+    f.name = name;
+    f.record.event = audit_event(decision.state);
+    f.record.request = name;
+    f.record.verb = verdict.verb;
+    if (verdict.arg_index != kNoArg) f.record.arg = config_.services.at(verdict.arg_index);
+    f.record.reason = decision_reason(decision);
+    f.record.exit_code = decision.exit_code;
+    f.record.duration_ms = decision.duration_ms;
+
+    Response r;
+    r.state = response_state(decision.state);
+    r.request = name;
+    r.verb = verdict.verb;
+    r.arg = f.record.arg;
+    r.requested_at = verdict.requested_at;
+    r.updated_at = wall_now();
+    r.exit_code = decision.exit_code;
+    r.reason = f.record.reason;
+    r.output = decision.output;
+    r.log = decision.log;
+    f.response = std::move(r);
+    return finish(f);
+}
+
+Result<void> Drain::quarantine(SpoolDir from, const std::string& name, ReasonCode code,
+                               const std::string& evidence, bool respond) {
+    Finish f;
+    f.from = from;
+    f.name = name;
+    f.to = Finish::To::Quarantine;
+    const std::string text(reason_text(code));
+    f.record = record(AuditEvent::Quarantined, name, text + "; " + evidence);
+    if (respond) f.response = response(ResponseState::Denied, name, text);
+    return finish(f);
+}
+
+Result<void> Drain::finish(const Finish& f) {
+    auto audited = audit_.append(f.record);
+    if (f.response) {
+        if (auto published = responses_.publish(*f.response); !published) {
+            warn("cannot publish the response of " + f.name + ": " + published.error().message);
+        }
+    }
+    switch (f.to) {
+        case Finish::To::Archive: {
+            const int err = spool_.move(f.from, SpoolDir::Archive, f.name, true);
+            if (err == EEXIST) {
+                // Something took that name in archive/ meanwhile: keep both.
+                if (auto kept = spool_.quarantine(f.from, f.name); !kept) {
+                    warn("cannot quarantine a request: " + kept.error().message);
+                }
+            } else if (err != 0 && err != ENOENT) {
+                warn("cannot archive a request: " + std::string(std::strerror(err)));
+            }
+            break;
+        }
+        case Finish::To::Quarantine:
+            if (auto kept = spool_.quarantine(f.from, f.name); !kept) {
+                warn("cannot quarantine a request: " + kept.error().message);
+            }
+            break;
+        case Finish::To::Nowhere:
+            break;
+    }
+    if (!audited) {
+        return make_error("the audit log cannot be written (" + audited.error().message +
+                          "); stopping before anything else runs");
+    }
+    return {};
+}
+
+Result<void> Drain::mark_stuck(const std::string& name, int err) {
+    AuditRecord r =
+        record(AuditEvent::Stuck, name,
+               std::string(reason_text(ReasonCode::Stuck)) + " (" + std::strerror(err) + ")");
+    if (auto marked = spool_.mark_stuck(name); marked) {
+        *r.reason += "; renamed within requests/ with the prefix .stuck-";
+    } else {
+        skip_.insert(name);
+        *r.reason += "; left in place: " + marked.error().message;
+    }
+    if (auto logged = audit_.append(r); !logged) {
+        return make_error("the audit log cannot be written (" + logged.error().message +
+                          "); stopping before anything else runs");
+    }
+    return {};
+}
+
+bool Drain::pending() const {
+    auto names = spool_.list(SpoolDir::Requests);
+    if (!names) return false;
+    for (const std::string& name : *names) {
+        if (!is_stuck_name(name) && !skip_.contains(name)) return true;
+    }
+    return false;
+}
+
+bool Drain::over_budget(const std::string& name) const {
+    // The name's verb is the body's (the parser denies a mismatch), and a
+    // denied request is quick; ping runs nothing.
+    const auto text = request_name_verb(name);
+    const auto verb = text ? verb_from_name(*text) : std::nullopt;
+    const int cost = (verb && *verb != Verb::Ping) ? config_.timeouts.for_verb(*verb) : 0;
+    const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::steady_clock::now() - started_);
+    return elapsed.count() + cost > config_.drain.time_budget_seconds;
+}
+
+void Drain::prune_if_due() {
+    const auto now = std::chrono::steady_clock::now();
+    if (last_prune_ && now - *last_prune_ < kPruneInterval) return;
+    last_prune_ = now;
+    const std::time_t wall = wall_now();
+    if (auto pruned = spool_.prune(SpoolDir::Archive, wall - config_.retention.archive_days * kDay);
+        !pruned) {
+        warn("cannot prune archive/: " + pruned.error().message);
+    }
+    if (auto pruned =
+            spool_.prune(SpoolDir::Responses, wall - config_.retention.responses_days * kDay);
+        !pruned) {
+        warn("cannot prune responses/: " + pruned.error().message);
+    }
+}
+
+void Drain::mirror_audit_log() {
+    // Best effort: the authoritative log is the one in the state dir.
+    auto tail = audit_.tail(kMirrorBytes);
+    if (!tail) return;
+    (void)spool_.publish(SpoolDir::Diagnostics, kMirrorName, *tail, Publish::Replace,
+                         FileMode{config_.file_mode, config_.agent_gid});
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,89 @@
+// The drain: steps 1-7 of architecture.md "The drain, step by step", and
+// nothing else. Deciding and running an accepted request is one call into
+// decide.hpp; waiting for more work is the caller's (main.cpp, wakeup.hpp).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "executor/audit_log.hpp"
+#include "executor/config.hpp"
+#include "executor/decide.hpp"
+#include "executor/parser_client.hpp"
+#include "executor/responses.hpp"
+#include "executor/spool.hpp"
+#include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+
+struct DrainOptions {
+    std::string config_path;
+    bool allow_root = false;  // --allow-root
+};
+
+enum class CycleEnd {
+    Drained,        // requests/ is empty (but for stuck entries)
+    Busy,           // another drain holds the lock: it will do the work
+    BudgetReached,  // the next request could outlast drain.time_budget_seconds
+    Stopped,        // SIGTERM/SIGINT, acted on between requests
+    Failed,         // cannot go on safely (the audit log cannot be written): failure()
+};
+
+class Drain {
+  public:
+    // Step 1 and 2, and every other check that must pass before the spool is
+    // touched: --allow-root, bridge.json, the parser binary, the pinned
+    // spool, the audit log, the lock file. The error is one sentence.
+    static Result<std::unique_ptr<Drain>> prepare(const DrainOptions& options);
+
+    // Steps 3-7 once: acknowledge, lock (busy: return), recover, claim and
+    // handle requests until requests/ is empty, unlock, look again, prune,
+    // mirror the audit log into diagnostics/. `stop` is asked between
+    // requests. With `enforce_budget`, a request whose verb timeout could
+    // carry the drain past drain.time_budget_seconds is left for the next.
+    CycleEnd cycle(const std::function<bool()>& stop, bool enforce_budget);
+
+    [[nodiscard]] const Spool& spool() const { return spool_; }
+    [[nodiscard]] const Config& config() const { return config_; }
+    [[nodiscard]] const std::string& failure() const { return failure_; }
+    // When the drain started (for the time budget).
+    [[nodiscard]] std::chrono::steady_clock::time_point started() const { return started_; }
+
+  private:
+    Drain(Config config, Spool spool, AuditLog audit, UniqueFd lock_fd);
+
+    struct Finish;  // one outcome: audit record, response, where the file goes
+    Result<void> acknowledge();
+    Result<void> recover();
+    CycleEnd claim_loop(const std::function<bool()>& stop, bool enforce_budget);
+    Result<void> handle(const std::string& name);
+    Result<void> handle_claimed(const std::string& name);
+    Result<void> handle_accepted(const std::string& name, const Verdict& verdict);
+    Result<void> quarantine(SpoolDir from, const std::string& name, ReasonCode code,
+                            const std::string& evidence, bool respond);
+    Result<void> finish(const Finish& outcome);
+    Result<void> mark_stuck(const std::string& name, int err);
+    [[nodiscard]] bool pending() const;
+    [[nodiscard]] bool over_budget(const std::string& name) const;
+    void prune_if_due();
+    void mirror_audit_log();
+    void warn(const std::string& message);
+
+    Config config_;
+    Spool spool_;
+    AuditLog audit_;
+    UniqueFd lock_fd_;
+    ResponseWriter responses_;
+    ParserClient parser_;
+    std::chrono::steady_clock::time_point started_;
+    std::optional<std::chrono::steady_clock::time_point> last_prune_;
+    std::set<std::string> skip_;  // entries that could not even be marked stuck
+    std::string failure_;
+};
+
+}  // namespace hb::exec

@@ -1,0 +1,45 @@
+#include "executor/evidence.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "executor/sha256.hpp"
+
+namespace hb::exec {
+
+std::string file_type_name(mode_t mode) {
+    if (S_ISREG(mode)) return "regular file";
+    if (S_ISDIR(mode)) return "directory";
+    if (S_ISLNK(mode)) return "symlink";
+    if (S_ISFIFO(mode)) return "fifo";
+    if (S_ISSOCK(mode)) return "socket";
+    if (S_ISCHR(mode)) return "character device";
+    if (S_ISBLK(mode)) return "block device";
+    return "unknown file type";
+}
+
+std::string describe_evidence(const struct stat& st, int read_fd) {
+    std::string out = file_type_name(st.st_mode) + ", " + std::to_string(st.st_size) + " bytes, ";
+    if (!S_ISREG(st.st_mode)) return out + "sha256 not computed (not a regular file)";
+    if (read_fd < 0) return out + "sha256 not computed (not readable)";
+    if (st.st_size > static_cast<off_t>(kMaxHashedBytes)) {
+        return out + "sha256 not computed (over 1 MiB)";
+    }
+    // One byte over the cap tells a file that grew since fstat.
+    std::string bytes(kMaxHashedBytes + 1, '\0');
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+        const ssize_t n =
+            ::pread(read_fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return out + "sha256 not computed (read error)";
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    if (got > kMaxHashedBytes) return out + "sha256 not computed (over 1 MiB)";
+    bytes.resize(got);
+    return out + "sha256 " + sha256_hex(bytes);
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,70 @@
+// Supervision of the untrusted parser process: spawn it (fork+exec, socket
+// on fd 3, nothing else inherited), send it the service enumeration, and do
+// one bounded round trip per request. Whatever goes wrong on its side (a
+// crash, a hang, a short or garbage verdict) costs exactly that request a
+// `parser failure` denial: the process is killed and reaped, and the next
+// request gets a fresh one. Nothing here can hang the drain.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb::exec {
+
+// The parser process, killed (SIGKILL) and reaped when this goes away.
+class ParserChild {
+  public:
+    ParserChild() = default;
+    explicit ParserChild(pid_t pid) : pid_(pid) {}
+    ~ParserChild() { kill_and_reap(); }
+    ParserChild(const ParserChild&) = delete;
+    ParserChild& operator=(const ParserChild&) = delete;
+    ParserChild(ParserChild&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
+    ParserChild& operator=(ParserChild&& other) noexcept;
+
+    [[nodiscard]] pid_t pid() const { return pid_; }
+    void kill_and_reap();
+
+  private:
+    pid_t pid_ = -1;
+};
+
+class ParserClient {
+  public:
+    static constexpr std::chrono::milliseconds kRoundTripTimeout{2000};
+
+    // `parser_path`: absolute path of hostbridge-parser (bridge.json `parser`).
+    ParserClient(std::string parser_path, Startup startup);
+
+    // Classifies one request: `fd` is open for reading, `basename` its name.
+    // Starts the parser first when none runs. An error means "parser
+    // failure" for this request; the parser is gone by then.
+    Result<Verdict> classify(int fd, std::string_view basename);
+
+    // The running parser's pid, or -1 (tests and benchmarks).
+    [[nodiscard]] pid_t pid() const { return child_.pid(); }
+    // Kills and reaps the running parser, if any.
+    void stop();
+
+  private:
+    Result<void> start();
+    Result<Verdict> round_trip(int fd, std::string_view basename);
+    Result<void> check_trust(const Verdict& verdict, std::string_view basename) const;
+
+    std::string path_;
+    Startup startup_;
+    std::uint32_t next_seq_ = 1;
+    UniqueFd sock_;
+    ParserChild child_;
+};
+
+}  // namespace hb::exec

@@ -1,0 +1,343 @@
+#include "executor/spool.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+namespace hb::exec {
+namespace {
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr std::string_view kStuckPrefix = ".stuck-";
+constexpr std::size_t kNameMax = NAME_MAX;
+constexpr int kMaxQuarantineSuffix = 99;
+constexpr std::size_t kShortenedName = 200;  // leaves room for "." + 16 hex digits
+
+std::string errno_text(int err) {
+    return std::strerror(err);
+}
+
+// What an open failure means for a directory that must be a real one.
+std::string describe_dir_error(const std::string& path, int err) {
+    switch (err) {
+        case ELOOP:
+            return path + " is or contains a symlink";
+        case ENOTDIR:
+            return path + " is not a directory (or has a non-directory on the way)";
+        case ENOENT:
+            return path + " does not exist";
+        case EXDEV:
+            return path + " escapes the project directory";
+        default:
+            return path + ": " + errno_text(err);
+    }
+}
+
+// Each component opened with O_NOFOLLOW|O_DIRECTORY: every component is the
+// last one of its own open, so none can be a symlink.
+Result<UniqueFd> walk_beneath(int dirfd, const std::vector<std::string>& parts,
+                              const std::string& path) {
+    UniqueFd current;
+    int at = dirfd;
+    for (const std::string& part : parts) {
+        UniqueFd next(::openat(at, part.c_str(), kDirFlags));
+        if (!next) return make_error(describe_dir_error(path, errno));
+        current = std::move(next);
+        at = current.get();
+    }
+    return current;
+}
+
+Result<UniqueFd> open_beneath(int dirfd, const std::vector<std::string>& parts,
+                              const std::string& path, Spool::Resolve resolve) {
+    if (resolve == Spool::Resolve::Auto) {
+        std::string rel;
+        for (const std::string& part : parts) rel += (rel.empty() ? "" : "/") + part;
+        struct open_how how {};
+        how.flags = kDirFlags;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        // glibc 2.36 has no openat2 wrapper.
+        const long fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
+        if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+        if (errno != ENOSYS) return make_error(describe_dir_error(path, errno));
+    }
+    return walk_beneath(dirfd, parts, path);
+}
+
+// "a/b/c" -> {"a","b","c"}; empty, "." and ".." components are refused.
+Result<std::vector<std::string>> split_relative(std::string_view rel, const std::string& path) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= rel.size()) {
+        const std::size_t slash = std::min(rel.find('/', start), rel.size());
+        const std::string_view part = rel.substr(start, slash - start);
+        if (part.empty() || part == "." || part == "..") {
+            return make_error(path + " must be a plain path beneath the project directory");
+        }
+        parts.emplace_back(part);
+        start = slash + 1;
+    }
+    return parts;
+}
+
+std::string strip_trailing_slashes(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+}
+
+}  // namespace
+
+std::string_view spool_dir_name(SpoolDir dir) {
+    switch (dir) {
+        case SpoolDir::Tmp:
+            return "tmp";
+        case SpoolDir::Requests:
+            return "requests";
+        case SpoolDir::Processing:
+            return "processing";
+        case SpoolDir::Responses:
+            return "responses";
+        case SpoolDir::Archive:
+            return "archive";
+        case SpoolDir::Quarantine:
+            return "quarantine";
+        case SpoolDir::Diagnostics:
+            return "diagnostics";
+    }
+    return "?";
+}
+
+std::string random_hex(std::size_t bytes) {
+    std::string raw(bytes, '\0');
+    std::size_t got = 0;
+    while (got < bytes) {
+        const ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        // getrandom on an initialised pool does not fail; abort rather than
+        // hand out a predictable name.
+        if (n <= 0) std::abort();
+        got += static_cast<std::size_t>(n);
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes * 2);
+    for (unsigned char c : raw) {
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+    }
+    return out;
+}
+
+Result<Spool> Spool::open(const std::string& project_dir_in, const std::string& spool_dir_in,
+                          Resolve resolve) {
+    const std::string project_dir = strip_trailing_slashes(project_dir_in);
+    const std::string spool_dir = strip_trailing_slashes(spool_dir_in);
+    const std::string prefix = project_dir == "/" ? "/" : project_dir + "/";
+    if (spool_dir.size() <= prefix.size() || spool_dir.compare(0, prefix.size(), prefix) != 0) {
+        return make_error("spool_dir " + spool_dir + " does not lie inside project_dir " +
+                          project_dir);
+    }
+    auto parts = split_relative(std::string_view(spool_dir).substr(prefix.size()), spool_dir);
+    if (!parts) return parts.error();
+
+    UniqueFd project(::open(project_dir.c_str(), kDirFlags));
+    if (!project) return make_error("project_dir " + describe_dir_error(project_dir, errno));
+
+    Spool spool;
+    spool.path_ = spool_dir;
+    auto root = open_beneath(project.get(), *parts, "spool " + spool_dir, resolve);
+    if (!root) return root.error();
+    spool.root_ = std::move(*root);
+    struct stat root_st {};
+    if (::fstat(spool.root_.get(), &root_st) != 0 || !S_ISDIR(root_st.st_mode)) {
+        return make_error("spool " + spool_dir + " is not a directory");
+    }
+
+    for (SpoolDir dir : kAllSpoolDirs) {
+        const std::string name(spool_dir_name(dir));
+        const std::string path = spool_dir + "/" + name;
+        auto sub = open_beneath(spool.root_.get(), {name}, "spool directory " + path, resolve);
+        if (!sub) return sub.error();
+        struct stat st {};
+        if (::fstat(sub->get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+            return make_error("spool directory " + path + " is not a directory");
+        }
+        // Renames between subdirectories must stay on one filesystem; a
+        // mount planted over one of them is refused.
+        if (st.st_dev != root_st.st_dev) {
+            return make_error("spool directory " + path + " is on another device than the spool");
+        }
+        spool.dirs_[static_cast<std::size_t>(dir)] = std::move(*sub);
+    }
+    return spool;
+}
+
+int Spool::fd(SpoolDir dir) const {
+    return dirs_[static_cast<std::size_t>(dir)].get();
+}
+
+Result<std::vector<std::string>> Spool::list(SpoolDir dir) const {
+    // A fresh fd for the directory stream: the pinned one keeps no position.
+    const int dup = ::openat(fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dup < 0) return make_error("cannot list " + std::string(spool_dir_name(dir)) + "/");
+    DIR* stream = ::fdopendir(dup);
+    if (stream == nullptr) {
+        ::close(dup);
+        return make_error("cannot list " + std::string(spool_dir_name(dir)) + "/");
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (const dirent* entry = ::readdir(stream)) {
+        const std::string_view name = entry->d_name;
+        if (name != "." && name != "..") names.emplace_back(name);
+    }
+    const int err = errno;
+    ::closedir(stream);
+    if (err != 0) {
+        return make_error("cannot list " + std::string(spool_dir_name(dir)) +
+                          "/: " + errno_text(err));
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool Spool::contains(SpoolDir dir, const std::string& name) const {
+    struct stat st {};
+    return ::fstatat(fd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int Spool::move(SpoolDir from, SpoolDir to, const std::string& name, bool no_replace) const {
+    const int rc = ::renameat2(fd(from), name.c_str(), fd(to), name.c_str(),
+                               no_replace ? RENAME_NOREPLACE : 0);
+    return rc == 0 ? 0 : errno;
+}
+
+Result<std::string> Spool::quarantine(SpoolDir from, const std::string& name) const {
+    const auto try_name = [&](const std::string& target) {
+        return ::renameat2(fd(from), name.c_str(), fd(SpoolDir::Quarantine), target.c_str(),
+                           RENAME_NOREPLACE) == 0
+                   ? 0
+                   : errno;
+    };
+    int err = try_name(name);
+    if (err == 0) return name;
+    for (int i = 1; err == EEXIST && i <= kMaxQuarantineSuffix; ++i) {
+        const std::string target = name + "." + std::to_string(i);
+        if (target.size() > kNameMax) break;
+        err = try_name(target);
+        if (err == 0) return target;
+    }
+    // Taken 99 times over, or too long for a suffix: a random one on a
+    // shortened name. A collision of 64 random bits is only retried.
+    for (int attempt = 0; (err == EEXIST || err == ENAMETOOLONG) && attempt < 8; ++attempt) {
+        const std::string target = name.substr(0, kShortenedName) + "." + random_hex(8);
+        err = try_name(target);
+        if (err == 0) return target;
+    }
+    return make_error("cannot move into quarantine/: " + errno_text(err));
+}
+
+Result<std::string> Spool::mark_stuck(const std::string& name) const {
+    const std::string target = std::string(kStuckPrefix) + name;
+    if (target.size() > kNameMax) return make_error("name too long to mark as stuck");
+    if (::renameat2(fd(SpoolDir::Requests), name.c_str(), fd(SpoolDir::Requests), target.c_str(),
+                    RENAME_NOREPLACE) != 0) {
+        return make_error("cannot rename within requests/: " + errno_text(errno));
+    }
+    return target;
+}
+
+Result<Inspected> Spool::inspect(SpoolDir dir, const std::string& name) const {
+    Inspected out;
+    out.path_fd.reset(::openat(fd(dir), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!out.path_fd) return make_error("cannot look at the file: " + errno_text(errno));
+    if (::fstat(out.path_fd.get(), &out.st) != 0) {
+        return make_error("cannot stat the file: " + errno_text(errno));
+    }
+    return out;
+}
+
+Result<UniqueFd> Spool::open_for_reading(SpoolDir dir, const std::string& name,
+                                         const Inspected& inspected) const {
+    if (!S_ISREG(inspected.st.st_mode)) return make_error("not a regular file");
+    constexpr int kReadFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    char proc_path[64];
+    std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", inspected.path_fd.get());
+    UniqueFd fd_read(::open(proc_path, kReadFlags));
+    if (!fd_read && errno == ENOENT) {
+        // No /proc: open by name again, and let the fstat below prove it is
+        // the same inode.
+        fd_read.reset(::openat(fd(dir), name.c_str(), kReadFlags | O_NOFOLLOW));
+    }
+    if (!fd_read) return make_error("cannot open the file for reading: " + errno_text(errno));
+    struct stat st {};
+    if (::fstat(fd_read.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_dev != inspected.st.st_dev || st.st_ino != inspected.st.st_ino) {
+        return make_error("the file changed while it was opened");
+    }
+    return fd_read;
+}
+
+Result<bool> Spool::publish(SpoolDir dir, const std::string& name, std::string_view bytes,
+                            Publish how, const FileMode& mode) const {
+    const int tmp = fd(SpoolDir::Tmp);
+    // A name the agent cannot predict, created exclusively: nothing it
+    // planted in tmp/ can be opened instead.
+    const std::string temp = ".hb-" + random_hex(8);
+    UniqueFd out(
+        ::openat(tmp, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!out) return make_error("cannot create a file in tmp/: " + errno_text(errno));
+    const auto fail = [&](const std::string& what) -> Result<bool> {
+        const int err = errno;
+        ::unlinkat(tmp, temp.c_str(), 0);
+        return make_error(what + ": " + errno_text(err));
+    };
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(out.get(), bytes.data() + written, bytes.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail("cannot write a file in tmp/");
+        written += static_cast<std::size_t>(n);
+    }
+    if (mode.gid && ::fchown(out.get(), static_cast<uid_t>(-1), *mode.gid) != 0) {
+        return fail("cannot set the group of a published file");
+    }
+    // After fchown, which may clear set-id bits; explicit, so the umask
+    // never decides what the agent can read.
+    if (::fchmod(out.get(), mode.mode) != 0) return fail("cannot set the mode of a published file");
+    out.reset();
+    const unsigned flags = how == Publish::NoReplace ? RENAME_NOREPLACE : 0;
+    if (::renameat2(tmp, temp.c_str(), fd(dir), name.c_str(), flags) != 0) {
+        if (errno == EEXIST && how == Publish::NoReplace) {
+            ::unlinkat(tmp, temp.c_str(), 0);
+            return false;
+        }
+        return fail("cannot rename into " + std::string(spool_dir_name(dir)) + "/");
+    }
+    return true;
+}
+
+Result<std::size_t> Spool::prune(SpoolDir dir, std::time_t cutoff) const {
+    auto names = list(dir);
+    if (!names) return names.error();
+    std::size_t removed = 0;
+    for (const std::string& name : *names) {
+        struct stat st {};
+        if (::fstatat(fd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;
+        if (st.st_mtime >= cutoff) continue;
+        if (::unlinkat(fd(dir), name.c_str(), 0) == 0) ++removed;
+    }
+    return removed;
+}
+
+}  // namespace hb::exec
