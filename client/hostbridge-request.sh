@@ -11,9 +11,11 @@
 #      `request`);
 #   2. $HOSTBRIDGE_SPOOL, when set (used as given, never second-guessed);
 #   3. $REPO_ROOT/untracked/hostbridge;
-#   4. untracked/hostbridge under `git rev-parse --show-toplevel`.
+#   4. untracked/hostbridge under `git rev-parse --show-toplevel` (without
+#      git: the nearest directory upwards that holds a .git entry).
 
-set -f # never glob: every expansion below is data
+set -f   # never glob: every expansion below is data
+umask 022 # the host may run as another uid: it must be able to read the request
 LC_ALL=C # byte semantics for patterns, ${#var} and awk
 export LC_ALL
 
@@ -116,6 +118,26 @@ is_spool() {
     [ -d "$1/requests" ] && [ -d "$1/tmp" ] && [ -d "$1/responses" ]
 }
 
+# git's answer when git is installed, else the nearest directory upwards
+# holding a .git entry (what git would find; a container may lack git).
+git_top_level() {
+    if command -v git >/dev/null 2>&1; then
+        # safe.directory: the checkout may belong to another uid inside a
+        # container; asking for its top level runs nothing from it.
+        git -c safe.directory='*' rev-parse --show-toplevel 2>/dev/null
+        return
+    fi
+    dir=$(pwd -P) || return 1
+    while :; do
+        if [ -e "$dir/.git" ] || [ -L "$dir/.git" ]; then
+            printf '%s\n' "${dir:-/}"
+            return 0
+        fi
+        [ -n "$dir" ] || return 1
+        dir=${dir%/*}
+    done
+}
+
 find_spool() {
     case $0 in
         */*) self_dir=${0%/*} ;;
@@ -137,15 +159,11 @@ find_spool() {
         is_spool "$spool" && return 0
         tried="$spool"
     fi
-    if command -v git >/dev/null 2>&1; then
-        # safe.directory: the checkout may belong to another uid inside a
-        # container; asking for its top level runs nothing from it.
-        top=$(git -c safe.directory='*' rev-parse --show-toplevel 2>/dev/null) || top=""
-        if [ -n "$top" ]; then
-            spool=$top/untracked/hostbridge
-            is_spool "$spool" && return 0
-            tried="${tried:+$tried, }$spool"
-        fi
+    top=$(git_top_level) || top=""
+    if [ -n "$top" ]; then
+        spool=$top/untracked/hostbridge
+        is_spool "$spool" && return 0
+        tried="${tried:+$tried, }$spool"
     fi
     say "no hostbridge spool found${tried:+ (tried $tried)}; set HOSTBRIDGE_SPOOL to the spool directory"
     return 1

@@ -1,0 +1,250 @@
+#include "cli/request.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "cli/request_message.hpp"
+#include "cli/request_response.hpp"
+#include "cli/request_spool.hpp"
+#include "cli/request_wait.hpp"
+
+namespace hb::cli {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kUsage =
+    "usage: hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB [ARG]\n"
+    "\n"
+    "Asks the host, through the hostbridge spool, to run VERB (ping, status,\n"
+    "health, logs SERVICE, up, down, restart SERVICE, rebuild SERVICE, init,\n"
+    "join-network). Which verbs and services are allowed is the host's decision.\n"
+    "\n"
+    "  --project-dir DIR  the spool is DIR/untracked/hostbridge\n"
+    "  --timeout SECONDS  how long to wait for the host to take the request up\n"
+    "                     (default 120); once it runs, wait for the end\n"
+    "  --no-wait          publish the request, print its name, exit\n"
+    "  --help             this text\n"
+    "\n"
+    "Spool without --project-dir: $HOSTBRIDGE_SPOOL, else\n"
+    "$REPO_ROOT/untracked/hostbridge, else untracked/hostbridge in the git top level.\n"
+    "\n"
+    "Exit: 0 done (output on stdout); 70 denied, expired or failed (output on\n"
+    "stdout, reason on stderr); 75 no answer in time (a request the host never\n"
+    "took up is withdrawn); 64 usage error (nothing written).\n";
+
+// While the host has not taken the request up, and as a safety net where
+// inotify sees nothing (a spool on a network or virtual filesystem shared
+// with a VM), the response is re-read this often.
+constexpr milliseconds kRecheck{250};
+
+struct Options {
+    std::optional<std::string> project_dir;
+    int timeout_seconds = 120;
+    bool no_wait = false;
+    bool help = false;
+    std::string verb;
+    std::optional<std::string> arg;
+};
+
+void say(const std::string& text) {
+    std::fprintf(stderr, "hostbridge request: %s\n", text.c_str());
+}
+
+int usage_error(const std::string& text) {
+    say(text);
+    std::fputs(kUsage, stderr);
+    return kRequestUsage;
+}
+
+std::optional<int> parse_seconds(std::string_view text) {
+    if (text.empty() || text.size() > 9) return std::nullopt;
+    int value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return std::nullopt;
+        value = value * 10 + (c - '0');
+    }
+    return value;
+}
+
+// Returns the options, or the exit code of a usage error already reported.
+std::variant<Options, int> parse_options(int argc, char** argv) {
+    Options options;
+    int i = 0;
+    auto value_of = [&](std::string_view arg, std::string_view flag) -> std::optional<std::string> {
+        if (arg.size() > flag.size() && arg.substr(0, flag.size()) == flag &&
+            arg[flag.size()] == '=')
+            return std::string(arg.substr(flag.size() + 1));
+        if (arg != flag || i + 1 >= argc) return std::nullopt;
+        return std::string(argv[++i]);
+    };
+    for (; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        if (arg == "--") {
+            ++i;
+            break;
+        }
+        if (arg == "--help" || arg == "-h") {
+            options.help = true;
+            return options;
+        }
+        if (arg == "--no-wait") {
+            options.no_wait = true;
+        } else if (arg == "--timeout" || arg.starts_with("--timeout=")) {
+            auto value = value_of(arg, "--timeout");
+            if (!value) return usage_error("--timeout needs a number of seconds");
+            auto seconds = parse_seconds(*value);
+            if (!seconds) return usage_error("--timeout takes whole seconds, not '" + *value + "'");
+            options.timeout_seconds = *seconds;
+        } else if (arg == "--project-dir" || arg.starts_with("--project-dir=")) {
+            auto value = value_of(arg, "--project-dir");
+            if (!value || value->empty()) return usage_error("--project-dir needs a directory");
+            options.project_dir = *value;
+        } else if (arg.starts_with("-")) {
+            return usage_error("unknown option: " + std::string(arg));
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) return usage_error("missing VERB");
+    if (argc - i > 2) return usage_error("too many arguments");
+    options.verb = argv[i];
+    if (auto shape = check_verb_shape(options.verb); !shape)
+        return usage_error(shape.error().message + ": '" + options.verb + "'");
+    if (argc - i == 2) {
+        options.arg = argv[i + 1];
+        if (auto shape = check_arg_shape(*options.arg); !shape)
+            return usage_error(shape.error().message + ": '" + *options.arg + "'");
+    }
+    return options;
+}
+
+void write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // a closed stdout is the reader's choice
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+// Prints a final answer: output on stdout, and for anything but `done` the
+// state, reason and exit code on stderr.
+int finish(const Response& response) {
+    if (response.output) write_all(STDOUT_FILENO, *response.output);
+    if (response.state == ResponseState::Done) return kRequestDone;
+    std::string text(state_name(response.state));
+    if (response.reason) text += ": " + *response.reason;
+    if (response.exit_code) text += " (exit code " + std::to_string(*response.exit_code) + ")";
+    say(text);
+    return kRequestRefused;
+}
+
+void withdraw(const Spool& spool, const std::string& name) {
+    if (spool.withdraw(name))
+        say("request " + name + " withdrawn: it will not run");
+    else
+        say("the host has request " + name + "; it may still run: see responses/" +
+            Spool::response_name(name));
+}
+
+int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& watch,
+                    int timeout_seconds) {
+    const auto deadline = Clock::now() + std::chrono::seconds(timeout_seconds);
+    bool taken_up = false;
+    std::string last_state;
+    for (;;) {
+        // Checked first: the answer may have landed before the watch saw it.
+        auto text = spool.read_response(name);
+        if (text && *text) {
+            auto response = parse_response(**text);
+            if (response) {
+                if (is_terminal(response->state)) return finish(*response);
+                if (response->state == ResponseState::Running) taken_up = true;
+                last_state = response->state_text;
+            }
+        }
+        auto wait = kRecheck;
+        if (!taken_up) {
+            auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                say("no answer from the host within " + std::to_string(timeout_seconds) + " s" +
+                    (last_state.empty() ? "" : " (last state: " + last_state + ")"));
+                withdraw(spool, name);
+                return kRequestNoAnswer;
+            }
+            wait = std::min(wait, left);
+        }
+        auto event = watch.wait(wait);
+        if (event.wake == ResponseWatch::Wake::Signal) {
+            withdraw(spool, name);
+            return 128 + event.signal;
+        }
+    }
+}
+
+int run(int argc, char** argv) {
+    auto parsed = parse_options(argc, argv);
+    if (auto* code = std::get_if<int>(&parsed)) return *code;
+    const Options& options = std::get<Options>(parsed);
+    if (options.help) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+
+    auto where = find_spool(options.project_dir);
+    // Not finding the spool is a usage error: the caller must point at it.
+    if (!where) {
+        say(where.error().message);
+        return kRequestUsage;
+    }
+    auto spool = Spool::open(*where);
+    if (!spool) {
+        say(spool.error().message);
+        return kRequestNoAnswer;
+    }
+    auto message = make_request(options.verb, options.arg);
+    if (!message) {
+        say(message.error().message);
+        return kRequestNoAnswer;
+    }
+    if (options.no_wait) {
+        if (auto published = spool->publish(*message); !published) {
+            say(published.error().message);
+            return kRequestNoAnswer;
+        }
+        std::printf("%s\n", message->name.c_str());
+        return 0;
+    }
+
+    // Armed before publishing, so the answer cannot come before the watch.
+    ResponseWatch watch(spool->responses_path(), Spool::response_name(message->name));
+    if (auto published = spool->publish(*message); !published) {
+        say(published.error().message);
+        return kRequestNoAnswer;
+    }
+    return wait_for_answer(*spool, message->name, watch, options.timeout_seconds);
+}
+
+}  // namespace
+
+int run_request(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        say(std::string("internal error: ") + e.what());
+        return kRequestNoAnswer;
+    }
+}
+
+}  // namespace hb::cli

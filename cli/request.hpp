@@ -1,0 +1,20 @@
+// `hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB [ARG]`:
+// the agent client of protocol.md ("Agent clients") in C++, waiting on the
+// response with inotify instead of polling. Needs no host config, so it
+// also runs inside a container.
+#pragma once
+
+namespace hb::cli {
+
+// Exit codes of every agent client (protocol.md), not the admin tool's.
+inline constexpr int kRequestDone = 0;
+inline constexpr int kRequestUsage = 64;
+inline constexpr int kRequestRefused = 70;  // denied, expired or failed
+inline constexpr int kRequestNoAnswer = 75;
+
+// argv[0] .. argv[argc - 1] are the arguments after the word `request`
+// (the admin tool calls run_request(argc - 2, argv + 2)). Returns the exit
+// code; never throws.
+int run_request(int argc, char** argv);
+
+}  // namespace hb::cli

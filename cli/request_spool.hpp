@@ -1,0 +1,61 @@
+// The agent's view of the spool: finding it without any host config (so it
+// works inside a container), publishing a request atomically, withdrawing
+// one the host never took up, and reading its response.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/request_message.hpp"
+#include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::cli {
+
+inline constexpr const char* kDefaultSpoolRel = "untracked/hostbridge";
+
+// True when `dir` holds requests/, tmp/ and responses/ directories.
+[[nodiscard]] bool is_spool(const std::string& dir);
+
+// First match wins (docs/agent-clients.md):
+//   1. `project_dir` (--project-dir DIR): DIR/untracked/hostbridge, or an
+//      error when that is not a spool;
+//   2. $HOSTBRIDGE_SPOOL, used as given, or an error when it is not a spool;
+//   3. $REPO_ROOT/untracked/hostbridge;
+//   4. untracked/hostbridge in the git top-level: the nearest directory
+//      from the current one upwards that holds a `.git` entry (found
+//      without running git, which a container may lack).
+Result<std::string> find_spool(const std::optional<std::string>& project_dir);
+
+class Spool {
+  public:
+    static Result<Spool> open(const std::string& path);
+
+    [[nodiscard]] const std::string& path() const { return path_; }
+    [[nodiscard]] std::string responses_path() const { return path_ + "/responses"; }
+    [[nodiscard]] static std::string response_name(const std::string& request_name) {
+        return request_name + ".response.json";
+    }
+
+    // Writes the body into a file created in tmp/ (O_EXCL, mode 0644 so a
+    // host running as another uid can read it), then renames it into
+    // requests/. Never writes in place in requests/.
+    Result<void> publish(const RequestMessage& message) const;
+
+    // Takes requests/NAME back (renamed into tmp/, then deleted). False when
+    // it was no longer there: the host claimed it first.
+    [[nodiscard]] bool withdraw(const std::string& name) const;
+
+    // The text of responses/NAME.response.json; nullopt while there is none.
+    Result<std::optional<std::string>> read_response(const std::string& name) const;
+
+  private:
+    Spool() = default;
+
+    std::string path_;
+    UniqueFd tmp_;
+    UniqueFd requests_;
+    UniqueFd responses_;
+};
+
+}  // namespace hb::cli

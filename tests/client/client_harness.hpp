@@ -1,0 +1,110 @@
+// Runs the real agent clients (the POSIX sh client under dash, busybox sh
+// and bash --posix, and the C++ `hostbridge request`) as child processes
+// with a clean environment, and gives tests a scratch spool to watch.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hb::test {
+
+enum class ClientKind { Dash, BusyboxSh, BashPosix, Cpp };
+inline constexpr ClientKind kAllClients[] = {ClientKind::Dash, ClientKind::BusyboxSh,
+                                             ClientKind::BashPosix, ClientKind::Cpp};
+
+// "dash", "busybox_sh", "bash_posix", "cpp": for test names.
+std::string client_name(ClientKind kind);
+bool is_shell(ClientKind kind);
+// Empty when this machine can run the client; otherwise why not.
+std::string client_unavailable(ClientKind kind);
+
+// A directory under /tmp, removed with everything in it at the end.
+class TempDir {
+  public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+// Creates a spool with every subdirectory protocol.md lists.
+void make_spool(const std::string& dir);
+// Every regular file below `dir`, as paths relative to it, sorted.
+std::vector<std::string> files_under(const std::string& dir);
+std::string read_file(const std::string& path);
+// Waits up to `limit` for an entry ending in .json in `dir`; its name, or
+// empty when none came.
+std::string wait_for_json(const std::string& dir,
+                          std::chrono::milliseconds limit = std::chrono::seconds(20));
+void write_file(const std::string& path, const std::string& content, mode_t mode = 0644);
+
+struct ClientOptions {
+    // Added to the clean environment (PATH, HOME, LANG=C.UTF-8), e.g.
+    // "HOSTBRIDGE_SPOOL=...".
+    std::vector<std::string> env;
+    std::optional<std::string> cwd;
+    std::optional<mode_t> umask;
+    // Shell clients only: run this file instead of the repo's script (the
+    // copy installed into a spool as `request`).
+    std::optional<std::string> script;
+};
+
+struct ClientResult {
+    int exit_code = -1;  // -1: killed by a signal
+    std::string out;
+    std::string err;
+    std::chrono::milliseconds elapsed{0};
+};
+
+class ClientProcess {
+  public:
+    // Starts the client with `args` (what follows the program name).
+    ClientProcess(ClientKind kind, const std::vector<std::string>& args,
+                  const ClientOptions& options = {});
+    ~ClientProcess();  // kills a client still running
+    ClientProcess(const ClientProcess&) = delete;
+    ClientProcess& operator=(const ClientProcess&) = delete;
+
+    // Waits for the exit; a client still running after `limit` is killed and
+    // reported with exit code -1 (the test then fails on it).
+    ClientResult wait(std::chrono::milliseconds limit = std::chrono::seconds(60));
+    [[nodiscard]] bool running();
+
+  private:
+    TempDir capture_;
+    pid_t pid_ = -1;
+    int status_ = 0;
+    std::chrono::steady_clock::time_point started_;
+};
+
+ClientResult run_client(ClientKind kind, const std::vector<std::string>& args,
+                        const ClientOptions& options = {});
+
+// Runs a program (argv[0] absolute) to its end; its exit code, or -1.
+int run_program(const std::vector<std::string>& argv);
+
+// Starts any program (argv[0] absolute) with stdout and stderr appended to
+// `log`; used for the watcher.
+class Daemon {
+  public:
+    Daemon(const std::vector<std::string>& argv, const std::string& log);
+    ~Daemon();  // SIGTERM, then SIGKILL after 5 s
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+    [[nodiscard]] pid_t pid() const { return pid_; }
+    // SIGTERM and wait; the exit status as waitpid reports it.
+    int stop();
+
+  private:
+    pid_t pid_ = -1;
+};
+
+}  // namespace hb::test

@@ -1,0 +1,332 @@
+// The agent clients against a spool where the test plays the host: it
+// answers with response files written the way the host writes them
+// (nlohmann/json dump(), published by rename). Every case runs for the sh
+// client under dash, busybox sh and bash --posix, and for the C++ client.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/client/client_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::regex kNameSchema(R"(^[0-9]{8}T[0-9]{6}Z-[a-z-]+-[0-9a-f]{16}\.json$)");
+const std::regex kRfc3339(R"(^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$)");
+
+json response(const std::string& name, const std::string& state) {
+    return json{{"state", state},          {"request", name},
+                {"verb", "ping"},          {"arg", nullptr},
+                {"requested_at", nullptr}, {"updated_at", "2026-11-29T08:00:03Z"},
+                {"exit_code", nullptr},    {"reason", nullptr},
+                {"output", nullptr},       {"log", nullptr}};
+}
+
+// Every byte value but NUL and the invalid-UTF-8 range, printf-format and
+// JSON-escape traps, and multi-byte characters of each length.
+std::string tricky_output() {
+    std::string text = "-leading dash, %s %d %% %b \\n \\u0041 \\\\ \"quoted\" 'single'\r\n";
+    for (int c = 1; c < 0x80; ++c) text += static_cast<char>(c);
+    text += std::string(1, '\0') + "after NUL\n";
+    text += "é € 😀 ü\xc2\xa0 \u2028 \ufeff tab\there\n\n";
+    return text;
+}
+
+class ClientProtocolTest : public ::testing::TestWithParam<ClientKind> {
+  protected:
+    void SetUp() override {
+        if (auto why = client_unavailable(GetParam()); !why.empty()) GTEST_SKIP() << why;
+        spool_ = dir_.path() + "/spool";
+        make_spool(spool_);
+    }
+
+    ClientOptions with_spool() const { return {{"HOSTBRIDGE_SPOOL=" + spool_}, {}, {}, {}}; }
+
+    std::unique_ptr<ClientProcess> start(const std::vector<std::string>& args) {
+        return std::make_unique<ClientProcess>(GetParam(), args, with_spool());
+    }
+
+    // The request the client published, once it is there.
+    std::string published() {
+        std::string name = wait_for_json(spool_ + "/requests");
+        EXPECT_FALSE(name.empty()) << "the client published no request";
+        return name;
+    }
+
+    // Publishes a response the way the host does: temp file, then rename.
+    void respond(const std::string& name, const json& body, int indent = -1,
+                 bool ensure_ascii = false) {
+        const std::string temp = spool_ + "/tmp/response.tmp";
+        write_file(temp, body.dump(indent, ' ', ensure_ascii));
+        std::filesystem::rename(temp, spool_ + "/responses/" + name + ".response.json");
+    }
+
+    TempDir dir_;
+    std::string spool_;
+};
+
+std::string param_name(const ::testing::TestParamInfo<ClientKind>& p) {
+    return client_name(p.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllClients, ClientProtocolTest, ::testing::ValuesIn(kAllClients),
+                         param_name);
+
+TEST_P(ClientProtocolTest, DonePrintsTheOutputByteForByte) {
+    auto client = start({"ping"});
+    std::string name = published();
+    json done = response(name, "done");
+    done["output"] = tricky_output();
+    respond(name, done);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, tricky_output());
+    EXPECT_EQ(r.err, "");
+}
+
+TEST_P(ClientProtocolTest, LargeOutputOfControlCharactersComesThroughWhole) {
+    auto client = start({"ping"});
+    std::string name = published();
+    std::string output;
+    for (int i = 0; output.size() < 16384; ++i)
+        output += static_cast<char>(i % 32) + std::string("é");
+    json done = response(name, "done");
+    done["output"] = output;
+    respond(name, done);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, output);
+}
+
+TEST_P(ClientProtocolTest, AsciiEscapedAndPrettyPrintedResponsesReadTheSame) {
+    // Another JSON writer may escape every non-ASCII character (surrogate
+    // pairs included) or indent: still the same answer.
+    for (int indent : {-1, 2}) {
+        auto client = start({"ping"});
+        std::string name = published();
+        json done = response(name, "done");
+        done["output"] = tricky_output();
+        respond(name, done, indent, /*ensure_ascii=*/true);
+        ClientResult r = client->wait();
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, tricky_output()) << "indent " << indent;
+        std::filesystem::remove(spool_ + "/requests/" + name);
+    }
+}
+
+TEST_P(ClientProtocolTest, DeniedExitsSeventyWithTheReasonOnStderr) {
+    auto client = start({"exec"});
+    std::string name = published();
+    json denied = response(name, "denied");
+    denied["reason"] = "hardcoded deny: \"exec\" is never allowed";
+    respond(name, denied);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 70);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("denied"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("hardcoded deny: \"exec\" is never allowed"), std::string::npos) << r.err;
+}
+
+TEST_P(ClientProtocolTest, FailedGivesTheOutputAndTheExitCode) {
+    auto client = start({"status"});
+    std::string name = published();
+    json failed = response(name, "failed");
+    failed["exit_code"] = 3;
+    failed["output"] = "stack: api is down\n";
+    respond(name, failed);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 70);
+    EXPECT_EQ(r.out, "stack: api is down\n");
+    EXPECT_NE(r.err.find("failed"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("exit code 3"), std::string::npos) << r.err;
+}
+
+TEST_P(ClientProtocolTest, FailedByTimeoutGivesTheReason) {
+    auto client = start({"rebuild", "api"});
+    std::string name = published();
+    json failed = response(name, "failed");
+    failed["reason"] = "timeout after 1200 s";
+    respond(name, failed);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 70);
+    EXPECT_NE(r.err.find("timeout after 1200 s"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("exit code"), std::string::npos) << r.err;
+}
+
+TEST_P(ClientProtocolTest, ExpiredExitsSeventy) {
+    auto client = start({"up"});
+    std::string name = published();
+    respond(name, response(name, "expired"));
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 70);
+    EXPECT_NE(r.err.find("expired"), std::string::npos) << r.err;
+}
+
+TEST_P(ClientProtocolTest, NoAnswerExitsSeventyFiveAndWithdrawsTheRequest) {
+    ClientResult r = run_client(GetParam(), {"--timeout", "1", "restart", "api"}, with_spool());
+    EXPECT_EQ(r.exit_code, 75) << r.err;
+    // Never early; late by at most the client's one-second clock granularity
+    // plus process start-up on a loaded machine.
+    EXPECT_GE(r.elapsed, 1s);
+    EXPECT_LT(r.elapsed, 3s);
+    EXPECT_NE(r.err.find("withdrawn"), std::string::npos) << r.err;
+    EXPECT_EQ(files_under(spool_), std::vector<std::string>{})
+        << "a withdrawn request must be gone";
+}
+
+TEST_P(ClientProtocolTest, QueuedDoesNotExtendTheTimeout) {
+    auto client = start({"--timeout", "1", "down"});
+    std::string name = published();
+    respond(name, response(name, "queued"));
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 75) << r.err;
+    EXPECT_NE(r.err.find("queued"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(spool_ + "/requests/" + name));
+}
+
+TEST_P(ClientProtocolTest, ARequestTheHostClaimedIsNotWithdrawn) {
+    auto client = start({"--timeout", "1", "down"});
+    std::string name = published();
+    std::filesystem::rename(spool_ + "/requests/" + name, spool_ + "/processing/" + name);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 75) << r.err;
+    EXPECT_NE(r.err.find("may still run"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(spool_ + "/processing/" + name));
+}
+
+TEST_P(ClientProtocolTest, RunningWaitsPastTheTimeoutForTheEnd) {
+    auto client = start({"--timeout", "1", "rebuild", "api"});
+    std::string name = published();
+    respond(name, response(name, "running"));
+    std::this_thread::sleep_for(2s);
+    EXPECT_TRUE(client->running()) << "a running request must be waited for";
+    json done = response(name, "done");
+    done["exit_code"] = 0;
+    done["output"] = "built\n";
+    respond(name, done);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "built\n");
+}
+
+TEST_P(ClientProtocolTest, OnlyItsOwnResponseCounts) {
+    auto client = start({"ping"});
+    std::string name = published();
+    // Another client's answer, then a corrupt file under our name: neither
+    // ends the wait.
+    std::string other = "20261129T080000Z-ping-0123456789abcdef.json";
+    json theirs = response(other, "done");
+    theirs["output"] = "not yours";
+    respond(other, theirs);
+    write_file(spool_ + "/tmp/garbage", "{\"state\":\"done\",\"output\":\"trunc");
+    std::filesystem::rename(spool_ + "/tmp/garbage",
+                            spool_ + "/responses/" + name + ".response.json");
+    std::this_thread::sleep_for(500ms);
+    EXPECT_TRUE(client->running());
+    json done = response(name, "done");
+    done["output"] = "pong";
+    respond(name, done);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "pong");
+}
+
+TEST_P(ClientProtocolTest, NoWaitPrintsTheNameOfAWellFormedRequest) {
+    ClientOptions options = with_spool();
+    options.umask = 077;  // the host may be another uid: still 0644
+    ClientResult r = run_client(GetParam(), {"--no-wait", "logs", "api_2-x"}, options);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_FALSE(r.out.empty());
+    std::string name = r.out.substr(0, r.out.size() - 1);
+    EXPECT_EQ(r.out.back(), '\n');
+    EXPECT_TRUE(std::regex_match(name, kNameSchema)) << name;
+    EXPECT_NE(name.find("-logs-"), std::string::npos);
+    EXPECT_EQ(files_under(spool_), std::vector<std::string>{"requests/" + name});
+
+    const std::string path = spool_ + "/requests/" + name;
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0644u);
+    std::string body = read_file(path);
+    json parsed = json::parse(body);
+    ASSERT_EQ(parsed.size(), 3u) << body;
+    EXPECT_EQ(parsed["verb"], "logs");
+    EXPECT_EQ(parsed["arg"], "api_2-x");
+    EXPECT_TRUE(std::regex_match(parsed["requested_at"].get<std::string>(), kRfc3339)) << body;
+    EXPECT_EQ(body.back(), '\n');
+}
+
+TEST_P(ClientProtocolTest, AVerbWithoutArgHasNoArgKey) {
+    ClientResult r = run_client(GetParam(), {"--no-wait", "join-network"}, with_spool());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string name = r.out.substr(0, r.out.size() - 1);
+    json parsed = json::parse(read_file(spool_ + "/requests/" + name));
+    EXPECT_EQ(parsed.size(), 2u);
+    EXPECT_EQ(parsed["verb"], "join-network");
+    EXPECT_TRUE(parsed.contains("requested_at"));
+}
+
+TEST_P(ClientProtocolTest, ForbiddenVerbsAreStillWrittenForTheHostToRefuse) {
+    ClientResult r = run_client(GetParam(), {"--no-wait", "exec"}, with_spool());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(files_under(spool_).size(), 1u);
+}
+
+TEST_P(ClientProtocolTest, UsageErrorsExitSixtyFourAndWriteNothing) {
+    const std::vector<std::vector<std::string>> cases = {
+        {},
+        {"Ping"},
+        {"shell:web"},
+        {"p\xc3\xafng"},
+        {"ping!"},
+        {"1ping"},
+        {"ping", "API"},
+        {"logs", "1api"},
+        {"logs", ""},
+        {"logs", "api web"},
+        {"logs", "api\n"},
+        {"logs", std::string(65, 'a')},
+        {std::string(65, 'a')},
+        {"ping", "a", "b"},
+        {"--timeout"},
+        {"--timeout", "abc", "ping"},
+        {"--timeout", "-1", "ping"},
+        {"--timeout", "1.5", "ping"},
+        {"--bogus", "ping"},
+        {"-x"},
+    };
+    for (const auto& args : cases) {
+        ClientResult r = run_client(GetParam(), args, with_spool());
+        std::string shown;
+        for (const auto& a : args) shown += "[" + a + "]";
+        EXPECT_EQ(r.exit_code, 64) << shown << ": " << r.err;
+        EXPECT_NE(r.err.find("usage:"), std::string::npos) << shown;
+        EXPECT_EQ(r.out, "") << shown;
+        EXPECT_EQ(files_under(spool_), std::vector<std::string>{}) << shown;
+    }
+    // The longest legal shapes are fine.
+    ClientResult ok = run_client(
+        GetParam(), {"--no-wait", std::string(64, 'a'), std::string(64, 'b')}, with_spool());
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+TEST_P(ClientProtocolTest, HelpIsNotAnError) {
+    ClientResult r = run_client(GetParam(), {"--help"}, with_spool());
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("usage:"), std::string::npos);
+    EXPECT_EQ(files_under(spool_), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace hb::test
