@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus in fuzz/corpus/ (run once; the output is committed).
+
+validate/: "<basename>\n<body>" inputs, valid requests and hostile ones.
+wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request)
+then a message in the layout of ipc/wire.cpp.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+T = "2026-11-29T08:00:00Z"
+MAGIC, VERSION = 0x48425231, 1
+
+
+def name(verb):
+    return f"20261129T080000Z-{verb}-0123456789abcdef.json"
+
+
+def body(verb, arg=None, at=T):
+    b = '{"verb":"%s"' % verb
+    if arg is not None:
+        b += ',"arg":"%s"' % arg
+    return b + ',"requested_at":"%s"}\n' % at
+
+
+def write(sub, fname, data):
+    d = os.path.join(HERE, "corpus", sub)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    with open(os.path.join(d, fname), "wb") as f:
+        f.write(data)
+
+
+def validate_seeds():
+    verbs = ["ping", "status", "health", "up", "down", "init", "join-network"]
+    for v in verbs:
+        write("validate", f"valid-{v}", name(v) + "\n" + body(v))
+    for v, a in [("logs", "worker"), ("restart", "api"), ("rebuild", "web")]:
+        write("validate", f"valid-{v}", name(v) + "\n" + body(v, a))
+    p = name("ping") + "\n"
+    hostile = {
+        "empty-body": name("restart") + "\n",
+        "newline-body": p + "\n",
+        "bom": p.encode() + b"\xef\xbb\xbf" + body("ping").encode(),
+        "nul": p.encode() + b'{"verb":"pi\x00ng"}',
+        "overlong": p.encode() + b'{"verb":"\xc0\xaf"}',
+        "surrogate-escape": p + '{"verb":"\\ud800"}',
+        "dup-key": p + '{"verb":"ping","verb":"ping","requested_at":"%s"}' % T,
+        "dup-escaped": p + '{"verb":"ping","v\\u0065rb":"ping"}',
+        "trailing-comma": p + '{"verb":"ping",}',
+        "trailing-bytes": p + body("ping") + "x",
+        "two-newlines": p + body("ping") + "\n",
+        "array": p + "[1,2,3]",
+        "deep": p + '{"x":' + "[" * 1000 + "]" * 1000 + "}",
+        "huge-number": p + '{"verb":1e99999}',
+        "unknown-key": p + '{"verb":"ping","requested_at":"%s","x":"y"}' % T,
+        "not-a-string": p + '{"verb":["ping"],"requested_at":"%s"}' % T,
+        "exec": name("exec") + "\n" + body("exec"),
+        "shell-name": "20261129T080000Z-shell:web-0123456789abcdef.json\n" + body("ping"),
+        "mismatch": p + body("status"),
+        "cyrillic": p + body("p\u0456ng"),
+        "arg-injection": name("restart") + "\n" + body("restart", "$(id);.."),
+        "arg-65": name("restart") + "\n" + body("restart", "a" * 65),
+        "rebuild-db": name("rebuild") + "\n" + body("rebuild", "db"),
+        "feb-30": p + body("ping", at="2026-02-30T00:00:00Z"),
+        "fraction": p + body("ping", at="2026-11-29T08:00:00.5Z"),
+        "offset": p + body("ping", at="2026-11-29T08:00:00+01:00"),
+        "too-large": p + "{" + " " * 4100 + "}",
+        "no-newline": name("ping"),
+    }
+    for k, v in hostile.items():
+        write("validate", k, v)
+
+
+def verdict(outcome, verb, seq, arg, reason, t):
+    return struct.pack("<IHBBIHHq", MAGIC, VERSION, outcome, verb, seq, arg, reason, t)
+
+
+def startup(services, buildable):
+    mask = sum(1 << services.index(b) for b in buildable)
+    out = struct.pack("<IHHQ", MAGIC, VERSION, len(services), mask)
+    for s in services:
+        out += bytes([len(s)]) + s.encode().ljust(64, b"\0")
+    return out + b"\0" * (65 * (64 - len(services)))
+
+
+def request(seq, basename):
+    b = basename.encode()
+    return struct.pack("<IHHI", MAGIC, VERSION, len(b), seq) + b.ljust(255, b"\0")
+
+
+def wire_seeds():
+    NO_ARG, NO_TIME = 0xFFFF, -(2**63)
+    write("wire", "verdict-accept-restart", b"\0\x04" + verdict(1, 7, 1, 2, 0, 1795939200))
+    write("wire", "verdict-accept-ping", b"\0\x04" + verdict(1, 1, 2, NO_ARG, 0, 0))
+    write("wire", "verdict-deny-empty", b"\0\x04" + verdict(2, 0, 3, NO_ARG, 20, NO_TIME))
+    write("wire", "verdict-deny-nosuch", b"\0\x04" + verdict(2, 7, 4, NO_ARG, 31, 5))
+    write("wire", "verdict-quarantine", b"\0\x04" + verdict(3, 0, 5, NO_ARG, 6, NO_TIME))
+    write("wire", "verdict-bad-arg", b"\0\x02" + verdict(1, 7, 6, 2, 0, 0))
+    write("wire", "startup-sample", b"\x01" + startup(["api", "db", "web", "worker"], ["api", "web"]))
+    write("wire", "startup-empty", b"\x01" + startup([], []))
+    write("wire", "startup-one", b"\x01" + startup(["a" * 64], ["a" * 64]))
+    write("wire", "request-restart", b"\x02" + request(7, name("restart")))
+    write("wire", "request-long", b"\x02" + request(0xFFFFFFFF, "n" * 255))
+    write("wire", "request-odd-bytes", b"\x02" + request(1, "\x01 ;$(x)..\n"))
+
+
+validate_seeds()
+wire_seeds()
