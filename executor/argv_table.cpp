@@ -101,10 +101,18 @@ std::string display_argv(const Argv& argv) {
     std::string out;
     for (const std::string& word : argv) {
         if (!out.empty()) out += ' ';
-        const bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\$`") == std::string::npos;
+        const bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\") == std::string::npos;
         out += plain ? word : "'" + word + "'";
     }
     return out;
+}
+
+std::string describe_outcome(const ArgvOutcome& outcome) {
+    if (const auto* argv = std::get_if<Argv>(&outcome)) return display_argv(*argv);
+    if (std::holds_alternative<NoCommand>(outcome)) {
+        return "(answered by the executor, nothing runs)";
+    }
+    return "denied: " + std::string(reason_text(std::get<Denied>(outcome).reason));
 }
 
 std::string describe_row(const ArgvTableRow& row, const Config& config) {
@@ -113,16 +121,7 @@ std::string describe_row(const ArgvTableRow& row, const Config& config) {
         line += ' ';
         line += *row.arg < config.services.size() ? config.services[*row.arg] : "#?";
     }
-    line += " -> ";
-    if (const auto* argv = std::get_if<Argv>(&row.outcome)) {
-        line += display_argv(*argv);
-    } else if (std::holds_alternative<NoCommand>(row.outcome)) {
-        line += "(answered by the executor, nothing runs)";
-    } else {
-        line += "denied: ";
-        line += reason_text(std::get<Denied>(row.outcome).reason);
-    }
-    return line;
+    return line + " -> " + describe_outcome(row.outcome);
 }
 
 }  // namespace hb::exec

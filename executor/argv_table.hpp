@@ -42,9 +42,10 @@ std::vector<ArgvTableRow> enumerate_argv_table(const Config& config);
 
 // "restart api -> /p/stack restart api", "init -> denied: not supported by
 // the compose backend", "ping -> (answered by the executor, nothing runs)".
-// For display only: words with spaces or quotes are shown in '...'; nothing
-// ever executes this text.
+// For display only: empty words and words with blanks, quotes or backslashes
+// are shown in '...'; nothing ever executes this text.
 std::string describe_row(const ArgvTableRow& row, const Config& config);
+std::string describe_outcome(const ArgvOutcome& outcome);  // the part after "->"
 std::string display_argv(const Argv& argv);
 
 }  // namespace hb::exec

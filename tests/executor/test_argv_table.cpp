@@ -1,0 +1,283 @@
+#include "executor/argv_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "executor/runner.hpp"
+#include "executor/verbs.hpp"
+
+namespace hb::exec {
+namespace {
+
+Config base_config() {
+    Config c;
+    c.slug = "demo-app";
+    c.project_dir = "/home/u/demo-app";
+    c.services = {"api", "db", "web", "worker"};
+    c.buildable = {"api", "web", "worker"};
+    return c;
+}
+
+Config stack_config(Argv stack = {"/home/u/demo-app/stack"}) {
+    Config c = base_config();
+    c.backend = {BackendKind::Stack, std::move(stack), ""};
+    return c;
+}
+
+Config compose_config(Argv compose = {"/usr/bin/docker", "compose"}) {
+    Config c = base_config();
+    c.backend = {BackendKind::Compose, std::move(compose), "/home/u/demo-app/compose.yaml"};
+    return c;
+}
+
+Config with_join_network(Config c) {
+    c.join_network = JoinNetwork{"/usr/bin/podman", "demo-app-network", "agent"};
+    return c;
+}
+
+Argv join(const Argv& a, const Argv& b) {
+    Argv out = a;
+    out.insert(out.end(), b.begin(), b.end());
+    return out;
+}
+
+// protocol.md's table, restated by hand: what every (verb, arg) must give.
+ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c) {
+    const ArgKind kind = verb_info(verb).arg;
+    if (kind == ArgKind::None && arg) return Denied{ReasonCode::ArgForbidden};
+    if (kind != ArgKind::None && !arg) return Denied{ReasonCode::ArgRequired};
+    if (arg && *arg >= c.services.size()) return Denied{ReasonCode::ArgNotAService};
+    const std::string s = arg ? c.services[*arg] : "";
+    if (kind == ArgKind::Buildable && s != "api" && s != "web" && s != "worker") {
+        return Denied{ReasonCode::ArgNotBuildable};
+    }
+    if (verb == Verb::Ping) return NoCommand{};
+    if (verb == Verb::JoinNetwork) {
+        if (!c.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
+        return Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"};
+    }
+    if (c.backend.kind == BackendKind::Stack) {
+        const Argv& st = c.backend.argv;
+        switch (verb) {
+            case Verb::Status:
+                return join(st, {"status"});
+            case Verb::Health:
+                return join(st, {"health"});
+            case Verb::Logs:
+                return join(st, {"logs", s});
+            case Verb::Up:
+                return join(st, {"start"});
+            case Verb::Down:
+                return join(st, {"stop"});
+            case Verb::Restart:
+                return join(st, {"restart", s});
+            case Verb::Rebuild:
+                return join(st, {"build", s});
+            case Verb::Init:
+                return join(st, {"init"});
+            default:
+                break;
+        }
+    } else {
+        const Argv cf = join(c.backend.argv, {"-f", "/home/u/demo-app/compose.yaml"});
+        switch (verb) {
+            case Verb::Status:
+                return join(cf, {"ps"});
+            case Verb::Health:
+                return join(cf, {"ps"});
+            case Verb::Logs:
+                return join(cf, {"logs", "--no-color", "--tail", "200", s});
+            case Verb::Up:
+                return join(cf, {"up", "-d"});
+            case Verb::Down:
+                return join(cf, {"stop"});
+            case Verb::Restart:
+                return join(cf, {"restart", s});
+            case Verb::Rebuild:
+                return join(cf, {"build", s});
+            case Verb::Init:
+                return Denied{ReasonCode::NotSupportedByCompose};
+            default:
+                break;
+        }
+    }
+    ADD_FAILURE() << "no expectation for " << verb_name(verb);
+    return NoCommand{};
+}
+
+bool same(const ArgvOutcome& a, const ArgvOutcome& b) {
+    if (a.index() != b.index()) return false;
+    if (const auto* x = std::get_if<Argv>(&a)) return *x == std::get<Argv>(b);
+    if (const auto* x = std::get_if<Denied>(&a)) return x->reason == std::get<Denied>(b).reason;
+    return true;
+}
+
+std::vector<Config> all_configs() {
+    return {stack_config(),
+            with_join_network(stack_config()),
+            stack_config({"/opt/demo/bin/stack", "--project", "demo app"}),
+            compose_config(),
+            with_join_network(compose_config()),
+            compose_config({"/usr/bin/podman-compose"})};
+}
+
+TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
+    int checked = 0;
+    for (const Config& c : all_configs()) {
+        for (Verb verb : kAllVerbs) {
+            // Every arg the wire can carry: none, each service, and beyond.
+            std::vector<std::optional<std::size_t>> args = {std::nullopt};
+            for (std::size_t i = 0; i <= c.services.size() + 1; ++i) args.emplace_back(i);
+            args.emplace_back(kNoArg - 1);
+            for (auto arg : args) {
+                const ArgvOutcome got = argv_for(verb, arg, c);
+                const ArgvOutcome want = expected(verb, arg, c);
+                EXPECT_TRUE(same(got, want))
+                    << verb_name(verb) << " arg " << (arg ? std::to_string(*arg) : "none")
+                    << ": got " << describe_outcome(got) << ", want " << describe_outcome(want);
+                ++checked;
+            }
+        }
+    }
+    EXPECT_EQ(checked, 6 * 10 * 8);
+}
+
+TEST(ArgvTable, SpotChecksStack) {
+    const Config c = stack_config();
+    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Restart, 0, c)),
+              (Argv{"/home/u/demo-app/stack", "restart", "api"}));
+    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Up, std::nullopt, c)),
+              (Argv{"/home/u/demo-app/stack", "start"}));
+    EXPECT_TRUE(std::holds_alternative<NoCommand>(argv_for(Verb::Ping, std::nullopt, c)));
+    EXPECT_EQ(std::get<Denied>(argv_for(Verb::JoinNetwork, std::nullopt, c)).reason,
+              ReasonCode::JoinNetworkNotConfigured);
+    EXPECT_EQ(std::get<Denied>(argv_for(Verb::Rebuild, 1, c)).reason,
+              ReasonCode::ArgNotBuildable);  // db has no build
+}
+
+TEST(ArgvTable, SpotChecksCompose) {
+    const Config c = compose_config();
+    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Logs, 3, c)),
+              (Argv{"/usr/bin/docker", "compose", "-f", "/home/u/demo-app/compose.yaml", "logs",
+                    "--no-color", "--tail", "200", "worker"}));
+    EXPECT_EQ(std::get<Denied>(argv_for(Verb::Init, std::nullopt, c)).reason,
+              ReasonCode::NotSupportedByCompose);
+    EXPECT_EQ(std::get<Argv>(argv_for(Verb::JoinNetwork, std::nullopt, with_join_network(c))),
+              (Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"}));
+}
+
+TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
+    const Config c = stack_config();
+    const auto rows = enumerate_argv_table(c);
+    // 7 verbs without an arg, 3 with one (logs, restart, rebuild) x 4 services.
+    ASSERT_EQ(rows.size(), 7u + 3u * 4u);
+    for (const auto& row : rows) {
+        EXPECT_TRUE(same(row.outcome, argv_for(row.verb, row.arg, c)));
+        EXPECT_EQ(row.arg.has_value(), verb_info(row.verb).arg != ArgKind::None);
+    }
+    EXPECT_EQ(describe_row(rows[0], c), "ping -> (answered by the executor, nothing runs)");
+}
+
+TEST(ArgvTable, DescribeRow) {
+    const Config c = compose_config();
+    EXPECT_EQ(describe_row({Verb::Restart, 2, argv_for(Verb::Restart, 2, c)}, c),
+              "restart web -> /usr/bin/docker compose -f /home/u/demo-app/compose.yaml restart "
+              "web");
+    EXPECT_EQ(describe_row({Verb::Init, std::nullopt, argv_for(Verb::Init, std::nullopt, c)}, c),
+              "init -> denied: not supported by the compose backend");
+    EXPECT_EQ(display_argv({"/a b/c", "x", "", "it's"}), "'/a b/c' x '' 'it's'");
+}
+
+// --- docs/ARGV-TABLE.md, generated from the code above -------------------
+
+// Placeholders instead of one install's paths: the doc shows the shapes.
+Config doc_config(BackendKind kind) {
+    Config c = base_config();
+    c.slug = "$SLUG";
+    c.backend = kind == BackendKind::Stack ? Backend{kind, {"$STACK"}, ""}
+                                           : Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE"};
+    c.join_network = JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
+    c.systemd = {true, "$SYSTEMD_RUN"};
+    return c;
+}
+
+std::string render_table(const Config& c) {
+    std::string md = "| verb | arg | runs |\n|---|---|---|\n";
+    for (const auto& row : enumerate_argv_table(c)) {
+        md += "| `" + std::string(verb_name(row.verb)) + "` | ";
+        md += row.arg ? "`" + c.services[*row.arg] + "`" : "";
+        md += " | ";
+        if (const auto* argv = std::get_if<Argv>(&row.outcome)) {
+            md += "`" + display_argv(*argv) + "`";
+        } else {
+            md += describe_outcome(row.outcome);
+        }
+        md += " |\n";
+    }
+    return md;
+}
+
+std::string render_doc() {
+    const Config stack = doc_config(BackendKind::Stack);
+    Config no_join = stack;
+    no_join.join_network.reset();
+    const Argv scoped = scoped_argv({"$COMMAND..."}, Verb::Restart, stack, "$NONCE", true);
+
+    std::string md;
+    md += "# The argv table: every command hostbridge can run\n\n";
+    md += "<!-- Generated by tests/executor/test_argv_table.cpp from executor/argv_table.cpp;\n";
+    md +=
+        "     do not edit. Regenerate: HB_REGENERATE_DOCS=1 "
+        "build/tests/executor/test_argv_table -->\n\n";
+    md += "This is the complete list. The executor runs nothing that is not a row of\n";
+    md += "this table, and a unit test fails when this file and `argv_for()` in\n";
+    md += "`executor/argv_table.cpp` disagree. Nothing is ever run through a shell:\n";
+    md += "each row is an argv handed to `execve`, one word per element.\n\n";
+    md += "Words in capitals are fixed at install and recorded in `bridge.json`:\n\n";
+    md += "- `$STACK`: `backend.argv` for the stack backend, the project's stack script\n";
+    md += "  (absolute path, possibly followed by fixed words).\n";
+    md += "- `$COMPOSE`: `backend.argv` for the compose backend, e.g. `/usr/bin/docker compose`\n";
+    md += "  or `/usr/bin/podman-compose`; `$COMPOSE_FILE`: `backend.file`.\n";
+    md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`.\n";
+    md += "- Services: `services` (here the example `api db web worker`); `rebuild` takes\n";
+    md += "  only `buildable` ones (here `api web worker`). The wire carries an index into\n";
+    md += "  the sorted `services` list, never free text.\n\n";
+    md += "## Backend `stack`\n\n" + render_table(stack) + "\n";
+    md += "## Backend `compose`\n\n" + render_table(doc_config(BackendKind::Compose)) + "\n";
+    md += "## `join-network` not configured\n\n";
+    md += "Without `join_network` in `bridge.json` (both backends):\n\n";
+    md += "    " +
+          describe_row(
+              {Verb::JoinNetwork, std::nullopt, argv_for(Verb::JoinNetwork, std::nullopt, no_join)},
+              no_join) +
+          "\n\n";
+    md += "## Long-lived verbs in a systemd scope\n\n";
+    md += "`up`, `restart` and `init` (the long-lived verbs) run inside a transient\n";
+    md += "user scope, so the containers they start outlive the drain, when\n";
+    md += "`systemd.enabled` is true, `systemd.systemd_run` is set and a user manager\n";
+    md += "is reachable (`$XDG_RUNTIME_DIR/systemd/private` is a socket). The row's\n";
+    md += "argv is then prefixed, unchanged (shown for `restart`):\n\n";
+    md += "    " + display_argv(scoped) + "\n\n";
+    md += "`$NONCE` is the request's nonce. Otherwise the argv runs as it is, in a new\n";
+    md += "session.\n";
+    return md;
+}
+
+TEST(ArgvTable, DocsListTheCompleteTable) {
+    const std::string path = std::string(HB_SOURCE_DIR) + "/docs/ARGV-TABLE.md";
+    const std::string doc = render_doc();
+    if (const char* regen = std::getenv("HB_REGENERATE_DOCS"); regen && *regen == '1') {
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << doc;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream on_disk;
+    on_disk << in.rdbuf();
+    EXPECT_EQ(on_disk.str(), doc) << path << " is out of date; regenerate it: HB_REGENERATE_DOCS=1 "
+                                  << "test_argv_table";
+}
+
+}  // namespace
+}  // namespace hb::exec
