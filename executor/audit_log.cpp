@@ -367,6 +367,10 @@ Result<AuditLog> AuditLog::open(const std::string& state_dir, std::uint64_t rota
 // compare it with the name and reopen until they agree.
 Result<void> AuditLog::lock_current() {
     const std::string name(kAuditLogName);
+    if (owner_pid_ != ::getpid()) {
+        fd_.reset();  // only this process's copy; the parent keeps its own
+        owner_pid_ = ::getpid();
+    }
     for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
         if (!fd_) {
             auto fd = open_checked(dir_fd_.get(), dir_);

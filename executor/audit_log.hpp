@@ -2,6 +2,9 @@
 // host state dir, off the shared mount. Format: architecture.md, "Audit log".
 #pragma once
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,13 +77,18 @@ class AuditLog {
         : dir_(std::move(state_dir)),
           dir_fd_(std::move(dir_fd)),
           fd_(std::move(fd)),
-          rotate_bytes_(rotate_bytes) {}
+          rotate_bytes_(rotate_bytes),
+          owner_pid_(::getpid()) {}
     Result<void> lock_current();
     Result<void> rotate();
     std::string dir_;
     UniqueFd dir_fd_;  // the state dir: every name below is resolved in it
     UniqueFd fd_;      // the current audit.jsonl (reopened after a rotation)
     std::uint64_t rotate_bytes_ = kAuditRotateBytes;
+    // flock belongs to the open file description, which a fork shares: a
+    // child reopens the log before its first append so that the lock
+    // excludes its parent too.
+    pid_t owner_pid_;
 };
 
 struct AuditVerifyReport {
