@@ -36,7 +36,7 @@
 #       from inside a run (--as root): run COMMAND as the manager's user with
 #       its environment
 #
-# COMMAND gets HOME, USER, LOGNAME, XDG_RUNTIME_DIR, XDG_CONFIG_HOME of the
+# COMMAND and the hook run in the caller's working directory and get HOME, USER, LOGNAME, XDG_RUNTIME_DIR, XDG_CONFIG_HOME of the
 # manager's user, and HB_USERMGR_PID, HB_USERMGR_NAME, HB_USERMGR_CGROUPS
 # (the NAME directories, space-separated), HB_USERMGR_LOG, HB_USERMGR_USER.
 #
@@ -395,7 +395,7 @@ teardown() {
         wait_gone "$CMD_PID" 100 || kill -KILL "$CMD_PID" 2>/dev/null
     fi
     if [ -n "$HBUM_TEARDOWN" ] && [ -n "$MGR_PID" ]; then
-        (cd "$HBUM_HOME" && as_caller timeout 120 sh -c "$HBUM_TEARDOWN") </dev/null >&2 ||
+        as_caller timeout 120 sh -c "$HBUM_TEARDOWN" </dev/null >&2 ||
             say "teardown hook failed (exit $?)"
     fi
     stop_manager
@@ -440,7 +440,8 @@ cmd_inner() {
         local -a prefix
         mapfile -d '' -t prefix < <(prefix_for "$HBUM_AS")
         # exec: CMD_PID is the command itself, so a signal reaches it.
-        (cd "$HBUM_HOME" 2>/dev/null || cd /; exec "${prefix[@]}" "$@") <&0 &
+        exec_cmd() { exec "${prefix[@]}" "$@"; }
+        exec_cmd "$@" <&0 &
         CMD_PID=$!
         wait_cmd
         rc=$CMD_RC
