@@ -1,0 +1,89 @@
+#include "cli/agent_doc.hpp"
+
+#include <sstream>
+
+namespace hb::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+    if (items.empty()) return "(none)";
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) out += ", ";
+        out += "`" + item + "`";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string render_agent_doc(const Config& config, const std::string& spool_rel) {
+    const bool compose = config.backend.kind == BackendKind::Compose;
+    const std::string req = spool_rel + "/request";
+    const std::string example = config.services.empty() ? "api" : config.services.front();
+    std::ostringstream o;
+    o << "# Host actions for this project (hostbridge)\n\n"
+      << "You have no container engine. To act on this project's containers, ask the\n"
+      << "host through the request client in this directory. The host runs only the\n"
+      << "fixed actions below, checks every request, and records each one.\n\n"
+      << "## How to call\n\n"
+      << "From the project root:\n\n"
+      << "    " << req << " VERB [SERVICE]\n"
+      << "    " << req << " --timeout 300 rebuild " << example << "\n"
+      << "    " << req << " --no-wait up      # prints the request name, does not wait\n\n"
+      << "The client writes one request file, waits for the answer and prints the\n"
+      << "command's output (its last 16 KiB) on stdout; the reason for a refusal or\n"
+      << "failure goes to stderr. `--timeout` (default 120 s) bounds only the wait for\n"
+      << "the host to take the request up; once it runs, the client waits for the end.\n\n"
+      << "## Verbs\n\n"
+      << "| verb | argument | what the host does |\n|---|---|---|\n"
+      << "| `ping` | none | answers `pong`; runs nothing (checks the bridge is alive) |\n"
+      << "| `status` | none | shows the state of the containers |\n"
+      << "| `health` | none | "
+      << (compose ? "shows the state of the containers" : "runs the project's health check")
+      << " |\n"
+      << "| `logs` | a service | the service's recent logs |\n"
+      << "| `up` | none | starts the application |\n"
+      << "| `down` | none | stops the application |\n"
+      << "| `restart` | a service | restarts that service |\n"
+      << "| `rebuild` | a buildable service | rebuilds that service's image |\n";
+    if (!compose) o << "| `init` | none | initialises the application (this resets seed data) |\n";
+    if (config.join_network) {
+        o << "| `join-network` | none | connects this container to the `"
+          << config.join_network->network << "` network, so services answer by name |\n";
+    }
+    o << "\nNothing else exists: there is no way to run another command, and "
+      << "`exec`, `reset-db`\nand `shell*` are always refused. The host's policy may also "
+      << "refuse a verb; the\nanswer then says why.\n\n"
+      << "Services: " << join(config.services) << "\n\n"
+      << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n"
+      << "## Answers\n\n"
+      << "| state | meaning |\n|---|---|\n"
+      << "| `queued` | the host has seen the request (not final) |\n"
+      << "| `running` | the command has started (not final) |\n"
+      << "| `done` | it ran and succeeded |\n"
+      << "| `failed` | it ran and failed, timed out, or could not start; read the output |\n"
+      << "| `denied` | refused before running; the reason says why |\n"
+      << "| `expired` | the host took it up too late (over " << config.limits.ttl_seconds
+      << " s); send it again if still needed |\n\n"
+      << "| exit code | meaning |\n|---|---|\n"
+      << "| 0 | `done` |\n"
+      << "| 70 | `denied`, `expired` or `failed`: read the reason on stderr |\n"
+      << "| 75 | no answer in time: the bridge may be down; tell the person you work with |\n"
+      << "| 64 | usage error: nothing was sent |\n\n"
+      << "## Limits\n\n"
+      << "Mutating verbs: at most " << config.limits.mutating.count << " per "
+      << config.limits.mutating.seconds << " s. `status`, `health` and `logs`: at most "
+      << config.limits.read_only.count << " per " << config.limits.read_only.seconds
+      << " s. `ping` is free.\n\n"
+      << "When rate limited the answer is `denied` with a reason saying when to retry.\n"
+      << "Do not retry in a loop: wait that long, batch your changes (one `rebuild`\n"
+      << "after several edits, not one per edit), and if the work cannot wait, tell\n"
+      << "the person you work with.\n\n"
+      << "A request refused because a trusted project file changed (the stack script,\n"
+      << "the compose file and what it includes, `.env`) stays refused until a person\n"
+      << "on the host approves the change: tell them; retrying will not help.\n";
+    return o.str();
+}
+
+}  // namespace hb::cli

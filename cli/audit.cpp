@@ -1,0 +1,291 @@
+// `hostbridge audit`: reads the audit log of one install: a table a person
+// can scan, the raw JSON lines, a follow mode, and the hash-chain check.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <deque>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/locate.hpp"
+#include "cli/slug.hpp"
+#include "executor/audit_log.hpp"
+#include "executor/config.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::cli {
+namespace {
+
+constexpr std::string_view kCmd = "audit";
+
+const char* const kHelp =
+    R"(usage: hostbridge audit [--slug SLUG] [--tail N] [--follow] [--json] [--verify]
+
+Prints the audit log of an install, oldest first, as a table: time, event,
+verb, arg, outcome (the exit code), duration, reason.
+
+  --slug SLUG   the install (default: the one whose project holds the cwd)
+  --tail N      only the last N events
+  --follow      keep printing events as they are written (Ctrl-C to stop);
+                starts with the last 10 unless --tail says otherwise
+  --json        the raw JSON lines instead of the table
+  --verify      check the hash chain across rotated files; prints the first
+                bad line and exits 1 when it is broken
+
+Exit: 0 ok (or chain intact), 1 failed (or chain broken), 2 usage error.
+)";
+
+const OptionSpec kSpecs[] = {{"slug", true, false},
+                             {"tail", true, false},
+                             {"follow", false, false},
+                             {"json", false, false},
+                             {"verify", false, false}};
+
+// Text from the log reaches a terminal: no control characters (C0, DEL, C1).
+std::string printable(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7f) {
+            out.push_back('?');
+        } else if (c == 0xc2 && i + 1 < text.size() &&
+                   static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+            out.push_back('?');
+            ++i;
+        } else {
+            out.push_back(static_cast<char>(c));
+        }
+    }
+    return out;
+}
+
+std::string field(const nlohmann::json& j, const char* key) {
+    if (!j.contains(key) || j[key].is_null()) return "-";
+    if (j[key].is_string()) return printable(j[key].get<std::string>());
+    return printable(j[key].dump());
+}
+
+void print_header() {
+    std::cout << std::left << std::setw(25) << "TIME"
+              << "  " << std::setw(11) << "EVENT"
+              << "  " << std::setw(12) << "VERB"
+              << "  " << std::setw(12) << "ARG"
+              << "  " << std::setw(8) << "OUTCOME"
+              << "  " << std::setw(9) << "DURATION"
+              << "  REASON\n";
+}
+
+void print_row(const std::string& line, bool json) {
+    if (json) {
+        std::cout << line << "\n";
+        return;
+    }
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+        std::cout << "(unreadable line: " << printable(line.substr(0, 80)) << ")\n";
+        return;
+    }
+    if (!j.is_object()) {
+        std::cout << "(unreadable line)\n";
+        return;
+    }
+    std::string outcome = "-";
+    if (j.contains("exit_code") && j["exit_code"].is_number_integer()) {
+        outcome = "exit " + std::to_string(j["exit_code"].get<long>());
+    }
+    std::string duration = "-";
+    if (j.contains("duration_ms") && j["duration_ms"].is_number_integer()) {
+        std::ostringstream d;
+        d << std::fixed << std::setprecision(1)
+          << static_cast<double>(j["duration_ms"].get<long>()) / 1000.0 << " s";
+        duration = d.str();
+    }
+    std::cout << std::left << std::setw(25) << field(j, "ts") << "  " << std::setw(11)
+              << field(j, "event") << "  " << std::setw(12) << field(j, "verb") << "  "
+              << std::setw(12) << field(j, "arg") << "  " << std::setw(8) << outcome << "  "
+              << std::setw(9) << duration << "  " << field(j, "reason") << "\n";
+}
+
+// Every complete line of the log files, oldest file first.
+std::vector<std::string> log_files(const std::string& state_dir) {
+    std::vector<std::string> files;
+    for (int i = exec::kAuditRotatedFiles; i >= 1; --i) {
+        std::string path =
+            state_dir + "/" + std::string(exec::kAuditLogName) + "." + std::to_string(i);
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) == 0) files.push_back(path);
+    }
+    files.push_back(state_dir + "/" + std::string(exec::kAuditLogName));
+    return files;
+}
+
+// Streams lines to `sink`; a torn last line (no newline) is left out.
+// Returns the bytes consumed (where a follower goes on from).
+template <typename Sink>
+std::uint64_t for_each_line(const std::string& path, Sink sink) {
+    std::ifstream in(path, std::ios::binary);
+    std::string line;
+    std::uint64_t consumed = 0;
+    while (std::getline(in, line)) {
+        if (in.eof()) break;  // no newline after it: torn
+        consumed += line.size() + 1;
+        sink(line);
+    }
+    return consumed;
+}
+
+int verify(const std::string& state_dir) {
+    auto report = exec::verify_audit_log(state_dir);
+    if (!report) {
+        print_error(kCmd, "cannot check the audit log: " + report.error().message);
+        return kExitFailure;
+    }
+    if (report->first_bad) {
+        print_error(kCmd, "the audit chain is broken: " + *report->first_bad);
+        // "audit.jsonl.N line K: why": show that line.
+        const std::string& bad = *report->first_bad;
+        auto space = bad.find(" line ");
+        if (space != std::string::npos) {
+            std::string file = state_dir + "/" + bad.substr(0, space);
+            long wanted = std::atol(bad.c_str() + space + 6);
+            long n = 0;
+            std::ifstream in(file, std::ios::binary);
+            std::string line;
+            while (std::getline(in, line)) {
+                if (++n == wanted) {
+                    std::cerr << printable(line.substr(0, 2000)) << "\n";
+                    break;
+                }
+            }
+        }
+        return kExitFailure;
+    }
+    std::cout << "audit chain intact: " << report->lines << " events";
+    if (report->torn_fragments > 0) {
+        std::cout << " (" << report->torn_fragments
+                  << " torn line(s) from a crash, each followed by a `recovered` event)";
+    }
+    std::cout << "\n";
+    return kExitOk;
+}
+
+// Prints lines appended to audit.jsonl from now on, across rotations.
+int follow(const std::string& state_dir, std::uint64_t start_offset, bool json) {
+    UniqueFd ino(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+    if (ino) ::inotify_add_watch(ino.get(), state_dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO);
+    const std::string path = state_dir + "/" + std::string(exec::kAuditLogName);
+    UniqueFd fd;
+    ino_t current = 0;
+    std::uint64_t offset = start_offset;
+    std::string pending;
+    while (true) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && (!fd || st.st_ino != current)) {
+            if (fd) offset = 0;  // rotated: the new file starts empty
+            fd.reset(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+            current = st.st_ino;
+            pending.clear();
+        }
+        if (fd) {
+            char buf[65536];
+            ssize_t n;
+            while ((n = ::pread(fd.get(), buf, sizeof buf, static_cast<off_t>(offset))) > 0) {
+                offset += static_cast<std::uint64_t>(n);
+                pending.append(buf, static_cast<std::size_t>(n));
+            }
+            std::size_t nl;
+            while ((nl = pending.find('\n')) != std::string::npos) {
+                print_row(pending.substr(0, nl), json);
+                pending.erase(0, nl + 1);
+            }
+            std::cout.flush();
+            if (!std::cout) return kExitOk;  // the reader went away
+        }
+        pollfd p{ino ? ino.get() : -1, POLLIN, 0};
+        ::poll(&p, 1, 1000);  // inotify, with a slow poll as a fallback
+        if (ino) {
+            char drain[4096];
+            while (::read(ino.get(), drain, sizeof drain) > 0) {
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int run_audit(int argc, char** argv) {
+    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
+    if (!args) {
+        print_error(kCmd, args.error().message);
+        return kExitUsage;
+    }
+    if (args->help) {
+        std::cout << kHelp;
+        return kExitOk;
+    }
+    auto slug = args->get("slug");
+    if (slug && !is_valid_slug(*slug)) {
+        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
+        return kExitUsage;
+    }
+    std::optional<long> tail;
+    if (auto t = args->get("tail")) {
+        tail = parse_number(*t, 100000000);
+        if (!tail) {
+            print_error(kCmd, "--tail needs a number of events, not " + *t);
+            return kExitUsage;
+        }
+    }
+    const bool json = args->has("json");
+    const bool follow_mode = args->has("follow");
+    if (args->has("verify") && (follow_mode || tail || json)) {
+        print_error(kCmd, "--verify goes alone");
+        return kExitUsage;
+    }
+    auto dirs = host_dirs_from_env();
+    if (!dirs) {
+        print_error(kCmd, dirs.error().message);
+        return kExitFailure;
+    }
+    auto paths = locate_install(*dirs, slug);
+    if (!paths) {
+        print_error(kCmd, paths.error().message);
+        return kExitFailure;
+    }
+    // Like every reader, take the state dir from bridge.json when it is readable.
+    std::string state_dir = paths->state_dir;
+    if (auto config = load_config(paths->config_file)) state_dir = config->state_dir;
+    if (args->has("verify")) return verify(state_dir);
+
+    if (follow_mode && !tail) tail = 10;
+    std::deque<std::string> last;
+    if (!json) print_header();
+    std::uint64_t offset = 0;  // into the current file, for --follow
+    for (const auto& file : log_files(state_dir)) {
+        offset = for_each_line(file, [&](const std::string& line) {
+            if (!tail) {
+                print_row(line, json);
+                return;
+            }
+            last.push_back(line);
+            if (static_cast<long>(last.size()) > *tail) last.pop_front();
+        });
+    }
+    for (const auto& line : last) print_row(line, json);
+    std::cout.flush();
+    if (!follow_mode) return kExitOk;
+    return follow(state_dir, offset, json);
+}
+
+}  // namespace hb::cli

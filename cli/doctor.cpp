@@ -1,0 +1,500 @@
+// `hostbridge doctor`: checks one install end to end and prints each problem
+// with the bare command that fixes it (cli.md, "doctor").
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/fs_util.hpp"
+#include "cli/git.hpp"
+#include "cli/install_record.hpp"
+#include "cli/locate.hpp"
+#include "cli/slug.hpp"
+#include "cli/spool_setup.hpp"
+#include "cli/systemd_user.hpp"
+#include "cli/tcb.hpp"
+#include "cli/unified_diff.hpp"
+#include "cli/units.hpp"
+#include "executor/audit_log.hpp"
+#include "executor/config.hpp"
+#include "executor/integrity_gate.hpp"
+#include "executor/policy.hpp"
+#include "executor/sha256.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::cli {
+namespace {
+
+constexpr std::string_view kCmd = "doctor";
+
+const char* const kHelp = R"(usage: hostbridge doctor [--slug SLUG]
+
+Checks one install end to end and prints each problem with the command that
+fixes it, on a line of its own: the units (present, as install writes them,
+enabled, the path unit not failed), the installed executor and parser
+(present, identical to what was installed), the spool (real directories,
+not symlinks, with the expected modes, ignored by git), the trusted files
+(matching their pins; a diff of what changed), the policy file (unknown keys
+and modes), a stale drain lock, the audit chain, a growing quarantine/ and
+requests the drain could not move. An install made with --no-systemd is
+healthy without enabled units.
+
+  --slug SLUG   the install (default: the one whose project holds the cwd)
+
+Exit: 0 healthy, 1 problems found, 2 usage error.
+)";
+
+const OptionSpec kSpecs[] = {{"slug", true, false}};
+
+// Quarantine entries newer than this make it "growing".
+constexpr std::time_t kQuarantineWindow = 24 * 3600;
+
+class Doctor {
+  public:
+    Doctor(InstallPaths paths) : paths_(std::move(paths)) {}
+
+    int run() {
+        std::cout << "hostbridge doctor: " << paths_.slug << "\n";
+        record_ = load_record();
+        auto config = load_config(paths_.config_file);
+        if (!config) {
+            problem("cannot read " + paths_.config_file + ": " + config.error().message,
+                    {reinstall()});
+            return finish();
+        }
+        c_ = std::move(*config);
+        ok("config " + paths_.config_file + " (project " + c_.project_dir + ")");
+        check_units();
+        check_binaries();
+        check_spool_dirs();
+        check_tcb();
+        check_policy();
+        check_lock();
+        check_audit();
+        check_quarantine_and_stuck();
+        return finish();
+    }
+
+  private:
+    void ok(const std::string& what) { std::cout << "ok:      " << what << "\n"; }
+    void info(const std::string& what) { std::cout << "info:    " << what << "\n"; }
+    void problem(const std::string& what, const std::vector<std::string>& fixes) {
+        ++problems_;
+        std::cout << "PROBLEM: " << what << "\n";
+        for (const auto& fix : fixes) print_fix(fix);
+    }
+    int finish() {
+        if (problems_ == 0) {
+            std::cout << "healthy\n";
+            return kExitOk;
+        }
+        std::cout << problems_ << " problem(s) found\n";
+        return kExitFailure;
+    }
+
+    std::optional<InstallRecord> load_record() {
+        auto record = load_install_record(paths_.record_file);
+        if (record && record->has_value()) return **record;
+        return std::nullopt;
+    }
+
+    // The install command that re-creates this install (from install.json).
+    std::string reinstall() const {
+        std::vector<std::string> argv = {self_command()};
+        if (record_) {
+            argv.insert(argv.end(), record_->reinstall_argv.begin(), record_->reinstall_argv.end());
+        } else {
+            argv.insert(argv.end(), {"install", "--slug", paths_.slug});
+            if (!c_.project_dir.empty()) argv.insert(argv.end(), {"--project-dir", c_.project_dir});
+        }
+        return command_line(argv);
+    }
+
+    void check_units() {
+        RenderedUnits want = render_units(c_, paths_);
+        bool files_ok = true;
+        for (const auto& [file, text] : {std::pair{paths_.path_unit, want.path_unit},
+                                         std::pair{paths_.service_unit, want.service_unit}}) {
+            auto have = read_file_if_exists(file);
+            if (!have || !have->has_value()) {
+                problem("unit " + file + " is missing", {reinstall()});
+                files_ok = false;
+            } else if (**have != text) {
+                problem("unit " + file + " differs from what install writes for this config",
+                        {reinstall()});
+                files_ok = false;
+            }
+        }
+        if (files_ok) ok("units " + paths_.path_unit_name + " and " + paths_.service_unit_name);
+
+        const std::string enable_now = "systemctl --user enable --now " + paths_.path_unit_name;
+        if (!c_.systemd.enabled) {
+            std::vector<std::string> watch = {paths_.executor, "watch", "--config",
+                                              paths_.config_file};
+            if (c_.allow_root) watch.push_back("--allow-root");
+            info(
+                "installed with --no-systemd: the units are not meant to be enabled; the drain "
+                "runs with: " +
+                command_line(watch));
+            return;
+        }
+        auto systemctl = SystemctlUser::find();
+        if (!systemctl || !systemctl->manager_reachable()) {
+            problem(
+                "no systemd user manager is reachable, so nothing fires the drain (once one "
+                "is, run these)",
+                {"systemctl --user daemon-reload", enable_now});
+            return;
+        }
+        const std::string enabled = systemctl->query("is-enabled", paths_.path_unit_name);
+        const std::string active = systemctl->query("is-active", paths_.path_unit_name);
+        if (active == "failed") {
+            problem("the path unit " + paths_.path_unit_name +
+                        " has failed (the drain probably hit its start limit), so requests no "
+                        "longer fire the drain",
+                    {"systemctl --user reset-failed " + paths_.path_unit_name + " " +
+                         paths_.service_unit_name,
+                     "systemctl --user start " + paths_.path_unit_name});
+        } else if (enabled != "enabled") {
+            problem("the path unit " + paths_.path_unit_name + " is not enabled (" + enabled + ")",
+                    {"systemctl --user daemon-reload", enable_now});
+        } else if (active != "active") {
+            problem("the path unit " + paths_.path_unit_name + " is not active (" + active + ")",
+                    {"systemctl --user start " + paths_.path_unit_name});
+        } else {
+            ok("path unit enabled and active");
+        }
+        if (systemctl->query("is-active", paths_.service_unit_name) == "failed") {
+            problem("the last drain (" + paths_.service_unit_name + ") failed; its log is " +
+                        c_.state_dir + "/service.log",
+                    {"tail -n 20 " + shell_quote(c_.state_dir + "/service.log"),
+                     "systemctl --user reset-failed " + paths_.service_unit_name});
+        }
+    }
+
+    void check_binaries() {
+        bool all_ok = true;
+        for (const auto& [name, path] :
+             {std::pair{std::string("hostbridge-executor"), paths_.executor},
+              std::pair{std::string("hostbridge-parser"), paths_.parser}}) {
+            auto content = read_file_if_exists(path, 256u << 20);
+            if (!content || !content->has_value()) {
+                problem("the installed " + name + " (" + path + ") is missing", {reinstall()});
+                all_ok = false;
+                continue;
+            }
+            if (::access(path.c_str(), X_OK) != 0) {
+                problem("the installed " + name + " (" + path + ") is not executable",
+                        {"chmod 0755 " + shell_quote(path)});
+                all_ok = false;
+                continue;
+            }
+            const std::string sum = exec::sha256_hex(**content);
+            const std::string* recorded = nullptr;
+            if (record_) {
+                auto it = record_->binaries.find(name);
+                if (it != record_->binaries.end()) recorded = &it->second;
+            }
+            if (recorded == nullptr) {
+                problem(
+                    "no record of the " + name + " that was installed (" + paths_.record_file + ")",
+                    {reinstall()});
+                all_ok = false;
+            } else if (*recorded != sum) {
+                problem("the installed " + name + " (" + path +
+                            ") is not the binary that was installed",
+                        {reinstall()});
+                all_ok = false;
+            }
+            // A newer build beside this hostbridge is worth knowing about.
+            auto built = read_file_if_exists(self_dir() + "/" + name, 256u << 20);
+            if (built && built->has_value() && exec::sha256_hex(**built) != sum) {
+                info("the " + name +
+                     " next to this hostbridge differs from the installed one; "
+                     "re-run install to update it");
+            }
+        }
+        if (c_.parser != paths_.parser) {
+            problem("bridge.json names the parser " + c_.parser + ", not the installed " +
+                        paths_.parser,
+                    {reinstall()});
+            all_ok = false;
+        }
+        if (all_ok) ok("executor and parser in " + paths_.lib_dir + " are the installed ones");
+    }
+
+    void check_spool_dirs() {
+        auto spool_problems = check_spool(c_.project_dir, c_.spool_dir, c_.agent_gid);
+        for (const auto& p : spool_problems) {
+            std::vector<std::string> fixes = p.fixes;
+            fixes.push_back(reinstall());
+            problem("spool: " + p.sentence, fixes);
+        }
+        if (spool_problems.empty())
+            ok("spool " + c_.spool_dir + " (real directories, modes as expected)");
+        struct stat st {};
+        if (::lstat((c_.spool_dir + "/request").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+            problem("the agent client " + c_.spool_dir + "/request is missing", {reinstall()});
+        }
+        const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
+        auto ignored = git_is_ignored(c_.project_dir, rel);
+        if (!ignored) {
+            problem("cannot ask git whether the spool is ignored: " + ignored.error().message, {});
+        } else if (!*ignored) {
+            problem("git does not ignore the spool " + rel + ", so an agent could commit requests",
+                    {reinstall()});
+        } else {
+            ok("spool ignored by git");
+        }
+    }
+
+    void check_tcb() {
+        // The gate's own verdict, then a diff of each change for a person.
+        exec::GateReport gate = exec::check_tcb(c_.project_dir, c_.tcb);
+        if (gate.passed()) {
+            ok("all " + std::to_string(c_.tcb.size()) + " trusted files match their pins");
+            return;
+        }
+        for (const auto& p : gate.problems) {
+            auto now = snapshot_tcb_file(c_.project_dir, p.path);
+            if (now) {
+                auto approved = read_approved_copy(paths_, p.path);
+                auto diff = unified_diff("approved/" + p.path, approved ? *approved : std::nullopt,
+                                         p.path, now->content);
+                if (diff) std::cout << *diff;
+            }
+            problem("trusted file " + p.path + " " + p.problem +
+                        "; every verb that runs a command is refused until it is approved",
+                    {self_command() + " approve --slug " + c_.slug});
+        }
+    }
+
+    void check_policy() {
+        struct stat st {};
+        if (::lstat(c_.policy_file.c_str(), &st) != 0) {
+            problem("the policy file " + c_.policy_file + " is missing, so every verb is denied",
+                    {reinstall()});
+            return;
+        }
+        exec::Policy policy = exec::load_policy(c_.policy_file);
+        for (const auto& warning : policy.warnings) {
+            problem("policy: " + warning, {"\"${EDITOR:-vi}\" " + shell_quote(c_.policy_file)});
+        }
+        std::string denied;
+        for (Verb verb : kAllVerbs) {
+            if (policy.mode(verb) == exec::Mode::Deny) {
+                denied += (denied.empty() ? "" : ", ") + std::string(verb_name(verb));
+            }
+        }
+        if (policy.warnings.empty()) ok("policy " + c_.policy_file);
+        if (!denied.empty()) info("the policy denies: " + denied);
+    }
+
+    // The single-flight lock: held by anything but a running drain, it is a
+    // descriptor leaked into a long-lived child, and no drain will run again.
+    void check_lock() {
+        const std::string lock = c_.state_dir + "/drain.lock";
+        UniqueFd fd(::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd) {
+            ok("drain lock free");
+            return;
+        }
+        if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
+            ::flock(fd.get(), LOCK_UN);
+            ok("drain lock free");
+            return;
+        }
+        struct stat st {};
+        ::fstat(fd.get(), &st);
+        std::vector<long> holders = lock_holders(st.st_ino);
+        if (holders.empty()) {
+            problem("the drain lock " + lock + " is held, and its holder cannot be found",
+                    {"fuser -v " + shell_quote(lock)});
+            return;
+        }
+        for (long pid : holders) {
+            const std::string exe = read_link("/proc/" + std::to_string(pid) + "/exe");
+            const long age = process_age_seconds(pid);
+            const bool is_drain = exe == paths_.executor || exe.ends_with("/hostbridge-executor");
+            const long limit = c_.drain.time_budget_seconds + c_.drain.linger_seconds + 60;
+            if (is_drain && age >= 0 && age <= limit) {
+                info("a drain is running (pid " + std::to_string(pid) + ", for " +
+                     std::to_string(age) + " s)");
+            } else if (is_drain) {
+                problem("a drain (pid " + std::to_string(pid) + ") has held the lock for " +
+                            std::to_string(age) + " s, past its budget of " +
+                            std::to_string(limit) + " s",
+                        {"kill " + std::to_string(pid)});
+            } else {
+                problem("the drain lock " + lock + " is held by pid " + std::to_string(pid) + " (" +
+                            (exe.empty() ? "unknown" : exe) +
+                            "), not by a drain: a leaked lock, so no drain can run",
+                        {"kill " + std::to_string(pid)});
+            }
+        }
+    }
+
+    static std::string read_link(const std::string& path) {
+        char buf[4096];
+        ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+        if (n <= 0) return {};
+        std::string out(buf, static_cast<std::size_t>(n));
+        if (out.ends_with(" (deleted)")) out.resize(out.size() - 10);
+        return out;
+    }
+
+    // PIDs holding a lock on inode `ino` (/proc/locks: "1: FLOCK ADVISORY
+    // WRITE 1234 08:01:5678 0 EOF").
+    static std::vector<long> lock_holders(ino_t ino) {
+        std::vector<long> pids;
+        std::ifstream locks("/proc/locks");
+        std::string line;
+        const std::string suffix = ":" + std::to_string(ino);
+        while (std::getline(locks, line)) {
+            std::istringstream in(line);
+            std::string id, kind, advisory, mode, pid, dev;
+            in >> id >> kind;
+            if (kind == "->") in >> kind;
+            in >> advisory >> mode >> pid >> dev;
+            if (dev.size() > suffix.size() && dev.ends_with(suffix)) {
+                try {
+                    pids.push_back(std::stol(pid));
+                } catch (...) {
+                }
+            }
+        }
+        return pids;
+    }
+
+    static long process_age_seconds(long pid) {
+        std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat_file)),
+                         std::istreambuf_iterator<char>());
+        auto paren = text.rfind(')');
+        if (paren == std::string::npos) return -1;
+        std::istringstream in(text.substr(paren + 2));
+        std::string field;
+        // Field 22 is starttime; after ")" we are at field 3.
+        for (int i = 3; i <= 22 && in >> field; ++i) {
+            if (i == 22) {
+                std::ifstream up("/proc/uptime");
+                double uptime = 0;
+                up >> uptime;
+                const double start = std::stod(field) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+                return static_cast<long>(uptime - start);
+            }
+        }
+        return -1;
+    }
+
+    void check_audit() {
+        auto report = exec::verify_audit_log(c_.state_dir);
+        if (!report) {
+            problem("cannot check the audit log: " + report.error().message,
+                    {self_command() + " audit --slug " + c_.slug + " --verify"});
+            return;
+        }
+        if (report->first_bad) {
+            problem("the audit log's hash chain is broken at " + *report->first_bad,
+                    {self_command() + " audit --slug " + c_.slug + " --verify"});
+            return;
+        }
+        if (report->lines == 0) {
+            problem("the audit log in " + c_.state_dir + " is empty or missing", {reinstall()});
+            return;
+        }
+        ok("audit chain intact (" + std::to_string(report->lines) + " events)");
+        if (report->torn_fragments > 0) {
+            info(std::to_string(report->torn_fragments) +
+                 " torn line(s) from a crash, each followed by a `recovered` event");
+        }
+    }
+
+    void check_quarantine_and_stuck() {
+        const std::string quarantine = c_.spool_dir + "/quarantine";
+        std::size_t total = 0;
+        std::size_t recent = 0;
+        const std::time_t now = std::time(nullptr);
+        for_each_entry(quarantine, [&](const std::string&, const struct stat& st) {
+            ++total;
+            if (now - st.st_mtime < kQuarantineWindow) ++recent;
+        });
+        if (recent > 0) {
+            problem("quarantine/ is growing: " + std::to_string(recent) +
+                        " entr(y/ies) in the last 24 h (" + std::to_string(total) +
+                        " in all); something writes malformed or hostile requests: look at them",
+                    {"ls -la -- " + shell_quote(quarantine)});
+        } else if (total > 0) {
+            info("quarantine/ holds " + std::to_string(total) + " old entr(y/ies)");
+        } else {
+            ok("quarantine/ is empty");
+        }
+        const std::string requests = c_.spool_dir + "/requests";
+        for_each_entry(requests, [&](const std::string& name, const struct stat&) {
+            if (name.rfind(".stuck-", 0) != 0) return;
+            problem("requests/" + name +
+                        " could not be moved by the drain (not yours?); "
+                        "inspect and remove it",
+                    {"ls -la -- " + shell_quote(requests + "/" + name),
+                     "rm -rf -- " + shell_quote(requests + "/" + name)});
+        });
+    }
+
+    template <typename Fn>
+    static void for_each_entry(const std::string& dir_path, Fn fn) {
+        DIR* dir = ::opendir(dir_path.c_str());
+        if (dir == nullptr) return;
+        while (dirent* e = ::readdir(dir)) {
+            std::string name = e->d_name;
+            if (name == "." || name == "..") continue;
+            struct stat st {};
+            if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
+        }
+        ::closedir(dir);
+    }
+
+    InstallPaths paths_;
+    Config c_;
+    std::optional<InstallRecord> record_;
+    int problems_ = 0;
+};
+
+}  // namespace
+
+int run_doctor(int argc, char** argv) {
+    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
+    if (!args) {
+        print_error(kCmd, args.error().message);
+        return kExitUsage;
+    }
+    if (args->help) {
+        std::cout << kHelp;
+        return kExitOk;
+    }
+    auto slug = args->get("slug");
+    if (slug && !is_valid_slug(*slug)) {
+        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
+        return kExitUsage;
+    }
+    auto dirs = host_dirs_from_env();
+    if (!dirs) {
+        print_error(kCmd, dirs.error().message);
+        return kExitFailure;
+    }
+    auto paths = locate_install(*dirs, slug);
+    if (!paths) {
+        print_error(kCmd, paths.error().message);
+        return kExitFailure;
+    }
+    return Doctor(std::move(*paths)).run();
+}
+
+}  // namespace hb::cli

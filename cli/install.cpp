@@ -1,0 +1,703 @@
+// `hostbridge install`: puts the bridge in front of a project, or brings an
+// existing install up to date. Everything is validated before the first
+// write; every item reports "no change" when it already is as it should be.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli/agent_doc.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/compose_reader.hpp"
+#include "cli/fs_util.hpp"
+#include "cli/git.hpp"
+#include "cli/install_options.hpp"
+#include "cli/install_record.hpp"
+#include "cli/paths.hpp"
+#include "cli/process.hpp"
+#include "cli/resolve_binary.hpp"
+#include "cli/slug.hpp"
+#include "cli/spool_setup.hpp"
+#include "cli/systemd_user.hpp"
+#include "cli/tcb.hpp"
+#include "cli/units.hpp"
+#include "client/embedded_client.hpp"
+#include "executor/audit_log.hpp"
+#include "executor/config.hpp"
+#include "executor/policy.hpp"
+#include "executor/sha256.hpp"
+
+namespace hb::cli {
+namespace {
+
+constexpr std::string_view kCmd = "install";
+constexpr std::array<std::string_view, 4> kComposeNames = {
+    "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"};
+// What `docker compose` also reads when a stack script runs it without -f.
+constexpr std::array<std::string_view, 4> kOverrideNames = {
+    "compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
+    "docker-compose.override.yml"};
+
+// One line per item ("  bridge.json: no change"), counting real changes.
+class Report {
+  public:
+    void item(std::string_view what, std::string_view status) {
+        std::cout << "  " << what << ": " << status << "\n";
+        if (status != "no change") ++changes_;
+    }
+    void note(std::string_view text) { std::cout << text << "\n"; }
+    [[nodiscard]] int changes() const { return changes_; }
+
+  private:
+    int changes_ = 0;
+};
+
+// An error that ends the install with this exit code (2 only for usage).
+struct Stop {
+    int code;
+    std::string sentence;
+    std::vector<std::string> fixes;
+};
+
+Stop fail(std::string sentence, std::vector<std::string> fixes = {}) {
+    return Stop{kExitFailure, std::move(sentence), std::move(fixes)};
+}
+
+bool has_control_chars(std::string_view s) {
+    return std::any_of(s.begin(), s.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+class Installer {
+  public:
+    explicit Installer(InstallOptions options) : o_(std::move(options)) {}
+
+    int run() {
+        auto stop = run_steps();
+        std::cout.flush();
+        if (stop) {
+            print_error(kCmd, stop->sentence);
+            for (const auto& fix : stop->fixes) print_fix(fix, /*to_stderr=*/true);
+            return stop->code;
+        }
+        return kExitOk;
+    }
+
+  private:
+    std::optional<Stop> run_steps() {
+        // --- everything below is checked before anything is written ---
+        if (auto s = check_project()) return s;
+        if (auto s = check_existing()) return s;
+        if (auto s = resolve_binaries()) return s;
+        if (auto s = read_services()) return s;
+        if (auto s = collect_tcb()) return s;
+        if (auto s = build_config()) return s;
+        // --- writes ---
+        std::cout << "hostbridge install: " << slug_ << " for " << project_dir_ << "\n";
+        if (o_.allow_root) {
+            print_warning(kCmd,
+                          "--allow-root lets the drain run as root; use it only on "
+                          "throwaway machines and CI");
+        } else if (::geteuid() == 0) {
+            print_warning(kCmd,
+                          "you are root, and the drain refuses to run as root unless "
+                          "installed with --allow-root");
+        }
+        if (auto s = write_dirs_and_spool()) return s;
+        if (auto s = write_pins()) return s;
+        if (auto s = write_binaries()) return s;
+        if (auto s = write_config_files()) return s;
+        if (auto s = write_spool_files()) return s;
+        if (auto s = write_units()) return s;
+        if (auto s = write_record_and_audit()) return s;
+        if (auto s = enable_units()) return s;
+        std::cout << (report_.changes() == 0
+                          ? "hostbridge install: nothing changed\n"
+                          : "hostbridge install: " + std::to_string(report_.changes()) +
+                                " item(s) changed\n");
+        return std::nullopt;
+    }
+
+    // --- checks ---
+
+    std::optional<Stop> check_project() {
+        auto dirs = host_dirs_from_env();
+        if (!dirs) return fail(dirs.error().message);
+        dirs_ = *dirs;
+        auto canonical = canonical_path(o_.project_dir);
+        if (!canonical) return fail("the project directory " + o_.project_dir + " does not exist");
+        project_dir_ = *canonical;
+        if (has_control_chars(project_dir_) || has_control_chars(dirs_.home)) {
+            return fail("the project path " + project_dir_ +
+                        " contains control characters, which systemd units cannot carry");
+        }
+        auto top = git_toplevel(project_dir_);
+        if (!top) return fail(top.error().message);
+        if (*top != project_dir_) {
+            return fail(project_dir_ + " is not the top of its git work tree (the top is " + *top +
+                        "); pass --project-dir " + *top);
+        }
+        slug_ = o_.slug.value_or(derive_slug(project_dir_));
+        if (!is_valid_slug(slug_)) {
+            return Stop{kExitUsage,
+                        "the slug derived from " + project_dir_ + " is '" + slug_ +
+                            "', which is not valid (^[a-z0-9][a-z0-9-]{0,62}$); pass --slug",
+                        {}};
+        }
+        paths_ = install_paths(dirs_, slug_);
+        spool_dir_ = project_dir_ + "/" + o_.spool_rel;
+        return std::nullopt;
+    }
+
+    std::optional<Stop> check_existing() {
+        auto existing = read_file_if_exists(paths_.config_file);
+        if (!existing) return fail(existing.error().message);
+        if (!existing->has_value()) return std::nullopt;
+        auto old = parse_config(**existing);
+        if (!old) {
+            if (!o_.force) {
+                return fail("the existing install " + slug_ + " cannot be read (" +
+                            old.error().message + "); pass --force to replace it");
+            }
+            taking_over_ = true;
+            return std::nullopt;
+        }
+        if (old->project_dir != project_dir_) {
+            if (!o_.force) {
+                return fail("the slug " + slug_ + " is already installed for " + old->project_dir +
+                            "; a second project must not take over its bridge: pass another "
+                            "--slug, or --force to move the bridge to " +
+                            project_dir_);
+            }
+            taking_over_ = true;
+            print_warning(kCmd, "--force: the bridge " + slug_ + " moves from " + old->project_dir +
+                                    " to " + project_dir_);
+            return std::nullopt;
+        }
+        previous_ = std::move(*old);
+        return std::nullopt;
+    }
+
+    std::optional<Stop> resolve_binaries() {
+        const ResolveEnv env = resolve_env_from_process();
+        backend_.kind =
+            o_.backend.value_or(o_.stack_bin ? BackendKind::Stack : BackendKind::Compose);
+        if (backend_.kind == BackendKind::Stack) {
+            auto stack = resolve_binary(*o_.stack_bin, env);
+            if (!stack) return fail("--stack-bin: " + stack.error().message);
+            backend_.argv = {*stack};
+        } else {
+            std::vector<std::string> words;
+            if (o_.compose_cmd) {
+                words = *o_.compose_cmd;
+            } else if (auto found = default_compose_cmd(env)) {
+                words = *found;
+            } else {
+                return fail(
+                    "no compose command found: neither `docker compose` nor podman-compose "
+                    "works here; pass --compose-cmd");
+            }
+            auto first = resolve_binary(words[0], env);
+            if (!first) return fail("--compose-cmd: " + first.error().message);
+            words[0] = *first;
+            backend_.argv = words;
+        }
+        if (o_.network) {
+            std::optional<std::string> engine;
+            if (o_.engine) {
+                auto resolved = resolve_binary(*o_.engine, env);
+                if (!resolved) return fail("--engine: " + resolved.error().message);
+                engine = *resolved;
+            } else {
+                for (const char* name : {"podman", "docker"}) {
+                    if (auto found = find_on_path(name, env.path_var)) {
+                        engine = *found;
+                        break;
+                    }
+                }
+                if (!engine)
+                    return fail("no container engine found for join-network; pass --engine");
+            }
+            join_network_ = JoinNetwork{*engine, *o_.network, *o_.agent_container};
+        }
+        if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
+        for (const auto& name :
+             {std::string("hostbridge-executor"), std::string("hostbridge-parser")}) {
+            std::string source = self_dir() + "/" + name;
+            if (::access(source.c_str(), X_OK) != 0) {
+                return fail("cannot find " + name + " next to this hostbridge (" + source +
+                            "); build it or reinstall hostbridge");
+            }
+            built_binaries_[name] = source;
+        }
+        if (embedded::kClientScript.empty()) {
+            return fail(
+                "this hostbridge was built without the agent client "
+                "(client/hostbridge-request.sh)");
+        }
+        return std::nullopt;
+    }
+
+    static std::optional<std::vector<std::string>> default_compose_cmd(const ResolveEnv& env) {
+        if (auto docker = find_on_path("docker", env.path_var)) {
+            RunOptions options;
+            options.timeout = std::chrono::seconds(15);
+            auto ran = run_process({*docker, "compose", "version"}, options);
+            if (ran && ran->ok()) return std::vector<std::string>{"docker", "compose"};
+        }
+        if (find_on_path("podman-compose", env.path_var)) {
+            return std::vector<std::string>{"podman-compose"};
+        }
+        return std::nullopt;
+    }
+
+    // The pin a path had in the previous install of this project.
+    const TcbPin* previous_pin(const std::string& rel) const {
+        if (!previous_) return nullptr;
+        for (const auto& pin : previous_->tcb) {
+            if (pin.path == rel) return &pin;
+        }
+        return nullptr;
+    }
+
+    std::optional<Stop> read_services() {
+        // The compose file.
+        if (o_.compose_file) {
+            auto rel = project_relative(project_dir_, *o_.compose_file);
+            if (!rel) return fail("--compose-file: " + rel.error().message);
+            compose_rel_ = *rel;
+        } else {
+            for (auto name : kComposeNames) {
+                struct stat st {};
+                if (::lstat((project_dir_ + "/" + std::string(name)).c_str(), &st) == 0) {
+                    compose_rel_ = std::string(name);
+                    break;
+                }
+            }
+        }
+        if (compose_rel_.empty()) {
+            if (backend_.kind == BackendKind::Compose || !o_.services) {
+                return fail(
+                    "no compose file in " + project_dir_ +
+                    " (looked for compose.yaml, compose.yml, docker-compose.yaml, "
+                    "docker-compose.yml); pass --compose-file" +
+                    std::string(backend_.kind == BackendKind::Stack ? " or --services" : ""));
+            }
+        }
+        ComposeModel model;
+        if (!compose_rel_.empty()) {
+            const std::string compose_abs = project_dir_ + "/" + compose_rel_;
+            // An unapproved edit must not steer what install pins or bridges:
+            // read a changed, pinned file through its approved copy.
+            FileSource source =
+                [this](const std::string& abs) -> Result<std::optional<std::string>> {
+                auto rel = project_relative(project_dir_, abs);
+                if (!rel) return read_file_if_exists(abs, 16u << 20);
+                auto snap = snapshot_tcb_file(project_dir_, *rel);
+                if (!snap) return snap.error();
+                const TcbPin* pin = previous_pin(*rel);
+                if (pin != nullptr && pin->sha256 != snap->sha256) {
+                    read_from_approved_.insert(*rel);
+                    return read_approved_copy(paths_, *rel);
+                }
+                return snap->content;
+            };
+            auto read = read_compose(compose_abs, source);
+            if (!read) return fail(read.error().message);
+            model = std::move(*read);
+            if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
+        }
+        for (const auto& rel : read_from_approved_) {
+            std::cout << "note: " << rel << " changed since it was pinned: read from its approved "
+                      << "copy, not as it is now\n";
+        }
+        for (const auto& warning : model.warnings) {
+            print_warning(kCmd, warning);
+        }
+        services_ = o_.services.value_or(model.services);
+        if (o_.buildable) {
+            buildable_ = *o_.buildable;
+        } else {
+            for (const auto& b : model.buildable) {
+                if (std::binary_search(services_.begin(), services_.end(), b))
+                    buildable_.push_back(b);
+            }
+        }
+        for (const auto& b : buildable_) {
+            if (!std::binary_search(services_.begin(), services_.end(), b)) {
+                return fail("--buildable names " + b + ", which is not one of the services (" +
+                            std::to_string(services_.size()) + " found)");
+            }
+        }
+        referenced_ = model.referenced_files;
+        return std::nullopt;
+    }
+
+    std::optional<Stop> collect_tcb() {
+        std::set<std::string> rels;
+        if (backend_.kind == BackendKind::Stack) {
+            auto stack = canonical_path(backend_.argv[0]);
+            if (stack && path_is_within(*stack, project_dir_)) {
+                rels.insert(stack->substr(project_dir_.size() + 1));
+            }
+        }
+        if (!compose_rel_.empty()) {
+            rels.insert(compose_rel_);
+            if (backend_.kind == BackendKind::Stack) {
+                std::string dir = compose_rel_.find('/') == std::string::npos
+                                      ? ""
+                                      : compose_rel_.substr(0, compose_rel_.rfind('/') + 1);
+                for (auto name : kOverrideNames) rels.insert(dir + std::string(name));
+            }
+        }
+        for (const auto& abs : referenced_) {
+            auto rel = project_relative(project_dir_, abs);
+            if (rel) {
+                rels.insert(*rel);
+            } else {
+                std::cout
+                    << "note: " << abs
+                    << " lies outside the project, where the agent cannot write; not pinned\n";
+            }
+        }
+        rels.insert(".env");
+        for (const auto& extra : o_.tcb) {
+            auto rel = project_relative(project_dir_, extra);
+            if (!rel) return fail("--tcb: " + rel.error().message);
+            rels.insert(*rel);
+            explicit_tcb_.insert(*rel);
+        }
+        for (const auto& rel : rels) {
+            auto snap = snapshot_tcb_file(project_dir_, rel);
+            if (!snap) {
+                return fail("trusted file " + snap.error().message +
+                            "; the integrity gate refuses it: replace it with a regular file");
+            }
+            if (!snap->content && explicit_tcb_.count(rel) > 0) {
+                print_warning(kCmd, "--tcb " + rel + " does not exist; it is pinned as absent");
+            }
+            snapshots_.push_back(std::move(*snap));
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Stop> build_config() {
+        Config& c = config_;
+        c.slug = slug_;
+        c.project_dir = project_dir_;
+        c.spool_dir = spool_dir_;
+        c.state_dir = paths_.state_dir;
+        c.policy_file = paths_.policy_file;
+        c.parser = paths_.parser;
+        c.allow_root = o_.allow_root;
+        c.file_mode = o_.file_mode;
+        c.agent_gid = o_.agent_gid;
+        c.backend = backend_;
+        c.services = services_;
+        c.buildable = buildable_;
+        for (const auto& snap : snapshots_) {
+            const TcbPin* pin = previous_pin(snap.rel);
+            // Never re-pin a file that changed: only `approve`, after a diff, does.
+            c.tcb.push_back(pin != nullptr ? *pin : TcbPin{snap.rel, snap.sha256});
+        }
+        c.limits.mutating = o_.rate_limit;
+        c.limits.read_only = o_.read_rate_limit;
+        c.limits.ttl_seconds = o_.ttl_seconds;
+        int longest = 0;
+        for (const auto& [verb, seconds] : o_.verb_timeouts) {
+            if (verb == "default") {
+                c.timeouts.default_seconds = seconds;
+            } else if (verb == "rebuild") {
+                c.timeouts.rebuild_seconds = seconds;
+            } else {
+                Verb v = *verb_from_name(verb);
+                auto& per = c.timeouts.per_verb;
+                per.erase(std::remove_if(per.begin(), per.end(),
+                                         [&](const auto& p) { return p.first == v; }),
+                          per.end());
+                per.emplace_back(v, seconds);
+            }
+        }
+        std::sort(c.timeouts.per_verb.begin(), c.timeouts.per_verb.end());
+        longest = std::max(c.timeouts.default_seconds, c.timeouts.rebuild_seconds);
+        for (const auto& p : c.timeouts.per_verb) longest = std::max(longest, p.second);
+        // The unit's start timeout must leave room for the longest verb, or
+        // the drain would never take that verb up (architecture.md, step 7).
+        c.drain.time_budget_seconds = std::max(1800, longest + c.drain.linger_seconds + 60);
+        c.systemd.enabled = !o_.no_systemd;
+        c.systemd.systemd_run = systemd_run_;
+        c.join_network = join_network_;
+        config_text_ = serialize_config(c);
+        // The executor reads bridge.json strictly; never write one it refuses.
+        auto reparsed = parse_config(config_text_);
+        if (!reparsed)
+            return fail("the configuration would be invalid: " + reparsed.error().message);
+        return std::nullopt;
+    }
+
+    // --- writes ---
+
+    std::optional<Stop> write_dirs_and_spool() {
+        for (const auto& [dir, mode] : {std::pair{paths_.config_dir, 0700},
+                                        {paths_.state_dir, 0700},
+                                        {paths_.lib_dir, 0755},
+                                        {paths_.unit_dir, 0755}}) {
+            if (auto made = make_dirs(dir, static_cast<mode_t>(mode)); !made) {
+                return fail(made.error().message);
+            }
+        }
+        auto changes = ensure_spool(project_dir_, o_.spool_rel, o_.agent_gid);
+        if (!changes) return fail(changes.error().message);
+        report_.item("spool " + spool_dir_, changes->empty() ? "no change"
+                                                             : std::to_string(changes->size()) +
+                                                                   " dir(s) created or fixed");
+        for (const auto& change : *changes)
+            std::cout << "    " << change.path << ": " << change.what << "\n";
+        auto ignored = git_is_ignored(project_dir_, o_.spool_rel);
+        if (!ignored) return fail(ignored.error().message);
+        if (*ignored) {
+            report_.item("spool ignored by git", "no change");
+        } else {
+            auto exclude = git_exclude(project_dir_, o_.spool_rel);
+            if (!exclude) return fail(exclude.error().message);
+            auto again = git_is_ignored(project_dir_, o_.spool_rel);
+            if (!again || !*again) {
+                return fail("git still does not ignore " + o_.spool_rel + " after adding it to " +
+                            *exclude + " (does a .gitignore rule re-include it?)");
+            }
+            report_.item("spool ignored by git", "added to " + *exclude);
+        }
+        if (auto tracked = git_tracks_under(project_dir_, o_.spool_rel); tracked && *tracked) {
+            print_warning(
+                kCmd, "git tracks files under " + o_.spool_rel + "; remove them from the index:");
+            print_fix("git -C " + shell_quote(project_dir_) + " rm -r --cached -- " +
+                          shell_quote(o_.spool_rel),
+                      true);
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Stop> write_pins() {
+        if (taking_over_) {
+            if (auto removed = remove_tree(paths_.approved_dir); removed && *removed) {
+                report_.item("approved copies of the previous project", "removed");
+            }
+        }
+        for (const auto& snap : snapshots_) {
+            const TcbPin* pin = previous_pin(snap.rel);
+            const std::string label = "pin " + snap.rel;
+            if (pin != nullptr && pin->sha256 != snap.sha256) {
+                report_.item(label,
+                             "CHANGED since it was pinned; not re-pinned (review and "
+                             "approve it with `hostbridge approve`)");
+                needs_approval_ = true;
+                continue;
+            }
+            // Self-heal a lost approved copy of an unchanged file.
+            auto copy = read_approved_copy(paths_, snap.rel);
+            bool copy_ok = copy && copy->has_value() == snap.content.has_value() &&
+                           (!snap.content || **copy == *snap.content);
+            if (!copy_ok) {
+                if (auto stored = store_approved_copy(paths_, snap); !stored) {
+                    return fail(stored.error().message);
+                }
+            }
+            if (pin == nullptr) {
+                report_.item(label, snap.content ? "pinned" : "pinned as absent");
+            } else {
+                report_.item(label, copy_ok ? "no change" : "approved copy restored");
+            }
+        }
+        if (previous_) {
+            for (const auto& pin : previous_->tcb) {
+                bool kept = std::any_of(snapshots_.begin(), snapshots_.end(),
+                                        [&](const auto& s) { return s.rel == pin.path; });
+                if (kept) continue;
+                (void)remove_file(approved_copy_path(paths_, pin.path));
+                report_.item("pin " + pin.path, "no longer pinned");
+            }
+        }
+        if (needs_approval_) {
+            std::cout
+                << "Trusted files changed since they were pinned; review and approve them with:\n";
+            print_fix(self_command() + " approve --slug " + slug_);
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Stop> write_binaries() {
+        for (const auto& [name, source] : built_binaries_) {
+            auto content = read_file_if_exists(source, 256u << 20);
+            if (!content || !content->has_value()) return fail("cannot read " + source);
+            auto wrote = write_file_if_changed(paths_.lib_dir + "/" + name, **content, 0755);
+            if (!wrote) return fail(wrote.error().message);
+            record_.binaries[name] = exec::sha256_hex(**content);
+            report_.item(paths_.lib_dir + "/" + name, outcome_word(*wrote));
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Stop> write_config_files() {
+        auto wrote = write_file_if_changed(paths_.config_file, config_text_, 0644);
+        if (!wrote) return fail(wrote.error().message);
+        report_.item(paths_.config_file, outcome_word(*wrote));
+        auto policy = read_file_if_exists(paths_.policy_file);
+        if (!policy)
+            return fail("cannot check " + paths_.policy_file + ": " + policy.error().message);
+        if (policy->has_value()) {
+            report_.item(paths_.policy_file, "no change");
+        } else {
+            auto seeded = write_file_atomic(paths_.policy_file, exec::default_policy_text(), 0644);
+            if (!seeded) return fail(seeded.error().message);
+            report_.item(paths_.policy_file, "seeded (every verb auto)");
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Stop> write_spool_files() {
+        auto client = write_file_if_changed(spool_dir_ + "/request", embedded::kClientScript, 0755);
+        if (!client) return fail(client.error().message);
+        report_.item(spool_dir_ + "/request", outcome_word(*client));
+        auto doc = write_file_if_changed(spool_dir_ + "/AGENT.md",
+                                         render_agent_doc(config_, o_.spool_rel), o_.file_mode);
+        if (!doc) return fail(doc.error().message);
+        report_.item(spool_dir_ + "/AGENT.md", outcome_word(*doc));
+        return std::nullopt;
+    }
+
+    std::optional<Stop> write_units() {
+        RenderedUnits units = render_units(config_, paths_);
+        auto path_unit = write_file_if_changed(paths_.path_unit, units.path_unit, 0644);
+        if (!path_unit) return fail(path_unit.error().message);
+        report_.item(paths_.path_unit, outcome_word(*path_unit));
+        auto service = write_file_if_changed(paths_.service_unit, units.service_unit, 0644);
+        if (!service) return fail(service.error().message);
+        report_.item(paths_.service_unit, outcome_word(*service));
+        path_unit_changed_ = *path_unit != WriteOutcome::Unchanged;
+        units_changed_ = path_unit_changed_ || *service != WriteOutcome::Unchanged;
+        return std::nullopt;
+    }
+
+    std::optional<Stop> write_record_and_audit() {
+        record_.reinstall_argv = {"install"};
+        record_.reinstall_argv.insert(record_.reinstall_argv.end(), o_.reinstall_args.begin(),
+                                      o_.reinstall_args.end());
+        record_.reinstall_argv.insert(record_.reinstall_argv.end(), {"--slug", slug_});
+        record_.no_systemd = o_.no_systemd;
+        record_.compose_file = compose_rel_;
+        auto saved = save_install_record(paths_.record_file, record_);
+        if (!saved) return fail(saved.error().message);
+        report_.item(paths_.record_file, outcome_word(*saved));
+
+        auto log = exec::AuditLog::open(paths_.state_dir);
+        if (!log) return fail("cannot open the audit log: " + log.error().message);
+        exec::AuditRecord event;
+        event.event = exec::AuditEvent::Installed;
+        event.reason =
+            "project " + project_dir_ + ", " + std::to_string(services_.size()) + " services, " +
+            std::to_string(config_.tcb.size()) + " trusted files" +
+            (report_.changes() == 0 ? ", nothing changed"
+                                    : ", " + std::to_string(report_.changes()) + " changes");
+        if (auto appended = log->append(event, /*sync=*/true); !appended) {
+            return fail("cannot write the audit log: " + appended.error().message);
+        }
+        std::cout << "recorded an `installed` event in " << paths_.state_dir << "/audit.jsonl\n";
+        return std::nullopt;
+    }
+
+    std::optional<Stop> enable_units() {
+        if (o_.no_systemd) {
+            std::cout
+                << "--no-systemd: the units are written but not enabled; run the drain with:\n";
+            std::vector<std::string> watch = {paths_.executor, "watch", "--config",
+                                              paths_.config_file};
+            if (o_.allow_root) watch.push_back("--allow-root");
+            print_fix(command_line(watch));
+            return std::nullopt;
+        }
+        auto systemctl = SystemctlUser::find();
+        if (!systemctl || !systemctl->manager_reachable()) {
+            std::cout << "no systemd user manager is reachable; once one is, run:\n";
+            print_fix("systemctl --user daemon-reload");
+            print_fix("systemctl --user enable --now " + paths_.path_unit_name);
+            return std::nullopt;
+        }
+        auto call = [&](const std::vector<std::string>& args) -> std::optional<Stop> {
+            auto ran = systemctl->run(args);
+            if (!ran || !ran->ok()) {
+                std::string why =
+                    ran ? ran->err.substr(0, ran->err.find('\n')) : ran.error().message;
+                return fail("systemctl --user " + command_line(args) + " failed: " + why,
+                            {"systemctl --user " + command_line(args)});
+            }
+            return std::nullopt;
+        };
+        if (units_changed_) {
+            if (auto s = call({"daemon-reload"})) return s;
+        }
+        const std::string enabled = systemctl->query("is-enabled", paths_.path_unit_name);
+        const std::string active = systemctl->query("is-active", paths_.path_unit_name);
+        if (active == "failed") {
+            if (auto s = call({"reset-failed", paths_.path_unit_name, paths_.service_unit_name}))
+                return s;
+        }
+        if (enabled != "enabled" || active != "active") {
+            if (auto s = call({"enable", "--now", paths_.path_unit_name})) return s;
+            report_.item(paths_.path_unit_name, "enabled and started");
+        } else if (path_unit_changed_) {
+            if (auto s = call({"restart", paths_.path_unit_name})) return s;
+            report_.item(paths_.path_unit_name, "restarted");
+        } else {
+            report_.item(paths_.path_unit_name, "no change");
+        }
+        return std::nullopt;
+    }
+
+    InstallOptions o_;
+    HostDirs dirs_;
+    InstallPaths paths_;
+    std::string project_dir_;
+    std::string slug_;
+    std::string spool_dir_;
+    std::optional<Config> previous_;
+    bool taking_over_ = false;
+    Backend backend_;
+    std::optional<JoinNetwork> join_network_;
+    std::string systemd_run_;
+    std::map<std::string, std::string> built_binaries_;
+    std::string compose_rel_;
+    std::vector<std::string> services_;
+    std::vector<std::string> buildable_;
+    std::vector<std::string> referenced_;
+    std::set<std::string> read_from_approved_;
+    std::set<std::string> explicit_tcb_;
+    std::vector<TcbSnapshot> snapshots_;
+    Config config_;
+    std::string config_text_;
+    InstallRecord record_;
+    Report report_;
+    bool needs_approval_ = false;
+    bool units_changed_ = false;
+    bool path_unit_changed_ = false;
+};
+
+}  // namespace
+
+int run_install(int argc, char** argv) {
+    auto options = parse_install_options(argc, argv);
+    if (!options) {
+        print_error(kCmd, options.error().message + " (see hostbridge install --help)");
+        return kExitUsage;
+    }
+    if (options->help) {
+        std::cout << kInstallHelp;
+        return kExitOk;
+    }
+    return Installer(std::move(*options)).run();
+}
+
+}  // namespace hb::cli

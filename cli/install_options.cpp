@@ -1,0 +1,301 @@
+#include "cli/install_options.hpp"
+
+#include <grp.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cli/args.hpp"
+#include "cli/fs_util.hpp"
+#include "cli/slug.hpp"
+#include "cli/spool_setup.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb::cli {
+
+const char* const kInstallHelp =
+    R"(usage: hostbridge install [--project-dir DIR] [--slug SLUG] [--spool REL]
+                          [--backend stack|compose] [--stack-bin PATH_OR_NAME]
+                          [--compose-file FILE] [--compose-cmd CMD]
+                          [--services a,b,c] [--buildable a,b] [--tcb FILE]...
+                          [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
+                          [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
+                          [--ttl SECONDS] [--verb-timeout VERB=SECONDS]...
+                          [--file-mode OCTAL] [--agent-gid GID] [--allow-root]
+                          [--no-systemd] [--force]
+
+Puts the bridge in front of a project checkout, or updates it: run it again
+at any time; it says what changed. It checks that DIR is the top of a git
+work tree, creates the spool (default untracked/hostbridge, ignored by git),
+resolves every binary to an absolute path now (a path, a name on PATH, or an
+alias of your interactive shell), reads the services from the compose file,
+pins the SHA-256 of every trusted project file, writes bridge.json, seeds
+policy.conf once, installs the executor and parser, drops the agent client
+(`request`) and AGENT.md into the spool, and writes and enables the systemd
+--user units.
+
+  --project-dir DIR      the project checkout (default: the current directory)
+  --slug SLUG            name of this bridge (default: DIR's basename, lowercased)
+  --spool REL            spool path inside the project (default untracked/hostbridge)
+  --backend KIND         stack (default with --stack-bin) or compose
+  --stack-bin P          the project's orchestration script
+  --compose-file FILE    compose file, relative to DIR (default: compose.yaml,
+                         compose.yml, docker-compose.yaml, docker-compose.yml)
+  --compose-cmd CMD      compose command (default: docker compose or podman-compose)
+  --services a,b,c       the services a request may name (default: from the compose file)
+  --buildable a,b        the services `rebuild` may name (default: those with build:)
+  --tcb FILE             another trusted file to pin, inside DIR (repeatable)
+  --agent-container NAME, --network NAME, --engine P
+                         configure join-network: ENGINE network connect NETWORK NAME
+  --rate-limit N/S       mutating verbs per window (default 20/600)
+  --read-rate-limit N/S  status, health, logs per window (default 120/60)
+  --ttl SECONDS          requests older than this expire (default 600)
+  --verb-timeout V=S     timeout of verb V, or of every verb with default=S
+                         (default 300, rebuild 1200; repeatable)
+  --file-mode OCTAL      mode of files published into the spool (default 0644)
+  --agent-gid GID        the agent runs as another uid in group GID: tmp/ and
+                         requests/ become 2770 in that group
+  --allow-root           let the drain run as root (CI, throwaway machines only)
+  --no-systemd           write the units but do not enable them (run `watch` instead)
+  --force                take over a slug installed for another project dir
+
+Exit: 0 installed (or nothing to change), 1 failed, 2 usage error.
+)";
+
+namespace {
+
+const OptionSpec kSpecs[] = {
+    {"project-dir", true, false},     {"slug", true, false},
+    {"spool", true, false},           {"backend", true, false},
+    {"stack-bin", true, false},       {"compose-file", true, false},
+    {"compose-cmd", true, false},     {"services", true, false},
+    {"buildable", true, false},       {"tcb", true, true},
+    {"agent-container", true, false}, {"network", true, false},
+    {"engine", true, false},          {"rate-limit", true, false},
+    {"read-rate-limit", true, false}, {"ttl", true, false},
+    {"verb-timeout", true, true},     {"file-mode", true, false},
+    {"agent-gid", true, false},       {"allow-root", false, false},
+    {"no-systemd", false, false},     {"force", false, false},
+};
+
+Result<std::vector<std::string>> split_list(const std::string& option, const std::string& text) {
+    std::set<std::string> items;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t comma = text.find(',', pos);
+        std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+        if (!item.empty()) {
+            if (!is_valid_arg_shape(item)) {
+                return make_error("--" + option + ": '" + item +
+                                  "' is not a valid service name (^[a-z][a-z0-9_-]*$, at most 64)");
+            }
+            items.insert(item);
+        }
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    if (items.size() > kMaxServices) {
+        return make_error("--" + option + " lists more than " + std::to_string(kMaxServices) +
+                          " services");
+    }
+    return std::vector<std::string>(items.begin(), items.end());
+}
+
+Result<Window> parse_window(const std::string& option, const std::string& text) {
+    auto slash = text.find('/');
+    if (slash != std::string::npos) {
+        auto count = parse_number(std::string_view(text).substr(0, slash), 1000000);
+        auto seconds = parse_number(std::string_view(text).substr(slash + 1), 86400 * 7);
+        if (count && seconds && *count > 0 && *seconds > 0) {
+            return Window{static_cast<int>(*count), static_cast<int>(*seconds)};
+        }
+    }
+    return make_error("--" + option + " must be N/SECONDS with both positive, e.g. 20/600");
+}
+
+bool is_container_name(const std::string& name) {
+    if (name.empty() || name.size() > 128) return false;
+    auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    if (!alnum(name[0])) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [&](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
+}
+
+}  // namespace
+
+Result<InstallOptions> parse_install_options(int argc, char** argv) {
+    auto parsed = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
+    if (!parsed) return parsed.error();
+    const ParsedArgs& a = *parsed;
+    InstallOptions o;
+    o.help = a.help;
+    if (o.help) return o;
+    auto& re = o.reinstall_args;
+
+    o.project_dir = absolute_path(a.get("project-dir").value_or("."));
+    re.insert(re.end(), {"--project-dir", o.project_dir});
+    if (auto slug = a.get("slug")) {
+        if (!is_valid_slug(*slug)) {
+            return make_error("--slug " + *slug +
+                              " is not a valid slug (^[a-z0-9][a-z0-9-]{0,62}$)");
+        }
+        o.slug = slug;
+    }
+    o.spool_rel = a.get("spool").value_or(std::string(kDefaultSpool));
+    while (o.spool_rel.size() > 1 && o.spool_rel.back() == '/') o.spool_rel.pop_back();
+    if (auto valid = validate_spool_rel(o.spool_rel); !valid) return valid.error();
+    if (a.has("spool")) re.insert(re.end(), {"--spool", o.spool_rel});
+
+    if (auto backend = a.get("backend")) {
+        if (*backend == "stack") {
+            o.backend = BackendKind::Stack;
+        } else if (*backend == "compose") {
+            o.backend = BackendKind::Compose;
+        } else {
+            return make_error("--backend must be stack or compose, not " + *backend);
+        }
+        re.insert(re.end(), {"--backend", *backend});
+    }
+    if (auto stack = a.get("stack-bin")) {
+        o.stack_bin = stack->find('/') != std::string::npos ? absolute_path(*stack) : *stack;
+        re.insert(re.end(), {"--stack-bin", *o.stack_bin});
+    }
+    if (o.backend == BackendKind::Stack && !o.stack_bin) {
+        return make_error("--backend stack needs --stack-bin");
+    }
+    if (o.backend == BackendKind::Compose && o.stack_bin) {
+        return make_error("--stack-bin makes no sense with --backend compose");
+    }
+    if (auto file = a.get("compose-file")) {
+        if (file->empty()) return make_error("--compose-file is empty");
+        o.compose_file = file;
+        re.insert(re.end(), {"--compose-file", *file});
+    }
+    if (auto cmd = a.get("compose-cmd")) {
+        std::vector<std::string> words;
+        std::size_t pos = 0;
+        while (pos < cmd->size()) {
+            std::size_t space = cmd->find(' ', pos);
+            std::string word = cmd->substr(pos, space == std::string::npos ? space : space - pos);
+            if (!word.empty()) words.push_back(word);
+            pos = space == std::string::npos ? cmd->size() : space + 1;
+        }
+        if (words.empty()) return make_error("--compose-cmd is empty");
+        o.compose_cmd = words;
+        re.insert(re.end(), {"--compose-cmd", *cmd});
+    }
+    if (auto services = a.get("services")) {
+        auto list = split_list("services", *services);
+        if (!list) return list.error();
+        o.services = *list;
+        re.insert(re.end(), {"--services", *services});
+    }
+    if (auto buildable = a.get("buildable")) {
+        auto list = split_list("buildable", *buildable);
+        if (!list) return list.error();
+        o.buildable = *list;
+        re.insert(re.end(), {"--buildable", *buildable});
+    }
+    if (o.services && o.buildable) {
+        for (const auto& b : *o.buildable) {
+            if (!std::binary_search(o.services->begin(), o.services->end(), b)) {
+                return make_error("--buildable names " + b + ", which --services does not list");
+            }
+        }
+    }
+    for (const auto& tcb : a.all("tcb")) {
+        if (tcb.empty()) return make_error("--tcb is empty");
+        o.tcb.push_back(tcb);
+        re.insert(re.end(), {"--tcb", tcb});
+    }
+    o.agent_container = a.get("agent-container");
+    o.network = a.get("network");
+    o.engine = a.get("engine");
+    if (o.agent_container.has_value() != o.network.has_value()) {
+        return make_error("--agent-container and --network go together");
+    }
+    if (o.engine && !o.network) return make_error("--engine is only used with --network");
+    if (o.agent_container) {
+        if (!is_container_name(*o.agent_container)) {
+            return make_error("--agent-container " + *o.agent_container +
+                              " is not a container name");
+        }
+        if (!is_container_name(*o.network)) {
+            return make_error("--network " + *o.network + " is not a network name");
+        }
+        re.insert(re.end(), {"--agent-container", *o.agent_container, "--network", *o.network});
+    }
+    if (o.engine) {
+        if (o.engine->find('/') != std::string::npos) o.engine = absolute_path(*o.engine);
+        re.insert(re.end(), {"--engine", *o.engine});
+    }
+    if (auto limit = a.get("rate-limit")) {
+        auto w = parse_window("rate-limit", *limit);
+        if (!w) return w.error();
+        o.rate_limit = *w;
+        re.insert(re.end(), {"--rate-limit", *limit});
+    }
+    if (auto limit = a.get("read-rate-limit")) {
+        auto w = parse_window("read-rate-limit", *limit);
+        if (!w) return w.error();
+        o.read_rate_limit = *w;
+        re.insert(re.end(), {"--read-rate-limit", *limit});
+    }
+    if (auto ttl = a.get("ttl")) {
+        auto n = parse_number(*ttl, 86400 * 7);
+        if (!n || *n < 1) return make_error("--ttl must be a positive number of seconds");
+        o.ttl_seconds = static_cast<int>(*n);
+        re.insert(re.end(), {"--ttl", *ttl});
+    }
+    for (const auto& vt : a.all("verb-timeout")) {
+        const auto eq = vt.find('=');
+        long seconds = 0;
+        if (eq != std::string::npos) {
+            seconds = parse_number(std::string_view(vt).substr(eq + 1), 86400).value_or(0);
+        }
+        if (seconds < 1) {
+            return make_error("--verb-timeout must be VERB=SECONDS with positive SECONDS, not " +
+                              vt);
+        }
+        const std::string verb = vt.substr(0, eq);
+        if (verb != "default") {
+            auto v = verb_from_name(verb);
+            if (!v) return make_error("--verb-timeout names an unknown verb " + verb);
+            if (*v == Verb::Ping) return make_error("--verb-timeout: ping runs no command");
+        }
+        o.verb_timeouts.emplace_back(verb, static_cast<int>(seconds));
+        re.insert(re.end(), {"--verb-timeout", vt});
+    }
+    if (auto mode = a.get("file-mode")) {
+        bool octal =
+            !mode->empty() && mode->size() <= 4 &&
+            std::all_of(mode->begin(), mode->end(), [](char c) { return c >= '0' && c <= '7'; });
+        mode_t m = octal ? static_cast<mode_t>(std::stoul(*mode, nullptr, 8)) : 07777;
+        if (!octal || m > 0777) return make_error("--file-mode must be an octal mode such as 0644");
+        if ((m & 0002) != 0)
+            return make_error("--file-mode must not make published files world-writable");
+        if ((m & 0600) != 0600) return make_error("--file-mode must let the owner read and write");
+        o.file_mode = m;
+        re.insert(re.end(), {"--file-mode", *mode});
+    }
+    if (auto gid = a.get("agent-gid")) {
+        if (auto n = parse_number(*gid, 0x7fffffff)) {
+            o.agent_gid = static_cast<gid_t>(*n);
+        } else if (const group* g = ::getgrnam(gid->c_str()); g != nullptr) {
+            o.agent_gid = g->gr_gid;
+        } else {
+            return make_error("--agent-gid " + *gid + " is neither a number nor a group name");
+        }
+        re.insert(re.end(), {"--agent-gid", std::to_string(*o.agent_gid)});
+    }
+    o.allow_root = a.has("allow-root");
+    o.no_systemd = a.has("no-systemd");
+    o.force = a.has("force");
+    if (o.allow_root) re.push_back("--allow-root");
+    if (o.no_systemd) re.push_back("--no-systemd");
+    return o;
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,97 @@
+// `hostbridge list`: every installed slug, its project dir, whether its path
+// unit is enabled, and its last audit event.
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/locate.hpp"
+#include "cli/systemd_user.hpp"
+#include "executor/audit_log.hpp"
+#include "executor/config.hpp"
+
+namespace hb::cli {
+namespace {
+
+constexpr std::string_view kCmd = "list";
+
+const char* const kHelp = R"(usage: hostbridge list
+
+Lists every install of this user: its slug, its project directory, whether
+its path unit is enabled (or `--no-systemd`), and its last audit event.
+
+Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
+)";
+
+// The last complete line of the current audit log, as "TIME EVENT [VERB]".
+std::string last_event(const std::string& state_dir) {
+    std::ifstream in(state_dir + "/" + std::string(exec::kAuditLogName), std::ios::binary);
+    std::string line;
+    std::string last;
+    while (std::getline(in, line)) {
+        if (!in.eof()) last = line;
+    }
+    if (last.empty()) return "-";
+    try {
+        auto j = nlohmann::json::parse(last);
+        std::string out = j.value("ts", "?") + " " + j.value("event", "?");
+        if (j.contains("verb") && j["verb"].is_string()) out += " " + j["verb"].get<std::string>();
+        return out;
+    } catch (const nlohmann::json::exception&) {
+        return "(unreadable)";
+    }
+}
+
+}  // namespace
+
+int run_list(int argc, char** argv) {
+    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), {});
+    if (!args) {
+        print_error(kCmd, args.error().message);
+        return kExitUsage;
+    }
+    if (args->help) {
+        std::cout << kHelp;
+        return kExitOk;
+    }
+    auto dirs = host_dirs_from_env();
+    if (!dirs) {
+        print_error(kCmd, dirs.error().message);
+        return kExitFailure;
+    }
+    auto slugs = installed_slugs(*dirs);
+    if (slugs.empty()) {
+        std::cout << "no installs\n";
+        return kExitOk;
+    }
+    auto systemctl = SystemctlUser::find();
+    const bool manager = systemctl && systemctl->manager_reachable();
+    std::cout << std::left << std::setw(20) << "SLUG"
+              << "  " << std::setw(40) << "PROJECT"
+              << "  " << std::setw(12) << "UNITS"
+              << "  LAST EVENT\n";
+    for (const auto& slug : slugs) {
+        InstallPaths p = install_paths(*dirs, slug);
+        auto config = load_config(p.config_file);
+        std::string project = config ? config->project_dir : "(bridge.json unreadable)";
+        std::string units;
+        struct stat st {};
+        if (config && !config->systemd.enabled) {
+            units = "no-systemd";
+        } else if (manager) {
+            units = systemctl->query("is-enabled", p.path_unit_name);
+        } else {
+            units = ::lstat(p.wants_link.c_str(), &st) == 0 ? "enabled" : "disabled";
+        }
+        std::cout << std::left << std::setw(20) << slug << "  " << std::setw(40) << project << "  "
+                  << std::setw(12) << units << "  "
+                  << last_event(config ? config->state_dir : p.state_dir) << "\n";
+    }
+    return kExitOk;
+}
+
+}  // namespace hb::cli

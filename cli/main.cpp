@@ -1,0 +1,65 @@
+// `hostbridge`: the admin tool. Dispatches to one subcommand per file; no
+// exception leaves main (cli.md: exit 0 success, 1 failure, 2 usage).
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string_view>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/request.hpp"
+
+namespace {
+
+const char* const kUsage = R"(usage: hostbridge COMMAND [OPTIONS]
+
+The admin tool of hostbridge, a privilege-separated bridge that lets a
+sandboxed agent ask the host for a fixed set of actions on a project.
+
+  install     put the bridge in front of a project checkout (or update it)
+  uninstall   remove an install (its state stays unless --purge)
+  doctor      check an install end to end; print each problem and its fix
+  approve     review and approve changed trusted files
+  audit       read the audit log (table, --json, --follow, --verify)
+  list        every install of this user
+  request     send a request through a spool (the agent client)
+
+`hostbridge COMMAND --help` describes each command.
+Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
+)";
+
+int dispatch(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << kUsage;
+        return hb::cli::kExitUsage;
+    }
+    const std::string_view command = argv[1];
+    if (command == "--help" || command == "-h" || command == "help") {
+        std::cout << kUsage;
+        return hb::cli::kExitOk;
+    }
+    // Each subcommand sees argv starting at its own name.
+    if (command == "install") return hb::cli::run_install(argc - 1, argv + 1);
+    if (command == "uninstall") return hb::cli::run_uninstall(argc - 1, argv + 1);
+    if (command == "doctor") return hb::cli::run_doctor(argc - 1, argv + 1);
+    if (command == "approve") return hb::cli::run_approve(argc - 1, argv + 1);
+    if (command == "audit") return hb::cli::run_audit(argc - 1, argv + 1);
+    if (command == "list") return hb::cli::run_list(argc - 1, argv + 1);
+    // The agent client takes the arguments after the word `request`.
+    if (command == "request") return hb::cli::run_request(argc - 2, argv + 2);
+    std::cerr << "hostbridge: unknown command " << command << "; see hostbridge --help\n";
+    return hb::cli::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return dispatch(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "hostbridge: internal error: " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "hostbridge: internal error\n";
+    }
+    return hb::cli::kExitFailure;
+}
