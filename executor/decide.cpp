@@ -1,22 +1,224 @@
-// TEMPORARY: the placeholder of the decide-and-run step until expiry, policy,
-// the integrity gate, the rate limiter and the runner land. It answers
-// `ping` and refuses everything else; it must not survive that change.
+// The decide-and-run step, in the order of architecture.md step 6: expiry,
+// policy, supported by this install, integrity gate, rate limit, run. Each
+// gate either lets the request through or returns the one refusal that
+// stopped it; only the last step spawns anything, and only an argv that
+// argv_for() produced.
 #include "executor/decide.hpp"
 
-namespace hb::exec {
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-Decision decide_and_run(DrainContext& /*context*/, const Claimed& /*request*/,
-                        const Verdict& verdict) {
-    Decision decision;
-    if (verdict.verb == Verb::Ping) {
-        decision.state = FinalState::Done;
-        decision.output = "pong";
-        return decision;
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "executor/argv_table.hpp"
+#include "executor/integrity_gate.hpp"
+#include "executor/policy.hpp"
+#include "executor/rate_limiter.hpp"
+#include "executor/runner.hpp"
+#include "executor/verbs.hpp"
+
+namespace hb::exec {
+namespace {
+
+Decision refuse(FinalState state, ReasonCode reason, std::string detail = {}) {
+    Decision d;
+    d.state = state;
+    d.reason = reason;
+    d.reason_detail = std::move(detail);
+    return d;
+}
+
+std::string with_detail(ReasonCode reason, const std::string& detail) {
+    return std::string(reason_text(reason)) + ": " + detail;
+}
+
+// Expiry uses the wall clock on purpose: requested_at is wall-clock time
+// written by the agent; the rate limiter, which must not jump, does not.
+std::optional<Decision> check_expiry(const Config& config, const Verdict& verdict) {
+    const std::int64_t now = std::time(nullptr);
+    if (verdict.requested_at == kNoTime) {
+        return refuse(FinalState::Denied, ReasonCode::BadRequestedAt);
     }
-    decision.state = FinalState::Denied;
-    decision.reason = ReasonCode::PolicyDeny;
-    decision.reason_detail = "verb not yet supported by this build";
-    return decision;
+    if (verdict.requested_at - now > config.limits.future_skew_seconds) {
+        return refuse(FinalState::Denied, ReasonCode::InFuture,
+                      with_detail(ReasonCode::InFuture,
+                                  "more than " + std::to_string(config.limits.future_skew_seconds) +
+                                      " s ahead of the host clock"));
+    }
+    if (now - verdict.requested_at > config.limits.ttl_seconds) {
+        return refuse(
+            FinalState::Expired, ReasonCode::Expired,
+            with_detail(ReasonCode::Expired,
+                        "older than " + std::to_string(config.limits.ttl_seconds) + " s"));
+    }
+    return std::nullopt;
+}
+
+// The command's log: created fresh in archive/ through the pinned dirfd.
+// A name already there was planted (the drain never reuses one): it is
+// quarantined as evidence and the log created again; never appended to.
+Result<UniqueFd> create_log(const Spool& spool, const Config& config, const std::string& name) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        const int fd = ::openat(spool.fd(SpoolDir::Archive), name.c_str(),
+                                O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            UniqueFd log(fd);
+            // Explicit mode and group whatever the umask: the agent's
+            // container user may be another uid.
+            if (::fchmod(log.get(), config.file_mode) != 0) {
+                return make_error("cannot set the mode of archive/" + name + ": " +
+                                  std::strerror(errno));
+            }
+            if (config.agent_gid &&
+                ::fchown(log.get(), static_cast<uid_t>(-1), *config.agent_gid) != 0) {
+                return make_error("cannot set the group of archive/" + name + ": " +
+                                  std::strerror(errno));
+            }
+            return log;
+        }
+        if (errno != EEXIST || attempt > 0) {
+            return make_error("cannot create archive/" + name + ": " + std::strerror(errno));
+        }
+        if (auto moved = spool.quarantine(SpoolDir::Archive, name); !moved) {
+            return make_error("cannot move a planted archive/" + name +
+                              " aside: " + moved.error().message);
+        }
+    }
+    return make_error("cannot create archive/" + name);
+}
+
+// The nonce of an on-schema name: the 16 hex digits before ".json".
+std::string_view request_nonce(std::string_view name) {
+    constexpr std::size_t kNonce = 16;
+    constexpr std::size_t kSuffix = 5;  // ".json"
+    if (name.size() < kNonce + kSuffix) return {};
+    return name.substr(name.size() - kSuffix - kNonce, kNonce);
+}
+
+Decision run(DrainContext& context, const Claimed& request, const Verdict& verdict,
+             const Argv& argv) {
+    const Config& config = context.config;
+    const Verb verb = *verdict.verb;
+    const std::string log_name = request.name + ".log";
+    auto log = create_log(context.spool, config, log_name);
+    if (!log) {
+        return refuse(FinalState::Failed, ReasonCode::SpawnFailed,
+                      with_detail(ReasonCode::SpawnFailed, log.error().message));
+    }
+
+    AuditRecord started;
+    started.event = AuditEvent::Started;
+    started.request = request.name;
+    started.verb = verb;
+    if (verdict.arg_index != kNoArg) started.arg = config.services.at(verdict.arg_index);
+    // Durable before the spawn: nothing runs without a record of it.
+    if (auto audited = context.audit.append(started, /*sync=*/true); !audited) {
+        return refuse(FinalState::Denied, ReasonCode::AuditUnavailable,
+                      with_detail(ReasonCode::AuditUnavailable, audited.error().message));
+    }
+
+    Response running;
+    running.state = ResponseState::Running;
+    running.request = request.name;
+    running.verb = verb;
+    running.arg = started.arg;
+    running.requested_at = verdict.requested_at;
+    running.updated_at = std::time(nullptr);
+    running.log = "archive/" + log_name;
+    (void)context.responses.publish(running);  // best effort: the terminal one matters
+
+    const Argv command =
+        scoped_argv(argv, verb, config, request_nonce(request.name), user_manager_reachable());
+    const int timeout_s = config.timeouts.for_verb(verb);
+    const RunResult result = run_command(command, log->get(), std::chrono::seconds(timeout_s));
+
+    Decision d;
+    d.log = "archive/" + log_name;
+    d.duration_ms = result.duration_ms;
+    switch (result.status) {
+        case RunResult::Status::Exited:
+            d.exit_code = result.exit_code;
+            d.state = result.exit_code == 0 ? FinalState::Done : FinalState::Failed;
+            if (result.exit_code != 0) {
+                d.reason_detail = "exited with status " + std::to_string(result.exit_code);
+            }
+            break;
+        case RunResult::Status::Signaled:
+            d.state = FinalState::Failed;
+            d.reason_detail = "killed by signal " + std::to_string(result.signal);
+            break;
+        case RunResult::Status::TimedOut:
+            d.state = FinalState::Failed;
+            d.reason = ReasonCode::Timeout;
+            d.reason_detail = "timeout after " + std::to_string(timeout_s) + " s";
+            break;
+        case RunResult::Status::SpawnFailed:
+            d.state = FinalState::Failed;
+            d.reason = ReasonCode::SpawnFailed;
+            d.reason_detail = with_detail(ReasonCode::SpawnFailed, result.error);
+            d.exit_code.reset();
+            break;
+    }
+    // Opened O_RDWR above so the tail can be read back through the same
+    // inode the command wrote, never by reopening a name in archive/.
+    if (auto tail = read_tail(log->get(), kMaxOutputBytes); tail) {
+        d.output = std::move(*tail);
+    } else {
+        d.output = "(output unavailable: " + tail.error().message + ")";
+    }
+    return d;
+}
+
+}  // namespace
+
+Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict) {
+    const Config& config = context.config;
+    if (!verdict.verb) return refuse(FinalState::Denied, ReasonCode::ParserFailure);
+    const Verb verb = *verdict.verb;
+
+    if (auto expired = check_expiry(config, verdict)) return *expired;
+
+    // Read on every request, so an edit to policy.conf takes effect at once.
+    const Policy policy = load_policy(config.policy_file);
+    if (policy.mode(verb) != Mode::Auto) {
+        return refuse(FinalState::Denied, ReasonCode::PolicyDeny,
+                      with_detail(ReasonCode::PolicyDeny, policy.deny_detail(verb)));
+    }
+
+    std::optional<std::size_t> arg;
+    if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
+    const ArgvOutcome outcome = argv_for(verb, arg, config);
+    if (const auto* denied = std::get_if<Denied>(&outcome)) {
+        return refuse(FinalState::Denied, denied->reason);
+    }
+    if (std::holds_alternative<NoCommand>(outcome)) {
+        Decision pong;  // ping: answered here, nothing runs, nothing counted
+        pong.state = FinalState::Done;
+        pong.output = "pong";
+        return pong;
+    }
+    const Argv& argv = std::get<Argv>(outcome);
+
+    // Every verb that runs a command: a read-only `status` runs the same
+    // stack script as a `restart`, so an edited script must not run either.
+    const GateReport gate = check_tcb(config.project_dir, config.tcb);
+    if (!gate.passed()) {
+        return refuse(FinalState::Denied, ReasonCode::IntegrityGate,
+                      with_detail(ReasonCode::IntegrityGate, gate.detail()));
+    }
+
+    // Last, so only what is about to run uses a slot.
+    RateLimiter limiter(config);
+    const Admission admission = limiter.try_admit(rate_class(verb));
+    if (!admission.admitted()) {
+        return refuse(FinalState::Denied, ReasonCode::RateLimited,
+                      with_detail(ReasonCode::RateLimited, admission.detail));
+    }
+    return run(context, request, verdict, argv);
 }
 
 }  // namespace hb::exec
