@@ -14,7 +14,8 @@ namespace hb::parser {
 
 // Judges one request: its directory-entry name and at most kMaxBody + 1
 // bytes of its body (one more than allowed, so "too large" is visible).
-// `enums` carries the service and buildable enumerations of this install.
+// `enums` carries the service and buildable enumerations of this install,
+// sorted and unique as decode_startup guarantees (lookups are binary searches).
 // Verdict::seq is left 0; the caller fills it in.
 Verdict validate(std::string_view basename, std::span<const std::uint8_t> body,
                  const Startup& enums);
