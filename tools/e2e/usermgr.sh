@@ -29,6 +29,8 @@
 #                         leftovers checker finds everything by this prefix
 #       --log FILE        keep the manager's log there (units' output goes to
 #                         it too); default: a temp file, shown on failure
+#       --keep-booted-flag  keep /run/systemd/system once the manager is up
+#                         (see "Booted flag" below)
 #       exit status: COMMAND's; 77 when a manager cannot run here (reason on
 #       stderr); 64 usage; 70 when the manager failed or teardown left
 #       something behind
@@ -36,9 +38,16 @@
 #       from inside a run (--as root): run COMMAND as the manager's user with
 #       its environment
 #
-# COMMAND and the hook run in the caller's working directory and get HOME, USER, LOGNAME, XDG_RUNTIME_DIR, XDG_CONFIG_HOME of the
-# manager's user, and HB_USERMGR_PID, HB_USERMGR_NAME, HB_USERMGR_CGROUPS
-# (the NAME directories, space-separated), HB_USERMGR_LOG, HB_USERMGR_USER.
+# COMMAND and the hook run in the caller's working directory and get HOME,
+# USER, LOGNAME, XDG_RUNTIME_DIR, XDG_CONFIG_HOME of the manager's user, and
+# HB_USERMGR_PID, HB_USERMGR_NAME, HB_USERMGR_CGROUPS (the NAME directories,
+# space-separated), HB_USERMGR_LOG, HB_USERMGR_USER.
+#
+# Booted flag: /run/systemd/system is needed only for the manager to start.
+# It is removed once the manager is ready, because programs that see it
+# assume a system manager too: netavark then starts aardvark-dns through
+# `systemd-run` on the system bus, which does not exist here, and rootful
+# containers get no DNS (no name resolution on the application network).
 #
 # Containers: rootful podman must run in the same mount namespace as the
 # manager (its overlay and netns mounts live there), so start, restart and
@@ -64,7 +73,7 @@ skip() {
 }
 
 usage() {
-    sed -n '/^# Usage:/,/^# COMMAND gets/p' "$SELF" | sed '$d; s/^# \{0,1\}//' >&2
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF" >&2
     exit $EX_USAGE
 }
 
@@ -121,7 +130,7 @@ cmd_check() {
 # ---------------------------------------------------------------- outer side
 
 cmd_run() {
-    local home="" as=user teardown="" name="hb-e2e-usermgr-$$" log="" keep_log=0
+    local home="" as=user teardown="" name="hb-e2e-usermgr-$$" log="" keep_log=0 keep_flag=0
     local -a setenv=()
     while [ $# -gt 0 ]; do
         case $1 in
@@ -131,6 +140,7 @@ cmd_run() {
             --setenv) setenv+=("${2:?}"); shift 2 ;;
             --name) name=${2:?}; shift 2 ;;
             --log) log=${2:?}; keep_log=1; shift 2 ;;
+            --keep-booted-flag) keep_flag=1; shift ;;
             --) usage ;;
             -*) usage ;;
             *) break ;;
@@ -165,7 +175,7 @@ cmd_run() {
     # The inner half gets its settings through the environment (no quoting
     # games); COMMAND's own arguments stay an argv.
     export HBUM_USER=$user HBUM_UID=$uid HBUM_GID=$gid HBUM_HOME=$home HBUM_AS=$as \
-        HBUM_TEARDOWN=$teardown HBUM_NAME=$name HBUM_LOG=$log
+        HBUM_TEARDOWN=$teardown HBUM_NAME=$name HBUM_LOG=$log HBUM_KEEP_FLAG=$keep_flag
     HBUM_SETENV=$(printf '%s\n' "${setenv[@]}")
     export HBUM_SETENV
 
@@ -363,6 +373,7 @@ start_manager() {
                 say "pid $MGR_PID is not the manager"
                 return 1
             }
+            [ "$HBUM_KEEP_FLAG" -eq 1 ] || rmdir /run/systemd/system || return 1
             return 0
         fi
         sleep 0.1
