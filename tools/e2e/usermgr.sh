@@ -34,6 +34,8 @@
 #       exit status: COMMAND's; 77 when a manager cannot run here (reason on
 #       stderr); 64 usage; 70 when the manager failed or teardown left
 #       something behind
+#       HB_USERMGR_TIMING=1 in the environment prints the manager's start
+#       and teardown times on stderr
 #   usermgr.sh as-user -- COMMAND [ARG...]
 #       from inside a run (--as root): run COMMAND as the manager's user with
 #       its environment
@@ -433,9 +435,16 @@ on_signal() {
     [ -z "$CMD_PID" ] || kill -TERM "$CMD_PID" 2>/dev/null
 }
 
+# HB_USERMGR_TIMING=1: print how long the manager took to come up and to go.
+timing() { # WHAT START_NS
+    [ "${HB_USERMGR_TIMING:-0}" = 1 ] || return 0
+    say "timing: $1 $((($(date +%s%N) - $2) / 1000000)) ms"
+}
+
 cmd_inner() {
     trap on_signal INT TERM HUP
-    local rc
+    local rc t0
+    t0=$(date +%s%N)
     if ! start_manager; then
         teardown
         exit $EX_SOFTWARE
@@ -446,6 +455,7 @@ cmd_inner() {
         teardown
         exit $EX_SOFTWARE
     fi
+    timing "manager ready" "$t0"
     export HB_USERMGR_NAME=$HBUM_NAME HB_USERMGR_LOG=$HBUM_LOG HB_USERMGR_USER=$HBUM_USER
     if [ "$STOPPING" -eq 0 ]; then
         local -a prefix
@@ -459,7 +469,9 @@ cmd_inner() {
     else
         rc=130
     fi
+    t0=$(date +%s%N)
     teardown || { [ "$rc" -ne 0 ] || rc=$EX_SOFTWARE; }
+    timing "teardown" "$t0"
     exit "$rc"
 }
 
