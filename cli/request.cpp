@@ -43,9 +43,15 @@ constexpr const char* kUsage =
     "stdout, reason on stderr); 75 no answer in time (a request the host never\n"
     "took up is withdrawn); 64 usage error (nothing written).\n";
 
-// While the host has not taken the request up, and as a safety net where
-// inotify sees nothing (a spool on a network or virtual filesystem shared
-// with a VM), the response is re-read this often.
+// Most answers (ping, a denial, a short command) land within milliseconds:
+// for that long the response is simply re-read every millisecond, which
+// spares the exit the cost of tearing down an inotify watch (request_wait.hpp).
+// Then inotify takes over.
+constexpr milliseconds kQuickPhase{100};
+constexpr milliseconds kQuickPoll{1};
+// Once inotify is armed, and as a safety net where it sees nothing (a spool
+// on a network or virtual filesystem shared with a VM), the response is
+// still re-read this often.
 constexpr milliseconds kRecheck{250};
 
 struct Options {
@@ -160,11 +166,13 @@ void withdraw(const Spool& spool, const std::string& name) {
 
 int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& watch,
                     int timeout_seconds) {
-    const auto deadline = Clock::now() + std::chrono::seconds(timeout_seconds);
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::seconds(timeout_seconds);
     bool taken_up = false;
     std::string last_state;
     for (;;) {
-        // Checked first: the answer may have landed before the watch saw it.
+        // Checked first, and right after arming: an answer that landed before
+        // the watch existed made no event.
         auto text = spool.read_response(name);
         if (text && *text) {
             auto response = parse_response(**text);
@@ -174,7 +182,11 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
                 last_state = response->state_text;
             }
         }
-        auto wait = kRecheck;
+        if (!watch.armed() && Clock::now() - start >= kQuickPhase) {
+            watch.arm();
+            continue;
+        }
+        auto wait = watch.armed() ? kRecheck : kQuickPoll;
         if (!taken_up) {
             auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) {
@@ -227,7 +239,7 @@ int run(int argc, char** argv) {
         return 0;
     }
 
-    // Armed before publishing, so the answer cannot come before the watch.
+    // Signals are taken before publishing: from then on, giving up withdraws.
     ResponseWatch watch(spool->responses_path(), Spool::response_name(message->name));
     if (auto published = spool->publish(*message); !published) {
         say(published.error().message);

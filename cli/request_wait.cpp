@@ -13,19 +13,22 @@
 
 namespace hb::cli {
 
-ResponseWatch::ResponseWatch(const std::string& responses_dir, std::string file_name)
-    : file_name_(std::move(file_name)) {
+ResponseWatch::ResponseWatch(std::string responses_dir, std::string file_name)
+    : responses_dir_(std::move(responses_dir)), file_name_(std::move(file_name)) {
     sigemptyset(&blocked_);
     sigaddset(&blocked_, SIGINT);
     sigaddset(&blocked_, SIGTERM);
     sigaddset(&blocked_, SIGHUP);
     ::sigprocmask(SIG_BLOCK, &blocked_, &previous_);
     signals_.reset(::signalfd(-1, &blocked_, SFD_CLOEXEC | SFD_NONBLOCK));
+}
 
+void ResponseWatch::arm() {
+    armed_ = true;
     inotify_.reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
     // The host publishes by rename (IN_MOVED_TO); the other two cover a
     // writer that creates the file in place.
-    if (inotify_ && ::inotify_add_watch(inotify_.get(), responses_dir.c_str(),
+    if (inotify_ && ::inotify_add_watch(inotify_.get(), responses_dir_.c_str(),
                                         IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE) < 0)
         inotify_.reset();
 }

@@ -269,16 +269,24 @@ function utf8(cp) {
         oct(128 + int(cp / 64) % 64) oct(128 + cp % 64)
 }
 function plain(t) { gsub(/%/, "%%", t); return t }
+# Appends to the decoded text through a small buffer: appending to one
+# long string copies it each time, which is quadratic on busybox and mawk.
+function emit(x) {
+    dbuf = dbuf x
+    if (length(dbuf) > 2048) { dout = dout dbuf; dbuf = "" }
+}
 # JSON string content (escapes intact) -> printf format.
-function decode(s,   p, n, i, c, cp, lo, rest, out) {
+function decode(s,   p, n, i, c, cp, lo, rest) {
+    dout = ""
+    dbuf = ""
     n = split(s, p, /\\/)
-    out = plain(p[1])
+    emit(plain(p[1]))
     i = 2
     while (i <= n) {
         if (p[i] == "") {
             # Two backslashes in a row: an escaped backslash, then plain text.
-            out = out "\\134"
-            if (i + 1 <= n) out = out plain(p[i + 1])
+            emit("\\134")
+            if (i + 1 <= n) emit(plain(p[i + 1]))
             i += 2
             continue
         }
@@ -298,19 +306,19 @@ function decode(s,   p, n, i, c, cp, lo, rest, out) {
                     rest = substr(p[i], 6)
                 } else cp = 65533
             } else if (cp >= 56320 && cp < 57344) cp = 65533
-            out = out utf8(cp)
-        } else if (c == "n") out = out "\\012"
-        else if (c == "t") out = out "\\011"
-        else if (c == "r") out = out "\\015"
-        else if (c == "b") out = out "\\010"
-        else if (c == "f") out = out "\\014"
-        else if (c == "\"") out = out "\\042"
-        else if (c == "/") out = out "/"
+            emit(utf8(cp))
+        } else if (c == "n") emit("\\012")
+        else if (c == "t") emit("\\011")
+        else if (c == "r") emit("\\015")
+        else if (c == "b") emit("\\010")
+        else if (c == "f") emit("\\014")
+        else if (c == "\"") emit("\\042")
+        else if (c == "/") emit("/")
         else { bad = 1; return "" }
-        out = out plain(rest)
+        emit(plain(rest))
         i++
     }
-    return out
+    return dout dbuf
 }
 function to_fmt(s,   f) {
     f = decode(s)
@@ -330,13 +338,16 @@ END {
         k++
         if (k > n) break
         if (k == n) { bad = 1; break }
-        s = q[k]
+        # Buffered like emit(): an output full of quotes has many pieces.
+        mout = ""
+        mbuf = q[k]
         while (match(q[k], /\\+$/) && RLENGTH % 2 == 1) {
             k++
             if (k >= n) { bad = 1; break }
-            s = s "\"" q[k]
+            mbuf = mbuf "\"" q[k]
+            if (length(mbuf) > 2048) { mout = mout mbuf; mbuf = "" }
         }
-        nt++; tok[nt] = s; typ[nt] = "s"
+        nt++; tok[nt] = mout mbuf; typ[nt] = "s"
         k++
     }
     depth = 0

@@ -160,6 +160,13 @@ std::string read_file(const std::string& path) {
     return ss.str();
 }
 
+void publish_response(const std::string& spool, const std::string& request,
+                      const std::string& body) {
+    const std::string temp = spool + "/tmp/.response-" + request;
+    write_file(temp, body);
+    fs::rename(temp, spool + "/responses/" + request + ".response.json");
+}
+
 std::string wait_for_json(const std::string& dir, std::chrono::milliseconds limit) {
     const auto deadline = Clock::now() + limit;
     for (;;) {
@@ -203,6 +210,7 @@ ClientProcess::ClientProcess(ClientKind kind, const std::vector<std::string>& ar
             break;
     }
     argv.insert(argv.end(), args.begin(), args.end());
+    if (options.path_prefix) path = *options.path_prefix + ":" + path;
     // A clean environment: nothing of the test runner's (a HOSTBRIDGE_SPOOL
     // or REPO_ROOT of its own) may leak in. A UTF-8 locale on purpose: the
     // shell client must not depend on the caller's.
@@ -228,6 +236,10 @@ bool ClientProcess::running() {
     if (::waitpid(pid_, &status_, WNOHANG) == 0) return true;
     pid_ = -1;  // reaped: wait() reports status_
     return false;
+}
+
+void ClientProcess::signal(int signo) {
+    if (pid_ > 0) ::kill(pid_, signo);
 }
 
 ClientResult ClientProcess::wait(std::chrono::milliseconds limit) {

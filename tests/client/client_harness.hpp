@@ -40,6 +40,10 @@ void make_spool(const std::string& dir);
 // Every regular file below `dir`, as paths relative to it, sorted.
 std::vector<std::string> files_under(const std::string& dir);
 std::string read_file(const std::string& path);
+// Publishes `body` as the response to `request` the way the host does:
+// written in tmp/, then renamed into responses/.
+void publish_response(const std::string& spool, const std::string& request,
+                      const std::string& body);
 // Waits up to `limit` for an entry ending in .json in `dir`; its name, or
 // empty when none came.
 std::string wait_for_json(const std::string& dir,
@@ -52,6 +56,8 @@ struct ClientOptions {
     std::vector<std::string> env;
     std::optional<std::string> cwd;
     std::optional<mode_t> umask;
+    // Put in front of PATH (e.g. a directory whose `awk` is a given awk).
+    std::optional<std::string> path_prefix;
     // Shell clients only: run this file instead of the repo's script (the
     // copy installed into a spool as `request`).
     std::optional<std::string> script;
@@ -77,6 +83,7 @@ class ClientProcess {
     // reported with exit code -1 (the test then fails on it).
     ClientResult wait(std::chrono::milliseconds limit = std::chrono::seconds(60));
     [[nodiscard]] bool running();
+    void signal(int signo);
 
   private:
     TempDir capture_;

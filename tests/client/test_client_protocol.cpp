@@ -3,6 +3,7 @@
 // (nlohmann/json dump(), published by rename). Every case runs for the sh
 // client under dash, busybox sh and bash --posix, and for the C++ client.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -51,7 +52,11 @@ class ClientProtocolTest : public ::testing::TestWithParam<ClientKind> {
         make_spool(spool_);
     }
 
-    ClientOptions with_spool() const { return {{"HOSTBRIDGE_SPOOL=" + spool_}, {}, {}, {}}; }
+    ClientOptions with_spool() const {
+        ClientOptions options;
+        options.env = {"HOSTBRIDGE_SPOOL=" + spool_};
+        return options;
+    }
 
     std::unique_ptr<ClientProcess> start(const std::vector<std::string>& args) {
         return std::make_unique<ClientProcess>(GetParam(), args, with_spool());
@@ -67,9 +72,7 @@ class ClientProtocolTest : public ::testing::TestWithParam<ClientKind> {
     // Publishes a response the way the host does: temp file, then rename.
     void respond(const std::string& name, const json& body, int indent = -1,
                  bool ensure_ascii = false) {
-        const std::string temp = spool_ + "/tmp/response.tmp";
-        write_file(temp, body.dump(indent, ' ', ensure_ascii));
-        std::filesystem::rename(temp, spool_ + "/responses/" + name + ".response.json");
+        publish_response(spool_, name, body.dump(indent, ' ', ensure_ascii));
     }
 
     TempDir dir_;
@@ -203,6 +206,17 @@ TEST_P(ClientProtocolTest, ARequestTheHostClaimedIsNotWithdrawn) {
     EXPECT_EQ(r.exit_code, 75) << r.err;
     EXPECT_NE(r.err.find("may still run"), std::string::npos) << r.err;
     EXPECT_TRUE(std::filesystem::exists(spool_ + "/processing/" + name));
+}
+
+TEST_P(ClientProtocolTest, SigtermWithdrawsTheRequest) {
+    auto client = start({"--timeout", "30", "restart", "api"});
+    std::string name = published();
+    std::this_thread::sleep_for(300ms);  // past the C++ client's quick phase, too
+    client->signal(SIGTERM);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 143) << r.err;
+    EXPECT_NE(r.err.find("withdrawn"), std::string::npos) << r.err;
+    EXPECT_EQ(files_under(spool_), std::vector<std::string>{});
 }
 
 TEST_P(ClientProtocolTest, RunningWaitsPastTheTimeoutForTheEnd) {

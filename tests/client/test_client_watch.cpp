@@ -47,7 +47,9 @@ class ClientWatchTest : public ::testing::TestWithParam<ClientKind> {
     }
 
     ClientOptions options() const {
-        return {{"HOSTBRIDGE_SPOOL=" + watcher_->spool()}, {}, {}, {}};
+        ClientOptions opts;
+        opts.env = {"HOSTBRIDGE_SPOOL=" + watcher_->spool()};
+        return opts;
     }
 
     ClientResult request(const std::vector<std::string>& words) {

@@ -1,0 +1,224 @@
+// Agent client latency: `ping` against a running `hostbridge-executor
+// watch`, from the moment the client publishes its request (seen here with
+// inotify on requests/) to the moment the client exits with the answer.
+// One repetition is one client run; p50 and p99 are over the repetitions.
+// Figures: docs/PERFORMANCE.md, "Agent clients".
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/config.hpp"
+#include "ipc/unique_fd.hpp"
+#include "ipc/wire.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+extern "C" char** environ;
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<char*> envp;
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+    return pid;
+}
+
+enum class Answerer {
+    Watch,  // the real hostbridge-executor watch
+    Bench,  // a thread here publishes `done` at once: the client's own cost
+};
+
+// A temp project with a spool, bridge.json and policy.conf, and something
+// answering on it, for the whole benchmark run.
+class Host {
+  public:
+    explicit Host(Answerer answerer) {
+        char tmpl[] = "/tmp/hb-bench-client-XXXXXX";
+        if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+        root_ = fs::canonical(tmpl).string();
+        const std::string project = root_ + "/project";
+        spool_ = project + "/untracked/hostbridge";
+        for (const char* sub :
+             {"tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"})
+            fs::create_directories(spool_ + "/" + sub);
+        fs::create_directories(root_ + "/state");
+        write_text(root_ + "/policy.conf", "MODE_ping=auto\n");
+
+        hb::Config config;
+        config.slug = "bench-client";
+        config.project_dir = project;
+        config.spool_dir = spool_;
+        config.state_dir = root_ + "/state";
+        config.policy_file = root_ + "/policy.conf";
+        config.parser = HB_PARSER_BIN;
+        config.allow_root = true;
+        config.backend.argv = {"/bin/true"};
+        config.services = {"api"};
+        config.systemd.enabled = false;
+        write_text(root_ + "/bridge.json", hb::serialize_config(config));
+
+        if (answerer == Answerer::Watch) {
+            std::vector<std::string> argv = {HB_EXECUTOR_BIN, "watch", "--config",
+                                             root_ + "/bridge.json"};
+            if (::geteuid() == 0) argv.push_back("--allow-root");
+            watcher_ = spawn(argv, {"PATH=/usr/bin:/bin"});
+        } else {
+            responder_ = std::thread([this] { answer_every_request(); });
+        }
+
+        inotify_.reset(::inotify_init1(IN_CLOEXEC));
+        if (!inotify_ ||
+            ::inotify_add_watch(inotify_.get(), (spool_ + "/requests").c_str(), IN_MOVED_TO) < 0)
+            throw std::runtime_error("inotify on requests/ failed");
+    }
+
+    ~Host() {
+        if (watcher_ > 0) {
+            ::kill(watcher_, SIGTERM);
+            ::waitpid(watcher_, nullptr, 0);
+        }
+        if (responder_.joinable()) {
+            stop_ = true;
+            responder_.join();
+        }
+        std::error_code ec;
+        fs::remove_all(root_, ec);
+    }
+
+    // One client run: seconds from its publish to its exit.
+    double run(const std::vector<std::string>& argv) {
+        pid_t pid = spawn(argv, {"PATH=/usr/bin:/bin", "HOSTBRIDGE_SPOOL=" + spool_});
+        Clock::time_point published = wait_for_publish();
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        Clock::time_point exited = Clock::now();
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            throw std::runtime_error(argv[0] + " did not get `done` for ping");
+        return std::chrono::duration<double>(exited - published).count();
+    }
+
+  private:
+    // What the host does for ping, minus the parser and the audit log: a
+    // compact `done` response published by rename.
+    void answer_every_request() {
+        hb::UniqueFd fd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+        ::inotify_add_watch(fd.get(), (spool_ + "/requests").c_str(), IN_MOVED_TO);
+        alignas(inotify_event) char buf[16 * (sizeof(inotify_event) + NAME_MAX + 1)];
+        while (!stop_) {
+            pollfd p{fd.get(), POLLIN, 0};
+            if (::poll(&p, 1, 100) != 1) continue;
+            ssize_t n = ::read(fd.get(), buf, sizeof buf);
+            for (ssize_t at = 0; at < n;) {
+                const auto* event = reinterpret_cast<const inotify_event*>(buf + at);
+                const std::string name = event->name;
+                const std::string temp = spool_ + "/tmp/.answer";
+                write_text(temp, R"({"state":"done","request":")" + name +
+                                     R"(","exit_code":null,"reason":null,"output":"pong"})");
+                fs::rename(temp, spool_ + "/responses/" + name + ".response.json");
+                at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+            }
+        }
+    }
+
+    Clock::time_point wait_for_publish() {
+        alignas(inotify_event) char buf[sizeof(inotify_event) + NAME_MAX + 1];
+        pollfd fd{inotify_.get(), POLLIN, 0};
+        if (::poll(&fd, 1, 30000) != 1) throw std::runtime_error("the client published nothing");
+        Clock::time_point seen = Clock::now();
+        if (::read(inotify_.get(), buf, sizeof buf) <= 0) throw std::runtime_error("inotify read");
+        return seen;
+    }
+
+    std::string root_;
+    std::string spool_;
+    pid_t watcher_ = -1;
+    std::thread responder_;
+    std::atomic<bool> stop_{false};
+    hb::UniqueFd inotify_;
+};
+
+Host& host(Answerer answerer) {
+    static Host watch(Answerer::Watch);
+    static Host bench(Answerer::Bench);
+    return answerer == Answerer::Watch ? watch : bench;
+}
+
+void client_ping(benchmark::State& state, std::vector<std::string> argv) {
+    for (auto _ : state) state.SetIterationTime(host(Answerer::Watch).run(argv));
+}
+
+void client_ping_instant_host(benchmark::State& state, std::vector<std::string> argv) {
+    for (auto _ : state) state.SetIterationTime(host(Answerer::Bench).run(argv));
+}
+
+double percentile(const std::vector<double>& values, double p) {
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    auto rank = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+    return sorted[rank];
+}
+
+void configure(benchmark::internal::Benchmark* b) {
+    b->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(60)
+        ->ReportAggregatesOnly(true)
+        ->Unit(benchmark::kMillisecond)
+        ->ComputeStatistics("p50", [](const std::vector<double>& v) { return percentile(v, 0.50); })
+        ->ComputeStatistics("p99",
+                            [](const std::vector<double>& v) { return percentile(v, 0.99); });
+}
+
+const std::string kScript = HB_CLIENT_SCRIPT;
+
+BENCHMARK_CAPTURE(client_ping, sh_dash, {"/usr/bin/dash", kScript, "ping"})->Apply(configure);
+BENCHMARK_CAPTURE(client_ping, sh_busybox, {"/bin/busybox", "sh", kScript, "ping"})
+    ->Apply(configure);
+BENCHMARK_CAPTURE(client_ping, sh_bash_posix, {"/usr/bin/bash", "--posix", kScript, "ping"})
+    ->Apply(configure);
+BENCHMARK_CAPTURE(client_ping, cpp, {HB_REQUEST_BIN, "ping"})->Apply(configure);
+BENCHMARK_CAPTURE(client_ping_instant_host, sh_dash, {"/usr/bin/dash", kScript, "ping"})
+    ->Apply(configure);
+BENCHMARK_CAPTURE(client_ping_instant_host, cpp, {HB_REQUEST_BIN, "ping"})->Apply(configure);
+
+}  // namespace
+
+BENCHMARK_MAIN();
