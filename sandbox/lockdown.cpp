@@ -13,6 +13,7 @@
 #include "sandbox/fds.hpp"
 #include "sandbox/namespaces.hpp"
 #include "sandbox/rlimits.hpp"
+#include "sandbox/sanitizer_runtime.hpp"
 #include "sandbox/seccomp_policy.hpp"
 
 namespace hb::sandbox {
@@ -30,6 +31,10 @@ Error errno_step_error(const char* step) {
 Result<LockdownReport> lock_down(int socket_fd) {
     if (socket_fd < 0) return make_error("lockdown: no socket fd");
     LockdownReport report;
+
+    // 0. Sanitized builds only: load what a sanitizer report reads from
+    //    files, while files can be opened (step 1 closes what it leaves).
+    warm_up_sanitizer_runtime();
 
     // 1. Nothing inherited by accident: only 0-2 and the socket. First,
     //    while the /proc fallback may still open a directory.

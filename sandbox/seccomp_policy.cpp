@@ -2,8 +2,11 @@
 // with the reason it is there. Everything else kills the process.
 #include "sandbox/seccomp_policy.hpp"
 
+#include "sandbox/rlimits.hpp"
+
 #include <linux/futex.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -102,9 +105,28 @@ PolicyBuilder& PolicyBuilder::allow_self_abort(pid_t self) {
                {arg_equals(0, pid), arg_equals(1, pid), arg_equals(2, SIGABRT)});
 }
 
-PolicyBuilder& PolicyBuilder::allow_sanitizer_runtime(pid_t /*self*/) {
-    // Filled in from strace of the sanitized tests; see SECURITY.md.
-    return *this;
+PolicyBuilder& PolicyBuilder::allow_sanitizer_runtime(int socket_fd) {
+    // Only in -fsanitize=address,undefined builds (tests and CI), never in
+    // a release parser. Found by strace of the sanitized sandbox tests.
+    allow(HB_SYSCALL(pipe2), "UBSan vptr check: the pipe of its memory probe (no flags)",
+          {arg_equals(1, 0)});
+    // UBSan's vptr check probes memory by writing it into that pipe
+    // (IsAccessibleMemoryRange). The pipe can only be a free fd below
+    // RLIMIT_NOFILE: never 0-2 or the socket, which stay unwritable here too.
+    const auto limit = static_cast<int>(nofile_limit_for(socket_fd));
+    for (int fd = 3; fd < limit; ++fd) {
+        if (fd == socket_fd) continue;
+        allow(HB_SYSCALL(write), "UBSan vptr check: the probed bytes, into its pipe",
+              {arg_equals(0, static_cast<scmp_datum_t>(fd))});
+    }
+    return allow(HB_SYSCALL(sigaltstack), "ASan asks where its signal stack is (query only)",
+                 {arg_equals(0, 0)})
+        .allow(HB_SYSCALL(madvise), "ASan's allocator: no huge pages in a new region",
+               {arg_equals(2, MADV_NOHUGEPAGE)})
+        .allow(HB_SYSCALL(madvise), "ASan's allocator: keep a new region out of core dumps",
+               {arg_equals(2, MADV_DONTDUMP)})
+        .allow(HB_SYSCALL(ioctl), "an ASan report asks whether fd 2 is a terminal (colour)",
+               {arg_equals(0, 2), arg_equals(1, TCGETS)});
 }
 
 bool sanitizer_build() {
@@ -121,7 +143,7 @@ bool sanitizer_build() {
 #endif
 }
 
-std::vector<Allowance> parser_policy(int socket_fd, pid_t self) {
+std::vector<Allowance> parser_policy(int socket_fd, pid_t self, bool sanitizer_runtime) {
     PolicyBuilder policy;
     policy.allow_exit()
         .allow_memory()
@@ -130,7 +152,7 @@ std::vector<Allowance> parser_policy(int socket_fd, pid_t self) {
         .allow_stderr_write()
         .allow_once_wake()
         .allow_self_abort(self);
-    if (sanitizer_build()) policy.allow_sanitizer_runtime(self);
+    if (sanitizer_runtime) policy.allow_sanitizer_runtime(socket_fd);
     return policy.allowances();
 }
 
@@ -145,6 +167,16 @@ Result<void> install_seccomp(const std::vector<Allowance>& allowances) {
     if (rc != 0) return seccomp_error("no_new_privs attribute", rc);
 
     for (const Allowance& a : allowances) {
+        // libseccomp compares each argument at most once per rule; a second
+        // comparison of the same argument builds a wrong filter, silently.
+        unsigned seen = 0;
+        for (const scmp_arg_cmp& c : a.conditions) {
+            if ((seen & (1U << c.arg)) != 0) {
+                return make_error("seccomp: rule for " + std::string(a.name) +
+                                  " compares one argument twice; split it into two rules");
+            }
+            seen |= 1U << c.arg;
+        }
         rc = seccomp_rule_add_array(ctx.get(), SCMP_ACT_ALLOW, a.syscall,
                                     static_cast<unsigned>(a.conditions.size()),
                                     a.conditions.empty() ? nullptr : a.conditions.data());

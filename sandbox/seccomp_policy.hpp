@@ -18,6 +18,8 @@ namespace hb::sandbox {
 
 // One allowed syscall: the native syscall number, the argument conditions
 // that must all hold (none: any arguments), and why the parser needs it.
+// Each argument may appear in at most one condition (a libseccomp rule);
+// several allowances for one syscall are alternatives.
 struct Allowance {
     int syscall = 0;
     std::string_view name;
@@ -27,14 +29,14 @@ struct Allowance {
 
 class PolicyBuilder {
   public:
-    PolicyBuilder& allow_exit();                         // return from main, _exit
-    PolicyBuilder& allow_memory();                       // malloc/new; never executable memory
-    PolicyBuilder& allow_read_inherited_fds();           // read and close what is already open
-    PolicyBuilder& allow_socket_io(int socket_fd);       // the executor's socket, nothing else
-    PolicyBuilder& allow_stderr_write();                 // diagnostics on fd 2 only
-    PolicyBuilder& allow_once_wake();                    // pthread_once ends with a futex wake
-    PolicyBuilder& allow_self_abort(pid_t self);         // abort() ends in SIGABRT, not SIGSYS
-    PolicyBuilder& allow_sanitizer_runtime(pid_t self);  // only in -fsanitize builds
+    PolicyBuilder& allow_exit();                            // return from main, _exit
+    PolicyBuilder& allow_memory();                          // malloc/new; never executable memory
+    PolicyBuilder& allow_read_inherited_fds();              // read and close what is already open
+    PolicyBuilder& allow_socket_io(int socket_fd);          // the executor's socket, nothing else
+    PolicyBuilder& allow_stderr_write();                    // diagnostics on fd 2 only
+    PolicyBuilder& allow_once_wake();                       // pthread_once ends with a futex wake
+    PolicyBuilder& allow_self_abort(pid_t self);            // abort() ends in SIGABRT, not SIGSYS
+    PolicyBuilder& allow_sanitizer_runtime(int socket_fd);  // only in -fsanitize builds
 
     [[nodiscard]] const std::vector<Allowance>& allowances() const { return list_; }
 
@@ -49,8 +51,10 @@ class PolicyBuilder {
 bool sanitizer_build();
 
 // The parser's whole policy: exactly the allowances above, for the socket
-// on `socket_fd` and the process `self` (its pid, which is also its only tid).
-std::vector<Allowance> parser_policy(int socket_fd, pid_t self);
+// on `socket_fd` and the process `self` (its pid, which is also its only
+// tid); the sanitizer runtime's extras only when `sanitizer_runtime`.
+std::vector<Allowance> parser_policy(int socket_fd, pid_t self,
+                                     bool sanitizer_runtime = sanitizer_build());
 
 // Builds the filter (native architecture only; default and bad-arch
 // action KILL_PROCESS; NO_NEW_PRIVS set) and loads it into this process.

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "ipc/fd_passing.hpp"
+#include "sandbox/sanitizer_runtime.hpp"
 
 namespace hb::sandbox::test {
 namespace {
@@ -34,6 +35,10 @@ struct WireReport {
 }  // namespace
 
 LockedChild::LockedChild(const std::function<int()>& body, ChildOptions options) {
+    // Sanitized builds: load the symbolizer once here, so each child
+    // inherits it instead of spending a fraction of a second in lock_down.
+    static const bool warmed = (warm_up_sanitizer_runtime(), true);
+    (void)warmed;
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
         throw std::runtime_error("socketpair failed");

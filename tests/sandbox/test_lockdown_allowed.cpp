@@ -7,12 +7,16 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -120,6 +124,30 @@ TEST(LockdownAllowed, ParserWorkloadRunsToExitZero) {
     EXPECT_EQ(child.read_stderr(), "locked child writes to stderr\n");
 }
 
+// RLIMIT_FSIZE 0: no file can grow, not even a stderr that is a regular
+// file (a unit's append: log). The write fails with EFBIG and, SIGXFSZ
+// being ignored, the parser lives on instead of dying on a diagnostic.
+TEST(LockdownAllowed, WriteToAFileBackedStderrFailsWithoutKilling) {
+    TempDir dir;
+    const auto log_path = dir.path() / "service.log";
+    UniqueFd opened(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+    ASSERT_TRUE(opened.valid());
+    // Above the fds the child rearranges (0-3), so it survives until dup2.
+    UniqueFd log(::fcntl(opened.get(), F_DUPFD_CLOEXEC, 20));
+    ASSERT_TRUE(log.valid());
+    const int log_fd = log.get();
+    LockedChild child([log_fd] {
+        if (::dup2(log_fd, 2) < 0) return kChildSetupFailed;
+        lock_or_exit();
+        const ssize_t n = ::write(2, "diagnostic\n", 11);
+        return n == -1 && errno == EFBIG ? 0 : kWrong;
+    });
+    ASSERT_TRUE(child.wait_ready().has_value());
+    const int status = child.wait();
+    EXPECT_TRUE(exited_with(status, 0)) << describe_status(status);
+    EXPECT_EQ(std::filesystem::file_size(log_path), 0U);
+}
+
 TEST(LockdownAllowed, ExitRunsAtexitHandlers) {
     LockedChild child(
         []() -> int {
@@ -169,6 +197,54 @@ TEST(LockdownAllowed, RecvmsgReportsEofWhenTheExecutorCloses) {
     const int status = child.wait();
     EXPECT_TRUE(exited_with(status, 0)) << describe_status(status);
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+// The sanitized build runs the parser under the same filter: a memory
+// error found after lockdown must still be reported and end the process
+// (SIGABRT with abort_on_error=1, else ASan's exit code), not die halfway
+// through the report on a syscall the runtime was refused.
+TEST(LockdownAllowed, SanitizerReportSurvivesTheFilter) {
+    LockedChild child(
+        [] {
+            lock_or_exit();
+            // Use after free: ASan's finding (UBSan has no check for it).
+            char* block = new char[16];
+            delete[] block;
+            volatile char* volatile dangling = block;
+            dangling[0] = 'x';
+            return kChildSurvived;
+        },
+        {.stderr_pipe = true});
+    ASSERT_TRUE(child.wait_ready().has_value());
+    const int status = child.wait();
+    const std::string report = child.read_stderr();
+    EXPECT_FALSE(killed_by(status, SIGSYS)) << "the filter killed the report:\n" << report;
+    EXPECT_TRUE(killed_by(status, SIGABRT) || (WIFEXITED(status) && WEXITSTATUS(status) != 0))
+        << describe_status(status);
+    EXPECT_NE(report.find("ERROR: AddressSanitizer: heap-use-after-free"), std::string::npos)
+        << report;
+}
+
+// UBSan's runtime initialises itself on its first report, reading
+// /proc/self/environ: the filter refuses that, so a UBSan finding in the
+// locked parser ends it with SIGSYS before any text. What matters holds:
+// the process never runs on past undefined behaviour.
+TEST(LockdownAllowed, UbsanFindingUnderTheFilterStillEndsTheProcess) {
+    LockedChild child([] {
+        lock_or_exit();
+        volatile int big = std::numeric_limits<int>::max();
+        volatile int overflow = big + 1;  // signed overflow: a UBSan finding
+        (void)overflow;
+        return kChildSurvived;
+    });
+    ASSERT_TRUE(child.wait_ready().has_value());
+    const int status = child.wait();
+    EXPECT_TRUE(
+        killed_by(status, SIGSYS) || killed_by(status, SIGABRT) ||
+        (WIFEXITED(status) && WEXITSTATUS(status) != kChildSurvived && WEXITSTATUS(status) != 0))
+        << describe_status(status);
+}
+#endif
 
 }  // namespace
 }  // namespace hb::sandbox::test

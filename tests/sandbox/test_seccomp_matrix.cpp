@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -24,6 +25,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -124,6 +126,9 @@ const std::vector<ForbiddenCase>& forbidden_cases() {
              return ::syscall(SYS_recvmsg, 0, &msg, MSG_DONTWAIT);
          }},
         {"write to fd 1", [] { return ::syscall(SYS_write, 1, "", 0); }},
+        // The kernel reads fds as 32 bits: 2^32 + 2 is fd 2 to it, not to the filter.
+        {"write to fd 2 spelled with high bits",
+         [] { return ::syscall(SYS_write, (1L << 32) | 2, "", 0); }},
         {"ioctl (TIOCSTI and the like)",
          [] {
              int n = 0;
@@ -207,7 +212,7 @@ const std::vector<ForbiddenCase>& forbidden_cases() {
              return ::syscall(SYS_pkey_mprotect, g_page, sizeof g_page, PROT_READ | PROT_EXEC, -1);
          }},
         {"personality (READ_IMPLIES_EXEC)",
-         [] { return ::syscall(SYS_personality, 0xffffffffUL); }},
+         [] { return ::syscall(SYS_personality, READ_IMPLIES_EXEC); }},
         {"prctl (PR_SET_DUMPABLE)",
          [] { return ::syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0); }},
         // Identity.
@@ -220,11 +225,17 @@ const std::vector<ForbiddenCase>& forbidden_cases() {
     return cases;
 }
 
+// "ioctl (TIOCSTI and the like)" -> "ioctl_TIOCSTI_and_the_like".
 std::string case_name(const testing::TestParamInfo<ForbiddenCase>& info) {
     std::string name;
     for (const char* p = info.param.name; *p != '\0'; ++p) {
-        name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+        if (std::isalnum(static_cast<unsigned char>(*p))) {
+            name += *p;
+        } else if (!name.empty() && name.back() != '_') {
+            name += '_';
+        }
     }
+    while (!name.empty() && name.back() == '_') name.pop_back();
     return name;
 }
 
