@@ -78,18 +78,24 @@ class Reader {
             if (required) return make_error("compose file " + file + " does not exist");
             return YAML::Node(YAML::NodeType::Undefined);
         }
-        YAML::Node doc;
+        // Never assign to a YAML::Node that already refers to a document:
+        // yaml-cpp's operator= rewrites the shared node, not the handle.
+        auto parsed = parse(file, **text);
+        if (!parsed) return parsed.error();
+        if (!parsed->IsMap() && !parsed->IsNull()) {
+            return make_error(file + " is not a compose file: its top level is not a mapping");
+        }
+        docs_.emplace(file, *parsed);
+        return *parsed;
+    }
+
+    static Result<YAML::Node> parse(const std::string& file, const std::string& text) {
         try {
-            doc = YAML::Load(**text);
+            return YAML::Load(text);
         } catch (const YAML::Exception& e) {
             return make_error("cannot parse " + file + ": " + e.msg + " (line " +
                               std::to_string(e.mark.line + 1) + ")");
         }
-        if (!doc.IsMap() && !doc.IsNull()) {
-            return make_error(file + " is not a compose file: its top level is not a mapping");
-        }
-        docs_[file] = doc;
-        return doc;
     }
 
     Result<void> read_document(const std::string& file, const YAML::Node& doc, int depth) {
@@ -201,18 +207,24 @@ class Reader {
         if (parent_name.empty()) {
             return make_error(file + ": service " + name + " extends without naming a service");
         }
-        YAML::Node parent_services = services;
-        if (parent_file != file) {
-            auto doc = load(parent_file, /*required=*/false);
-            if (!doc) return doc.error();
-            if (!doc->IsDefined()) {
-                warnings_.push_back("service " + name + " extends " + parent_file +
-                                    ", which does not exist; it is pinned as absent");
-                return buildable;
-            }
-            parent_services = lookup(*doc, "services");
+        if (parent_file == file) {
+            return inherit(name, buildable, file, services, parent_name, depth);
         }
-        YAML::Node parent = lookup(parent_services, parent_name);
+        auto doc = load(parent_file, /*required=*/false);
+        if (!doc) return doc.error();
+        if (!doc->IsDefined()) {
+            warnings_.push_back("service " + name + " extends " + parent_file +
+                                ", which does not exist; it is pinned as absent");
+            return buildable;
+        }
+        return inherit(name, buildable, parent_file, lookup(*doc, "services"), parent_name, depth);
+    }
+
+    // `name` extends `parent_name` of `parent_file`: buildable if either is.
+    Result<bool> inherit(const std::string& name, bool buildable, const std::string& parent_file,
+                         const YAML::Node& parent_services, const std::string& parent_name,
+                         int depth) {
+        const YAML::Node parent = lookup(parent_services, parent_name);
         if (!parent.IsDefined()) {
             warnings_.push_back("service " + name + " extends " + parent_name + ", which " +
                                 parent_file + " does not define");

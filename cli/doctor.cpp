@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -314,7 +315,7 @@ class Doctor {
         }
         struct stat st {};
         ::fstat(fd.get(), &st);
-        std::vector<long> holders = lock_holders(st.st_ino);
+        std::vector<long> holders = lock_holders(st.st_dev, st.st_ino);
         if (holders.empty()) {
             problem("the drain lock " + lock + " is held, and its holder cannot be found",
                     {"fuser -v " + shell_quote(lock)});
@@ -351,26 +352,29 @@ class Doctor {
         return out;
     }
 
-    // PIDs holding a lock on inode `ino` (/proc/locks: "1: FLOCK ADVISORY
-    // WRITE 1234 08:01:5678 0 EOF").
-    static std::vector<long> lock_holders(ino_t ino) {
+    // PIDs with a descriptor open on the lock file. /proc/locks is no help:
+    // it names the process that took an flock, which may have exited while
+    // a child that inherited the descriptor keeps the lock held.
+    static std::vector<long> lock_holders(dev_t dev, ino_t ino) {
         std::vector<long> pids;
-        std::ifstream locks("/proc/locks");
-        std::string line;
-        const std::string suffix = ":" + std::to_string(ino);
-        while (std::getline(locks, line)) {
-            std::istringstream in(line);
-            std::string id, kind, advisory, mode, pid, dev;
-            in >> id >> kind;
-            if (kind == "->") in >> kind;
-            in >> advisory >> mode >> pid >> dev;
-            if (dev.size() > suffix.size() && dev.ends_with(suffix)) {
-                try {
-                    pids.push_back(std::stol(pid));
-                } catch (...) {
+        DIR* proc = ::opendir("/proc");
+        if (proc == nullptr) return pids;
+        while (dirent* p = ::readdir(proc)) {
+            char* end = nullptr;
+            const long pid = std::strtol(p->d_name, &end, 10);
+            if (end == p->d_name || *end != '\0') continue;
+            const std::string fd_dir = "/proc/" + std::string(p->d_name) + "/fd";
+            bool holds = false;
+            for_each_entry(fd_dir, [&](const std::string& fd, const struct stat&) {
+                struct stat target {};
+                if (!holds && ::stat((fd_dir + "/" + fd).c_str(), &target) == 0 &&
+                    target.st_dev == dev && target.st_ino == ino) {
+                    holds = true;
                 }
-            }
+            });
+            if (holds && pid != ::getpid()) pids.push_back(pid);
         }
+        ::closedir(proc);
         return pids;
     }
 

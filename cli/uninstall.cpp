@@ -1,0 +1,124 @@
+// `hostbridge uninstall`: stops and removes one install's units, binaries and
+// config, and the client it dropped into the spool. The state dir (audit log,
+// approved copies) stays unless --purge, which also removes the spool.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/fs_util.hpp"
+#include "cli/locate.hpp"
+#include "cli/slug.hpp"
+#include "cli/systemd_user.hpp"
+#include "executor/config.hpp"
+
+namespace hb::cli {
+namespace {
+
+constexpr std::string_view kCmd = "uninstall";
+
+const char* const kHelp = R"(usage: hostbridge uninstall [--slug SLUG] [--purge]
+
+Disables and removes the install's systemd units, its installed executor and
+parser, its config (bridge.json, policy.conf) and the client and AGENT.md it
+dropped into the spool. The state dir (the audit log, approved copies of the
+trusted files, service.log) is kept as a record.
+
+  --slug SLUG   the install (default: the one whose project holds the cwd)
+  --purge       also remove the state dir and the spool (requests, responses,
+                archive and quarantine included)
+
+Exit: 0 removed, 1 failed, 2 usage error.
+)";
+
+const OptionSpec kSpecs[] = {{"slug", true, false}, {"purge", false, false}};
+
+}  // namespace
+
+int run_uninstall(int argc, char** argv) {
+    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
+    if (!args) {
+        print_error(kCmd, args.error().message);
+        return kExitUsage;
+    }
+    if (args->help) {
+        std::cout << kHelp;
+        return kExitOk;
+    }
+    auto slug = args->get("slug");
+    if (slug && !is_valid_slug(*slug)) {
+        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
+        return kExitUsage;
+    }
+    auto dirs = host_dirs_from_env();
+    if (!dirs) {
+        print_error(kCmd, dirs.error().message);
+        return kExitFailure;
+    }
+    auto located = locate_install(*dirs, slug);
+    if (!located) {
+        print_error(kCmd, located.error().message);
+        return kExitFailure;
+    }
+    const InstallPaths& p = *located;
+    const bool purge = args->has("purge");
+    // The config names the spool and the state dir; without it, only the
+    // host-side paths derived from the slug are removed.
+    auto config = load_config(p.config_file);
+    if (!config) {
+        print_warning(kCmd, "cannot read " + p.config_file + " (" + config.error().message +
+                                "); the spool is left alone");
+    }
+
+    int failures = 0;
+    auto removed = [&](const std::string& what, const Result<bool>& result) {
+        if (!result) {
+            print_error(kCmd, result.error().message);
+            ++failures;
+        } else if (*result) {
+            std::cout << "  removed " << what << "\n";
+        }
+    };
+
+    auto systemctl = SystemctlUser::find();
+    const bool manager = systemctl && systemctl->manager_reachable();
+    if (manager) {
+        (void)systemctl->run({"disable", "--now", p.path_unit_name});
+        (void)systemctl->run({"stop", p.service_unit_name});
+    }
+    // `enable` made this link; remove it ourselves when no manager is there.
+    removed(p.wants_link, remove_file(p.wants_link));
+    removed(p.path_unit, remove_file(p.path_unit));
+    removed(p.service_unit, remove_file(p.service_unit));
+    if (manager) {
+        (void)systemctl->run({"daemon-reload"});
+        (void)systemctl->run({"reset-failed", p.path_unit_name, p.service_unit_name});
+    }
+    removed(p.lib_dir, remove_tree(p.lib_dir));
+    removed(p.config_dir, remove_tree(p.config_dir));
+    if (config) {
+        removed(config->spool_dir + "/request", remove_file(config->spool_dir + "/request"));
+        removed(config->spool_dir + "/AGENT.md", remove_file(config->spool_dir + "/AGENT.md"));
+    }
+    if (purge) {
+        const std::string state_dir = config ? config->state_dir : p.state_dir;
+        removed(state_dir, remove_tree(state_dir));
+        if (config) removed(config->spool_dir, remove_tree(config->spool_dir));
+    } else {
+        std::cout << "kept the state dir (audit log, approved copies): " << p.state_dir << "\n";
+    }
+    // The per-user roots go too once the last install is gone (rmdir only
+    // removes an empty directory).
+    for (const std::string& root :
+         {dirs->config_home + "/hostbridge", dirs->lib_home + "/hostbridge",
+          dirs->state_home + "/hostbridge"}) {
+        ::rmdir(root.c_str());
+    }
+    if (failures > 0) return kExitFailure;
+    std::cout << "hostbridge uninstall: " << p.slug << " removed\n";
+    return kExitOk;
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,109 @@
+// Drives the real `hostbridge` binary in a temporary home: HOME,
+// XDG_CONFIG_HOME and XDG_STATE_HOME all point into a fresh directory
+// (XDG dirs deliberately away from their defaults, to prove they are
+// honoured), XDG_RUNTIME_DIR at an empty dir (so no user manager is ever
+// reachable by accident), and projects are real git work trees with a
+// stack script that records every call.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hb::test {
+
+// A directory under /tmp, removed with everything in it at the end.
+class TempRoot {
+  public:
+    TempRoot();
+    ~TempRoot();
+    TempRoot(const TempRoot&) = delete;
+    TempRoot& operator=(const TempRoot&) = delete;
+    [[nodiscard]] const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& content, mode_t mode = 0644);
+bool exists(const std::string& path);     // lstat
+mode_t mode_of(const std::string& path);  // lstat, & 07777
+// Every entry below `dir` (files, dirs, links), relative, sorted.
+std::vector<std::string> tree(const std::string& dir);
+std::vector<std::string> lines_of(const std::string& text);
+bool has_line(const std::string& text, const std::string& line);
+bool contains(const std::string& text, const std::string& part);
+
+struct Ran {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+// The temporary home plus helpers to run hostbridge in it.
+class Home {
+  public:
+    explicit Home(const std::string& root);
+    std::string root;
+    std::string home;
+    std::string config_home;
+    std::string state_home;
+    std::string runtime_dir;
+
+    // hostbridge ARGS, in `cwd` (default: root), with this home's env plus
+    // `extra_env` ("K=V"); stdin is /dev/null.
+    Ran hostbridge(const std::vector<std::string>& args, const std::string& cwd = "",
+                   const std::vector<std::string>& extra_env = {}) const;
+    std::vector<std::string> env() const;
+
+    std::string config_dir(const std::string& slug) const;
+    std::string state_dir(const std::string& slug) const;
+    std::string lib_dir(const std::string& slug) const;
+    std::string unit_dir() const;
+    nlohmann::json bridge_json(const std::string& slug) const;
+};
+
+// A git work tree with a recording stack script and a compose file.
+struct Project {
+    Project(const std::string& parent, const std::string& name);
+    std::string dir;
+    std::string stack;    // dir/stack: appends "$*" to dir/calls.log
+    std::string calls;    // dir/calls.log
+    std::string compose;  // dir/compose.yaml: api (build), db, web (build), worker
+    std::string spool() const { return dir + "/untracked/hostbridge"; }
+};
+
+// `install --project-dir P --stack-bin P/stack --compose-file P/compose.yaml`
+// plus --allow-root when the tests run as root (the drain refuses root
+// otherwise) and `extra`.
+std::vector<std::string> install_args(const Project& project,
+                                      const std::vector<std::string>& extra = {});
+
+// Publishes a request (tmp/ then rename into requests/) for now; returns its
+// basename.
+std::string drop_request(const std::string& spool, const std::string& verb,
+                         const std::string& arg = "");
+
+// Runs `argv` (a drain from a unit's ExecStart), waits until
+// responses/<name>.response.json holds a terminal state, then stops the
+// drain with SIGTERM (it may be lingering). Returns the response (null JSON
+// if none came within `limit`) and the drain's exit code.
+struct Drained {
+    nlohmann::json response;
+    int exit_code = -1;
+    std::string log;  // the drain's stderr+stdout
+};
+Drained run_drain_until_answered(const std::vector<std::string>& argv, const std::string& spool,
+                                 const std::string& request,
+                                 std::chrono::seconds limit = std::chrono::seconds(30));
+
+// The ExecStart argv of the installed .service unit of `slug`.
+std::vector<std::string> exec_start_of(const Home& home, const std::string& slug);
+
+}  // namespace hb::test

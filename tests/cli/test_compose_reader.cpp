@@ -1,0 +1,156 @@
+// The compose reader on real compose files: services, build: as a string
+// and as a map, merge keys and anchors, profiles, include/env_file/extends
+// (the files they pull in belong to the trusted computing base).
+#include <gtest/gtest.h>
+
+#include "cli/compose_reader.hpp"
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+class ComposeReader : public ::testing::Test {
+  protected:
+    cli::ComposeModel read(const std::string& rel) {
+        auto model = cli::read_compose(dir + "/" + rel, cli::current_files());
+        EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+        return model.ok() ? *model : cli::ComposeModel{};
+    }
+    std::string error_of(const std::string& rel) {
+        auto model = cli::read_compose(dir + "/" + rel, cli::current_files());
+        return model.ok() ? "" : model.error().message;
+    }
+    TempRoot root;
+    std::string dir = root.path();
+};
+
+TEST_F(ComposeReader, ServicesBuildAsStringAndMapProfilesAnchors) {
+    write_file(dir + "/compose.yaml", R"(name: demo
+x-common: &common
+  restart: unless-stopped
+  environment: &env
+    A: "1"
+x-buildable: &buildable
+  build:
+    context: .
+    dockerfile: Dockerfile.dev
+services:
+  api:
+    <<: [*common, *buildable]
+  web:
+    build: ./web
+    environment: *env
+  db:
+    <<: *common
+    image: postgres:16
+  test-runner:
+    build: {context: ., target: test}
+    profiles: ["test"]
+  docs:
+    image: nginx
+    profiles: [docs, extra]
+  empty:
+volumes:
+  data: {}
+)");
+    auto model = read("compose.yaml");
+    EXPECT_EQ(model.services, (Strings{"api", "db", "docs", "empty", "test-runner", "web"}));
+    EXPECT_EQ(model.buildable, (Strings{"api", "test-runner", "web"}));
+    EXPECT_TRUE(model.referenced_files.empty());
+}
+
+TEST_F(ComposeReader, IncludeEnvFileAndExtendsAreFollowed) {
+    write_file(dir + "/compose.yaml", R"(include:
+  - infra/db.yaml
+  - path: [infra/cache.yaml]
+    env_file: infra/cache.env
+services:
+  api:
+    extends:
+      file: common/base.yaml
+      service: base
+    env_file: .api.env
+  worker:
+    extends: api
+    env_file:
+      - path: worker.env
+        required: false
+      - shared.env
+)");
+    write_file(dir + "/infra/db.yaml",
+               "services:\n  db:\n    image: postgres\n    env_file: db.env\n");
+    write_file(dir + "/infra/cache.yaml", "services:\n  cache:\n    build: ./cache\n");
+    write_file(dir + "/common/base.yaml",
+               "services:\n  base:\n    extends:\n      file: root.yaml\n      service: root\n");
+    write_file(dir + "/common/root.yaml", "services:\n  root:\n    build: .\n");
+    auto model = read("compose.yaml");
+    EXPECT_EQ(model.services, (Strings{"api", "cache", "db", "worker"}));
+    // api extends base extends root, which builds; worker extends api.
+    EXPECT_EQ(model.buildable, (Strings{"api", "cache", "worker"}));
+    EXPECT_EQ(model.referenced_files,
+              (Strings{dir + "/.api.env", dir + "/common/base.yaml", dir + "/common/root.yaml",
+                       dir + "/infra/cache.env", dir + "/infra/cache.yaml", dir + "/infra/db.env",
+                       dir + "/infra/db.yaml", dir + "/shared.env", dir + "/worker.env"}));
+}
+
+TEST_F(ComposeReader, AMissingIncludeIsListedAndWarnedAbout) {
+    write_file(dir + "/compose.yaml", "include: [gone.yaml]\nservices:\n  a:\n    image: x\n");
+    auto model = read("compose.yaml");
+    EXPECT_EQ(model.referenced_files, (Strings{dir + "/gone.yaml"}));
+    ASSERT_EQ(model.warnings.size(), 1u);
+    EXPECT_TRUE(contains(model.warnings[0], "pinned as absent"));
+}
+
+TEST_F(ComposeReader, ServiceNamesARequestCannotCarryAreLeftOut) {
+    write_file(dir + "/compose.yaml",
+               "services:\n  Api:\n    image: x\n  web.v2:\n    image: x\n  ok_1:\n    image: x\n");
+    auto model = read("compose.yaml");
+    EXPECT_EQ(model.services, (Strings{"ok_1"}));
+    EXPECT_EQ(model.warnings.size(), 2u);
+}
+
+TEST_F(ComposeReader, IncludeCyclesEnd) {
+    write_file(dir + "/compose.yaml", "include: [b.yaml]\nservices:\n  a:\n    image: x\n");
+    write_file(dir + "/b.yaml", "include: [compose.yaml]\nservices:\n  b:\n    build: .\n");
+    auto model = read("compose.yaml");
+    EXPECT_EQ(model.services, (Strings{"a", "b"}));
+    EXPECT_EQ(model.referenced_files, (Strings{dir + "/b.yaml"}));
+}
+
+TEST_F(ComposeReader, ErrorsNameTheFileAndLine) {
+    write_file(dir + "/compose.yaml", "services:\n  api:\n    image: [unclosed\n");
+    std::string error = error_of("compose.yaml");
+    EXPECT_TRUE(contains(error, dir + "/compose.yaml")) << error;
+    EXPECT_TRUE(contains(error, "line")) << error;
+    write_file(dir + "/list.yaml", "- a\n- b\n");
+    EXPECT_TRUE(contains(error_of("list.yaml"), "not a mapping"));
+    EXPECT_TRUE(contains(error_of("absent.yaml"), "does not exist"));
+    write_file(dir + "/bad.yaml", "services:\n  - api\n");
+    EXPECT_TRUE(contains(error_of("bad.yaml"), "services is not a mapping"));
+}
+
+TEST_F(ComposeReader, AnEmptyFileHasNoServices) {
+    write_file(dir + "/compose.yaml", "");
+    auto model = read("compose.yaml");
+    EXPECT_TRUE(model.services.empty());
+}
+
+TEST_F(ComposeReader, ReadsThroughTheGivenSource) {
+    // Install reads a changed, pinned file through its approved copy.
+    write_file(dir + "/compose.yaml", "services:\n  evil:\n    build: .\n");
+    cli::FileSource approved = [&](const std::string& path) -> Result<std::optional<std::string>> {
+        if (path == dir + "/compose.yaml") {
+            return std::optional<std::string>("services:\n  api:\n    image: x\n");
+        }
+        return std::optional<std::string>{};
+    };
+    auto model = cli::read_compose(dir + "/compose.yaml", approved);
+    ASSERT_TRUE(model.ok());
+    EXPECT_EQ(model->services, (Strings{"api"}));
+    EXPECT_TRUE(model->buildable.empty());
+}
+
+}  // namespace
+}  // namespace hb::test

