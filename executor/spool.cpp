@@ -50,7 +50,16 @@ Result<UniqueFd> walk_beneath(int dirfd, const std::vector<std::string>& parts,
     int at = dirfd;
     for (const std::string& part : parts) {
         UniqueFd next(::openat(at, part.c_str(), kDirFlags));
-        if (!next) return make_error(describe_dir_error(path, errno));
+        if (!next) {
+            int err = errno;
+            // O_DIRECTORY reports a symlink as ENOTDIR; say what it is.
+            struct stat st {};
+            if (err == ENOTDIR && ::fstatat(at, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(st.st_mode)) {
+                err = ELOOP;
+            }
+            return make_error(describe_dir_error(path, err));
+        }
         current = std::move(next);
         at = current.get();
     }
@@ -68,7 +77,14 @@ Result<UniqueFd> open_beneath(int dirfd, const std::vector<std::string>& parts,
         // glibc 2.36 has no openat2 wrapper.
         const long fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
         if (fd >= 0) return UniqueFd(static_cast<int>(fd));
-        if (errno != ENOSYS) return make_error(describe_dir_error(path, errno));
+        const int err = errno;
+        if (err != ENOSYS) {
+            // openat2 reports a final symlink as ENOTDIR; the walk names the
+            // culprit. It is only a diagnosis: the open has failed either way.
+            auto diagnosis = walk_beneath(dirfd, parts, path);
+            if (!diagnosis) return diagnosis.error();
+            return make_error(describe_dir_error(path, err));
+        }
     }
     return walk_beneath(dirfd, parts, path);
 }

@@ -1,0 +1,313 @@
+// A whole temporary install for driving the real hostbridge-executor and
+// hostbridge-parser binaries: a project dir with the spool, a state dir, a
+// complete policy.conf (every verb auto) and a bridge.json the test can
+// edit. Everything lives under one mkdtemp dir in /tmp, removed at the end
+// (without following symlinks), so `ctest -j` is safe.
+#pragma once
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hb::test {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+inline const std::vector<std::string> kSpoolSubdirs = {
+    "tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"};
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+inline void write_file(const std::string& path, const std::string& content) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << content;
+    if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// Polls `done` every 5 ms for up to `timeout`.
+inline bool wait_until(const std::function<bool()>& done,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+        if (done()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+}
+
+struct Exit {
+    int code = -1;    // exit status, or -signal
+    std::string err;  // what it wrote on stderr
+};
+
+struct SpawnOptions {
+    bool allow_root_flag = true;
+    std::optional<mode_t> umask;
+    std::optional<uid_t> uid;  // run as this uid (and gid) instead of root
+    std::vector<std::string> extra;
+};
+
+class DrainFixture {
+  public:
+    explicit DrainFixture(std::string parser = HB_PARSER_BIN) {
+        std::string tmpl = "/tmp/hb-drain-XXXXXX";
+        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
+        root = tmpl;
+        project = root + "/project";
+        spool = project + "/untracked/hostbridge";
+        state = root + "/state";
+        config_path = root + "/bridge.json";
+        for (const auto& sub : kSpoolSubdirs) fs::create_directories(spool + "/" + sub);
+        fs::create_directories(state);
+        std::string policy;
+        for (const char* verb : {"ping", "status", "health", "logs", "up", "down", "restart",
+                                 "rebuild", "init", "join-network"}) {
+            policy += std::string("MODE_") + verb + "=auto\n";
+        }
+        write_file(root + "/policy.conf", policy);
+        config = {
+            {"version", 1},
+            {"slug", "drain-test"},
+            {"project_dir", project},
+            {"spool_dir", spool},
+            {"state_dir", state},
+            {"policy_file", root + "/policy.conf"},
+            {"parser", parser},
+            {"allow_root", true},
+            {"file_mode", "0644"},
+            {"agent_gid", nullptr},
+            {"backend", {{"kind", "stack"}, {"argv", {project + "/stack"}}}},
+            {"services", {"api", "db", "web"}},
+            {"buildable", {"api", "web"}},
+            {"tcb", json::array()},
+            {"limits",
+             {{"mutating", {{"count", 20}, {"seconds", 600}}},
+              {"read_only", {{"count", 120}, {"seconds", 60}}},
+              {"ttl_seconds", 600},
+              {"future_skew_seconds", 120}}},
+            {"timeouts", {{"default", 300}, {"rebuild", 1200}}},
+            {"drain", {{"time_budget_seconds", 1800}, {"linger_seconds", 10}}},
+            {"retention", {{"archive_days", 7}, {"responses_days", 1}}},
+            {"systemd", {{"enabled", false}, {"systemd_run", ""}}},
+            {"join_network", nullptr},
+        };
+        write_config();
+    }
+    ~DrainFixture() {
+        for (pid_t pid : started_) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+        std::error_code ec;
+        fs::remove_all(root, ec);
+    }
+    DrainFixture(const DrainFixture&) = delete;
+    DrainFixture& operator=(const DrainFixture&) = delete;
+
+    void write_config() const { write_file(config_path, config.dump(2)); }
+
+    std::string dir(const std::string& sub) const { return spool + "/" + sub; }
+    std::string path(const std::string& sub, const std::string& name) const {
+        return dir(sub) + "/" + name;
+    }
+
+    // UTC as YYYY-MM-DDTHH:MM:SSZ (`rfc3339`) or YYYYMMDDTHHMMSSZ.
+    static std::string utc(std::time_t t, bool rfc3339) {
+        std::tm tm{};
+        ::gmtime_r(&t, &tm);
+        char buf[32];
+        if (rfc3339) {
+            std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        } else {
+            std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+        }
+        return buf;
+    }
+    static std::string now_rfc3339() { return utc(std::time(nullptr), true); }
+
+    // An on-schema name whose stamp grows with every call, so names sort in
+    // creation order whatever the verb (the stamp is never compared with
+    // requested_at); `nonce_prefix` lets fake parsers pick requests out.
+    std::string name(const std::string& verb, const std::string& nonce_prefix = "") {
+        ++counter_;
+        char nonce[17];
+        std::snprintf(nonce, sizeof nonce, "%016x", counter_);
+        std::string n(nonce);
+        n.replace(0, nonce_prefix.size(), nonce_prefix);
+        return utc(stamp_base_ + counter_, false) + "-" + verb + "-" + n + ".json";
+    }
+
+    static std::string body(const std::string& verb, const std::string& arg = "") {
+        json b = {{"verb", verb}};
+        if (!arg.empty()) b["arg"] = arg;
+        b["requested_at"] = now_rfc3339();
+        return b.dump();
+    }
+
+    // Publishes like a client: write in tmp/, rename into requests/.
+    std::string publish_as(const std::string& request_name, const std::string& content) {
+        const std::string tmp = path("tmp", "client-" + std::to_string(++counter_));
+        write_file(tmp, content);
+        fs::rename(tmp, path("requests", request_name));
+        return request_name;
+    }
+    std::string publish(const std::string& verb, const std::string& arg = "",
+                        const std::string& nonce_prefix = "") {
+        return publish_as(name(verb, nonce_prefix), body(verb, arg));
+    }
+
+    std::vector<std::string> list(const std::string& sub) const {
+        std::vector<std::string> out;
+        for (const auto& e : fs::directory_iterator(dir(sub))) {
+            out.push_back(e.path().filename().string());
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+    std::size_t count(const std::string& sub) const { return list(sub).size(); }
+
+    std::optional<json> response(const std::string& request) const {
+        const std::string p = path("responses", request + ".response.json");
+        if (!fs::exists(p)) return std::nullopt;
+        return json::parse(read_file(p));
+    }
+    std::string state_of(const std::string& request) const {
+        auto r = response(request);
+        return r ? (*r)["state"].get<std::string>() : "";
+    }
+
+    std::vector<json> audit() const {
+        std::vector<json> lines;
+        std::istringstream in(read_file(state + "/audit.jsonl"));
+        for (std::string line; std::getline(in, line);) {
+            if (!line.empty()) lines.push_back(json::parse(line));
+        }
+        return lines;
+    }
+    std::vector<json> audit_for(const std::string& request, const std::string& event) const {
+        std::vector<json> out;
+        for (const json& line : audit()) {
+            if (line["request"] == request && line["event"] == event) out.push_back(line);
+        }
+        return out;
+    }
+
+    std::vector<std::string> argv_for(const std::string& mode, const SpawnOptions& options) const {
+        std::vector<std::string> argv = {HB_EXECUTOR_BIN, mode, "--config", config_path};
+        if (options.allow_root_flag) argv.emplace_back("--allow-root");
+        argv.insert(argv.end(), options.extra.begin(), options.extra.end());
+        return argv;
+    }
+
+    // Starts the executor; its stderr goes to a file read by finish().
+    pid_t start(const std::string& mode = "drain", const SpawnOptions& options = {}) {
+        const std::vector<std::string> args = argv_for(mode, options);
+        const std::string err_path = root + "/stderr-" + std::to_string(++counter_);
+        const pid_t pid = ::fork();
+        if (pid < 0) throw std::runtime_error("fork");
+        if (pid == 0) {
+            std::vector<char*> argv;
+            for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+            if (err < 0 || ::dup2(err, 2) < 0) ::_exit(126);
+            const int null_fd = ::open("/dev/null", O_RDWR);
+            ::dup2(null_fd, 0);
+            ::dup2(null_fd, 1);
+            if (options.umask) ::umask(*options.umask);
+            if (options.uid) {
+                if (::setgroups(0, nullptr) != 0 ||
+                    ::setresgid(*options.uid, *options.uid, *options.uid) != 0 ||
+                    ::setresuid(*options.uid, *options.uid, *options.uid) != 0) {
+                    ::_exit(125);
+                }
+            }
+            sigset_t none;
+            ::sigemptyset(&none);
+            ::sigprocmask(SIG_SETMASK, &none, nullptr);
+            char* envp[] = {nullptr};
+            ::execve(argv[0], argv.data(), envp);
+            ::_exit(127);
+        }
+        started_.push_back(pid);
+        err_paths_[pid] = err_path;
+        return pid;
+    }
+
+    // Waits for a started executor; kills it (and reports -9) past `timeout`.
+    Exit finish(pid_t pid, std::chrono::seconds timeout = std::chrono::seconds(30)) {
+        Exit out;
+        int status = 0;
+        const bool exited =
+            wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; },
+                       std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+        if (!exited) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+        }
+        started_.erase(std::remove(started_.begin(), started_.end(), pid), started_.end());
+        out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        out.err = read_file(err_paths_[pid]);
+        return out;
+    }
+
+    // Reaps a started executor that the test killed itself.
+    void reap(pid_t pid) {
+        ::waitpid(pid, nullptr, 0);
+        started_.erase(std::remove(started_.begin(), started_.end(), pid), started_.end());
+    }
+
+    Exit run(const std::string& mode = "drain", const SpawnOptions& options = {}) {
+        return finish(start(mode, options));
+    }
+
+    std::string root, project, spool, state, config_path;
+    json config;
+
+  private:
+    unsigned counter_ = 0;
+    std::time_t stamp_base_ = std::time(nullptr) - 100000;
+    std::vector<pid_t> started_;
+    std::map<pid_t, std::string> err_paths_;
+};
+
+// The direct children of `pid` (from /proc/<pid>/task/<pid>/children).
+inline std::vector<pid_t> children_of(pid_t pid) {
+    std::vector<pid_t> out;
+    std::istringstream in(
+        read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
+    for (pid_t child; in >> child;) out.push_back(child);
+    return out;
+}
+
+inline std::size_t lines_of(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace hb::test
