@@ -256,6 +256,28 @@ Result<ChainState> read_chain_state(int dir_fd, int fd) {
     return state;
 }
 
+// The file currently named audit.jsonl, open for reading and holding a
+// shared lock: no append is half-written and no rotation happens while it
+// is held. An invalid fd when there is no log yet.
+Result<UniqueFd> lock_current_shared(int dir_fd) {
+    const std::string name(kAuditLogName);
+    for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+        UniqueFd fd = open_log_for_reading(dir_fd, name);
+        if (!fd) {
+            if (errno == ENOENT) return UniqueFd();
+            return make_error(errno_text("audit log: open " + name));
+        }
+        if (!flock_retry(fd.get(), LOCK_SH)) return make_error(errno_text("audit log: flock"));
+        struct stat held {};
+        struct stat named {};
+        if (::fstat(fd.get(), &held) != 0) return make_error(errno_text("audit log: fstat"));
+        if (::fstatat(dir_fd, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+            return fd;  // rotated away meanwhile otherwise: try the new one
+    }
+    return make_error("audit log: the log file keeps changing under us");
+}
+
 ordered_json optional_string(const std::optional<std::string>& value) {
     return value ? ordered_json(*value) : ordered_json(nullptr);
 }
@@ -448,19 +470,19 @@ Result<void> AuditLog::append(const AuditRecord& record, bool sync) {
         if (!write_all(fd_.get(), out)) return make_error(errno_text("audit log: write"));
         if (sync && ::fdatasync(fd_.get()) != 0)
             return make_error(errno_text("audit log: fdatasync"));
+        // The first line of a new file is durable only with its name.
+        if (sync && st.st_size == 0 && ::fsync(dir_fd_.get()) != 0)
+            return make_error(errno_text("audit log: fsync state dir"));
         return {};
     }
     return make_error("audit log: rotated under us too many times");
 }
 
 Result<std::string> AuditLog::tail(std::size_t max_bytes) const {
-    UniqueFd fd = open_log_for_reading(dir_fd_.get(), std::string(kAuditLogName));
-    if (!fd) {
-        if (errno == ENOENT) return std::string();
-        return make_error(errno_text("audit log: open for reading"));
-    }
-    // Shared: an append in progress finishes before we read.
-    if (!flock_retry(fd.get(), LOCK_SH)) return make_error(errno_text("audit log: flock"));
+    auto locked = lock_current_shared(dir_fd_.get());
+    if (!locked) return locked.error();
+    if (!*locked) return std::string();
+    const UniqueFd fd = std::move(*locked);
     const Unlocker unlock(fd.get());
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return make_error(errno_text("audit log: fstat"));
@@ -641,6 +663,13 @@ std::optional<std::string> shape_problem(const Line& line, const ordered_json& j
 Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
     UniqueFd dir_fd(::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir_fd) return make_error(errno_text("audit log: state dir " + state_dir));
+    // Held throughout: a concurrent append must not look like a torn line,
+    // and no rotation may shift the files while we walk them.
+    auto locked = lock_current_shared(dir_fd.get());
+    if (!locked) return locked.error();
+    const UniqueFd live = std::move(*locked);
+    std::optional<Unlocker> unlock;
+    if (live) unlock.emplace(live.get());
 
     std::vector<std::string> files;
     for (int i = kAuditRotatedFiles; i >= 0; --i) {

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -562,6 +564,33 @@ TEST_F(AuditLogTest, RecoveredEventWithTheWrongLengthDoesNotExcuseAFragment) {
     lines[1] += "X";
     write_file(log_path_, join_lines(lines));
     expect_bad("audit.jsonl line 2: not valid JSON");
+}
+
+TEST_F(AuditLogTest, VerifyWaitsForAnAppendInProgress) {
+    auto log = open_log();
+    append(log, record(AuditEvent::Queued));
+    append(log, record(AuditEvent::Started));
+    const std::string text = read_file(log_path_);
+    const std::size_t cut = text.find('\n') + 21;
+    write_file(log_path_, text.substr(0, cut));  // the second line half-written...
+    const int fd = ::open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // ...by a writer holding the lock
+    std::optional<hb::exec::AuditVerifyReport> report;
+    std::thread verifier([&] {
+        auto r = verify_audit_log(dir_);
+        if (r.ok()) report = *r;
+    });
+    // Give an unlocked verify time to read the half line (it must not).
+    ::usleep(100 * 1000);
+    const std::string rest = text.substr(cut);
+    ASSERT_EQ(::write(fd, rest.data(), rest.size()), static_cast<ssize_t>(rest.size()));
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+    verifier.join();
+    ASSERT_TRUE(report.has_value());
+    EXPECT_FALSE(report->first_bad.has_value()) << *report->first_bad;
+    EXPECT_EQ(report->lines, 2u);
 }
 
 // --- rotation ---------------------------------------------------------------
