@@ -515,6 +515,7 @@ struct Line {
     std::string text;
     bool terminated = false;
     bool too_long = false;
+    ordered_json json;  // parsed once by the verifier (discarded if invalid)
 };
 
 // Streams the lines of several files in order, one buffer at a time.
@@ -602,7 +603,7 @@ class LineSource {
 
 // Is `line` the `recovered` event written for a torn fragment of `bytes`?
 bool recovers(const Line& line, std::size_t bytes) {
-    const auto j = ordered_json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+    const ordered_json& j = line.json;
     if (!j.is_object()) return false;
     const auto event = j.find("event");
     const auto reason = j.find("reason");
@@ -694,13 +695,18 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
 
     Line current;
     Line next;
-    if (!source.next(current)) {
+    auto fetch = [&source](Line& line) {
+        if (!source.next(line)) return false;
+        line.json = ordered_json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+        return true;
+    };
+    if (!fetch(current)) {
         if (current.too_long) return bad(current, "longer than 1 MiB");
         if (!source.error().empty()) return make_error(source.error());
         return report;  // no log yet
     }
     while (true) {
-        const bool have_next = source.next(next);
+        const bool have_next = fetch(next);
         const bool next_failed = !have_next && !source.error().empty();
         // A fragment left by a crash is skipped, but only where the next
         // writer said so, with the fragment's exact length.
@@ -712,7 +718,7 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
                                         " bytes (no newline) not followed by a `recovered` "
                                         "event; the next append records it");
             }
-            const auto j = ordered_json::parse(current.text, nullptr, /*allow_exceptions=*/false);
+            const ordered_json& j = current.json;
             if (j.is_discarded()) return bad(current, "not valid JSON");
             if (auto problem = shape_problem(current, j)) return bad(current, *problem);
             const auto line_seq = j["seq"].get<std::uint64_t>();
@@ -732,9 +738,12 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
                 if (line_prev != prev)
                     return bad(current, "prev does not match the previous line's hash");
             }
-            ordered_json without_hash = j;
-            without_hash.erase("hash");
-            const std::string expected = sha256_hex(line_prev + "\n" + dump(without_hash));
+            // The line is canonical (checked above), so the hashed text is the
+            // line with its final `,"hash":"<64 hex>"}` turned back into `}`.
+            constexpr std::size_t kHashSuffix = std::string_view(",\"hash\":\"\"}").size() + 64;
+            const std::string_view text(current.text);
+            const std::string expected = sha256_hex(
+                line_prev + "\n" + std::string(text.substr(0, text.size() - kHashSuffix)) + "}");
             if (j["hash"].get_ref<const std::string&>() != expected)
                 return bad(current, "hash does not match the line's content");
             started = true;
