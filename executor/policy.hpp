@@ -1,6 +1,6 @@
 // policy.conf: MODE_<verb>=auto|deny, parsed as KEY=value, never sourced.
 //
-// Strict format (docs/POLICY.md): one KEY=value per line, no whitespace
+// Strict format (docs/DECIDE-AND-RUN.md, "Policy"): one KEY=value per line, no whitespace
 // around '=' or inside key or value (blanks at the start and end of a line,
 // CR included, are ignored); '#' starts a comment line; blank lines are
 // allowed. Everything fails closed: a verb that is missing, has an unknown
