@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -195,6 +197,55 @@ TEST_F(LockdownState, StartedAsNonRootTheBoundingSetIsStillCleared) {
     }
     EXPECT_TRUE(report.bounding_set_cleared);
     EXPECT_EQ(status.at("CapBnd"), kNoCaps);
+}
+
+// A kernel without unprivileged user namespaces, simulated for this child
+// alone: a first filter makes unshare fail with EPERM.
+bool refuse_unshare() {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == nullptr) return false;
+    const bool ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 0) == 0 &&
+                    seccomp_load(ctx) == 0;
+    seccomp_release(ctx);
+    return ok;
+}
+
+int without_userns_lock_and_wait() {
+    return refuse_unshare() ? lock_and_wait() : kChildSetupFailed;
+}
+
+int without_userns_as_nobody_lock_and_wait() {
+    return refuse_unshare() ? become_nobody_then_lock_and_wait() : kChildSetupFailed;
+}
+
+// Root needs no namespace to clear everything: it holds CAP_SETPCAP.
+TEST_F(LockdownState, WithoutUserNamespacesRootStillClearsEverything) {
+    if (!running_as_root()) GTEST_SKIP() << "needs root";
+    const LockdownReport report = start(without_userns_lock_and_wait);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_FALSE(report.new_namespaces);
+    EXPECT_EQ(report.namespaces_errno, EPERM);
+    EXPECT_TRUE(report.changed_uid);
+    EXPECT_TRUE(report.bounding_set_cleared);
+    const auto status = proc_status(child_->pid());
+    expect_no_capabilities(status, true);
+    EXPECT_EQ(status.at("Uid"), "65534\t65534\t65534\t65534");
+    EXPECT_EQ(proc_namespace(::getpid(), "user"), proc_namespace(child_->pid(), "user"));
+}
+
+// Non-root without a namespace of its own cannot shrink its bounding set:
+// lock_down says so and still clears every other set (the bounding set is
+// inert under no_new_privs with execve forbidden).
+TEST_F(LockdownState, WithoutUserNamespacesNonRootKeepsOnlyTheBoundingSet) {
+    const LockdownReport report = start(without_userns_as_nobody_lock_and_wait);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_FALSE(report.new_namespaces);
+    EXPECT_FALSE(report.bounding_set_cleared);
+    const auto status = proc_status(child_->pid());
+    expect_no_capabilities(status, false);
+    EXPECT_NE(status.at("CapBnd"), kNoCaps);
+    EXPECT_EQ(status.at("NoNewPrivs"), "1");
+    EXPECT_EQ(status.at("Seccomp"), "2");
 }
 
 TEST(LockdownFailsClosed, NegativeSocketFdIsRefused) {
