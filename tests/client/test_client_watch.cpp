@@ -21,10 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Until the executor's decide-and-run step lands it refuses every verb that
-// runs a command with this reason; those cases skip instead of failing.
-constexpr const char* kNotYetSupported = "not yet supported";
-
 std::string param_name(const ::testing::TestParamInfo<ClientKind>& p) {
     return client_name(p.param);
 }
@@ -66,21 +62,10 @@ class ClientWatchTest : public ::testing::TestWithParam<ClientKind> {
         return json["reason"].is_string() ? json["reason"].get<std::string>() : "(null)";
     }
 
-    // True while the executor's decide step is the placeholder that answers
-    // only ping (and so checks no expiry either).
-    bool decide_step_is_placeholder() {
-        ClientResult r = request({"status"});
-        return r.err.find(kNotYetSupported) != std::string::npos;
-    }
-
     std::unique_ptr<Watcher> watcher_;
 };
 
 INSTANTIATE_TEST_SUITE_P(AllClients, ClientWatchTest, ::testing::ValuesIn(kAllClients), param_name);
-
-#define SKIP_UNTIL_COMMANDS_RUN(result)                           \
-    if ((result).err.find(kNotYetSupported) != std::string::npos) \
-    GTEST_SKIP() << "the executor does not run commands yet (it answered: " << (result).err << ")"
 
 TEST_P(ClientWatchTest, PingIsDoneWithPong) {
     watcher().start();
@@ -117,9 +102,6 @@ TEST_P(ClientWatchTest, ARequestOlderThanTheTtlIsExpired) {
     std::this_thread::sleep_for(2500ms);
     host.resume();
     ClientResult r = client.wait();
-    if (r.exit_code == 0 && decide_step_is_placeholder())
-        GTEST_SKIP() << "the executor does not check expiry yet (its decide step is the "
-                        "placeholder that answers \"not yet supported\")";
     EXPECT_EQ(r.exit_code, 70) << r.err;
     EXPECT_NE(r.err.find("expired"), std::string::npos) << r.err;
 }
@@ -127,7 +109,6 @@ TEST_P(ClientWatchTest, ARequestOlderThanTheTtlIsExpired) {
 TEST_P(ClientWatchTest, AFailedCommandGivesItsOutputAndExitCode) {
     watcher().start();
     ClientResult r = request({"status"});
-    SKIP_UNTIL_COMMANDS_RUN(r);
     EXPECT_EQ(r.exit_code, 70) << r.err;
     EXPECT_EQ(r.out, "status: api is down\n");
     EXPECT_NE(r.err.find("failed"), std::string::npos) << r.err;
@@ -137,7 +118,6 @@ TEST_P(ClientWatchTest, AFailedCommandGivesItsOutputAndExitCode) {
 TEST_P(ClientWatchTest, CommandOutputComesOutByteForByte) {
     watcher().start();
     ClientResult r = request({"health"});
-    SKIP_UNTIL_COMMANDS_RUN(r);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, Watcher::health_output());
 }
@@ -176,7 +156,6 @@ TEST_P(ClientWatchTest, FiftyCommandsAtOnceEachGetTheirOwnOutput) {
     }
     for (int i = 0; i < 50; ++i) {
         ClientResult r = clients[i]->wait();
-        SKIP_UNTIL_COMMANDS_RUN(r);
         char expected[32];
         std::snprintf(expected, sizeof expected, "logs of svc%02d\n", i);
         EXPECT_EQ(r.exit_code, 0) << "client " << i << ": " << r.err;
