@@ -135,6 +135,14 @@ class Doctor {
             }
         }
         if (files_ok) ok("units " + paths_.path_unit_name + " and " + paths_.service_unit_name);
+        for (const auto& unit : {paths_.path_unit, paths_.service_unit}) {
+            struct stat st {};
+            if (::lstat((unit + ".d").c_str(), &st) == 0) {
+                info("drop-ins in " + unit +
+                     ".d/ change the unit install wrote; doctor does not "
+                     "check them");
+            }
+        }
 
         const std::string enable_now = "systemctl --user enable --now " + paths_.path_unit_name;
         if (!c_.systemd.enabled) {
