@@ -192,7 +192,7 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
     }
     if (held) {
         if (end == CycleEnd::Drained) prune_if_due();
-        mirror_audit_log();
+        mirror_due_ = true;
     }
     return end;
 }
@@ -516,9 +516,25 @@ void Drain::prune_if_due() {
 }
 
 void Drain::mirror_audit_log() {
+    if (!mirror_due_) return;
+    mirror_due_ = false;
     // Best effort: the authoritative log is the one in the state dir.
     auto tail = audit_.tail(kMirrorBytes);
     if (!tail) return;
+    // Already current (same size, written after the log last changed): a
+    // drain that found nothing to do creates no file at all.
+    struct stat log_st {};
+    struct stat mirror_st {};
+    const std::string log_path = config_.state_dir + "/" + std::string(kAuditLogName);
+    if (::stat(log_path.c_str(), &log_st) == 0 &&
+        ::fstatat(spool_.fd(SpoolDir::Diagnostics), kMirrorName, &mirror_st, AT_SYMLINK_NOFOLLOW) ==
+            0 &&
+        S_ISREG(mirror_st.st_mode) && static_cast<std::size_t>(mirror_st.st_size) == tail->size() &&
+        (mirror_st.st_mtim.tv_sec > log_st.st_mtim.tv_sec ||
+         (mirror_st.st_mtim.tv_sec == log_st.st_mtim.tv_sec &&
+          mirror_st.st_mtim.tv_nsec >= log_st.st_mtim.tv_nsec))) {
+        return;
+    }
     (void)spool_.publish(SpoolDir::Diagnostics, kMirrorName, *tail, Publish::Replace,
                          FileMode{config_.file_mode, config_.agent_gid});
 }

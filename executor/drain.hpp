@@ -42,11 +42,18 @@ class Drain {
     static Result<std::unique_ptr<Drain>> prepare(const DrainOptions& options);
 
     // Steps 3-7 once: acknowledge, lock (busy: return), recover, claim and
-    // handle requests until requests/ is empty, unlock, look again, prune,
-    // mirror the audit log into diagnostics/. `stop` is asked between
-    // requests. With `enforce_budget`, a request whose verb timeout could
-    // carry the drain past drain.time_budget_seconds is left for the next.
+    // handle requests until requests/ is empty, unlock, look again, prune.
+    // `stop` is asked between requests. With `enforce_budget`, a request
+    // whose verb timeout could carry the drain past
+    // drain.time_budget_seconds is left for the next drain.
     CycleEnd cycle(const std::function<bool()>& stop, bool enforce_budget);
+
+    // The best-effort mirror of the audit log's last MiB in diagnostics/,
+    // written when a cycle that held the lock has not been mirrored yet.
+    // Separate from cycle() so `watch` can write it when idle, off the
+    // path between a request and its answer.
+    [[nodiscard]] bool mirror_due() const { return mirror_due_; }
+    void mirror_audit_log();
 
     [[nodiscard]] const Spool& spool() const { return spool_; }
     [[nodiscard]] const Config& config() const { return config_; }
@@ -71,7 +78,6 @@ class Drain {
     [[nodiscard]] bool pending() const;
     [[nodiscard]] bool over_budget(const std::string& name) const;
     void prune_if_due();
-    void mirror_audit_log();
     void warn(const std::string& message);
 
     Config config_;
@@ -83,6 +89,7 @@ class Drain {
     std::chrono::steady_clock::time_point started_;
     std::optional<std::chrono::steady_clock::time_point> last_prune_;
     std::set<std::string> skip_;  // entries that could not even be marked stuck
+    bool mirror_due_ = false;
     std::string failure_;
 };
 

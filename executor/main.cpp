@@ -87,19 +87,31 @@ void ensure_standard_fds() {
     }
 }
 
-int exit_status(hb::exec::CycleEnd end, const hb::exec::Drain& drain) {
+// `watch` mirrors the audit log once it has been idle this long, so the
+// mirror (up to 1 MiB) never sits between a request and its answer.
+constexpr auto kMirrorWhenIdle = std::chrono::milliseconds(50);
+
+int exit_status(hb::exec::CycleEnd end, hb::exec::Drain& drain) {
+    drain.mirror_audit_log();
     if (end == hb::exec::CycleEnd::Failed) return fail(drain.failure());
     return kExitOk;  // drained, busy (another drain has it), budget, stopped
 }
 
 int run_watch(hb::exec::Drain& drain, hb::exec::Wakeup& wakeup) {
+    using Event = hb::exec::Wakeup::Event;
     const auto stop = [&] { return wakeup.stop_requested(); };
     for (;;) {
         const auto end = drain.cycle(stop, /*enforce_budget=*/false);
         if (end == hb::exec::CycleEnd::Failed || end == hb::exec::CycleEnd::Stopped) {
             return exit_status(end, drain);
         }
-        if (wakeup.wait(std::nullopt) == hb::exec::Wakeup::Event::Stop) return kExitOk;
+        Event event = Event::Timeout;
+        if (drain.mirror_due()) {
+            event = wakeup.wait(std::chrono::steady_clock::now() + kMirrorWhenIdle);
+            if (event == Event::Timeout) drain.mirror_audit_log();
+        }
+        if (event == Event::Timeout) event = wakeup.wait(std::nullopt);
+        if (event == Event::Stop) return exit_status(hb::exec::CycleEnd::Stopped, drain);
     }
 }
 
@@ -109,6 +121,7 @@ int run_drain(hb::exec::Drain& drain, hb::exec::Wakeup& wakeup, int linger_secon
         drain.started() + std::chrono::seconds(drain.config().drain.time_budget_seconds);
     for (;;) {
         const auto end = drain.cycle(stop, /*enforce_budget=*/true);
+        drain.mirror_audit_log();
         if (end != hb::exec::CycleEnd::Drained || linger_seconds == 0) {
             return exit_status(end, drain);
         }

@@ -75,8 +75,10 @@ struct SpawnOptions {
 
 class DrainFixture {
   public:
-    explicit DrainFixture(std::string parser = HB_PARSER_BIN) {
-        std::string tmpl = "/tmp/hb-drain-XXXXXX";
+    // `base`: where the temporary install goes (the benchmark compares
+    // filesystems); tests use /tmp.
+    explicit DrainFixture(std::string parser = HB_PARSER_BIN, const std::string& base = "/tmp") {
+        std::string tmpl = base + "/hb-drain-XXXXXX";
         if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
         root = tmpl;
         project = root + "/project";

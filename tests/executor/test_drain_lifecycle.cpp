@@ -399,6 +399,21 @@ TEST(DrainLifecycle, DiagnosticsMirrorTheAuditLogAndTheChainVerifies) {
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
     EXPECT_EQ(report->lines, 11u);  // 5 queued + 5 succeeded + 1 quarantined
+
+    // A drain with nothing to do leaves a current mirror alone; the next
+    // event refreshes it.
+    const auto inode = [&] {
+        struct stat st {};
+        ::stat(f.path("diagnostics", "audit.jsonl").c_str(), &st);
+        return st.st_ino;
+    };
+    const auto before = inode();
+    ASSERT_EQ(f.run().code, 0);
+    EXPECT_EQ(inode(), before);
+    f.publish("ping");
+    ASSERT_EQ(f.run().code, 0);
+    EXPECT_NE(inode(), before);
+    EXPECT_EQ(read_file(f.path("diagnostics", "audit.jsonl")), read_file(f.state + "/audit.jsonl"));
 }
 
 TEST(DrainLifecycle, TimeBudgetLeavesLongRequestsForTheNextDrain) {
