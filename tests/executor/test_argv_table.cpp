@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 
 #include "executor/runner.hpp"
@@ -189,6 +192,32 @@ TEST(ArgvTable, DescribeRow) {
     EXPECT_EQ(describe_row({Verb::Init, std::nullopt, argv_for(Verb::Init, std::nullopt, c)}, c),
               "init -> denied: not supported by the compose backend");
     EXPECT_EQ(display_argv({"/a b/c", "x", "", "it's"}), "'/a b/c' x '' 'it's'");
+}
+
+// Any verb byte and any arg index (as a hostile parser could send them):
+// every argv that comes out is a row of the enumerated table.
+TEST(ArgvTable, NothingOutsideTheTableEverComesOut) {
+    std::mt19937 rng(20261129);
+    for (const Config& c : all_configs()) {
+        std::set<Argv> table;
+        for (const auto& row : enumerate_argv_table(c)) {
+            if (const auto* argv = std::get_if<Argv>(&row.outcome)) table.insert(*argv);
+        }
+        int produced = 0;
+        for (int i = 0; i < 20000; ++i) {
+            const auto verb = static_cast<Verb>(rng() % 256);
+            std::optional<std::size_t> arg;
+            if (rng() % 4 != 0) arg = rng() % 3 == 0 ? rng() % 0x10000 : rng() % 8;
+            const ArgvOutcome out = argv_for(verb, arg, c);
+            if (const auto* argv = std::get_if<Argv>(&out)) {
+                ++produced;
+                EXPECT_EQ(table.count(*argv), 1u) << display_argv(*argv);
+            } else if (std::find(kAllVerbs.begin(), kAllVerbs.end(), verb) == kAllVerbs.end()) {
+                EXPECT_TRUE(std::holds_alternative<Denied>(out));  // not a verb: nothing runs
+            }
+        }
+        EXPECT_GT(produced, 0);
+    }
 }
 
 // --- docs/ARGV-TABLE.md, generated from the code above -------------------
