@@ -63,8 +63,8 @@ TEST(DrainLifecycle, ArgOutsideTheEnumerationIsDeniedWithVerbAndNullArg) {
 }
 
 TEST(DrainLifecycle, AcceptedVerbKeepsItsArg) {
-    // Until the decide step lands every verb but ping is refused, but the
-    // response already names the verb and the arg the parser recognised.
+    // Whatever the decide step concludes (here: the stack script does not
+    // exist), the response names the verb and the arg the parser recognised.
     DrainFixture f;
     const std::string req = f.publish("restart", "api");
     ASSERT_EQ(f.run().code, 0);
@@ -73,6 +73,27 @@ TEST(DrainLifecycle, AcceptedVerbKeepsItsArg) {
     EXPECT_EQ((*r)["verb"], "restart");
     EXPECT_EQ((*r)["arg"], "api");
     EXPECT_NE((*r)["state"], "queued");
+}
+
+TEST(DrainLifecycle, OldRequestIsExpiredAndAFutureOneDenied) {
+    DrainFixture f;
+    const auto body_at = [](std::time_t t) {
+        return json({{"verb", "ping"}, {"requested_at", DrainFixture::utc(t, true)}}).dump();
+    };
+    const std::time_t now = std::time(nullptr);
+    const std::string old = f.publish_as(f.name("ping"), body_at(now - 3600));
+    const std::string future = f.publish_as(f.name("ping"), body_at(now + 3600));
+    ASSERT_EQ(f.run().code, 0);
+    const auto r_old = f.response(old);
+    ASSERT_TRUE(r_old);
+    EXPECT_EQ((*r_old)["state"], "expired");
+    EXPECT_EQ((*r_old)["verb"], "ping");
+    EXPECT_TRUE((*r_old)["output"].is_null());
+    EXPECT_EQ(f.audit_for(old, "expired").size(), 1u);
+    const auto r_future = f.response(future);
+    ASSERT_TRUE(r_future);
+    EXPECT_EQ((*r_future)["state"], "denied");
+    EXPECT_EQ(f.count("archive"), 2u);
 }
 
 TEST(DrainLifecycle, EmptyBodyIsDeniedAndArchived) {
@@ -432,7 +453,9 @@ TEST(DrainLifecycle, TimeBudgetLeavesLongRequestsForTheNextDrain) {
     EXPECT_EQ(f.state_of(later), "queued");
     ASSERT_EQ(f.run().code, 0);  // a fresh drain has a fresh budget
     EXPECT_EQ(f.count("requests"), 0u);
-    EXPECT_EQ(f.state_of(later), "denied");  // not yet supported by this build
+    // The fake parser calls everything ping: the executor sees the name says
+    // status and refuses to believe it.
+    EXPECT_EQ(f.response(later).value()["reason"], "parser failure");
 }
 
 }  // namespace
