@@ -134,7 +134,8 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     const Argv command =
         scoped_argv(argv, verb, config, request_nonce(request.name), user_manager_reachable());
     const int timeout_s = config.timeouts.for_verb(verb);
-    const RunResult result = run_command(command, log->get(), std::chrono::seconds(timeout_s));
+    const RunResult result = run_command(command, log->get(), std::chrono::seconds(timeout_s),
+                                         kDefaultKillGrace, config.project_dir);
 
     Decision d;
     d.log = "archive/" + log_name;

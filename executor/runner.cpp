@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 }
 
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int devnull,
-                             int log_fd, int err_fd) {
+                             int log_fd, int err_fd, const char* workdir) {
     // The drain may block or ignore signals; the command starts clean.
     sigset_t none;
     ::sigemptyset(&none);
@@ -43,6 +43,9 @@ using Clock = std::chrono::steady_clock;
 
     // Own session, hence own process group: the timeout kills exactly it.
     if (::setsid() < 0) child_fail(err_fd, errno);
+    // The project dir, so a stack script or compose finds its relative files
+    // there and not in whatever directory the drain was started from.
+    if (workdir != nullptr && ::chdir(workdir) != 0) child_fail(err_fd, errno);
 
     // Copy the sources above 2 first, so no dup2 below clobbers another.
     const int in = ::fcntl(devnull, F_DUPFD_CLOEXEC, 3);
@@ -109,7 +112,7 @@ void Child::kill_and_reap() noexcept {
     pid_ = -1;
 }
 
-Result<Child> Child::spawn(const Argv& argv, int log_fd) {
+Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& workdir) {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
         return make_error("cannot execute \"" + (argv.empty() ? std::string() : argv[0]) +
                           "\": not an absolute path");
@@ -136,7 +139,8 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd) {
     const pid_t pid = ::fork();
     if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
-        exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, err_write.get());
+        exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, err_write.get(),
+                   workdir.empty() ? nullptr : workdir.c_str());
     }
     err_write.reset();
     // From here the Child owns the process: every return path reaps it.
@@ -228,9 +232,9 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
 }
 
 RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
-                      std::chrono::milliseconds grace) {
+                      std::chrono::milliseconds grace, const std::string& workdir) {
     const auto start = Clock::now();
-    auto child = Child::spawn(argv, log_fd);
+    auto child = Child::spawn(argv, log_fd, workdir);
     if (!child) {
         RunResult failed;
         failed.error = child.error().message;

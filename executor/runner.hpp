@@ -38,7 +38,8 @@ class Child {
   public:
     // `log_fd` must be a regular file; it becomes the child's stdout and
     // stderr. Returns once the exec succeeded; an exec failure is an error.
-    static Result<Child> spawn(const Argv& argv, int log_fd);
+    // A non-empty `workdir` (trusted: from bridge.json) becomes its cwd.
+    static Result<Child> spawn(const Argv& argv, int log_fd, const std::string& workdir = {});
 
     Child(Child&& other) noexcept;
     Child& operator=(Child&& other) noexcept;
@@ -66,7 +67,8 @@ inline constexpr std::chrono::milliseconds kDefaultKillGrace{5000};
 
 // spawn + wait. A spawn failure is a RunResult with status SpawnFailed.
 RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
-                      std::chrono::milliseconds grace = kDefaultKillGrace);
+                      std::chrono::milliseconds grace = kDefaultKillGrace,
+                      const std::string& workdir = {});
 
 // The complete environment of every command: PATH=/usr/local/bin:/usr/bin:/bin,
 // HOME from the password database (not from our environment), XDG_RUNTIME_DIR
