@@ -214,10 +214,11 @@ BENCHMARK_CAPTURE(client_ping, sh_busybox, {"/bin/busybox", "sh", kScript, "ping
     ->Apply(configure);
 BENCHMARK_CAPTURE(client_ping, sh_bash_posix, {"/usr/bin/bash", "--posix", kScript, "ping"})
     ->Apply(configure);
-BENCHMARK_CAPTURE(client_ping, cpp, {HB_REQUEST_BIN, "ping"})->Apply(configure);
+BENCHMARK_CAPTURE(client_ping, cpp, {HB_HOSTBRIDGE_BIN, "request", "ping"})->Apply(configure);
 BENCHMARK_CAPTURE(client_ping_instant_host, sh_dash, {"/usr/bin/dash", kScript, "ping"})
     ->Apply(configure);
-BENCHMARK_CAPTURE(client_ping_instant_host, cpp, {HB_REQUEST_BIN, "ping"})->Apply(configure);
+BENCHMARK_CAPTURE(client_ping_instant_host, cpp, {HB_HOSTBRIDGE_BIN, "request", "ping"})
+    ->Apply(configure);
 
 }  // namespace
 

@@ -121,7 +121,7 @@ std::string client_unavailable(ClientKind kind) {
         case ClientKind::BashPosix:
             return missing(kBash, "bash");
         case ClientKind::Cpp:
-            return missing(HB_REQUEST_BIN, "(build hostbridge-request-bin)");
+            return missing(HB_HOSTBRIDGE_BIN, "(build the hostbridge target)");
     }
     return "unknown client";
 }
@@ -206,7 +206,7 @@ ClientProcess::ClientProcess(ClientKind kind, const std::vector<std::string>& ar
             argv = {kBash, "--posix", script};
             break;
         case ClientKind::Cpp:
-            argv = {HB_REQUEST_BIN};
+            argv = {HB_HOSTBRIDGE_BIN, "request"};
             break;
     }
     argv.insert(argv.end(), args.begin(), args.end());
