@@ -1,0 +1,235 @@
+// A DrainFixture whose backend is a real recording stack script, for the
+// end-to-end tests of the decide-and-run step (and bench_status).
+//
+// The script (POSIX sh, in the project like a real `stack`) appends its argv,
+// one line per call, the words separated by tabs, to <root>/record: OUTSIDE
+// the project, so nothing it writes can touch the integrity gate's pins.
+// What it does besides recording is told per test through <root>/ctl/mode
+// (also outside the project, so changing it changes no pinned file):
+//   exit=N     print a line, exit N
+//   timeout    a grandchild sleeping in the background, then wait for it
+//   daemon     a background sleep that keeps stdout open, then exit 0
+//   cat        print <root>/ctl/payload byte for byte
+//   fds        list the shell's own fd table (ls -l /proc/$$/fd)
+//   env        print the environment it was exec'd with and its cwd
+// Every mode writes the script's pid (its process group id: the runner
+// makes it a session leader) to <root>/ctl/pgid.
+#pragma once
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "executor/config.hpp"
+#include "executor/sha256.hpp"
+#include "tests/executor/drain_fixture.hpp"
+
+namespace hb::test {
+
+// The recording script; `record` and `ctl` are absolute paths outside the project.
+inline std::string recording_script(const std::string& record, const std::string& ctl) {
+    return "#!/bin/sh\n"
+           "# A recording stand-in for the project's stack script (tests only).\n"
+           "line=$0\n"
+           "for a in \"$@\"; do line=\"$line\t$a\"; done\n"
+           "printf '%s\\n' \"$line\" >> '" +
+           record +
+           "'\n"
+           "CTL='" +
+           ctl +
+           "'\n"
+           "mode=\n"
+           "[ -f \"$CTL/mode\" ] && read -r mode < \"$CTL/mode\"\n"
+           "[ -z \"$mode\" ] && exit 0\n"
+           "echo $$ > \"$CTL/pgid\"\n"
+           "case $mode in\n"
+           "  exit=*) echo \"exiting with ${mode#exit=}\"; exit \"${mode#exit=}\" ;;\n"
+           "  timeout) sleep 300 & echo $! > \"$CTL/grandchild\"; wait ;;\n"
+           "  daemon) sleep 60 & echo $! > \"$CTL/daemon\"; echo started; exit 0 ;;\n"
+           "  cat) cat \"$CTL/payload\" ;;\n"
+           "  fds) ls -l /proc/$$/fd ;;\n"
+           "  env) tr '\\0' '\\n' < /proc/$$/environ; echo \"cwd=$(pwd -P)\" ;;\n"
+           "esac\n";
+}
+
+// Runs `argv` (argv[0] looked up in PATH) with stdout and stderr to
+// `output`; throws unless it exits 0. Returns what it printed.
+inline std::string run_program(const std::vector<std::string>& args, const std::string& output) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork");
+    if (pid == 0) {
+        std::vector<char*> argv;
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (out < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(126);
+        ::execvp(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::string printed = read_file(output);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        throw std::runtime_error(args[0] + " " + (args.size() > 1 ? args.back() : "") +
+                                 " failed: " + printed);
+    }
+    return printed;
+}
+
+// True while `pid` exists and is not a zombie.
+inline bool process_alive(pid_t pid) {
+    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// Every live (non-zombie) process whose process group is `pgid`.
+inline std::vector<pid_t> live_group_members(pid_t pgid) {
+    std::vector<pid_t> out;
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) return out;
+    while (const dirent* e = ::readdir(proc)) {
+        char* end = nullptr;
+        const long pid = std::strtol(e->d_name, &end, 10);
+        if (pid <= 0 || *end != '\0') continue;
+        const std::string stat = read_file(std::string("/proc/") + e->d_name + "/stat");
+        const auto close = stat.rfind(')');
+        if (close == std::string::npos || close + 2 >= stat.size()) continue;
+        std::istringstream rest(stat.substr(close + 2));
+        char state = 0;
+        long ppid = 0, pgrp = 0;
+        rest >> state >> ppid >> pgrp;
+        if (pgrp == pgid && state != 'Z') out.push_back(static_cast<pid_t>(pid));
+    }
+    ::closedir(proc);
+    return out;
+}
+
+class StackFixture : public DrainFixture {
+  public:
+    explicit StackFixture(const std::string& base = "/tmp") : DrainFixture(HB_PARSER_BIN, base) {
+        record_path = root + "/record";
+        ctl = root + "/ctl";
+        stack = project + "/stack";
+        fs::create_directories(ctl);
+        install_script(stack);
+        config["backend"] = {{"kind", "stack"}, {"argv", {stack}}};
+        write_config();
+    }
+
+    // Writes the recording script to `path`, mode 0755.
+    void install_script(const std::string& path) const {
+        write_file(path, recording_script(record_path, ctl));
+        fs::permissions(path, fs::perms(0755));
+    }
+
+    // What the script does on its next calls (empty: record only).
+    void behave(const std::string& mode) const { write_file(ctl + "/mode", mode + "\n"); }
+    std::string ctl_file(const std::string& name) const { return read_file(ctl + "/" + name); }
+
+    // Every call the script recorded so far, one argv each.
+    std::vector<std::vector<std::string>> recorded() const {
+        std::vector<std::vector<std::string>> calls;
+        std::istringstream in(read_file(record_path));
+        for (std::string line; std::getline(in, line);) {
+            std::vector<std::string> argv;
+            std::size_t start = 0;
+            for (;;) {
+                const auto tab = line.find('\t', start);
+                argv.push_back(line.substr(start, tab - start));
+                if (tab == std::string::npos) break;
+                start = tab + 1;
+            }
+            calls.push_back(std::move(argv));
+        }
+        return calls;
+    }
+
+    // The project as a real git repository with everything committed (the
+    // spool ignored, as the installer arranges).
+    void git_init() const {
+        write_file(project + "/.gitignore", "/untracked/\n");
+        run_git({"init", "-q"});
+        run_git({"add", "-A"});
+        commit("initial");
+    }
+    void git(const std::vector<std::string>& args) const { run_git(args); }
+    void commit(const std::string& message) const {
+        run_git({"commit", "-q", "-a", "-m", message});
+    }
+    std::string git_status() const { return run_git({"status", "--porcelain"}); }
+
+    // Pins each path (relative to the project) as it is now: its SHA-256,
+    // or null when it does not exist. Writes the config.
+    void pin(const std::vector<std::string>& paths) {
+        json tcb = json::array();
+        for (const auto& rel : paths) {
+            const std::string p = project + "/" + rel;
+            if (fs::exists(fs::symlink_status(p))) {
+                tcb.push_back({{"path", rel}, {"sha256", hb::exec::sha256_hex(read_file(p))}});
+            } else {
+                tcb.push_back({{"path", rel}, {"sha256", nullptr}});
+            }
+        }
+        config["tcb"] = tcb;
+        write_config();
+    }
+
+    void limits(int mutating, int mutating_s, int read_only, int read_only_s) {
+        config["limits"]["mutating"] = {{"count", mutating}, {"seconds", mutating_s}};
+        config["limits"]["read_only"] = {{"count", read_only}, {"seconds", read_only_s}};
+        write_config();
+    }
+
+    // The config as the executor reads it.
+    hb::Config parsed_config() const {
+        auto parsed = hb::parse_config(config.dump());
+        if (!parsed) throw std::runtime_error("config: " + parsed.error().message);
+        return *parsed;
+    }
+
+    // A request with an explicit requested_at.
+    std::string publish_at(const std::string& verb, const std::string& arg, std::time_t at) {
+        json b = {{"verb", verb}};
+        if (!arg.empty()) b["arg"] = arg;
+        b["requested_at"] = utc(at, true);
+        return publish_as(name(verb), b.dump());
+    }
+
+    // Runs one drain and checks it exited 0.
+    void drain() {
+        const Exit e = run();
+        if (e.code != 0)
+            throw std::runtime_error("drain exited " + std::to_string(e.code) + ": " + e.err);
+    }
+
+    // The reason of the last audit event for `request`.
+    std::string audit_reason(const std::string& request, const std::string& event) const {
+        const auto lines = audit_for(request, event);
+        if (lines.size() != 1) return "<" + std::to_string(lines.size()) + " " + event + " events>";
+        return lines[0]["reason"].is_null() ? "<null>" : lines[0]["reason"].get<std::string>();
+    }
+
+    std::string record_path, ctl, stack;
+
+  private:
+    // git in the project, with a fixed identity; returns what it printed.
+    std::string run_git(const std::vector<std::string>& args) const {
+        std::vector<std::string> argv = {"git",
+                                         "-C",
+                                         project,
+                                         "-c",
+                                         "user.name=hostbridge-test",
+                                         "-c",
+                                         "user.email=test@example.invalid",
+                                         "-c",
+                                         "commit.gpgsign=false"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run_program(argv, root + "/git-output");
+    }
+};
+
+}  // namespace hb::test

@@ -1,0 +1,198 @@
+// Every verb end to end: the real hostbridge-executor drain and the real
+// parser against a recording stack script (and a recording script standing
+// in for the compose command and the container engine). The expected argv
+// are written out here by hand from protocol.md, not taken from argv_for().
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "executor/argv_table.hpp"
+#include "tests/executor/decide_fixture.hpp"
+
+namespace {
+
+using hb::test::json;
+using hb::test::StackFixture;
+using Argv = std::vector<std::string>;
+
+struct Case {
+    std::string verb;
+    std::string arg;
+    Argv argv;  // empty: nothing runs (ping)
+};
+
+// Publishes every case, drains once, and checks each answer, its audit trail
+// and that the script recorded exactly the expected argv, in order.
+void run_cases(StackFixture& f, const std::vector<Case>& cases) {
+    std::vector<std::string> names;
+    for (const Case& c : cases) names.push_back(f.publish(c.verb, c.arg));
+    f.drain();
+
+    std::vector<Argv> expected;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        SCOPED_TRACE(c.verb + " " + c.arg);
+        const auto r = f.response(names[i]);
+        ASSERT_TRUE(r.has_value());
+        EXPECT_EQ((*r)["state"], "done") << r->dump();
+        EXPECT_EQ((*r)["verb"], c.verb);
+        if (c.arg.empty()) {
+            EXPECT_TRUE((*r)["arg"].is_null());
+        } else {
+            EXPECT_EQ((*r)["arg"], c.arg);
+        }
+        EXPECT_TRUE((*r)["reason"].is_null());
+        EXPECT_EQ(f.audit_for(names[i], "succeeded").size(), 1U);
+        if (c.argv.empty()) {
+            EXPECT_EQ((*r)["output"], "pong");
+            EXPECT_TRUE((*r)["exit_code"].is_null());
+            EXPECT_TRUE((*r)["log"].is_null());
+            EXPECT_TRUE(f.audit_for(names[i], "started").empty());
+            continue;
+        }
+        expected.push_back(c.argv);
+        EXPECT_EQ((*r)["exit_code"], 0);
+        EXPECT_EQ((*r)["log"], "archive/" + names[i] + ".log");
+        EXPECT_TRUE(hb::test::fs::is_regular_file(f.path("archive", names[i] + ".log")));
+        const auto started = f.audit_for(names[i], "started");
+        ASSERT_EQ(started.size(), 1U);
+        EXPECT_EQ(started[0]["verb"], c.verb);
+        const auto done = f.audit_for(names[i], "succeeded");
+        ASSERT_EQ(done.size(), 1U);
+        EXPECT_EQ(done[0]["exit_code"], 0);
+        EXPECT_TRUE(done[0]["duration_ms"].is_number_integer());
+        // The started event comes before the outcome in the chain.
+        EXPECT_LT(started[0]["seq"].get<int>(), done[0]["seq"].get<int>());
+    }
+    EXPECT_EQ(f.recorded(), expected);
+    EXPECT_TRUE(f.list("requests").empty());
+    EXPECT_TRUE(f.list("processing").empty());
+}
+
+// The argv of every row of the enumerated table that runs something.
+std::multiset<Argv> table_argvs(const hb::Config& config) {
+    std::multiset<Argv> out;
+    for (const auto& row : hb::exec::enumerate_argv_table(config)) {
+        if (const auto* argv = std::get_if<Argv>(&row.outcome)) out.insert(*argv);
+    }
+    return out;
+}
+
+TEST(DecideVerbs, EveryVerbRunsItsExactArgvOnTheStackBackend) {
+    StackFixture f;
+    const std::string engine = f.root + "/engine";  // outside the project
+    f.install_script(engine);
+    f.config["join_network"] = {
+        {"engine", engine}, {"network", "demo-net"}, {"agent_container", "agent-1"}};
+    f.write_config();
+    const std::string& s = f.stack;
+    run_cases(f, {
+                     {"ping", "", {}},
+                     {"status", "", {s, "status"}},
+                     {"health", "", {s, "health"}},
+                     {"logs", "api", {s, "logs", "api"}},
+                     {"logs", "db", {s, "logs", "db"}},
+                     {"logs", "web", {s, "logs", "web"}},
+                     {"up", "", {s, "start"}},
+                     {"down", "", {s, "stop"}},
+                     {"restart", "api", {s, "restart", "api"}},
+                     {"restart", "db", {s, "restart", "db"}},
+                     {"restart", "web", {s, "restart", "web"}},
+                     {"rebuild", "api", {s, "build", "api"}},
+                     {"rebuild", "web", {s, "build", "web"}},
+                     {"init", "", {s, "init"}},
+                     {"join-network", "", {engine, "network", "connect", "demo-net", "agent-1"}},
+                 });
+    // Together they are exactly the commands the enumerated table allows.
+    const auto recorded = f.recorded();
+    EXPECT_EQ(std::multiset<Argv>(recorded.begin(), recorded.end()),
+              table_argvs(f.parsed_config()));
+}
+
+TEST(DecideVerbs, EveryVerbRunsItsExactArgvOnTheComposeBackend) {
+    StackFixture f;
+    // The recording script stands in for the compose command prefix.
+    const std::string compose_file = f.project + "/compose.yaml";
+    hb::test::write_file(compose_file, "services: {}\n");
+    f.config["backend"] = {{"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
+    f.write_config();
+    const std::string& s = f.stack;
+    const std::string& c = compose_file;
+    run_cases(f, {
+                     {"ping", "", {}},
+                     {"status", "", {s, "-f", c, "ps"}},
+                     {"health", "", {s, "-f", c, "ps"}},
+                     {"logs", "api", {s, "-f", c, "logs", "--no-color", "--tail", "200", "api"}},
+                     {"logs", "web", {s, "-f", c, "logs", "--no-color", "--tail", "200", "web"}},
+                     {"up", "", {s, "-f", c, "up", "-d"}},
+                     {"down", "", {s, "-f", c, "stop"}},
+                     {"restart", "db", {s, "-f", c, "restart", "db"}},
+                     {"rebuild", "web", {s, "-f", c, "build", "web"}},
+                 });
+}
+
+// A refusal that happens after the parser accepted: verb and arg known, the
+// reason in the response and the audit, nothing recorded, request archived.
+void expect_denied(StackFixture& f, const std::string& name, const std::string& verb,
+                   const std::string& reason) {
+    SCOPED_TRACE(name);
+    const auto r = f.response(name);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ((*r)["state"], "denied");
+    EXPECT_EQ((*r)["verb"], verb);
+    EXPECT_EQ((*r)["reason"], reason);
+    EXPECT_TRUE((*r)["exit_code"].is_null());
+    EXPECT_TRUE((*r)["log"].is_null());
+    EXPECT_EQ(f.audit_reason(name, "denied"), reason);
+    EXPECT_TRUE(f.audit_for(name, "started").empty());
+    EXPECT_TRUE(hb::test::fs::exists(f.path("archive", name)));
+    EXPECT_FALSE(hb::test::fs::exists(f.path("archive", name + ".log")));
+}
+
+TEST(DecideVerbs, InitIsDeniedOnTheComposeBackend) {
+    StackFixture f;
+    const std::string compose_file = f.project + "/compose.yaml";
+    hb::test::write_file(compose_file, "services: {}\n");
+    f.config["backend"] = {{"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
+    f.write_config();
+    const std::string init = f.publish("init");
+    f.drain();
+    expect_denied(f, init, "init", "not supported by the compose backend");
+    EXPECT_TRUE(f.recorded().empty());
+}
+
+TEST(DecideVerbs, JoinNetworkIsDeniedWhereItIsNotConfigured) {
+    for (const char* backend : {"stack", "compose"}) {
+        SCOPED_TRACE(backend);
+        StackFixture f;
+        if (std::string(backend) == "compose") {
+            const std::string compose_file = f.project + "/compose.yaml";
+            hb::test::write_file(compose_file, "services: {}\n");
+            f.config["backend"] = {
+                {"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
+        }
+        f.config["join_network"] = nullptr;
+        f.write_config();
+        const std::string join = f.publish("join-network");
+        const std::string status = f.publish("status");  // the install still works
+        f.drain();
+        expect_denied(f, join, "join-network", "join-network is not configured");
+        EXPECT_EQ(f.state_of(status), "done");
+        EXPECT_EQ(f.recorded().size(), 1U);
+    }
+}
+
+TEST(DecideVerbs, JoinNetworkRunsTheConfiguredEngineOnTheComposeBackendToo) {
+    StackFixture f;
+    const std::string compose_file = f.project + "/compose.yaml";
+    hb::test::write_file(compose_file, "services: {}\n");
+    const std::string engine = f.root + "/engine";
+    f.install_script(engine);
+    f.config["backend"] = {{"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
+    f.config["join_network"] = {
+        {"engine", engine}, {"network", "app_default"}, {"agent_container", "claude"}};
+    f.write_config();
+    run_cases(f, {{"join-network", "", {engine, "network", "connect", "app_default", "claude"}}});
+}
+
+}  // namespace
