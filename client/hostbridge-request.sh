@@ -200,26 +200,6 @@ else
     body=$(printf '{"verb":"%s","requested_at":"%s"}' "$verb" "$requested_at")
 fi
 
-trap 'rm -f "$tmp_file"; exit 130' INT
-trap 'rm -f "$tmp_file"; exit 143' TERM
-trap 'rm -f "$tmp_file"; exit 129' HUP
-# noclobber: the temp file is created, never an existing one reused.
-if ! (set -C && printf '%s\n' "$body" >"$tmp_file") 2>/dev/null; then
-    rm -f "$tmp_file" 2>/dev/null
-    say "cannot write in $spool/tmp"
-    exit "$EX_TEMPFAIL"
-fi
-if ! mv "$tmp_file" "$request"; then
-    rm -f "$tmp_file"
-    say "cannot publish into $spool/requests"
-    exit "$EX_TEMPFAIL"
-fi
-
-if [ "$no_wait" -eq 1 ]; then
-    printf '%s\n' "$name"
-    exit 0
-fi
-
 # Giving up on a request the host never took up withdraws it, so it cannot
 # run later behind the back of a caller that was told it did not happen.
 # The rename either wins against the host's claim or fails: never both.
@@ -233,9 +213,42 @@ withdraw() {
         say "request $name has left requests/; it may still run"
     fi
 }
-trap 'withdraw; exit 130' INT
-trap 'withdraw; exit 143' TERM
-trap 'withdraw; exit 129' HUP
+
+# Interrupted: before publishing, only our temp file is to be removed;
+# after, the request is withdrawn like on a timeout.
+created=0
+published=0
+on_signal() {
+    if [ "$published" -eq 1 ]; then
+        withdraw
+    elif [ "$created" -eq 1 ]; then
+        rm -f "$tmp_file"
+    fi
+    exit "$1"
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'on_signal 129' HUP
+
+# noclobber: the temp file is created, never an existing one reused (and an
+# existing one is not ours to delete). The subshell keeps a failed
+# redirection of the special builtin `:` from ending the script.
+if ! (set -C && : >"$tmp_file") 2>/dev/null; then
+    say "cannot create a file in $spool/tmp"
+    exit "$EX_TEMPFAIL"
+fi
+created=1
+if ! printf '%s\n' "$body" >"$tmp_file" 2>/dev/null || ! mv "$tmp_file" "$request"; then
+    rm -f "$tmp_file"
+    say "cannot publish into $spool/requests"
+    exit "$EX_TEMPFAIL"
+fi
+published=1
+
+if [ "$no_wait" -eq 1 ]; then
+    printf '%s\n' "$name"
+    exit 0
+fi
 
 # --- response -------------------------------------------------------------
 
