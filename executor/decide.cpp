@@ -165,8 +165,10 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             break;
     }
     // Opened O_RDWR above so the tail can be read back through the same
-    // inode the command wrote, never by reopening a name in archive/.
-    if (auto tail = read_tail(log->get(), kMaxOutputBytes); tail) {
+    // inode the command wrote, never by reopening a name in archive/. Three
+    // bytes more than the response keeps, so utf8_tail() makes the cut itself
+    // and drops a character split by it instead of reporting it as invalid.
+    if (auto tail = read_tail(log->get(), kMaxOutputBytes + 3); tail) {
         d.output = std::move(*tail);
     } else {
         d.output = "(output unavailable: " + tail.error().message + ")";
