@@ -7,7 +7,9 @@
 // What it does besides recording is told per test through <root>/ctl/mode
 // (also outside the project, so changing it changes no pinned file):
 //   exit=N     print a line, exit N
-//   timeout    a grandchild sleeping in the background, then wait for it
+//   timeout    a grandchild sleeping in the background, deaf to SIGTERM,
+//              then wait for it
+//   killself   SIGKILL itself
 //   daemon     a background sleep that keeps stdout open, then exit 0
 //   cat        print <root>/ctl/payload byte for byte
 //   fds        list the shell's own fd table (ls -l /proc/$$/fd)
@@ -47,8 +49,9 @@ inline std::string recording_script(const std::string& record, const std::string
            "echo $$ > \"$CTL/pgid\"\n"
            "case $mode in\n"
            "  exit=*) echo \"exiting with ${mode#exit=}\"; exit \"${mode#exit=}\" ;;\n"
-           "  timeout) sleep 300 & echo $! > \"$CTL/grandchild\"; wait ;;\n"
+           "  timeout) (trap '' TERM; exec sleep 300) & echo $! > \"$CTL/grandchild\"; wait ;;\n"
            "  daemon) sleep 60 & echo $! > \"$CTL/daemon\"; echo started; exit 0 ;;\n"
+           "  killself) kill -KILL $$ ;;\n"
            "  cat) cat \"$CTL/payload\" ;;\n"
            "  fds) ls -l /proc/$$/fd ;;\n"
            "  env) tr '\\0' '\\n' < /proc/$$/environ; echo \"cwd=$(pwd -P)\" ;;\n"
