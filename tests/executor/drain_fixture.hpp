@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -253,8 +254,18 @@ class DrainFixture {
             sigset_t none;
             ::sigemptyset(&none);
             ::sigprocmask(SIG_SETMASK, &none, nullptr);
-            char* envp[] = {nullptr};
-            ::execve(argv[0], argv.data(), envp);
+            // An empty environment, but for the sanitizer runtime's options
+            // in a sanitized build (the executor hands them to the parser).
+            std::vector<std::string> env;
+            for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+                if (const char* value = std::getenv(name)) {
+                    env.push_back(std::string(name) + "=" + value);
+                }
+            }
+            std::vector<char*> envp;
+            for (auto& e : env) envp.push_back(e.data());
+            envp.push_back(nullptr);
+            ::execve(argv[0], argv.data(), envp.data());
             ::_exit(127);
         }
         started_.push_back(pid);

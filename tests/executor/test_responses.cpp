@@ -73,7 +73,8 @@ TEST(Responses, InvalidBytesBecomeReplacementCharacters) {
     EXPECT_EQ(utf8_tail("\xE2\x82\xAC \xF0\x9F\x98\x80"), "\xE2\x82\xAC \xF0\x9F\x98\x80");
     Response r;
     r.request = "x";
-    r.output = std::string("bad \xFF\xFE bytes\0and nul", 22);
+    const char raw[] = "bad \xFF\xFE bytes\0and nul";
+    r.output = std::string(raw, sizeof raw - 1);  // the NUL included
     const auto j = nlohmann::json::parse(render_response(r));
     EXPECT_EQ(j["output"].get<std::string>().find('\xFF'), std::string::npos);
 }
