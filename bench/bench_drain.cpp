@@ -58,6 +58,7 @@ void summary(const char* what, const std::vector<double>& v, const char* unit) {
 // parser too: wait4 reports the maximum over the child and what it reaped).
 struct Finished {
     double ms = 0;
+    double cpu_ms = 0;  // user + system of the executor and its reaped parser
     long maxrss_kib = 0;
     int status = 0;
 };
@@ -67,12 +68,15 @@ Finished wait_for(DrainFixture& f, pid_t pid, Clock::time_point t0) {
     ::wait4(pid, &out.status, 0, &ru);
     out.ms = ms_since(t0);
     out.maxrss_kib = ru.ru_maxrss;
+    const auto tv_ms = [](const timeval& tv) { return tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0; };
+    out.cpu_ms = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
     f.reap(pid);
     return out;
 }
 
 void cold_drain(const Options& o) {
     std::vector<double> rates;
+    std::vector<double> cpu_us;
     std::vector<double> rss;
     for (int run = 0; run < o.runs; ++run) {
         DrainFixture f(HB_PARSER_BIN, o.base);
@@ -84,24 +88,30 @@ void cold_drain(const Options& o) {
             std::exit(1);
         }
         rates.push_back(o.requests / (done.ms / 1000.0));
+        cpu_us.push_back(done.cpu_ms * 1000.0 / o.requests);
         rss.push_back(static_cast<double>(done.maxrss_kib));
     }
     char what[64];
     std::snprintf(what, sizeof what, "cold drain of %d pings", o.requests);
     summary(what, rates, "req/s");
+    summary("  CPU (user+sys, executor+parser) per request", cpu_us, "us");
     summary("  peak RSS, executor or parser (wait4)", rss, "KiB");
 }
 
 void empty_drain(const Options& o) {
     DrainFixture f(HB_PARSER_BIN, o.base);
     std::vector<double> ms;
+    std::vector<double> cpu;
     for (int i = 0; i <= o.empty; ++i) {
         const auto t0 = Clock::now();
         const Finished done = wait_for(f, f.start(), t0);
         if (done.status != 0) std::exit(1);
-        if (i > 0) ms.push_back(done.ms);  // the first run warms the page cache
+        if (i == 0) continue;  // the first run warms the page cache
+        ms.push_back(done.ms);
+        cpu.push_back(done.cpu_ms);
     }
     summary("cold drain of an empty spool", ms, "ms");
+    summary("  CPU (user+sys)", cpu, "ms");
 }
 
 long vm_hwm_kib(pid_t pid) {
