@@ -450,6 +450,9 @@ Result<void> Drain::finish(const Finish& f) {
         case Finish::To::Quarantine:
             if (auto kept = spool_.quarantine(f.from, f.name); !kept) {
                 warn("cannot quarantine a request: " + kept.error().message);
+                // Still in requests/: never claimed again by this process,
+                // so the claim loop always ends.
+                if (f.from == SpoolDir::Requests) skip_.insert(f.name);
             }
             break;
         case Finish::To::Nowhere:

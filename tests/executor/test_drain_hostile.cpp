@@ -233,6 +233,22 @@ TEST(DrainHostile, ImmovableEntryIsAuditedStuckAndTheDrainEnds) {
     EXPECT_NE(events[0]["reason"].get<std::string>().find("left in place"), std::string::npos);
 }
 
+TEST(DrainHostile, UnwritableQuarantineNeverHangsTheDrain) {
+    DrainFixture f;
+    f.publish_as("off-schema", "x");
+    const std::string good = f.publish("ping");
+    Immutable guard(f.dir("quarantine"));
+    if (!guard.ok()) GTEST_SKIP() << "cannot set the immutable flag here (needs root on ext4)";
+    const Exit e = f.run();
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_NE(e.err.find("cannot quarantine"), std::string::npos) << e.err;
+    EXPECT_EQ(f.state_of(good), "done");
+    // Left where it could not be moved from; the next drain tries again and
+    // also ends.
+    EXPECT_EQ(f.list("processing"), std::vector<std::string>{"off-schema"});
+    EXPECT_EQ(f.run().code, 0);
+}
+
 TEST(DrainHostile, DirectoryOfAnotherUserIsRenamedStuckAndTheRestIsServed) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the drain as another user";
     // The drain runs as nobody; the agent planted a root-owned directory: it
