@@ -253,6 +253,11 @@ class Doctor {
         if (::lstat((c_.spool_dir + "/request").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
             problem("the agent client " + c_.spool_dir + "/request is missing", {reinstall()});
         }
+        if (!path_is_within(c_.spool_dir, c_.project_dir) || c_.spool_dir == c_.project_dir) {
+            problem("the spool " + c_.spool_dir + " is not inside the project " + c_.project_dir,
+                    {reinstall()});
+            return;
+        }
         const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
         auto ignored = git_is_ignored(c_.project_dir, rel);
         if (!ignored) {

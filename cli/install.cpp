@@ -17,6 +17,7 @@
 #include "cli/git.hpp"
 #include "cli/install_options.hpp"
 #include "cli/install_record.hpp"
+#include "cli/locate.hpp"
 #include "cli/paths.hpp"
 #include "cli/process.hpp"
 #include "cli/resolve_binary.hpp"
@@ -154,6 +155,18 @@ class Installer {
     }
 
     std::optional<Stop> check_existing() {
+        // One project, one bridge: two on the same spool would race for it
+        // under two locks.
+        for (const auto& other : installed_slugs(dirs_)) {
+            if (other == slug_) continue;
+            auto config = load_config(install_paths(dirs_, other).config_file);
+            if (config && config->project_dir == project_dir_) {
+                return fail("the project " + project_dir_ + " already has a bridge, " + other +
+                                "; re-run install with --slug " + other +
+                                ", or uninstall that one first",
+                            {self_command() + " uninstall --slug " + other});
+            }
+        }
         auto existing = read_file_if_exists(paths_.config_file);
         if (!existing) return fail(existing.error().message);
         if (!existing->has_value()) return std::nullopt;
@@ -339,10 +352,14 @@ class Installer {
 
     std::optional<Stop> collect_tcb() {
         std::set<std::string> rels;
-        if (backend_.kind == BackendKind::Stack) {
-            auto stack = canonical_path(backend_.argv[0]);
-            if (stack && path_is_within(*stack, project_dir_)) {
-                rels.insert(stack->substr(project_dir_.size() + 1));
+        // A binary the bridge runs from inside the project is trusted code.
+        // Pinned by the path that runs (canonical dir, own last component):
+        // pinning a symlink's target would let the agent repoint the link.
+        std::vector<std::string> binaries = {backend_.argv[0]};
+        if (join_network_) binaries.push_back(join_network_->engine);
+        for (const auto& binary : binaries) {
+            if (path_is_within(binary, project_dir_)) {
+                rels.insert(binary.substr(project_dir_.size() + 1));
             }
         }
         if (!compose_rel_.empty()) {
@@ -611,6 +628,18 @@ class Installer {
 
     std::optional<Stop> enable_units() {
         if (o_.no_systemd) {
+            // A unit enabled by an earlier install would keep firing drains
+            // that now run without scopes: turn it off.
+            auto systemctl = SystemctlUser::find();
+            if (systemctl && systemctl->manager_reachable() &&
+                systemctl->query("is-enabled", paths_.path_unit_name) == "enabled") {
+                auto ran = systemctl->run({"disable", "--now", paths_.path_unit_name});
+                if (!ran || !ran->ok()) {
+                    return fail("cannot disable " + paths_.path_unit_name + " for --no-systemd",
+                                {"systemctl --user disable --now " + paths_.path_unit_name});
+                }
+                report_.item(paths_.path_unit_name, "disabled (--no-systemd)");
+            }
             std::cout
                 << "--no-systemd: the units are written but not enabled; run the drain with:\n";
             std::vector<std::string> watch = {paths_.executor, "watch", "--config",

@@ -87,6 +87,15 @@ STACK
     grep -q "nothing changed" <<<"$out" || fail "second install changed things: $out"
     pass "second install: nothing changed"
 
+    out=$("$hb" install --project-dir "$p" --stack-bin "$p/stack" "${root_flag[@]}" --no-systemd 2>&1) ||
+        fail "--no-systemd install: $out"
+    grep -q "$path_unit: disabled (--no-systemd)" <<<"$out" || fail "not disabled: $out"
+    [ "$(systemctl --user is-enabled "$path_unit")" = enabled ] && fail "still enabled"
+    out=$("$hb" install --project-dir "$p" --stack-bin "$p/stack" "${root_flag[@]}" 2>&1) ||
+        fail "back to systemd: $out"
+    grep -q "$path_unit: enabled and started" <<<"$out" || fail "not enabled again: $out"
+    pass "--no-systemd disables the unit an earlier install enabled, and back"
+
     # A drain that never drains crash-loops the service into its start
     # limit, and systemd fails the path unit with it.
     mkdir -p "$unitdir/$service.d"

@@ -207,6 +207,36 @@ TEST_F(Install, RefusesASlugInstalledForAnotherProjectUnlessForced) {
     EXPECT_EQ(home.bridge_json("demo-app")["project_dir"], other.dir);
 }
 
+TEST_F(Install, RefusesASecondBridgeForTheSameProject) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    Ran second = home.hostbridge(install_args(project, {"--slug", "another"}));
+    EXPECT_EQ(second.code, 1);
+    EXPECT_TRUE(contains(second.err, "already has a bridge, demo-app")) << second.err;
+    EXPECT_TRUE(
+        has_line(second.err, std::string(HB_BIN_DIR) + "/hostbridge uninstall --slug demo-app"))
+        << second.err;
+    EXPECT_FALSE(exists(home.config_dir("another")));
+}
+
+TEST_F(Install, PinsTheStackByThePathThatRunsNotBySymlinkTarget) {
+    write_file(project.dir + "/scripts/stack.sh", read_file(project.stack), 0755);
+    ASSERT_EQ(::unlink(project.stack.c_str()), 0);
+    ASSERT_EQ(::symlink("scripts/stack.sh", project.stack.c_str()), 0);
+    // The agent could repoint the link: refused, as the gate would.
+    Ran run = home.hostbridge(install_args(project));
+    EXPECT_EQ(run.code, 1);
+    EXPECT_TRUE(contains(run.err, project.stack + " is a symlink")) << run.err;
+    // The script itself is fine.
+    std::vector<std::string> args = install_args(project);
+    args[4] = project.dir + "/scripts/stack.sh";
+    Ran direct = home.hostbridge(args);
+    ASSERT_EQ(direct.code, 0) << direct.err;
+    bool pinned = false;
+    const auto config = home.bridge_json("demo-app");
+    for (const auto& pin : config["tcb"]) pinned = pinned || pin["path"] == "scripts/stack.sh";
+    EXPECT_TRUE(pinned);
+}
+
 TEST_F(Install, ResolvesAnAliasOnlyTheInteractiveShellKnows) {
     // Not on PATH: only ~/.bashrc knows it, as on a developer's machine.
     write_file(home.home + "/.bashrc", "alias demostack='" + project.stack +
