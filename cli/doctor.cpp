@@ -87,9 +87,12 @@ class Doctor {
   private:
     void ok(const std::string& what) { std::cout << "ok:      " << what << "\n"; }
     void info(const std::string& what) { std::cout << "info:    " << what << "\n"; }
-    void problem(const std::string& what, const std::vector<std::string>& fixes) {
+    // `detail` (a diff) goes between the problem and its fixes.
+    void problem(const std::string& what, const std::vector<std::string>& fixes,
+                 const std::string& detail = "") {
         ++problems_;
-        std::cout << "PROBLEM: " << what << "\n";
+        std::cout << "PROBLEM: " << what << "\n" << detail;
+        if (!detail.empty() && detail.back() != '\n') std::cout << "\n";
         for (const auto& fix : fixes) print_fix(fix);
     }
     int finish() {
@@ -278,16 +281,16 @@ class Doctor {
             return;
         }
         for (const auto& p : gate.problems) {
-            auto now = snapshot_tcb_file(c_.project_dir, p.path);
-            if (now) {
+            std::string diff;
+            if (auto now = snapshot_tcb_file(c_.project_dir, p.path)) {
                 auto approved = read_approved_copy(paths_, p.path);
-                auto diff = unified_diff("approved/" + p.path, approved ? *approved : std::nullopt,
-                                         p.path, now->content);
-                if (diff) std::cout << *diff;
+                auto shown = unified_diff("approved/" + p.path, approved ? *approved : std::nullopt,
+                                          p.path, now->content);
+                if (shown) diff = *shown;
             }
             problem("trusted file " + p.path + " " + p.problem +
                         "; every verb that runs a command is refused until it is approved",
-                    {self_command() + " approve --slug " + c_.slug});
+                    {self_command() + " approve --slug " + c_.slug}, diff);
         }
     }
 
