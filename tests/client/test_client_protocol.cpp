@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,8 +22,34 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const std::regex kNameSchema(R"(^[0-9]{8}T[0-9]{6}Z-[a-z-]+-[0-9a-f]{16}\.json$)");
-const std::regex kRfc3339(R"(^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$)");
+// `text` against a pattern where 9 is a digit, x a lowercase hex digit and
+// every other character itself (std::regex trips GCC 12's warnings under
+// the sanitizers).
+bool shaped(const std::string& text, const std::string& pattern) {
+    if (text.size() != pattern.size()) return false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        const bool digit = c >= '0' && c <= '9';
+        if (pattern[i] == '9'   ? !digit
+            : pattern[i] == 'x' ? !(digit || (c >= 'a' && c <= 'f'))
+                                : c != pattern[i])
+            return false;
+    }
+    return true;
+}
+
+// ^[0-9]{8}T[0-9]{6}Z-VERB-[0-9a-f]{16}\.json$
+bool is_request_name(const std::string& name, const std::string& verb) {
+    const std::string middle = "-" + verb + "-";
+    return name.size() == 16 + middle.size() + 21 &&
+           shaped(name.substr(0, 16), "99999999T999999Z") &&
+           name.substr(16, middle.size()) == middle &&
+           shaped(name.substr(16 + middle.size()), "xxxxxxxxxxxxxxxx.json");
+}
+
+bool is_rfc3339(const std::string& text) {
+    return shaped(text, "9999-99-99T99:99:99Z");
+}
 
 json response(const std::string& name, const std::string& state) {
     return json{{"state", state},          {"request", name},
@@ -264,8 +289,7 @@ TEST_P(ClientProtocolTest, NoWaitPrintsTheNameOfAWellFormedRequest) {
     ASSERT_FALSE(r.out.empty());
     std::string name = r.out.substr(0, r.out.size() - 1);
     EXPECT_EQ(r.out.back(), '\n');
-    EXPECT_TRUE(std::regex_match(name, kNameSchema)) << name;
-    EXPECT_NE(name.find("-logs-"), std::string::npos);
+    EXPECT_TRUE(is_request_name(name, "logs")) << name;
     EXPECT_EQ(files_under(spool_), std::vector<std::string>{"requests/" + name});
 
     const std::string path = spool_ + "/requests/" + name;
@@ -277,7 +301,7 @@ TEST_P(ClientProtocolTest, NoWaitPrintsTheNameOfAWellFormedRequest) {
     ASSERT_EQ(parsed.size(), 3u) << body;
     EXPECT_EQ(parsed["verb"], "logs");
     EXPECT_EQ(parsed["arg"], "api_2-x");
-    EXPECT_TRUE(std::regex_match(parsed["requested_at"].get<std::string>(), kRfc3339)) << body;
+    EXPECT_TRUE(is_rfc3339(parsed["requested_at"].get<std::string>())) << body;
     EXPECT_EQ(body.back(), '\n');
 }
 
