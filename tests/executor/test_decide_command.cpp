@@ -94,15 +94,21 @@ TEST(DecideCommand, TimeoutKillsTheWholeProcessGroup) {
     const pid_t grandchild = std::stoi(f.ctl_file("grandchild"));
     ASSERT_GT(pgid, 1);
     ASSERT_GT(grandchild, 1);
-    // The sleeping grandchild ignored SIGTERM; the group's SIGKILL took it.
-    EXPECT_FALSE(hb::test::process_alive(grandchild));
-    EXPECT_TRUE(hb::test::live_group_members(pgid).empty());
+    // The sleeping grandchild ignored SIGTERM; the group's SIGKILL took it
+    // (a killed process still needs a moment to finish exiting).
+    EXPECT_TRUE(hb::test::wait_until([&] { return !hb::test::process_alive(grandchild); },
+                                     std::chrono::seconds(10)));
+    EXPECT_TRUE(hb::test::wait_until([&] { return hb::test::live_group_members(pgid).empty(); },
+                                     std::chrono::seconds(10)));
 
     // rebuild has its own timeout.
     const std::string rebuild = f.publish("rebuild", "api");
     f.drain();
     EXPECT_EQ(final_response(f, rebuild)["reason"], "timeout after 1 s");
-    EXPECT_TRUE(hb::test::live_group_members(std::stoi(f.ctl_file("pgid"))).empty());
+    const pid_t second = std::stoi(f.ctl_file("pgid"));
+    EXPECT_NE(second, pgid);
+    EXPECT_TRUE(hb::test::wait_until([&] { return hb::test::live_group_members(second).empty(); },
+                                     std::chrono::seconds(10)));
 }
 
 TEST(DecideCommand, ABackgroundDaemonKeepingStdoutOpenDoesNotHangTheDrain) {
