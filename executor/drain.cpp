@@ -120,8 +120,9 @@ struct Drain::Finish {
     To to = To::Archive;
 };
 
-Drain::Drain(Config config, Spool spool, AuditLog audit, UniqueFd lock_fd)
-    : config_(std::move(config)),
+Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd)
+    : config_path_(std::move(config_path)),
+      config_(std::move(config)),
       spool_(std::move(spool)),
       audit_(std::move(audit)),
       lock_fd_(std::move(lock_fd)),
@@ -150,8 +151,20 @@ Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
     }
     auto lock = open_lock(config->state_dir);
     if (!lock) return lock.error();
-    return std::unique_ptr<Drain>(
-        new Drain(std::move(*config), std::move(*spool), std::move(*audit), std::move(*lock)));
+    return std::unique_ptr<Drain>(new Drain(options.config_path, std::move(*config),
+                                            std::move(*spool), std::move(*audit),
+                                            std::move(*lock)));
+}
+
+void Drain::refresh_pins() {
+    auto fresh = load_config(config_path_);
+    if (!fresh) {
+        warn("cannot re-read the pins, keeping those loaded at start: " + fresh.error().message);
+        return;
+    }
+    // Pins of another project (a forced re-install) are not ours to take.
+    if (fresh->project_dir != config_.project_dir) return;
+    config_.tcb = std::move(fresh->tcb);
 }
 
 void Drain::warn(const std::string& message) {
@@ -388,6 +401,7 @@ Result<void> Drain::handle_claimed(const std::string& name) {
 }
 
 Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verdict) {
+    refresh_pins();
     DrainContext context{config_, spool_, audit_, responses_};
     const Decision decision = decide_and_run(context, Claimed{name}, verdict);
     Finish f;

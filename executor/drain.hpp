@@ -62,7 +62,7 @@ class Drain {
     [[nodiscard]] std::chrono::steady_clock::time_point started() const { return started_; }
 
   private:
-    Drain(Config config, Spool spool, AuditLog audit, UniqueFd lock_fd);
+    Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd);
 
     struct Finish;  // one outcome: audit record, response, where the file goes
     Result<void> acknowledge();
@@ -79,7 +79,12 @@ class Drain {
     [[nodiscard]] bool over_budget(const std::string& name) const;
     void prune_if_due();
     void warn(const std::string& message);
+    // `hostbridge approve` re-pins bridge.json while a lingering drain or a
+    // watch runs: the gate must check the pins as approved now, not as they
+    // were when this process started (a refusal would outlive the approval).
+    void refresh_pins();
 
+    std::string config_path_;
     Config config_;
     Spool spool_;
     AuditLog audit_;

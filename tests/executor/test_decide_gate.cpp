@@ -7,6 +7,8 @@
 // gone.
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "executor/sha256.hpp"
 #include "tests/executor/decide_fixture.hpp"
 
@@ -177,6 +179,24 @@ TEST_F(Gate, ARePinWithTheNewContentAllowsAgain) {
     expect_refused(changed(kProxy, edited, kProxyText));
     f.pin({"stack", kProxy, ".env"});  // what `hostbridge approve` records
     expect_allowed();
+}
+
+// A drain that was already running (lingering, or `watch`) when a person
+// approved uses the new pins: approve rewrites bridge.json, not the process.
+TEST_F(Gate, AnApprovalReachesADrainThatIsAlreadyRunning) {
+    const pid_t pid = f.start("watch");
+    const std::string edited = "upstream api 127.0.0.1:9090;\n";
+    write(kProxy, edited);
+    const std::string refused = f.publish("status");
+    ASSERT_TRUE(hb::test::wait_until([&] { return f.state_of(refused) == "denied"; }))
+        << f.state_of(refused);
+    f.pin({"stack", kProxy, ".env"});  // what `hostbridge approve` records
+    const std::string allowed = f.publish("status");
+    EXPECT_TRUE(hb::test::wait_until([&] { return f.state_of(allowed) == "done"; }))
+        << f.state_of(allowed) << " " << f.audit_reason(allowed, "denied");
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    const hb::test::Exit e = f.finish(pid, std::chrono::seconds(10));
+    EXPECT_EQ(e.code, 0) << e.err;
 }
 
 }  // namespace
