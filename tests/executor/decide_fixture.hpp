@@ -209,6 +209,43 @@ class StackFixture : public DrainFixture {
             throw std::runtime_error("drain exited " + std::to_string(e.code) + ": " + e.err);
     }
 
+    // Runs one drain with exactly `env` as its environment (DrainFixture's
+    // drains get an empty one) and checks it exited 0.
+    void drain_with_env(const std::vector<std::string>& env) {
+        const std::vector<std::string> args = argv_for("drain", {});
+        const std::string err_path = root + "/stderr-env";
+        std::vector<std::string> full = env;
+        // A sanitized build's runtime options (the executor passes them on
+        // to the parser); the command's environment is built afresh anyway.
+        for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+            if (const char* value = std::getenv(name))
+                full.push_back(std::string(name) + "=" + value);
+        }
+        const pid_t pid = ::fork();
+        if (pid < 0) throw std::runtime_error("fork");
+        if (pid == 0) {
+            std::vector<std::string> a = args, e = full;
+            std::vector<char*> argv, envp;
+            for (auto& s : a) argv.push_back(s.data());
+            argv.push_back(nullptr);
+            for (auto& s : e) envp.push_back(s.data());
+            envp.push_back(nullptr);
+            const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+            const int null_fd = ::open("/dev/null", O_RDWR);
+            if (err < 0 || null_fd < 0 || ::dup2(err, 2) < 0 || ::dup2(null_fd, 0) < 0 ||
+                ::dup2(null_fd, 1) < 0) {
+                ::_exit(126);
+            }
+            ::execve(argv[0], argv.data(), envp.data());
+            ::_exit(127);
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            throw std::runtime_error("drain failed: " + read_file(err_path));
+        }
+    }
+
     // The reason of the last audit event for `request`.
     std::string audit_reason(const std::string& request, const std::string& event) const {
         const auto lines = audit_for(request, event);

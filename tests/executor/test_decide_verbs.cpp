@@ -4,6 +4,10 @@
 // are written out here by hand from protocol.md, not taken from argv_for().
 #include <gtest/gtest.h>
 
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <set>
 
 #include "executor/argv_table.hpp"
@@ -193,6 +197,128 @@ TEST(DecideVerbs, JoinNetworkRunsTheConfiguredEngineOnTheComposeBackendToo) {
         {"engine", engine}, {"network", "app_default"}, {"agent_container", "claude"}};
     f.write_config();
     run_cases(f, {{"join-network", "", {engine, "network", "connect", "app_default", "claude"}}});
+}
+
+// A stand-in for systemd-run: records its argv like the stack, then runs
+// what follows "--" (so the stack records the inner command too).
+void install_fake_systemd_run(const StackFixture& f, const std::string& path) {
+    hb::test::write_file(path,
+                         "#!/bin/sh\n"
+                         "line=$0\n"
+                         "for a in \"$@\"; do line=\"$line\t$a\"; done\n"
+                         "printf '%s\\n' \"$line\" >> '" +
+                             f.record_path +
+                             "'\n"
+                             "while [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\n"
+                             "shift\n"
+                             "exec \"$@\"\n");
+    hb::test::fs::permissions(path, hb::test::fs::perms(0755));
+}
+
+// A user manager "reachable" the way the runner checks it: a socket at
+// $XDG_RUNTIME_DIR/systemd/private.
+std::string fake_runtime_dir(const StackFixture& f) {
+    const std::string dir = f.root + "/xdg";
+    hb::test::fs::create_directories(dir + "/systemd");
+    const int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = dir + "/systemd/private";
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        throw std::runtime_error("cannot bind " + path);
+    }
+    ::close(s);  // the socket file stays
+    return dir;
+}
+
+std::string nonce_of(const std::string& name) {
+    return name.substr(name.size() - 5 - 16, 16);
+}
+
+TEST(DecideVerbs, LongLivedVerbsRunInASystemdScopeWhenAManagerIsReachable) {
+    StackFixture f;
+    const std::string systemd_run = f.root + "/systemd-run";
+    install_fake_systemd_run(f, systemd_run);
+    f.config["systemd"] = {{"enabled", true}, {"systemd_run", systemd_run}};
+    f.write_config();
+    const std::string runtime = fake_runtime_dir(f);
+    const std::string up = f.publish("up");
+    const std::string restart = f.publish("restart", "web");
+    const std::string init = f.publish("init");
+    const std::string status = f.publish("status");
+    const std::string rebuild = f.publish("rebuild", "api");
+    f.drain_with_env({"XDG_RUNTIME_DIR=" + runtime});
+
+    const auto scope = [&](const std::string& name, const std::string& verb) {
+        return Argv{systemd_run, "--user",
+                    "--scope",   "--quiet",
+                    "--collect", "--unit=hostbridge-drain-test-" + verb + "-" + nonce_of(name),
+                    "--"};
+    };
+    const auto join = [](Argv a, const Argv& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    };
+    const std::string& s = f.stack;
+    const std::vector<Argv> expected = {
+        join(scope(up, "up"), {s, "start"}),
+        {s, "start"},
+        join(scope(restart, "restart"), {s, "restart", "web"}),
+        {s, "restart", "web"},
+        join(scope(init, "init"), {s, "init"}),
+        {s, "init"},
+        {s, "status"},
+        {s, "build", "api"},
+    };
+    EXPECT_EQ(f.recorded(), expected);
+    for (const auto& name : {up, restart, init, status, rebuild}) {
+        EXPECT_EQ(f.state_of(name), "done") << name;
+    }
+}
+
+TEST(DecideVerbs, WithoutAReachableManagerLongLivedVerbsRunDirectly) {
+    StackFixture f;
+    const std::string systemd_run = f.root + "/systemd-run";
+    install_fake_systemd_run(f, systemd_run);
+    f.config["systemd"] = {{"enabled", true}, {"systemd_run", systemd_run}};
+    f.write_config();
+    // XDG_RUNTIME_DIR set, but no manager socket in it.
+    hb::test::fs::create_directories(f.root + "/xdg-empty");
+    const std::string restart = f.publish("restart", "api");
+    f.drain_with_env({"XDG_RUNTIME_DIR=" + f.root + "/xdg-empty"});
+    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.stack, "restart", "api"}}));
+
+    // And with a manager but systemd disabled in the config.
+    f.config["systemd"]["enabled"] = false;
+    f.write_config();
+    const std::string runtime = fake_runtime_dir(f);
+    const std::string up = f.publish("up");
+    f.drain_with_env({"XDG_RUNTIME_DIR=" + runtime});
+    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.stack, "restart", "api"}, {f.stack, "start"}}));
+}
+
+TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnvironment) {
+    StackFixture f;
+    f.behave("env");
+    const std::string status = f.publish("status");
+    // Nothing of this may reach the command (the preload does not exist:
+    // the loader of the executor itself ignores it with a warning).
+    f.drain_with_env({"XDG_RUNTIME_DIR=/run/user/4242", "HOME=" + f.root + "/agent-home",
+                      "PATH=" + f.root + "/evil:/usr/bin", "LD_PRELOAD=" + f.root + "/evil.so",
+                      "SECRET=1"});
+    const auto r = f.response(status);
+    ASSERT_TRUE(r.has_value());
+    std::istringstream in((*r)["output"].get<std::string>());
+    std::vector<std::string> seen;
+    for (std::string line; std::getline(in, line);) seen.push_back(line);
+    std::sort(seen.begin(), seen.end());
+    const passwd* pw = ::getpwuid(::getuid());
+    ASSERT_NE(pw, nullptr);
+    EXPECT_EQ(seen,
+              (std::vector<std::string>{"HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
+                                        "PATH=/usr/local/bin:/usr/bin:/bin",
+                                        "XDG_RUNTIME_DIR=/run/user/4242", "cwd=" + f.project}));
 }
 
 }  // namespace
