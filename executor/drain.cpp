@@ -12,6 +12,7 @@
 
 #include "executor/evidence.hpp"
 #include "executor/request_name.hpp"
+#include "executor/verbs.hpp"
 
 namespace hb::exec {
 namespace {
@@ -401,7 +402,9 @@ Result<void> Drain::handle_claimed(const std::string& name) {
 }
 
 Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verdict) {
-    refresh_pins();
+    // Only a verb that runs a command meets the integrity gate; ping never
+    // needs the pins, so it does not pay for re-reading bridge.json.
+    if (verdict.verb && verb_info(*verdict.verb).runs_command) refresh_pins();
     DrainContext context{config_, spool_, audit_, responses_};
     const Decision decision = decide_and_run(context, Claimed{name}, verdict);
     Finish f;
