@@ -245,7 +245,10 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
 }
 
 std::vector<std::string> child_environment() {
-    std::vector<std::string> env{"PATH=/usr/local/bin:/usr/bin:/bin"};
+    // systemd's default PATH: the sbin directories hold the container
+    // engine's helpers (netavark runs iptables; without it join-network fails).
+    std::vector<std::string> env{
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
     // HOME from the password database: our own environment is not trusted.
     passwd pw{};
     passwd* found = nullptr;

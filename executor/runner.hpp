@@ -70,7 +70,8 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
                       std::chrono::milliseconds grace = kDefaultKillGrace,
                       const std::string& workdir = {});
 
-// The complete environment of every command: PATH=/usr/local/bin:/usr/bin:/bin,
+// The complete environment of every command: PATH= systemd's default
+// (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin),
 // HOME from the password database (not from our environment), XDG_RUNTIME_DIR
 // when ours is set and absolute (rootless podman and systemd-run --user need
 // it), LANG=C.UTF-8. Nothing else is inherited.

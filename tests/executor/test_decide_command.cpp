@@ -169,8 +169,9 @@ TEST(DecideCommand, TheCommandSeesExactlyTheFixedEnvironmentInTheProjectDir) {
     ASSERT_NE(pw, nullptr);
     // The drain itself runs with an empty environment here (DrainFixture),
     // so XDG_RUNTIME_DIR has nothing to pass on.
-    std::vector<std::string> expected = {"HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
-                                         "PATH=/usr/local/bin:/usr/bin:/bin", "cwd=" + f.project};
+    std::vector<std::string> expected = {
+        "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "cwd=" + f.project};
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(seen, expected);
 }

@@ -315,10 +315,10 @@ TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnviron
     std::sort(seen.begin(), seen.end());
     const passwd* pw = ::getpwuid(::getuid());
     ASSERT_NE(pw, nullptr);
-    EXPECT_EQ(seen,
-              (std::vector<std::string>{"HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
-                                        "PATH=/usr/local/bin:/usr/bin:/bin",
-                                        "XDG_RUNTIME_DIR=/run/user/4242", "cwd=" + f.project}));
+    EXPECT_EQ(seen, (std::vector<std::string>{
+                        "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
+                        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        "XDG_RUNTIME_DIR=/run/user/4242", "cwd=" + f.project}));
 }
 
 }  // namespace

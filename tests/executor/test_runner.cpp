@@ -205,9 +205,9 @@ TEST_F(Runner, EnvironmentIsExactlyTheFixedOne) {
 
     const passwd* pw = ::getpwuid(::getuid());
     ASSERT_NE(pw, nullptr);
-    const std::vector<std::string> want = {"PATH=/usr/local/bin:/usr/bin:/bin",
-                                           std::string("HOME=") + pw->pw_dir,
-                                           "XDG_RUNTIME_DIR=/run/user/4242", "LANG=C.UTF-8"};
+    const std::vector<std::string> want = {
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        std::string("HOME=") + pw->pw_dir, "XDG_RUNTIME_DIR=/run/user/4242", "LANG=C.UTF-8"};
     EXPECT_EQ(output_lines(), want);
     EXPECT_EQ(child_environment(), want);
 }
