@@ -1,0 +1,535 @@
+#!/bin/bash
+# bridge-session.sh: the whole hostbridge story on real components, shared by
+# ./demo, the e2e tests (tests/e2e/) and bench/real_path.sh. It brings the
+# demo application up on podman, installs the bridge in front of it, starts
+# an agent container (busybox, the checkout bind-mounted, no engine binary,
+# no socket) and plays an agent session from inside it with the `request`
+# client the installer dropped into the spool, checking on the host what
+# each step really did. Every check prints "ok" or "FAIL"; any FAIL fails
+# the run.
+#
+# Usage (as the user whose bridge it is; rootful podman when that is root):
+#   bridge-session.sh run      OPTIONS   setup + session + final checks
+#   bridge-session.sh setup    OPTIONS   project copy, stack up, agent, install
+#   bridge-session.sh teardown OPTIONS   remove everything setup made
+# OPTIONS:
+#   --project DIR       the throwaway project to create (a copy of
+#                       examples/demo-app; its basename names containers,
+#                       network, images and the bridge's slug)
+#   --bin DIR           directory holding hostbridge, hostbridge-executor
+#                       and hostbridge-parser
+#   --mode systemd|watch  who drains: the .path unit of a reachable systemd
+#                       --user manager (run inside tools/e2e/usermgr.sh), or
+#                       a `hostbridge-executor watch` this script starts
+#   --backend stack|compose   the bridge's backend (compose: podman-compose)
+#   --rate-limit N/S    mutating requests per window (default 6/600: the
+#                       session's burst meets it after two more restarts)
+#
+# Run it inside `usermgr.sh run` for --mode systemd: rootful podman must share
+# the manager's mount namespace. teardown is what usermgr's --teardown hook
+# runs (and what ./demo's trap runs in watch mode); it kills only the watch
+# process this script started (its PID file), nothing by name.
+set -uo pipefail
+
+SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
+REPO=$(readlink -f -- "$(dirname -- "$SELF")/../..")
+readonly SELF REPO
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+usage() {
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF" >&2
+    exit 64
+}
+
+# ------------------------------------------------------------------ options
+
+cmd=${1:-}
+[ $# -ge 1 ] && shift
+project_dir="" bin="" mode=systemd backend=stack rate_limit=6/600
+while [ $# -gt 0 ]; do
+    case $1 in
+        --project) project_dir=${2:?}; shift 2 ;;
+        --bin) bin=${2:?}; shift 2 ;;
+        --mode) mode=${2:?}; shift 2 ;;
+        --backend) backend=${2:?}; shift 2 ;;
+        --rate-limit) rate_limit=${2:?}; shift 2 ;;
+        *) usage ;;
+    esac
+done
+case $cmd in run | setup | teardown) ;; *) usage ;; esac
+case $mode in systemd | watch) ;; *) usage ;; esac
+case $backend in stack | compose) ;; *) usage ;; esac
+[[ $rate_limit =~ ^([0-9]+)/([0-9]+)$ ]] || usage
+rate_count=${BASH_REMATCH[1]}
+[ -n "$project_dir" ] || usage
+case $project_dir in /*) ;; *) project_dir=$PWD/$project_dir ;; esac
+
+P=$project_dir
+project=$(basename -- "$P")
+slug=$project
+[[ $project =~ ^[a-z0-9][a-z0-9-]{0,62}$ ]] || { echo "bad project name '$project'" >&2; exit 64; }
+run_dir=$(dirname -- "$P")/$project.run # scratch files of this session
+spool=$P/untracked/hostbridge
+client=$spool/request
+agent=$project-agent
+agent_net=$project-agent-net
+agent_img=localhost/$project-agent:latest
+label=io.hostbridge.demo.project=$project
+service=hostbridge-$slug.service
+path_unit=hostbridge-$slug.path
+config_dir=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug
+state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/hostbridge/$slug
+lib_dir=$HOME/.local/lib/hostbridge/$slug
+watch_pidfile=$run_dir/watch.pid
+rootful=0
+[ "$(id -u)" -eq 0 ] && rootful=1
+# The podman settings these hosts need, for the harness's own podman calls
+# (the stack script sets the same file for itself).
+export CONTAINERS_CONF=$P/containers.conf
+if [ "$backend" = compose ]; then
+    app_net=${project}_default
+    ctr() { printf '%s_%s_1' "$project" "$1"; }
+else
+    app_net=$project-network
+    ctr() { printf '%s-%s' "$project" "$1"; }
+fi
+
+# ------------------------------------------------------------------ output
+
+failures=0
+facts=() # what happened, in a few lines, for the summary
+t_start=$(date +%s%N)
+fact() { facts+=("$*"); }
+say() { printf '%s\n' "$*"; }
+section() { printf '\n== %s\n' "$*"; }
+ok() { printf '   ok    %s\n' "$*"; }
+fail() {
+    printf '   FAIL  %s\n' "$*"
+    failures=$((failures + 1))
+}
+check() { # MESSAGE CMD...: ok or FAIL
+    local msg=$1
+    shift
+    if "$@"; then ok "$msg"; else fail "$msg"; fi
+}
+indent() { sed 's/^/         /'; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { # MS -> "1.23 s"
+    printf '%d.%02d s' $(($1 / 1000)) $((($1 % 1000) / 10))
+}
+die() {
+    fail "$*"
+    exit 1
+}
+
+# ------------------------------------------------------------------ host-side probes
+
+started_at() { podman container inspect --format '{{.State.StartedAt}}' "$(ctr "$1")" 2>/dev/null; }
+state_of() { podman container inspect --format '{{.State.Status}}' "$(ctr "$1")" 2>/dev/null || echo missing; }
+conmon_pid() { podman container inspect --format '{{.State.ConmonPid}}' "$(ctr "$1")" 2>/dev/null; }
+serves() { # SERVICE: its HTTP answer from inside its own container (no host port)
+    case $1 in
+        api) podman exec "$(ctr api)" timeout 3 wget -q -O - http://127.0.0.1:8080/ 2>/dev/null ;;
+        web) podman exec "$(ctr web)" timeout 3 wget -q -O - http://127.0.0.1:80/ 2>/dev/null ;;
+    esac
+}
+wait_for() { # SECONDS CMD...: poll until CMD succeeds
+    local deadline=$(($(date +%s) + $1))
+    shift
+    until "$@"; do
+        [ "$(date +%s)" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+api_healthy() { serves api | grep -q '"status":"ok"'; }
+unit_prop() { systemctl --user show "$service" -p "$1" --value 2>/dev/null; }
+drain_idle() { [ "$(systemctl --user is-active "$service" 2>/dev/null)" = inactive ]; }
+# The scope a process runs in (name=systemd or cgroup2 line), or "".
+scope_of() {
+    sed -n 's|.*/\(hostbridge-[^/]*\.scope\).*|\1|p' "/proc/$1/cgroup" 2>/dev/null | head -n 1
+}
+watch_running() { # any hostbridge-executor watch of this bridge
+    pgrep -f "hostbridge-executor watch --config $config_dir/bridge.json" >/dev/null
+}
+
+# ------------------------------------------------------------------ the agent side
+
+# request [--quiet] VERB [ARG]: runs the dropped client INSIDE the agent
+# container; sets REQ_RC, REQ_OUT, REQ_ERR, REQ_MS and prints one line.
+request() {
+    local quiet=0
+    [ "$1" = --quiet ] && quiet=1 && shift
+    local t0
+    t0=$(now_ms)
+    podman exec "$agent" "$client" --timeout 60 "$@" >"$run_dir/out" 2>"$run_dir/err"
+    REQ_RC=$?
+    REQ_MS=$(($(now_ms) - t0))
+    REQ_OUT=$(cat "$run_dir/out")
+    REQ_ERR=$(cat "$run_dir/err")
+    [ "$quiet" -eq 1 ] && return 0
+    local first
+    first=$(printf '%s\n' "$REQ_OUT" | grep -v '^[[:space:]]*$' | tail -n 1)
+    printf 'agent$ request %s\n' "$*"
+    if [ "$REQ_RC" -eq 0 ]; then
+        printf '         -> done (exit 0, %s): %s\n' "$(secs "$REQ_MS")" "${first:0:110}"
+    else
+        printf '         -> exit %s (%s): %s\n' "$REQ_RC" "$(secs "$REQ_MS")" \
+            "$(printf '%s' "$REQ_ERR" | tail -n 1 | cut -c1-110)"
+    fi
+}
+in_agent() { podman exec "$agent" sh -c "$1"; }
+
+# ------------------------------------------------------------------ setup
+
+prepare_project() {
+    local src=$REPO/examples/demo-app
+    [ ! -e "$P" ] || die "$P exists already"
+    mkdir -p "$run_dir" || die "cannot create $run_dir"
+    # A fresh copy as its own git repository, like a developer's checkout.
+    cp -a "$src" "$P" && rm -rf "$P/.rootfs" "$P/untracked" || die "cannot copy $src"
+    {
+        git -C "$P" init -q . &&
+            git -C "$P" add -A &&
+            git -C "$P" -c user.name=hostbridge-demo -c user.email=demo@localhost \
+                commit -q -m "demo-app, as the agent found it"
+    } || die "git init of $P failed"
+}
+
+stack_up() {
+    local t0 log=$run_dir/stack-up.log
+    t0=$(now_ms)
+    if [ "$backend" = stack ]; then
+        "$P/stack" start >"$log" 2>&1 || { indent <"$log"; die "./stack start failed"; }
+        ok "./stack start: $(tail -n 1 "$log") ($(secs $(($(now_ms) - t0))))"
+    else
+        "$P/stack" prepare >"$log" 2>&1 || { indent <"$log"; die "./stack prepare failed"; }
+        podman-compose -f "$P/compose.yaml" up -d >>"$log" 2>&1 ||
+            { tail -n 30 "$log" | indent; die "podman-compose up -d failed"; }
+        wait_for 60 api_healthy || { tail -n 30 "$log" | indent; die "api not serving after compose up"; }
+        ok "podman-compose -f compose.yaml up -d: db, api, worker, web up ($(secs $(($(now_ms) - t0))))"
+    fi
+}
+
+# A busybox image of its own (the stack's rootfs), labelled with the project
+# so `./stack purge` removes it with the rest.
+agent_up() {
+    tar -C "$P/.rootfs" -cf "$run_dir/agent-rootfs.tar" . || die "tar of the rootfs failed"
+    podman import -q --change "LABEL $label" --change 'CMD ["/bin/sh"]' \
+        "$run_dir/agent-rootfs.tar" "$agent_img" >/dev/null || die "podman import of the agent image failed"
+    rm -f "$run_dir/agent-rootfs.tar"
+    # A bridge network of its own: rootless podman cannot connect a
+    # slirp4netns container to another network later (join-network).
+    podman network create --label "$label" "$agent_net" >/dev/null || die "network create $agent_net"
+    podman run -d --init --name "$agent" --network "$agent_net" --label "$label" \
+        -v "$P:$P" -w "$P" "$agent_img" sleep 86400 >/dev/null || die "the agent container did not start"
+    ok "agent container $agent: busybox, $P bind-mounted at the same path, network $agent_net only"
+    check "inside it: no container engine binary and no socket of any kind" \
+        in_agent 'for b in podman docker buildah runc crun conmon nerdctl; do
+                      command -v $b >/dev/null && exit 1; done
+                  [ -z "$(find / -type s 2>/dev/null | head -n 1)" ]'
+}
+
+install_bridge() {
+    local -a args=(--project-dir "$P" --agent-container "$agent" --network "$app_net"
+        --engine podman --rate-limit "$rate_limit")
+    if [ "$backend" = stack ]; then
+        args+=(--stack-bin "$P/stack" --compose-file "$P/compose.yaml")
+    else
+        args+=(--backend compose --compose-cmd podman-compose --compose-file compose.yaml)
+        # The drain runs podman-compose with a fixed environment (no
+        # CONTAINERS_CONF): rootless podman reads the user's own file.
+        if [ "$rootful" -eq 0 ] && [ ! -e "$HOME/.config/containers/containers.conf" ]; then
+            install -D -m 0644 "$P/containers.conf" "$HOME/.config/containers/containers.conf"
+        fi
+    fi
+    [ "$rootful" -eq 1 ] && args+=(--allow-root)
+    [ "$mode" = watch ] && args+=(--no-systemd)
+    say "host\$ hostbridge install ${args[*]}"
+    local out
+    out=$("$bin/hostbridge" install "${args[@]}" 2>&1)
+    local rc=$?
+    printf '%s\n' "$out" >"$run_dir/install.log"
+    if [ "$rc" -ne 0 ]; then
+        indent <"$run_dir/install.log"
+        die "hostbridge install failed (exit $rc)"
+    fi
+    # The gist; every line it printed is in install.log.
+    grep -E '^hostbridge install: |enabled and started|pin [^ ]*: pinned$|request: created' \
+        "$run_dir/install.log" | sed 's/^ *//' | indent
+    [ -x "$client" ] || die "install dropped no client at $client"
+    if [ "$mode" = systemd ]; then
+        check "$path_unit enabled and watching the spool" \
+            test "$(systemctl --user is-active "$path_unit")" = active
+        check "$service has never run yet" test -z "$(unit_prop InvocationID)"
+    else
+        local -a watch_args=(--config "$config_dir/bridge.json")
+        [ "$rootful" -eq 1 ] && watch_args+=(--allow-root)
+        # setsid: the watcher keeps its own session; teardown kills it by PID.
+        setsid "$lib_dir/hostbridge-executor" watch "${watch_args[@]}" \
+            </dev/null >>"$run_dir/watch.log" 2>&1 &
+        echo $! >"$watch_pidfile"
+        ok "hostbridge-executor watch started (pid $!), in place of a user manager"
+    fi
+}
+
+cmd_setup() {
+    local how
+    if [ "$mode" = systemd ]; then
+        systemctl --user --quiet is-active default.target 2>/dev/null ||
+            die "--mode systemd needs a reachable systemd --user manager (run inside usermgr.sh)"
+        how="a real systemd --user manager fires the drain (.path unit, oneshot service)"
+    else
+        how="no user manager: hostbridge-executor watch drains the spool"
+    fi
+    section "hostbridge on real components: $([ "$rootful" -eq 1 ] && echo rootful || echo rootless) podman as $(id -un), $backend backend; $how"
+    prepare_project
+    ok "project $P: a copy of examples/demo-app, its own git repository"
+    section "the application (db, api, worker, web), as a developer starts it"
+    stack_up
+    section "the agent's container"
+    agent_up
+    section "the bridge"
+    install_bridge
+}
+
+# ------------------------------------------------------------------ the session
+
+gate_edit() { # the agent edits a pinned file
+    in_agent "sed -i 's/WORKER_INTERVAL_SECONDS:-3/WORKER_INTERVAL_SECONDS:-2/' $P/compose.yaml"
+}
+
+cmd_session() {
+    local before after inv_first
+    section "the agent's session: every 'agent\$' line runs inside $agent"
+
+    request ping
+    check "ping answered: pong" test "$REQ_RC" -eq 0 -a "$REQ_OUT" = pong
+    if [ "$mode" = systemd ]; then
+        inv_first=$(unit_prop InvocationID)
+        check "the .path unit started $service (invocation ${inv_first:0:12}); no watch process exists" \
+            eval '[ -n "$inv_first" ] && ! watch_running'
+    fi
+    fact "ping: pong in $(secs "$REQ_MS") (publish, $([ "$mode" = systemd ] && echo ".path unit -> oneshot drain" || echo "watch"), answer, as seen from the agent)"
+
+    request status
+    if [ "$backend" = stack ]; then
+        check "status: the stack's table, api running" grep -Eq "^api +running" <<<"$REQ_OUT"
+    else
+        check "status: podman-compose ps lists $(ctr api)" grep -q "$(ctr api)" <<<"$REQ_OUT"
+    fi
+
+    before=$(started_at api)
+    request restart api
+    after=$(started_at api)
+    check "restart api: exit 0" test "$REQ_RC" -eq 0
+    check "api really restarted: started $before -> $after" test -n "$after" -a "$after" != "$before"
+    if [ "$mode" = systemd ]; then
+        local cpid scope
+        cpid=$(conmon_pid api)
+        scope=$(scope_of "$cpid")
+        check "api's conmon (pid $cpid) runs in ${scope:-no scope}, not in the oneshot" \
+            eval '[[ $scope == hostbridge-$slug-restart-*.scope ]]'
+        local t0 waited
+        t0=$(now_ms)
+        wait_for 30 drain_idle
+        waited=$(($(now_ms) - t0))
+        check "the oneshot exited, $(secs "$waited") after the answer (it lingers for more requests)" drain_idle
+        check "after the oneshot exited api still runs and serves: $(serves api | tr -d '\n' | cut -c1-60)" \
+            eval '[ "$(state_of api)" = running ] && api_healthy'
+        check "its scope is still listed: $(systemctl --user list-units --no-legend --plain 'hostbridge-*.scope' | awk '{ print $1 }' | tr '\n' ' ')" \
+            eval 'systemctl --user list-units --no-legend --plain "hostbridge-*.scope" | grep -q "^$scope "'
+        fact "restart api: the container restarted, and kept running and serving after the oneshot drain exited (its own systemd scope)"
+    else
+        fact "restart api: the container restarted and serves"
+    fi
+
+    in_agent "sed -i 's|<h1>demo-app web</h1>|<h1>demo-app web</h1><p>rebuilt by the agent</p>|' $P/services/web/index.html.in"
+    say "agent: edits services/web/index.html.in (a code change, not a trusted file)"
+    local img_before img_after
+    if [ "$backend" = stack ]; then
+        img_before=$(podman container inspect --format '{{.Image}}' "$(ctr web)")
+        request rebuild web
+        img_after=$(podman container inspect --format '{{.Image}}' "$(ctr web)")
+        check "rebuild web: exit 0, new image ${img_after:0:12} (was ${img_before:0:12}) runs and serves the change" \
+            eval '[ "$REQ_RC" -eq 0 ] && [ "$img_after" != "$img_before" ] && serves web | grep -q "rebuilt by the agent"'
+        if [ "$mode" = systemd ]; then
+            # rebuild is not a long-lived verb (protocol.md): no scope of its
+            # own; the new container outlives the oneshot by KillMode=process.
+            say "         web's new container: conmon in $(sed -n 's/^[0-9]*:name=systemd://p; s/^0:://p' \
+                "/proc/$(conmon_pid web)/cgroup" 2>/dev/null | head -n 1)"
+        fi
+    else
+        img_before=$(podman image inspect --format '{{.Id}}' "localhost/${project}_web" 2>/dev/null)
+        request rebuild web
+        img_after=$(podman image inspect --format '{{.Id}}' "localhost/${project}_web" 2>/dev/null)
+        # compose build only builds: the running container keeps its image
+        # until the next `up` recreates it.
+        check "rebuild web: exit 0, image localhost/${project}_web rebuilt (${img_before:0:12} -> ${img_after:0:12})" \
+            eval '[ "$REQ_RC" -eq 0 ] && [ -n "$img_after" ] && [ "$img_after" != "$img_before" ]'
+    fi
+
+    if [ "$backend" = stack ]; then
+        fact "rebuild web: a new image with the agent's change, the container replaced and serving it"
+    else
+        fact "rebuild web: podman-compose build made a new image (compose build does not replace the container)"
+    fi
+
+    request logs api
+    if [ "$backend" = stack ]; then
+        check "logs api: the api's own log lines" eval '[ "$REQ_RC" -eq 0 ] && grep -q "api: listening" <<<"$REQ_OUT"'
+    else
+        # podman-compose 1.0.3 has no `logs --no-color`: the bridge's compose
+        # argv (protocol.md) gets a usage error, and the agent a clear failure.
+        check "logs api: failed, exit 70: $(grep -m1 -o 'unrecognized arguments: .*' <<<"$REQ_OUT") (podman-compose 1.0.3)" \
+            eval '[ "$REQ_RC" -eq 70 ] && grep -q "failed: exited with status 2" <<<"$REQ_ERR" &&
+                  grep -q "unrecognized arguments: --no-color" <<<"$REQ_OUT"'
+    fi
+
+    request exec
+    check "exec: denied, exit 70 ($REQ_ERR)" eval '[ "$REQ_RC" -eq 70 ] && grep -q "denied: verb is never allowed" <<<"$REQ_ERR"'
+    fact "exec: denied (never allowed, whatever the policy says)"
+
+    gate_edit
+    say "agent: edits compose.yaml (WORKER_INTERVAL_SECONDS default 3 -> 2), a file the bridge pinned"
+    request restart api
+    check "restart api: denied by the integrity gate, exit 70" \
+        eval '[ "$REQ_RC" -eq 70 ] && grep -q "integrity gate" <<<"$REQ_ERR"'
+    say "host\$ hostbridge approve --yes   (a person reviews the diff and approves it)"
+    local out
+    out=$(cd "$P" && "$bin/hostbridge" approve --yes 2>&1)
+    local rc=$?
+    printf '%s\n' "$out" | indent
+    check "approve: exit 0, the diff shows the change" \
+        eval '[ "$rc" -eq 0 ] && grep -q "WORKER_INTERVAL_SECONDS:-2" <<<"$out"'
+    before=$(started_at api)
+    request restart api
+    check "restart api after approval: allowed, api restarted" \
+        eval '[ "$REQ_RC" -eq 0 ] && [ "$(started_at api)" != "$before" ]'
+    fact "the agent edited compose.yaml: every command refused by the integrity gate until a person ran 'hostbridge approve'"
+
+    check "before join-network the agent cannot reach http://api:8080/" \
+        eval '! in_agent "timeout 3 wget -q -O - http://api:8080/" >/dev/null 2>&1'
+    request join-network
+    check "join-network: exit 0" test "$REQ_RC" -eq 0
+    local answer
+    answer=$(in_agent 'timeout 5 wget -q -O - http://api:8080/' 2>&1)
+    check "the agent reaches http://api:8080/ by name: $(tr -d '\n' <<<"$answer" | cut -c1-70)" \
+        grep -q '"status":"ok"' <<<"$answer"
+    check "with no host port published by api" \
+        eval '[ -z "$(podman port "$(ctr api)" 2>/dev/null)" ]'
+    fact "join-network: the agent container reached http://api:8080/ by name; no host port is open"
+
+    # Mutating requests so far that ran: restart, rebuild, restart, join-network.
+    local allowed=$((rate_count - 4)) burst
+    [ "$allowed" -ge 0 ] || allowed=0
+    burst=$((allowed + 1))
+    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 4 used so far)"
+    in_agent "i=0; while [ \$i -lt $burst ]; do i=\$((i + 1));
+                  ( $client --timeout 60 restart api >/dev/null 2>/tmp/burst.\$i; echo \$? >/tmp/burst.\$i.rc ) &
+              done; wait" >/dev/null 2>&1
+    local done_n limited_n
+    done_n=$(in_agent 'cat /tmp/burst.*.rc' | grep -cx 0)
+    limited_n=$(in_agent 'cat /tmp/burst.*[0-9]' | grep -c 'denied: rate limited')
+    in_agent 'cat /tmp/burst.*[0-9]' | sort | uniq -c | sed 's/^ */         /'
+    check "burst: $done_n done, $limited_n denied 'rate limited' (exit 70)" \
+        eval '[ "$done_n" -eq "$allowed" ] && [ "$limited_n" -eq 1 ]'
+    fact "burst of $burst restarts: $done_n ran, $limited_n refused by the rate limit ($rate_limit for this run; the default is 20/600)"
+    in_agent 'rm -f /tmp/burst.*'
+
+    if [ "$mode" = systemd ]; then
+        check "the oneshot exited again" wait_for 30 drain_idle
+        local inv_last
+        inv_last=$(unit_prop InvocationID)
+        check "the .path unit fired the service again when requests came (invocation ${inv_first:0:12} -> ${inv_last:0:12}); no test loop, no watch" \
+            eval '[ -n "$inv_last" ] && [ "$inv_last" != "$inv_first" ] && ! watch_running'
+        check "the service never failed: $(unit_prop Result), exit status $(unit_prop ExecMainStatus)" \
+            eval '[ "$(unit_prop Result)" = success ] && [ "$(unit_prop ExecMainStatus)" = 0 ]'
+    fi
+    check "after the drain exited: api, web, worker, db all running" \
+        eval '[ "$(state_of api)$(state_of web)$(state_of worker)$(state_of db)" = runningrunningrunningrunning ]'
+    check "api still serves" api_healthy
+}
+
+# Every step of the session is in the audit log, in order, and the chain verifies.
+cmd_audit() {
+    section "the audit log (host side, outside the agent's reach)"
+    say "host\$ hostbridge audit"
+    (cd "$P" && "$bin/hostbridge" audit) | indent
+    local json
+    json=$(cd "$P" && "$bin/hostbridge" audit --json)
+    audited() { # EVENT VERB [REASON]: count matching lines
+        grep '"event":"'"$1"'"' <<<"$json" | grep '"verb":'"$2" | grep -c "${3:-.}"
+    }
+    local logs_event=succeeded
+    [ "$backend" = compose ] && logs_event=failed
+    local -a expect=(
+        'installed null . 1' 'succeeded "ping" . 1' 'succeeded "status" . 1'
+        'succeeded "restart" . 3' 'succeeded "rebuild" . 1' "$logs_event \"logs\" . 1"
+        'denied null never 1' 'denied "restart" integrity 1' 'approved null . 1'
+        'succeeded "join-network" . 1' 'denied "restart" rate 1')
+    local e ev verb reason want got missing=""
+    for e in "${expect[@]}"; do
+        read -r ev verb reason want <<<"$e"
+        got=$(audited "$ev" "$verb" "$reason")
+        [ "$got" -ge "$want" ] || missing="$missing [$ev $verb $reason: $got < $want]"
+    done
+    check "the audit log holds every step of the session$missing" test -z "$missing"
+    say "host\$ hostbridge audit --verify"
+    local out
+    out=$(cd "$P" && "$bin/hostbridge" audit --verify 2>&1)
+    local rc=$?
+    printf '%s\n' "$out" | indent
+    check "the hash chain verifies" test "$rc" -eq 0
+    fact "audit: $(grep -c . <<<"$json") events, every step recorded; hash chain verified"
+}
+
+# ------------------------------------------------------------------ teardown
+
+cmd_teardown() {
+    local pid
+    if [ -f "$watch_pidfile" ]; then
+        pid=$(cat "$watch_pidfile")
+        # Only the watcher this script started: its PID, checked by command line.
+        if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "hostbridge-executor watch"; then
+            kill -TERM "$pid" 2>/dev/null
+            for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        fi
+        rm -f "$watch_pidfile"
+    fi
+    podman rm -f -t 0 "$agent" >/dev/null 2>&1
+    podman network rm -f "$agent_net" >/dev/null 2>&1
+    if [ -x "$P/stack" ]; then
+        # Everything either backend made for this project: containers,
+        # networks, the volume, images (the agent's too: it has the label).
+        "$P/stack" purge >/dev/null 2>&1 || echo "teardown: stack purge failed" >&2
+    fi
+    podman rmi -f "$agent_img" >/dev/null 2>&1
+    true
+}
+
+# ------------------------------------------------------------------ main
+
+mkdir -p "$run_dir" 2>/dev/null
+case $cmd in
+    setup)
+        cmd_setup
+        [ "$failures" -eq 0 ]
+        exit $?
+        ;;
+    teardown)
+        cmd_teardown
+        exit 0
+        ;;
+esac
+
+cmd_setup
+cmd_session
+cmd_audit
+section "summary ($(secs $(($(now_ms) - t_start / 1000000))))"
+for f in "${facts[@]}"; do say "- $f"; done
+if [ "$failures" -eq 0 ]; then
+    say "every check passed"
+else
+    say "$failures check(s) FAILED"
+fi
+[ "$failures" -eq 0 ]
