@@ -46,11 +46,13 @@ constexpr const char* kUsage =
 // Most answers (ping, a denial, a short command) land within milliseconds:
 // for the first 100 ms the response is simply re-read, which spares the
 // exit the cost of tearing down an inotify watch (request_wait.hpp); then
-// inotify takes over. The re-reads back off (1, 2, 4, 8, 16, 16, ... ms):
-// a quick answer is still seen within about a millisecond, and fifty clients
-// started at once do not steal the CPU the host needs to answer them.
+// inotify takes over. Every millisecond for the first 20 ms, then backing
+// off to 16 ms: a quick answer is seen within about a millisecond, and
+// fifty clients started at once do not keep stealing the CPU the host needs
+// to answer them.
 constexpr milliseconds kQuickPhase{100};
-constexpr milliseconds kFirstQuickPoll{1};
+constexpr milliseconds kEagerPhase{20};
+constexpr milliseconds kEagerPoll{1};
 constexpr milliseconds kLastQuickPoll{16};
 // Once inotify is armed, and as a safety net where it sees nothing (a spool
 // on a network or virtual filesystem shared with a VM), the response is
@@ -173,7 +175,7 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
     const auto deadline = start + std::chrono::seconds(timeout_seconds);
     bool taken_up = false;
     std::string last_state;
-    milliseconds quick_poll = kFirstQuickPoll;
+    milliseconds quick_poll = kEagerPoll;
     for (;;) {
         // Checked first, and right after arming: an answer that landed before
         // the watch existed made no event.
@@ -193,7 +195,8 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
         auto wait = kRecheck;
         if (!watch.armed()) {
             wait = quick_poll;
-            quick_poll = std::min(quick_poll * 2, kLastQuickPoll);
+            if (Clock::now() - start >= kEagerPhase)
+                quick_poll = std::min(quick_poll * 2, kLastQuickPoll);
         }
         if (!taken_up) {
             auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
