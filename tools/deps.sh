@@ -8,7 +8,7 @@ build="cmake g++ make pkg-config clang clang-format libclang-rt-14-dev libseccom
 libcap-ng-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev \
 libyaml-cpp-dev"
 test_extra="git dash busybox-static util-linux procps systemd dbus-user-session podman runc \
-podman-compose uidmap iproute2 passwd e2fsprogs"
+podman-compose uidmap iproute2 passwd e2fsprogs gawk original-awk mawk"
 
 case "${1:-build}" in
     build) want="$build" ;;
