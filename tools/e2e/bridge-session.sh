@@ -510,6 +510,8 @@ cmd_teardown() {
 # ------------------------------------------------------------------ main
 
 mkdir -p "$run_dir" 2>/dev/null
+# Interrupted: stop at once; the caller's teardown removes what was made.
+[ "$cmd" = teardown ] || trap 'echo "interrupted"; exit 130' INT TERM HUP
 case $cmd in
     setup)
         cmd_setup

@@ -1,0 +1,146 @@
+#!/bin/bash
+# bridge-place.sh: makes the place a bridge session runs in, runs it, and
+# removes everything afterwards (also on failure and on SIGINT/SIGTERM/SIGHUP),
+# then proves with leftovers.sh that nothing of the run is left. Shared by
+# ./demo, tests/e2e/bridge_e2e.sh and bench/real_path.sh.
+#
+# Usage: bridge-place.sh [OPTIONS] KIND BIN_DIR [COMMAND [ARG...]]
+#   KIND      root      root's own systemd --user manager, rootful podman
+#                       (in watch mode: whoever runs it, with a throwaway HOME)
+#             rootless  a throwaway user (tools/e2e/testuser.sh) with its own
+#                       manager and rootless podman; no --allow-root
+#             compose   rootless, compose backend (podman-compose)
+#   BIN_DIR   holds hostbridge, hostbridge-executor, hostbridge-parser
+#   COMMAND   default: tools/e2e/bridge-session.sh run; it gets
+#             --project DIR --bin BIN_DIR --mode M --backend B --rate-limit R
+#             appended. The teardown is always bridge-session.sh teardown.
+# OPTIONS
+#   --prefix P        names everything of the run (default hb-e2e-KIND-XXXXXX;
+#                     a throwaway user's name must start with hb-e2e-)
+#   --rate-limit N/S  passed on (default 6/600)
+#   --watch-fallback  where no user manager can run (not root, systemd is
+#                     PID 1, no cgroup delegation), run in --mode watch
+#                     instead of skipping, and say why
+#   --force-watch     --mode watch even where a manager could run
+# Exit: COMMAND's status; 77 (reason printed) where it cannot run here;
+# 1 when something of the run was left behind.
+set -uo pipefail
+
+SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
+tools=$(dirname -- "$SELF")
+readonly SELF tools
+
+usage() {
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF" >&2
+    exit 64
+}
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+prefix="" rate_limit=6/600 fallback=0 force_watch=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        --prefix) prefix=${2:?}; shift 2 ;;
+        --rate-limit) rate_limit=${2:?}; shift 2 ;;
+        --watch-fallback) fallback=1; shift ;;
+        --force-watch) force_watch=1; fallback=1; shift ;;
+        -*) usage ;;
+        *) break ;;
+    esac
+done
+[ $# -ge 2 ] || usage
+kind=$1 bin=$2
+shift 2
+case $kind in root | rootless | compose) ;; *) usage ;; esac
+[ -d "$bin" ] || { echo "bridge-place: no directory $bin" >&2; exit 64; }
+bin=$(readlink -f -- "$bin")
+for b in hostbridge hostbridge-executor hostbridge-parser; do
+    [ -x "$bin/$b" ] || { echo "bridge-place: $bin/$b is not built" >&2; exit 1; }
+done
+[ $# -gt 0 ] || set -- "$tools/bridge-session.sh" run
+[ -n "$prefix" ] || prefix=hb-e2e-$kind-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+[[ $prefix =~ ^hb-(e2e|demo)-[a-z0-9-]{1,24}$ ]] || { echo "bridge-place: bad prefix '$prefix'" >&2; exit 64; }
+
+# --- what this host can do
+command -v podman >/dev/null || skip "podman missing (tools/deps.sh test)"
+command -v runc >/dev/null || skip "runc missing (tools/deps.sh test)"
+{ [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || skip "busybox-static missing (tools/deps.sh test)"
+if [ "$kind" = compose ]; then
+    command -v podman-compose >/dev/null || skip "podman-compose missing (tools/deps.sh test)"
+fi
+mode=systemd why=""
+if [ "$force_watch" -eq 1 ]; then
+    mode=watch why="asked for"
+elif [ "$(id -u)" -ne 0 ]; then
+    mode=watch why="starting a user manager of its own needs root"
+elif ! why=$("$tools/usermgr.sh" check 2>&1); then
+    mode=watch why=${why#SKIP: }
+fi
+if [ "$mode" = watch ] && [ "$fallback" -eq 0 ]; then
+    skip "$why"
+fi
+if [ "$kind" != root ] && [ "$mode" = watch ]; then
+    skip "$why (the watch fallback runs as the caller, not as a throwaway user)"
+fi
+
+work=/tmp/$prefix
+project=$work/$prefix
+backend=stack
+[ "$kind" = compose ] && backend=compose
+session_args=(--project "$project" --bin "$bin" --mode "$mode" --backend "$backend" --rate-limit "$rate_limit")
+user=$(id -un)
+made_user=0
+rc=1
+
+cleanup() {
+    trap '' INT TERM HUP
+    cd / || true # the work dir goes away
+    # In systemd mode usermgr.sh ran the teardown inside its namespace.
+    if [ "$mode" = watch ] && [ -d "$work" ]; then
+        HOME=$work/home "$tools/bridge-session.sh" teardown "${session_args[@]}"
+    fi
+    [ "$made_user" -eq 0 ] || "$tools/testuser.sh" delete "$prefix" >/dev/null 2>&1
+    rm -rf --one-file-system "$work"
+    if [ "$(id -u)" -eq 0 ]; then
+        if ! "$tools/leftovers.sh" "$prefix"; then
+            echo "FAIL: the run left things behind"
+            rc=1
+        fi
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'rc=130; exit 130' INT TERM HUP
+
+mkdir -m 0755 "$work" || exit 1
+home_args=()
+if [ "$kind" = root ]; then
+    # A throwaway HOME: the bridge's config, state, units and binaries.
+    mkdir -m 0700 "$work/home" || exit 1
+    home_args=(--home "$work/home")
+else
+    out=$("$tools/testuser.sh" create "$prefix" 2>&1)
+    case $? in
+        0) ;;
+        77) rc=77 && skip "${out#SKIP: }" ;;
+        *) echo "$out" >&2 && exit 1 ;;
+    esac
+    made_user=1
+    user=$prefix
+    chown "$user:" "$work"
+fi
+
+# The session runs in the work dir: it must be the user's cwd, not the caller's.
+cd "$work" || exit 1
+if [ "$mode" = systemd ]; then
+    teardown=$(printf '%q ' "$tools/bridge-session.sh" teardown "${session_args[@]}")
+    "$tools/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" --teardown "$teardown" \
+        "$user" -- "$@" "${session_args[@]}"
+    rc=$?
+else
+    echo "no user manager here ($why): hostbridge-executor watch drains the spool instead"
+    env -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$work/home" "$@" "${session_args[@]}"
+    rc=$?
+fi
