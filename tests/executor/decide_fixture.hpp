@@ -11,6 +11,7 @@
 //              then wait for it
 //   killself   SIGKILL itself
 //   daemon     a background sleep that keeps stdout open, then exit 0
+//              (its pid appended to <root>/ctl/daemons)
 //   cat        print <root>/ctl/payload byte for byte
 //   fds        list the shell's own fd table (ls -l /proc/$$/fd)
 //   env        print the environment it was exec'd with and its cwd
@@ -50,7 +51,7 @@ inline std::string recording_script(const std::string& record, const std::string
            "case $mode in\n"
            "  exit=*) echo \"exiting with ${mode#exit=}\"; exit \"${mode#exit=}\" ;;\n"
            "  timeout) (trap '' TERM; exec sleep 300) & echo $! > \"$CTL/grandchild\"; wait ;;\n"
-           "  daemon) sleep 60 & echo $! > \"$CTL/daemon\"; echo started; exit 0 ;;\n"
+           "  daemon) sleep 60 & echo $! >> \"$CTL/daemons\"; echo started; exit 0 ;;\n"
            "  killself) kill -KILL $$ ;;\n"
            "  cat) cat \"$CTL/payload\" ;;\n"
            "  fds) ls -l /proc/$$/fd ;;\n"

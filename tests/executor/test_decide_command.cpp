@@ -117,13 +117,23 @@ TEST(DecideCommand, ABackgroundDaemonKeepingStdoutOpenDoesNotHangTheDrain) {
     const std::string name = f.publish("up");
     const std::string after = f.publish("status");
     const auto exit = f.finish(f.start(), std::chrono::seconds(30));
-    const pid_t daemon = std::stoi(f.ctl_file("daemon"));
-    // Still there, still holding the log: the drain did not wait for it.
-    const bool alive = hb::test::process_alive(daemon);
-    const std::string cmdline = hb::test::read_file("/proc/" + std::to_string(daemon) + "/cmdline");
-    if (alive && cmdline.rfind("sleep", 0) == 0) ::kill(daemon, SIGKILL);
+    // One daemon per call, each still there holding its log: the drain did
+    // not wait for them. Then they go.
+    std::vector<pid_t> daemons;
+    std::istringstream pids(f.ctl_file("daemons"));
+    for (pid_t pid; pids >> pid;) daemons.push_back(pid);
+    std::size_t alive = 0;
+    for (pid_t daemon : daemons) {
+        const std::string cmdline =
+            hb::test::read_file("/proc/" + std::to_string(daemon) + "/cmdline");
+        if (hb::test::process_alive(daemon) && cmdline.rfind("sleep", 0) == 0) {
+            ++alive;
+            ::kill(daemon, SIGKILL);
+        }
+    }
     EXPECT_EQ(exit.code, 0) << exit.err;
-    EXPECT_TRUE(alive);
+    EXPECT_EQ(daemons.size(), 2U);
+    EXPECT_EQ(alive, 2U);
     EXPECT_EQ(final_response(f, name)["state"], "done");
     EXPECT_EQ(final_response(f, name)["output"], "started\n");
     EXPECT_EQ(final_response(f, after)["state"], "done");
