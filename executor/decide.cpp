@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "executor/argv_table.hpp"
+#include "executor/evidence.hpp"
 #include "executor/integrity_gate.hpp"
 #include "executor/policy.hpp"
 #include "executor/rate_limiter.hpp"
@@ -61,7 +62,8 @@ std::optional<Decision> check_expiry(const Config& config, const Verdict& verdic
 // The command's log: created fresh in archive/ through the pinned dirfd.
 // A name already there was planted (the drain never reuses one): it is
 // quarantined as evidence and the log created again; never appended to.
-Result<UniqueFd> create_log(const Spool& spool, const Config& config, const std::string& name) {
+Result<UniqueFd> create_log(const Spool& spool, const Config& config, AuditLog& audit,
+                            const std::string& name) {
     for (int attempt = 0; attempt < 2; ++attempt) {
         const int fd = ::openat(spool.fd(SpoolDir::Archive), name.c_str(),
                                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -82,6 +84,22 @@ Result<UniqueFd> create_log(const Spool& spool, const Config& config, const std:
         }
         if (errno != EEXIST || attempt > 0) {
             return make_error("cannot create archive/" + name + ": " + std::strerror(errno));
+        }
+        // The agent can delete the quarantined copy but not the audit log,
+        // so what was planted is described there first (never opened: a
+        // FIFO or device must not block or be read).
+        struct stat st {};
+        AuditRecord planted;
+        planted.event = AuditEvent::Quarantined;
+        planted.request = name;
+        planted.reason = "planted in archive/ where a command's log goes; ";
+        *planted.reason +=
+            ::fstatat(spool.fd(SpoolDir::Archive), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0
+                ? describe_evidence(st, -1)
+                : std::string("gone before it could be described");
+        if (auto audited = audit.append(planted); !audited) {
+            return make_error("cannot audit a planted archive/" + name + ": " +
+                              audited.error().message);
         }
         if (auto moved = spool.quarantine(SpoolDir::Archive, name); !moved) {
             return make_error("cannot move a planted archive/" + name +
@@ -104,7 +122,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     const Config& config = context.config;
     const Verb verb = *verdict.verb;
     const std::string log_name = request.name + ".log";
-    auto log = create_log(context.spool, config, log_name);
+    auto log = create_log(context.spool, config, context.audit, log_name);
     if (!log) {
         return refuse(FinalState::Failed, ReasonCode::SpawnFailed,
                       with_detail(ReasonCode::SpawnFailed, log.error().message));

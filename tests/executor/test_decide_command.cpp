@@ -218,6 +218,18 @@ TEST(DecideCommand, APlantedLogIsQuarantinedAndAFreshOneCreated) {
     EXPECT_EQ(hb::test::read_file(f.path("quarantine", planted_file + ".log")),
               "planted by the agent\n");
     EXPECT_TRUE(fs::is_symlink(f.path("quarantine", planted_link + ".log")));
+    // The audit log describes each planted entry: the agent can delete the
+    // quarantined copy, not the log.
+    for (const auto& name : {planted_file, planted_link}) {
+        bool described = false;
+        for (const auto& line : f.audit()) {
+            if (line["event"] == "quarantined" && line["request"] == name + ".log") {
+                const std::string reason = line["reason"];
+                described = reason.find("planted in archive/") != std::string::npos;
+            }
+        }
+        EXPECT_TRUE(described) << name;
+    }
 }
 
 TEST(DecideCommand, OutputWithQuotesNewlinesAndNonAsciiArrivesByteExact) {
