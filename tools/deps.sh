@@ -8,7 +8,10 @@ build="cmake g++ make pkg-config clang clang-format libclang-rt-14-dev libseccom
 libcap-ng-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev \
 libyaml-cpp-dev"
 test_extra="git dash busybox-static util-linux procps systemd dbus-user-session podman runc \
-podman-compose uidmap iproute2 passwd e2fsprogs gawk original-awk mawk"
+podman-compose uidmap iproute2 passwd e2fsprogs gawk original-awk mawk netavark aardvark-dns \
+iptables catatonit slirp4netns tar python3"
+# podman only recommends netavark's DNS, an --init binary and rootless
+# networking: the e2e session and ./demo need them; python3 runs bench/real_path.py.
 
 case "${1:-build}" in
     build) want="$build" ;;
