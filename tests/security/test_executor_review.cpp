@@ -1,0 +1,151 @@
+// docs/EXECUTOR-REVIEW.md held to the code, so the reviewer's guide cannot
+// drift: its command list is the argv table, its syscall tables are the
+// parser's seccomp policy, and its reading order names every executor file.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "doc_text.hpp"
+#include "executor/argv_table.hpp"
+#include "sandbox/seccomp_policy.hpp"
+
+namespace hb::test {
+namespace {
+
+const std::string kDoc = std::string(HB_SOURCE_DIR) + "/docs/EXECUTOR-REVIEW.md";
+
+// The example install ARGV-TABLE.md shows, with placeholders for the paths.
+hb::Config doc_config(hb::BackendKind kind) {
+    hb::Config c;
+    c.slug = "$SLUG";
+    c.project_dir = "/home/u/demo-app";
+    c.services = {"api", "db", "web", "worker"};
+    c.buildable = {"api", "web", "worker"};
+    c.backend = kind == hb::BackendKind::Stack ? hb::Backend{kind, {"$STACK"}, ""}
+                                               : hb::Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE"};
+    c.join_network = hb::JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
+    c.systemd = {true, "$SYSTEMD_RUN"};
+    return c;
+}
+
+std::string render_table(const hb::Config& c) {
+    using namespace hb::exec;
+    std::string md = "| verb | arg | runs |\n|---|---|---|\n";
+    for (const auto& row : enumerate_argv_table(c)) {
+        md += "| `" + std::string(hb::verb_name(row.verb)) + "` | ";
+        md += row.arg ? "`" + c.services[*row.arg] + "`" : "";
+        md += " | ";
+        if (const auto* argv = std::get_if<Argv>(&row.outcome)) {
+            md += "`" + display_argv(*argv) + "`";
+        } else {
+            md += describe_outcome(row.outcome);
+        }
+        md += " |\n";
+    }
+    return md;
+}
+
+TEST(ExecutorReview, CommandListIsTheArgvTable) {
+    const std::string block =
+        between_markers(read_text(kDoc), "<!-- argv-table:begin", "<!-- argv-table:end");
+    ASSERT_FALSE(block.empty()) << "no argv-table markers in " << kDoc;
+    const std::string want =
+        "### Backend `stack`\n\n" + render_table(doc_config(hb::BackendKind::Stack)) +
+        "\n### Backend `compose`\n\n" + render_table(doc_config(hb::BackendKind::Compose));
+    EXPECT_EQ(block, want) << kDoc << ": the command list differs from argv_for(); paste:\n"
+                           << want;
+}
+
+struct DocRow {
+    std::string only_when;
+};
+
+// syscall name -> its rows ("only when" cells) in one of the doc's tables.
+std::multimap<std::string, DocRow> doc_syscalls(const std::string& marker) {
+    const std::string block = between_markers(read_text(kDoc), marker, "<!-- syscalls:end");
+    std::multimap<std::string, DocRow> rows;
+    for (const std::string& line : lines_of_text(block)) {
+        const auto cells = table_cells(line);
+        if (cells.size() != 3 || cells[0].size() < 3 || cells[0].front() != '`') continue;
+        rows.emplace(cells[0].substr(1, cells[0].size() - 2), DocRow{cells[1]});
+    }
+    return rows;
+}
+
+// name -> whether every allowance of that name carries argument conditions.
+std::map<std::string, bool> policy_syscalls(const std::vector<hb::sandbox::Allowance>& list) {
+    std::map<std::string, bool> out;
+    for (const auto& a : list) {
+        const std::string name(a.name);
+        const bool restricted = !a.conditions.empty();
+        out[name] = out.contains(name) ? (out[name] && restricted) : restricted;
+    }
+    return out;
+}
+
+void expect_same(const std::multimap<std::string, DocRow>& doc,
+                 const std::map<std::string, bool>& policy, const std::string& which) {
+    ASSERT_FALSE(doc.empty()) << "no " << which << " syscall table in " << kDoc;
+    for (const auto& [name, restricted] : policy) {
+        const auto it = doc.find(name);
+        if (it == doc.end()) {
+            ADD_FAILURE() << which << ": `" << name << "` is allowed but " << kDoc
+                          << " does not list it";
+            continue;
+        }
+        EXPECT_EQ(doc.count(name), 1u) << which << ": `" << name << "` listed twice";
+        EXPECT_EQ(!it->second.only_when.empty(), restricted)
+            << which << ": `" << name << "`'s \"only when\" must be filled exactly when the "
+            << "policy restricts its arguments";
+    }
+    for (const auto& [name, row] : doc) {
+        EXPECT_TRUE(policy.contains(name))
+            << which << ": " << kDoc << " lists `" << name << "`, which the policy does not allow";
+    }
+}
+
+TEST(ExecutorReview, SyscallListIsExactlyTheParserPolicy) {
+    constexpr int kSocket = 3;
+    const pid_t self = ::getpid();
+    const auto release = hb::sandbox::parser_policy(kSocket, self, false);
+    expect_same(doc_syscalls("<!-- syscalls:release"), policy_syscalls(release), "release");
+
+    hb::sandbox::PolicyBuilder extras;
+    extras.allow_sanitizer_runtime(kSocket);
+    expect_same(doc_syscalls("<!-- syscalls:sanitizer"), policy_syscalls(extras.allowances()),
+                "sanitizer build");
+    // The sanitized parser's policy is exactly release + extras.
+    EXPECT_EQ(hb::sandbox::parser_policy(kSocket, self, true).size(),
+              release.size() + extras.allowances().size());
+}
+
+TEST(ExecutorReview, EveryExecutorFileIsInTheReadingOrder) {
+    const std::string text = read_text(kDoc);
+    const auto start = text.find("## The files, in reading order");
+    const auto end = text.find("\n## ", start + 1);
+    ASSERT_NE(start, std::string::npos);
+    const std::string section = text.substr(start, end - start);
+    std::set<std::string> named;
+    for (const std::string& word : backticked(section)) {
+        named.insert(word.substr(word.rfind('/') == std::string::npos ? 0 : word.rfind('/') + 1));
+    }
+    DIR* dir = ::opendir((std::string(HB_SOURCE_DIR) + "/executor").c_str());
+    ASSERT_NE(dir, nullptr);
+    int files = 0;
+    while (const dirent* e = ::readdir(dir)) {
+        const std::string name = e->d_name;
+        if (!name.ends_with(".cpp") && !name.ends_with(".hpp")) continue;
+        ++files;
+        EXPECT_TRUE(named.contains(name))
+            << "executor/" << name << " is missing from the reading order in " << kDoc;
+    }
+    ::closedir(dir);
+    EXPECT_GT(files, 20);
+}
+
+}  // namespace
+}  // namespace hb::test
