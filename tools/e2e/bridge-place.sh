@@ -99,7 +99,7 @@ cleanup() {
     cd / || true # the work dir goes away
     # In systemd mode usermgr.sh ran the teardown inside its namespace.
     if [ "$mode" = watch ] && [ -d "$work" ]; then
-        HOME=$work/home "$tools/bridge-session.sh" teardown "${session_args[@]}"
+        HB_BRIDGE_HOME=$work/home "$tools/bridge-session.sh" teardown "${session_args[@]}"
     fi
     [ "$made_user" -eq 0 ] || "$tools/testuser.sh" delete "$prefix" >/dev/null 2>&1
     rm -rf --one-file-system "$work"
@@ -141,6 +141,7 @@ if [ "$mode" = systemd ]; then
     rc=$?
 else
     echo "no user manager here ($why): hostbridge-executor watch drains the spool instead"
-    env -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$work/home" "$@" "${session_args[@]}"
+    # The bridge's files go to a throwaway HOME; podman keeps the real one.
+    HB_BRIDGE_HOME=$work/home "$@" "${session_args[@]}"
     rc=$?
 fi

@@ -77,9 +77,18 @@ agent_img=localhost/$project-agent:latest
 label=io.hostbridge.demo.project=$project
 service=hostbridge-$slug.service
 path_unit=hostbridge-$slug.path
-config_dir=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug
-state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/hostbridge/$slug
-lib_dir=$HOME/.local/lib/hostbridge/$slug
+# HB_BRIDGE_HOME (watch mode): a throwaway HOME for the bridge's own files
+# only. podman keeps the real HOME: the drain runs commands with HOME from
+# the password database, and rootless podman's storage lives there.
+if [ -n "${HB_BRIDGE_HOME:-}" ]; then
+    hostbridge() { env -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$HB_BRIDGE_HOME" "$bin/hostbridge" "$@"; }
+    config_dir=$HB_BRIDGE_HOME/.config/hostbridge/$slug
+    lib_dir=$HB_BRIDGE_HOME/.local/lib/hostbridge/$slug
+else
+    hostbridge() { "$bin/hostbridge" "$@"; }
+    config_dir=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug
+    lib_dir=$HOME/.local/lib/hostbridge/$slug
+fi
 watch_pidfile=$run_dir/watch.pid
 rootful=0
 [ "$(id -u)" -eq 0 ] && rootful=1
@@ -246,7 +255,7 @@ install_bridge() {
     [ "$mode" = watch ] && args+=(--no-systemd)
     say "host\$ hostbridge install ${args[*]}"
     local out
-    out=$("$bin/hostbridge" install "${args[@]}" 2>&1)
+    out=$(hostbridge install "${args[@]}" 2>&1)
     local rc=$?
     printf '%s\n' "$out" >"$run_dir/install.log"
     if [ "$rc" -ne 0 ]; then
@@ -396,7 +405,7 @@ cmd_session() {
         eval '[ "$REQ_RC" -eq 70 ] && grep -q "integrity gate" <<<"$REQ_ERR"'
     say "host\$ hostbridge approve --yes   (a person reviews the diff and approves it)"
     local out
-    out=$(cd "$P" && "$bin/hostbridge" approve --yes 2>&1)
+    out=$(cd "$P" && hostbridge approve --yes 2>&1)
     local rc=$?
     printf '%s\n' "$out" | indent
     check "approve: exit 0, the diff shows the change" \
@@ -454,9 +463,9 @@ cmd_session() {
 cmd_audit() {
     section "the audit log (host side, outside the agent's reach)"
     say "host\$ hostbridge audit"
-    (cd "$P" && "$bin/hostbridge" audit) | indent
+    (cd "$P" && hostbridge audit) | indent
     local json
-    json=$(cd "$P" && "$bin/hostbridge" audit --json)
+    json=$(cd "$P" && hostbridge audit --json)
     audited() { # EVENT VERB [REASON]: count matching lines
         grep '"event":"'"$1"'"' <<<"$json" | grep '"verb":'"$2" | grep -c "${3:-.}"
     }
@@ -476,7 +485,7 @@ cmd_audit() {
     check "the audit log holds every step of the session$missing" test -z "$missing"
     say "host\$ hostbridge audit --verify"
     local out
-    out=$(cd "$P" && "$bin/hostbridge" audit --verify 2>&1)
+    out=$(cd "$P" && hostbridge audit --verify 2>&1)
     local rc=$?
     printf '%s\n' "$out" | indent
     check "the hash chain verifies" test "$rc" -eq 0
