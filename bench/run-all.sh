@@ -8,7 +8,8 @@
 # bench_decide (state on the root fs and on tmpfs), bench_drain and
 # bench_status (each on tmpfs, a fresh journaled ext4 and the root fs; the
 # drain as measured and under chrt), then the real systemd+podman path
-# (bench/real_path.sh, or tools/e2e/smoke.sh) where present.
+# (bench/real_path.sh root|rootless, and the groundwork of
+# tools/e2e/smoke.sh root|rootless) where root and podman are there.
 #
 # Usage: bench/run-all.sh [--quick] [--out FILE]
 #   --quick  fewer repetitions and runs (a check that everything runs; its
@@ -131,10 +132,13 @@ for base in $bases; do
 done
 
 # --- Real systemd and podman ------------------------------------------------------
-if [ -x bench/real_path.sh ]; then
-    measure bench/real_path.sh
+if [ -x bench/real_path.sh ] && [ "$root" = 1 ]; then
+    real_n=20
+    [ "$quick" = 1 ] && real_n=2
+    measure env HB_BIN="$repo/$build/bin" bench/real_path.sh root "$real_n"
+    measure env HB_BIN="$repo/$build/bin" bench/real_path.sh rootless "$real_n"
 else
-    skip "bench/real_path.sh is not present (the real systemd+podman path of the demo)"
+    skip "bench/real_path.sh (the real systemd+podman path: needs root and the script)"
 fi
 if [ "$root" = 1 ] && [ -x tools/e2e/smoke.sh ] && command -v podman >/dev/null; then
     iterations=20
@@ -148,4 +152,5 @@ fi
 say ""
 say "loadavg:     $(cat /proc/loadavg) (at the end)"
 [ -r /proc/pressure/cpu ] && say "cpu pressure: $(head -n 1 /proc/pressure/cpu) (at the end)"
-say "results:     $repo/$out"
+case $out in /*) ;; *) out="$repo/$out" ;; esac
+say "results:     $out"
