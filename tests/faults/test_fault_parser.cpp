@@ -61,6 +61,37 @@ TEST(ParserFaults, RealParserKilledAtRandomPointsOfAMixedDrain) {
               << " of " << batch.size() << ", commands run: " << f.total_runs() << "\n";
 }
 
+// A parser that hangs on one request and crashes on another in the middle
+// of a batch (fake-parser-nonce: "5eed…" hangs, "dead…" crashes; it knows
+// only `ping`): each costs exactly its own request, the hang 2 s, and the
+// pings around them are answered by the replacement parsers.
+TEST(ParserFaults, AHangAndACrashMidBatchCostOnlyTheirOwnRequests) {
+    FaultFixture f;
+    f.config["parser"] = HB_FAKE_PARSER_DIR "/fake-parser-nonce";
+    f.write_config();
+    std::vector<std::string> pings;
+    for (int i = 0; i < 5; ++i) pings.push_back(f.publish("ping"));
+    const std::string hangs = f.publish("ping", "", "5eed");
+    for (int i = 0; i < 5; ++i) pings.push_back(f.publish("ping"));
+    const std::string crashes = f.publish("ping", "", "dead");
+    for (int i = 0; i < 5; ++i) pings.push_back(f.publish("ping"));
+    const std::string err_path = f.root + "/stderr-hang";
+    EXPECT_EQ(f.drain_logged(err_path), 0);
+    const std::string err = read_file(err_path);
+    EXPECT_NE(err.find("parser failure on " + hangs + ": no verdict within 2 s"), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("parser failure on " + crashes), std::string::npos) << err;
+    EXPECT_EQ(lines_of(err), 2u) << err;
+    for (const std::string& name : {hangs, crashes}) {
+        EXPECT_EQ(f.state_of(name), "denied") << name;
+        EXPECT_EQ(f.response(name).value()["reason"], "parser failure") << name;
+    }
+    for (const std::string& name : pings) EXPECT_EQ(f.state_of(name), "done") << name;
+    EXPECT_EQ(f.count("requests"), 0u);
+    EXPECT_EQ(f.count("processing"), 0u);
+    EXPECT_EQ(f.total_runs(), 0u);
+}
+
 // A parser that answers garbage, short or stale verdicts, accepts every
 // request as another verb, or crashes: every request it sees is denied
 // "parser failure", none reaches the stack, and the drain completes.
@@ -96,7 +127,9 @@ TEST_P(BrokenParserUnderLoad, NothingRunsAndEveryRequestIsAnswered) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, BrokenParserUnderLoad,
                          ::testing::Values("garbage", "short", "wrongseq", "wrongverb", "crash"),
-                         [](const ::testing::TestParamInfo<std::string>& mode) { return mode.param; });
+                         [](const ::testing::TestParamInfo<std::string>& mode) {
+                             return mode.param;
+                         });
 
 }  // namespace
 }  // namespace hb::test
