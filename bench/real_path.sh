@@ -58,8 +58,8 @@ done
 # The parts of a restart, run directly (same user, same namespace), 5 each.
 ctr=$slug-api
 direct() { # LABEL CMD...
-    local i t0 ms=()
-    for i in 1 2 3 4 5; do
+    local t0 ms=()
+    for _ in 1 2 3 4 5; do
         t0=$(date +%s%N)
         "${@:2}" >/dev/null 2>&1 || { echo "bench: $* failed" >&2 && return 1; }
         ms+=($((($(date +%s%N) - t0) / 1000)))

@@ -29,6 +29,8 @@
 # the manager's mount namespace. teardown is what usermgr's --teardown hook
 # runs (and what ./demo's trap runs in watch mode); it kills only the watch
 # process this script started (its PID file), nothing by name.
+# The checks pass their conditions to eval in single quotes on purpose.
+# shellcheck disable=SC2016
 set -uo pipefail
 
 SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
@@ -195,7 +197,8 @@ prepare_project() {
     [ ! -e "$P" ] || die "$P exists already"
     mkdir -p "$run_dir" || die "cannot create $run_dir"
     # A fresh copy as its own git repository, like a developer's checkout.
-    cp -a "$src" "$P" && rm -rf "$P/.rootfs" "$P/untracked" || die "cannot copy $src"
+    if ! cp -a "$src" "$P"; then die "cannot copy $src"; fi
+    rm -rf "$P/.rootfs" "$P/untracked"
     {
         git -C "$P" init -q . &&
             git -C "$P" add -A &&
