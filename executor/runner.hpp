@@ -82,7 +82,7 @@ std::vector<std::string> child_environment();
 // to, so DBUS_SESSION_BUS_ADDRESS is not needed.
 bool user_manager_reachable();
 
-// For a long-lived verb (up, restart, init) with systemd enabled, a
+// For a long-lived verb (up, restart, init, rebuild) with systemd enabled, a
 // systemd-run binary configured and a reachable manager: `SYSTEMD_RUN --user
 // --scope --quiet --collect --unit=hostbridge-<slug>-<verb>-<nonce> -- argv...`,
 // so the containers it starts outlive the drain's cgroup. Otherwise `argv`

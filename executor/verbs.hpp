@@ -36,7 +36,7 @@ inline constexpr std::array<VerbInfo, kAllVerbs.size()> kVerbTable = {{
     {Verb::Up,          ArgKind::None,      true,    true,      true,        "MODE_up"},
     {Verb::Down,        ArgKind::None,      true,    false,     true,        "MODE_down"},
     {Verb::Restart,     ArgKind::Service,   true,    true,      true,        "MODE_restart"},
-    {Verb::Rebuild,     ArgKind::Buildable, true,    false,     true,        "MODE_rebuild"},
+    {Verb::Rebuild,     ArgKind::Buildable, true,    true,      true,        "MODE_rebuild"},
     {Verb::Init,        ArgKind::None,      true,    true,      true,        "MODE_init"},
     {Verb::JoinNetwork, ArgKind::None,      true,    false,     true,        "MODE_join-network"},
 }};

@@ -284,8 +284,9 @@ std::string render_doc() {
               no_join) +
           "\n\n";
     md += "## Long-lived verbs in a systemd scope\n\n";
-    md += "`up`, `restart` and `init` (the long-lived verbs) run inside a transient\n";
-    md += "user scope, so the containers they start outlive the drain, when\n";
+    md += "`up`, `restart`, `init` and `rebuild` (the long-lived verbs) run inside a\n";
+    md += "transient user scope, so the containers they start (a stack's build may\n";
+    md += "replace a running one) outlive the drain, when\n";
     md += "`systemd.enabled` is true, `systemd.systemd_run` is set and a user manager\n";
     md += "is reachable (`$XDG_RUNTIME_DIR/systemd/private` is a socket). The row's\n";
     md += "argv is then prefixed, unchanged (shown for `restart`):\n\n";

@@ -269,6 +269,7 @@ TEST(DecideVerbs, LongLivedVerbsRunInASystemdScopeWhenAManagerIsReachable) {
         join(scope(init, "init"), {s, "init"}),
         {s, "init"},
         {s, "status"},
+        join(scope(rebuild, "rebuild"), {s, "build", "api"}),
         {s, "build", "api"},
     };
     EXPECT_EQ(f.recorded(), expected);

@@ -34,7 +34,7 @@ TEST(Verbs, PolicyKeyIsModeAndTheProtocolSpelling) {
 TEST(Verbs, PropertiesMatchTheProtocol) {
     const std::set<Verb> mutating = {Verb::Up,      Verb::Down, Verb::Restart,
                                      Verb::Rebuild, Verb::Init, Verb::JoinNetwork};
-    const std::set<Verb> long_lived = {Verb::Up, Verb::Restart, Verb::Init};
+    const std::set<Verb> long_lived = {Verb::Up, Verb::Restart, Verb::Init, Verb::Rebuild};
     const std::set<Verb> read_only_with_command = {Verb::Status, Verb::Health, Verb::Logs};
     for (Verb verb : kAllVerbs) {
         const VerbInfo& info = verb_info(verb);
