@@ -18,9 +18,9 @@ struct Error {
 
 template <typename T>
 class Result {
-public:
-    Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}       // NOLINT
-    Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}   // NOLINT
+  public:
+    Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}      // NOLINT
+    Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
     [[nodiscard]] bool ok() const { return v_.index() == 0; }
     explicit operator bool() const { return ok(); }
@@ -47,14 +47,14 @@ public:
         return std::get<1>(v_);
     }
 
-private:
+  private:
     std::variant<T, Error> v_;
 };
 
 // Result<void>: success carries nothing.
 template <>
 class Result<void> {
-public:
+  public:
     Result() = default;
     Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT
 
@@ -65,11 +65,13 @@ public:
         return error_;
     }
 
-private:
+  private:
     Error error_;
     bool ok_ = true;
 };
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) {
+    return Error{std::move(message)};
+}
 
 }  // namespace hb
