@@ -93,6 +93,14 @@ class FaultFixture : public DrainFixture {
             ::kill(pid, SIGKILL);
             ::waitpid(pid, nullptr, 0);
         }
+        // A command orphaned by a killed drain may still be finishing (and
+        // appending to the record) while the tree is removed: try again
+        // until it is gone, so no temp dir is left behind.
+        for (int attempt = 0; attempt < 100 && fs::exists(fs::symlink_status(root)); ++attempt) {
+            std::error_code ec;
+            fs::remove_all(root, ec);
+            if (ec) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
     }
 
     // Publishes one request of `kind` the way a client (or a hostile agent) would.
