@@ -23,6 +23,7 @@
 #include "cli/resolve_binary.hpp"
 #include "cli/slug.hpp"
 #include "cli/spool_setup.hpp"
+#include "cli/stack_scan.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
@@ -399,7 +400,28 @@ class Installer {
             }
             snapshots_.push_back(std::move(*snap));
         }
+        warn_unpinned_stack_reads(rels);
         return std::nullopt;
+    }
+
+    // Commands run from the run tree, which holds pinned files only: a file
+    // of the project that the stack script names but nobody pinned is either
+    // missing there or, read from the checkout, the agent's.
+    void warn_unpinned_stack_reads(const std::set<std::string>& pinned) const {
+        if (backend_.kind != BackendKind::Stack) return;
+        const std::string& script = backend_.argv.front();
+        if (!path_is_within(script, project_dir_)) return;
+        const std::string rel = script.substr(project_dir_.size() + 1);
+        for (const auto& snap : snapshots_) {
+            if (snap.rel != rel || !snap.content) continue;
+            for (const std::string& name : unpinned_files_named(project_dir_, *snap.content, pinned)) {
+                print_warning(kCmd, "the stack script names " + name +
+                                        ", a file of the project that is not pinned (a " +
+                                        "best-effort scan); commands run from the approved " +
+                                        "copies, so pin it with --tcb " + name +
+                                        " if the stack reads it");
+            }
+        }
     }
 
     std::optional<Stop> build_config() {
@@ -408,6 +430,7 @@ class Installer {
         c.project_dir = project_dir_;
         c.spool_dir = spool_dir_;
         c.state_dir = paths_.state_dir;
+        c.run_dir = paths_.run_dir;
         c.policy_file = paths_.policy_file;
         c.parser = paths_.parser;
         c.allow_root = o_.allow_root;
