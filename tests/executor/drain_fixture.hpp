@@ -109,6 +109,7 @@ class DrainFixture {
             {"services", {"api", "db", "web"}},
             {"buildable", {"api", "web"}},
             {"tcb", json::array()},
+            {"run_dir", root + "/run"},
             {"limits",
              {{"mutating", {{"count", 20}, {"seconds", 600}}},
               {"read_only", {{"count", 120}, {"seconds", 60}}},

@@ -44,6 +44,7 @@ const char* const kArchitectureExample = R"({
   "tcb": [{"path": "stack", "sha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
           {"path": "compose.yaml", "sha256": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
           {"path": ".env", "sha256": null}],
+  "run_dir": "/home/u/.cache/hostbridge/run/demo-app",
   "limits": {"mutating": {"count": 20, "seconds": 600},
              "read_only": {"count": 120, "seconds": 60},
              "ttl_seconds": 600, "future_skew_seconds": 120},
