@@ -135,7 +135,21 @@ int run_approve(int argc, char** argv) {
             }
             bool pinned = std::any_of(config->tcb.begin(), config->tcb.end(),
                                       [&](const TcbPin& p) { return p.path == *rel; });
-            if (pinned) return read_approved_copy(*paths, *rel);
+            if (pinned) {
+                // Unchanged since approved: its approved copy, or (that copy
+                // lost) the file itself if it still matches the pin.
+                auto copy = read_approved_copy(*paths, *rel);
+                if (!copy || copy->has_value()) return copy;
+                auto now = snapshot_tcb_file(project, *rel);
+                if (!now) return now.error();
+                for (const auto& p : config->tcb) {
+                    if (p.path == *rel && p.sha256 != now->sha256) {
+                        return make_error(*rel +
+                                          " changed while approve read it; run approve again");
+                    }
+                }
+                return now->content;
+            }
             auto now = snapshot_tcb_file(project, *rel);
             if (!now) return now.error();
             changes.push_back({*now, std::nullopt, true});

@@ -322,7 +322,7 @@ class Reader {
             RenderedCompose r;
             r.file = file;
             r.text = "# Rendered by hostbridge from the approved " +
-                     file.substr(project_.size() + 1) +
+                     quote(file.substr(project_.size() + 1)) +
                      ": what compose reads in the run tree.\n# Paths into the checkout are "
                      "absolute; env_file, extends and include stay relative.\n";
             if (!doc.is_null()) emit_block(doc, 0, r.text);
@@ -615,6 +615,10 @@ class Reader {
         if (!v.is_scalar() || v.text.empty()) return make_error(at + "is not a path");
         const std::string raw = v.text;
         if (raw.find('$') != std::string::npos) return interpolation(file, key, v);
+        if (std::any_of(raw.begin(), raw.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+            return make_error(at + quote(raw) + " contains control characters: rename the file");
+        }
         std::string spelled = raw;
         if (raw[0] == '~') {
             // Only mount sources expand ~ (to the host user's home).

@@ -116,6 +116,15 @@ TEST_F(ComposeStrict, AbsolutePathsIntoTheProjectForPinnedFilesAreRefused) {
     EXPECT_TRUE(contains(error_of(), "by an absolute path"));
 }
 
+TEST_F(ComposeStrict, ControlCharactersInAFileReferenceAreRefused) {
+    write_file(dir + "/compose.yaml",
+               "services:\n  a:\n    image: x\n    env_file: \"a\\e[2J.env\"\n");
+    std::string error = error_of();
+    EXPECT_TRUE(contains(error, "control characters")) << error;
+    EXPECT_TRUE(contains(error, "\\x1b[2J")) << error;
+    EXPECT_EQ(error.find('\x1b'), std::string::npos);
+}
+
 TEST_F(ComposeStrict, AMergeKeyBombEndsWithAnError) {
     // 8 levels of 12 aliases each: 12^8 nodes if expanded; approve used to
     // spin past 25 s.
