@@ -13,6 +13,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
+#include "cli/compose_render.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
 #include "cli/install_options.hpp"
@@ -39,10 +40,6 @@ namespace {
 constexpr std::string_view kCmd = "install";
 constexpr std::array<std::string_view, 4> kComposeNames = {
     "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"};
-// What `docker compose` also reads when a stack script runs it without -f.
-constexpr std::array<std::string_view, 4> kOverrideNames = {
-    "compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
-    "docker-compose.override.yml"};
 
 // One line per item ("  bridge.json: no change"), counting real changes.
 class Report {
@@ -111,6 +108,7 @@ class Installer {
         }
         if (auto s = write_dirs_and_spool()) return s;
         if (auto s = write_pins()) return s;
+        if (auto s = write_rendered()) return s;
         if (auto s = write_binaries()) return s;
         if (auto s = write_config_files()) return s;
         if (auto s = write_spool_files()) return s;
@@ -313,6 +311,9 @@ class Installer {
                 if (!rel) return read_file_if_exists(abs, 16u << 20);
                 auto snap = snapshot_tcb_file(project_dir_, *rel);
                 if (!snap) return snap.error();
+                // collect_tcb pins this very snapshot: what is rendered is
+                // what is pinned, even if the file changes in between.
+                read_snapshots_.emplace(*rel, *snap);
                 const TcbPin* pin = previous_pin(*rel);
                 if (pin != nullptr && pin->sha256 != snap->sha256) {
                     read_from_approved_.insert(*rel);
@@ -320,7 +321,7 @@ class Installer {
                 }
                 return snap->content;
             };
-            auto read = read_compose(compose_abs, source);
+            auto read = read_compose(compose_abs, source, project_dir_);
             if (!read) return fail(read.error().message);
             model = std::move(*read);
             if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
@@ -348,6 +349,7 @@ class Installer {
             }
         }
         referenced_ = model.referenced_files;
+        render_ = plan_render(project_dir_, model);
         return std::nullopt;
     }
 
@@ -363,15 +365,18 @@ class Installer {
                 rels.insert(binary.substr(project_dir_.size() + 1));
             }
         }
-        if (!compose_rel_.empty()) {
-            rels.insert(compose_rel_);
-            if (backend_.kind == BackendKind::Stack) {
-                std::string dir = compose_rel_.find('/') == std::string::npos
-                                      ? ""
-                                      : compose_rel_.substr(0, compose_rel_.rfind('/') + 1);
-                for (auto name : kOverrideNames) rels.insert(dir + std::string(name));
+        const std::string compose_dir = compose_rel_.find('/') == std::string::npos
+                                            ? ""
+                                            : compose_rel_.substr(0, compose_rel_.rfind('/') + 1);
+        if (!compose_rel_.empty()) rels.insert(compose_rel_);
+        if (backend_.kind == BackendKind::Stack) {
+            // A stack script may run compose without -f: every file a compose
+            // tool reads by default is pinned, as absent when missing.
+            for (const std::string& dir : {std::string(), compose_dir}) {
+                for (auto name : kComposeDefaultFiles) rels.insert(dir + std::string(name));
             }
         }
+        if (!compose_dir.empty()) rels.insert(compose_dir + ".env");
         for (const auto& abs : referenced_) {
             auto rel = project_relative(project_dir_, abs);
             if (rel) {
@@ -390,7 +395,9 @@ class Installer {
             explicit_tcb_.insert(*rel);
         }
         for (const auto& rel : rels) {
-            auto snap = snapshot_tcb_file(project_dir_, rel);
+            auto cached = read_snapshots_.find(rel);
+            auto snap = cached != read_snapshots_.end() ? Result<TcbSnapshot>(cached->second)
+                                                        : snapshot_tcb_file(project_dir_, rel);
             if (!snap) {
                 return fail("trusted file " + snap.error().message +
                             "; the integrity gate refuses it: replace it with a regular file");
@@ -444,6 +451,8 @@ class Installer {
             // Never re-pin a file that changed: only `approve`, after a diff, does.
             c.tcb.push_back(pin != nullptr ? *pin : TcbPin{snap.rel, snap.sha256});
         }
+        for (const auto& file : render_.files) c.rendered.push_back({file.rel, file.sha256});
+        c.checkout_paths = render_.checkout_paths;
         c.limits.mutating = o_.rate_limit;
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
@@ -565,6 +574,24 @@ class Installer {
             std::cout
                 << "Trusted files changed since they were pinned; review and approve them with:\n";
             print_fix(self_command() + " approve --slug " + slug_);
+        }
+        return std::nullopt;
+    }
+
+    // The rendered compose files the run tree holds instead of the approved
+    // copies (cli/compose_render.hpp).
+    std::optional<Stop> write_rendered() {
+        std::vector<std::string> stale;
+        if (previous_) {
+            for (const auto& pin : previous_->rendered) stale.push_back(pin.path);
+        }
+        auto stored = store_rendered(paths_, render_, stale);
+        if (!stored) return fail(stored.error().message);
+        std::string names;
+        for (const auto& file : render_.files) names += (names.empty() ? "" : ", ") + file.rel;
+        if (!render_.files.empty() || *stored != 0) {
+            report_.item("rendered " + (names.empty() ? std::string("compose files") : names),
+                         *stored == 0 ? "no change" : "written for the run tree");
         }
         return std::nullopt;
     }
@@ -726,6 +753,8 @@ class Installer {
     std::vector<std::string> buildable_;
     std::vector<std::string> referenced_;
     std::set<std::string> read_from_approved_;
+    std::map<std::string, TcbSnapshot> read_snapshots_;
+    RenderPlan render_;
     std::set<std::string> explicit_tcb_;
     std::vector<TcbSnapshot> snapshots_;
     Config config_;
