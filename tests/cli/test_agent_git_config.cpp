@@ -333,6 +333,13 @@ TEST_F(AgentGitConfig, InstallDoesNotFollowASymlinkedGitDirOrExclude) {
     EXPECT_EQ(run.code, 1) << run.out << run.err;
     EXPECT_TRUE(contains(run.err, ".git/info/exclude is a symlink")) << run.err;
     EXPECT_EQ(read_file(target), "# the person's own file\n");
+
+    // A FIFO there is refused at once, not waited on.
+    ASSERT_EQ(::unlink(exclude.c_str()), 0);
+    ASSERT_EQ(::mkfifo(exclude.c_str(), 0644), 0);
+    run = home.hostbridge(install_args(project, {"--no-systemd"}), project.dir);
+    EXPECT_EQ(run.code, 1) << run.out << run.err;
+    EXPECT_TRUE(contains(run.err, ".git/info/exclude is not a regular file")) << run.err;
 }
 
 // A `gitdir:` file naming a directory inside the checkout is followed, one
