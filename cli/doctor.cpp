@@ -269,7 +269,7 @@ class Doctor {
         const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
         auto ignored = git_is_ignored(c_.project_dir, rel);
         if (!ignored) {
-            problem("cannot ask git whether the spool is ignored: " + ignored.error().message, {});
+            problem("cannot tell whether git ignores the spool: " + ignored.error().message, {});
         } else if (!*ignored) {
             problem("git does not ignore the spool " + rel + ", so an agent could commit requests",
                     {reinstall()});

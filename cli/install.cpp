@@ -135,12 +135,12 @@ class Installer {
             return fail("the project path " + project_dir_ +
                         " contains control characters, which systemd units cannot carry");
         }
-        auto top = git_toplevel(project_dir_);
-        if (!top) return fail(top.error().message);
-        if (*top != project_dir_) {
-            return fail(project_dir_ + " is not the top of its git work tree (the top is " + *top +
-                        "); pass --project-dir " + *top);
-        }
+        if (auto top = git_check_top(project_dir_); !top) return fail(top.error().message);
+        // Asked before any write: an exclude entry that would have to go
+        // outside the checkout or through a symlink stops the install here.
+        auto ignored = git_is_ignored(project_dir_, o_.spool_rel);
+        if (!ignored) return fail(ignored.error().message);
+        spool_ignored_ = *ignored;
         slug_ = o_.slug.value_or(derive_slug(project_dir_));
         if (!is_valid_slug(slug_)) {
             return Stop{kExitUsage,
@@ -506,9 +506,7 @@ class Installer {
                                                                    " dir(s) created or fixed");
         for (const auto& change : *changes)
             std::cout << "    " << change.path << ": " << change.what << "\n";
-        auto ignored = git_is_ignored(project_dir_, o_.spool_rel);
-        if (!ignored) return fail(ignored.error().message);
-        if (*ignored) {
+        if (spool_ignored_) {
             report_.item("spool ignored by git", "no change");
         } else {
             auto exclude = git_exclude(project_dir_, o_.spool_rel);
@@ -742,6 +740,7 @@ class Installer {
     std::string project_dir_;
     std::string slug_;
     std::string spool_dir_;
+    bool spool_ignored_ = false;  // by the checkout's own git rules, before any write
     std::optional<Config> previous_;
     bool taking_over_ = false;
     Backend backend_;
