@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/change_view.hpp"
 #include "cli/commands.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
@@ -22,8 +23,8 @@
 #include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
-#include "cli/unified_diff.hpp"
 #include "cli/units.hpp"
+#include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 #include "executor/integrity_gate.hpp"
@@ -63,7 +64,7 @@ class Doctor {
     Doctor(InstallPaths paths) : paths_(std::move(paths)) {}
 
     int run() {
-        std::cout << "hostbridge doctor: " << paths_.slug << "\n";
+        std::cout << "hostbridge doctor: " << visible(paths_.slug) << "\n";
         record_ = load_record();
         auto config = load_config(paths_.config_file);
         if (!config) {
@@ -85,13 +86,15 @@ class Doctor {
     }
 
   private:
-    void ok(const std::string& what) { std::cout << "ok:      " << what << "\n"; }
-    void info(const std::string& what) { std::cout << "info:    " << what << "\n"; }
-    // `detail` (a diff) goes between the problem and its fixes.
+    // Every line quotes names and paths the agent may have chosen.
+    void ok(const std::string& what) { std::cout << "ok:      " << visible(what) << "\n"; }
+    void info(const std::string& what) { std::cout << "info:    " << visible(what) << "\n"; }
+    // `detail` (render_change's text, already made visible) goes between
+    // the problem and its fixes.
     void problem(const std::string& what, const std::vector<std::string>& fixes,
                  const std::string& detail = "") {
         ++problems_;
-        std::cout << "PROBLEM: " << what << "\n" << detail;
+        std::cout << "PROBLEM: " << visible(what) << "\n" << detail;
         if (!detail.empty() && detail.back() != '\n') std::cout << "\n";
         for (const auto& fix : fixes) print_fix(fix);
     }
@@ -284,8 +287,9 @@ class Doctor {
             std::string diff;
             if (auto now = snapshot_tcb_file(c_.project_dir, p.path)) {
                 auto approved = read_approved_copy(paths_, p.path);
-                auto shown = unified_diff("approved/" + p.path, approved ? *approved : std::nullopt,
-                                          p.path, now->content);
+                auto shown =
+                    render_change("approved/" + p.path, approved ? *approved : std::nullopt, p.path,
+                                  now->content);
                 if (shown) diff = *shown;
             }
             problem("trusted file " + p.path + " " + p.problem +

@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "cli/visible.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
@@ -231,6 +232,26 @@ std::string shell_quote(std::string_view word) {
         }
     }
     if (plain) return std::string(word);
+    if (!is_plain_text(word) || word.find_first_of("\n\t") != std::string_view::npos) {
+        // $'...' (bash, zsh, ksh, POSIX 2024 sh): a name with invisible
+        // bytes stays pasteable and shows every byte.
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::string out = "$'";
+        for (char ch : word) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (ch == '\'' || ch == '\\') {
+                out += '\\';
+                out += ch;
+            } else if (c >= 0x20 && c < 0x7f) {
+                out += ch;
+            } else {
+                out += "\\x";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xf];
+            }
+        }
+        return out + "'";
+    }
     std::string out = "'";
     for (char c : word) {
         if (c == '\'') {

@@ -26,6 +26,7 @@
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
+#include "cli/visible.hpp"
 #include "client/embedded_client.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
@@ -47,10 +48,10 @@ constexpr std::array<std::string_view, 4> kOverrideNames = {
 class Report {
   public:
     void item(std::string_view what, std::string_view status) {
-        std::cout << "  " << what << ": " << status << "\n";
+        std::cout << "  " << visible(what) << ": " << visible(status) << "\n";
         if (status != "no change") ++changes_;
     }
-    void note(std::string_view text) { std::cout << text << "\n"; }
+    void note(std::string_view text) { std::cout << visible(text) << "\n"; }
     [[nodiscard]] int changes() const { return changes_; }
 
   private:
@@ -98,7 +99,7 @@ class Installer {
         if (auto s = collect_tcb()) return s;
         if (auto s = build_config()) return s;
         // --- writes ---
-        std::cout << "hostbridge install: " << slug_ << " for " << project_dir_ << "\n";
+        std::cout << "hostbridge install: " << slug_ << " for " << visible(project_dir_) << "\n";
         if (o_.allow_root) {
             print_warning(kCmd,
                           "--allow-root lets the drain run as root; use it only on "
@@ -325,7 +326,8 @@ class Installer {
             if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
         }
         for (const auto& rel : read_from_approved_) {
-            std::cout << "note: " << rel << " changed since it was pinned: read from its approved "
+            std::cout << "note: " << visible(rel)
+                      << " changed since it was pinned: read from its approved "
                       << "copy, not as it is now\n";
         }
         for (const auto& warning : model.warnings) {
@@ -377,7 +379,7 @@ class Installer {
                 rels.insert(*rel);
             } else {
                 std::cout
-                    << "note: " << abs
+                    << "note: " << visible(abs)
                     << " lies outside the project, where the agent cannot write; not pinned\n";
             }
         }
@@ -473,7 +475,7 @@ class Installer {
                                                              : std::to_string(changes->size()) +
                                                                    " dir(s) created or fixed");
         for (const auto& change : *changes)
-            std::cout << "    " << change.path << ": " << change.what << "\n";
+            std::cout << "    " << visible(change.path) << ": " << visible(change.what) << "\n";
         auto ignored = git_is_ignored(project_dir_, o_.spool_rel);
         if (!ignored) return fail(ignored.error().message);
         if (*ignored) {

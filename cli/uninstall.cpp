@@ -12,6 +12,7 @@
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
 #include "cli/systemd_user.hpp"
+#include "cli/visible.hpp"
 #include "executor/config.hpp"
 
 namespace hb::cli {
@@ -78,7 +79,7 @@ int run_uninstall(int argc, char** argv) {
             print_error(kCmd, result.error().message);
             ++failures;
         } else if (*result) {
-            std::cout << "  removed " << what << "\n";
+            std::cout << "  removed " << visible(what) << "\n";
         }
     };
 
@@ -107,7 +108,8 @@ int run_uninstall(int argc, char** argv) {
         removed(state_dir, remove_tree(state_dir));
         if (config) removed(config->spool_dir, remove_tree(config->spool_dir));
     } else {
-        std::cout << "kept the state dir (audit log, approved copies): " << p.state_dir << "\n";
+        std::cout << "kept the state dir (audit log, approved copies): " << visible(p.state_dir)
+                  << "\n";
     }
     // The per-user roots go too once the last install is gone (rmdir only
     // removes an empty directory).
