@@ -94,6 +94,7 @@ class Installer {
         // --- everything below is checked before anything is written ---
         if (auto s = check_project()) return s;
         if (auto s = check_existing()) return s;
+        if (auto s = check_spool_links()) return s;
         if (auto s = resolve_binaries()) return s;
         if (auto s = read_services()) return s;
         if (auto s = collect_tcb()) return s;
@@ -152,6 +153,14 @@ class Installer {
         }
         paths_ = install_paths(dirs_, slug_);
         spool_dir_ = project_dir_ + "/" + o_.spool_rel;
+        return std::nullopt;
+    }
+
+    // A link planted on the way to the spool or as one of its directories
+    // stops the install before its first write.
+    std::optional<Stop> check_spool_links() {
+        auto pinned = open_spool(project_dir_, o_.spool_rel);
+        if (!pinned) return fail(spool_refusal(pinned.error().message));
         return std::nullopt;
     }
 
@@ -578,11 +587,19 @@ class Installer {
     }
 
     std::optional<Stop> write_spool_files() {
-        auto client = write_file_if_changed(spool_dir_ + "/request", embedded::kClientScript, 0755);
+        // Through the spool's pinned fd: a name swapped for a link since
+        // ensure_spool is refused, never written through.
+        auto spool = open_spool(project_dir_, o_.spool_rel);
+        if (!spool) return fail(spool_refusal(spool.error().message));
+        if (!spool->root) return fail("the spool " + spool_dir_ + " vanished during the install");
+        const int dir = spool->root.get();
+        auto client = write_file_at_if_changed(dir, "request", embedded::kClientScript, 0755,
+                                               spool_dir_ + "/request");
         if (!client) return fail(client.error().message);
         report_.item(spool_dir_ + "/request", outcome_word(*client));
-        auto doc = write_file_if_changed(spool_dir_ + "/AGENT.md",
-                                         render_agent_doc(config_, o_.spool_rel), o_.file_mode);
+        auto doc =
+            write_file_at_if_changed(dir, "AGENT.md", render_agent_doc(config_, o_.spool_rel),
+                                     o_.file_mode, spool_dir_ + "/AGENT.md");
         if (!doc) return fail(doc.error().message);
         report_.item(spool_dir_ + "/AGENT.md", outcome_word(*doc));
         return std::nullopt;
