@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/args.hpp"
+#include "cli/change_view.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
 #include "cli/compose_render.hpp"
@@ -14,7 +15,7 @@
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
 #include "cli/tcb.hpp"
-#include "cli/unified_diff.hpp"
+#include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 
@@ -27,7 +28,10 @@ const char* const kHelp = R"(usage: hostbridge approve [--slug SLUG] [--yes]
 
 Shows a unified diff of every trusted project file (the stack script, the
 compose file and what it pulls in, .env, each --tcb file) against the copy
-approved last, asks for confirmation, then pins the new SHA-256, keeps the
+approved last, with each side's size and SHA-256; control, bidirectional and
+zero-width characters are shown as escapes (\x1b, \u202e), and a file that
+is not plain text (NUL or control bytes, invalid UTF-8) also as a hex dump of
+every changed byte. It asks for confirmation, then pins the new SHA-256, keeps the
 new copy and writes an `approved` event to the audit log. Files the compose
 file newly pulls in are pinned too. Until then the integrity gate refuses
 every verb that runs a command.
@@ -49,19 +53,19 @@ struct Change {
 
 // What compose will read in the run tree, as a diff against what it read
 // so far; false when that cannot be shown.
+// Made visible like every other change (cli/change_view.hpp): the rendering
+// carries names and values the agent wrote.
 bool show_rendered(const InstallPaths& paths, const RenderPlan& plan) {
     for (const auto& file : plan.files) {
         auto old = read_rendered_copy(paths, file.rel);
         if (old && *old == file.text) continue;
-        std::cout << "=== " << file.rel << " as rendered for the run tree (what compose reads)\n";
-        auto diff = unified_diff("rendered/" + file.rel, old ? *old : std::nullopt,
-                                 "rendered/" + file.rel, file.text);
-        if (!diff) {
-            print_error(kCmd, diff.error().message);
+        if (auto shown = show_change("rendered/" + file.rel,
+                                     "as rendered for the run tree (what compose reads)",
+                                     old ? *old : std::nullopt, file.text);
+            !shown) {
+            print_error(kCmd, shown.error().message);
             return false;
         }
-        std::cout << *diff;
-        if (!diff->empty() && diff->back() != '\n') std::cout << "\n";
     }
     return true;
 }
@@ -194,26 +198,21 @@ int run_approve(int argc, char** argv) {
         }
     }
     if (changes.empty() && !render_changed) {
-        std::cout << "nothing to approve: every trusted file of " << config->slug
+        std::cout << "nothing to approve: every trusted file of " << visible(config->slug)
                   << " matches its pin\n";
         return kExitOk;
     }
 
     for (const auto& change : changes) {
-        const std::string& rel = change.now.rel;
-        std::cout << "=== " << rel << ": "
-                  << (change.new_pin        ? "newly pulled in by the compose file"
-                      : !change.now.content ? "deleted"
-                      : change.approved     ? "changed"
-                                            : "created (it was pinned as absent)")
-                  << "\n";
-        auto diff = unified_diff("approved/" + rel, change.approved, rel, change.now.content);
-        if (!diff) {
-            print_error(kCmd, diff.error().message);
+        const char* what = change.new_pin        ? "newly pulled in by the compose file"
+                           : !change.now.content ? "deleted"
+                           : change.approved     ? "changed"
+                                                 : "created (it was pinned as absent)";
+        if (auto shown = show_change(change.now.rel, what, change.approved, change.now.content);
+            !shown) {
+            print_error(kCmd, shown.error().message);
             return kExitFailure;
         }
-        std::cout << *diff;
-        if (!diff->empty() && diff->back() != '\n') std::cout << "\n";
     }
     if (render && !show_rendered(*paths, *render)) return kExitFailure;
     std::cout.flush();
@@ -285,7 +284,8 @@ int run_approve(int argc, char** argv) {
                         paths->state_dir);
         return kExitFailure;
     }
-    std::cout << "approved and pinned " << changes.size() << " file(s) of " << config->slug << "\n";
+    std::cout << "approved and pinned " << changes.size() << " file(s) of " << visible(config->slug)
+              << "\n";
     return kExitOk;
 }
 

@@ -1,5 +1,7 @@
 #include "cli/args.hpp"
 
+#include "cli/visible.hpp"
+
 #include <cstdio>
 #include <iostream>
 
@@ -76,17 +78,17 @@ Result<ParsedArgs> parse_args(std::span<char* const> argv, std::span<const Optio
 
 void print_error(std::string_view command, std::string_view sentence) {
     std::cout.flush();
-    std::cerr << "hostbridge " << command << ": " << sentence << std::endl;
+    std::cerr << "hostbridge " << command << ": " << visible(sentence) << std::endl;
 }
 
 void print_warning(std::string_view command, std::string_view sentence) {
     std::cout.flush();
-    std::cerr << "hostbridge " << command << ": warning: " << sentence << std::endl;
+    std::cerr << "hostbridge " << command << ": warning: " << visible(sentence) << std::endl;
 }
 
 void print_fix(std::string_view command_line, bool to_stderr) {
     std::cout.flush();
-    (to_stderr ? std::cerr : std::cout) << command_line << std::endl;
+    (to_stderr ? std::cerr : std::cout) << visible(command_line) << std::endl;
 }
 
 std::optional<long> parse_number(std::string_view text, long max) {

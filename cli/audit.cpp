@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
+#include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 #include "ipc/unique_fd.hpp"
@@ -30,13 +31,15 @@ const char* const kHelp =
     R"(usage: hostbridge audit [--slug SLUG] [--tail N] [--follow] [--json] [--verify]
 
 Prints the audit log of an install, oldest first, as a table: time, event,
-verb, arg, outcome (the exit code), duration, reason.
+request name, verb, arg, outcome (the exit code), duration, reason. Control,
+bidirectional and zero-width characters are shown as escapes (\x1b, \u202e).
 
   --slug SLUG   the install (default: the one whose project holds the cwd)
   --tail N      only the last N events
   --follow      keep printing events as they are written (Ctrl-C to stop);
                 starts with the last 10 unless --tail says otherwise
-  --json        the raw JSON lines instead of the table
+  --json        the JSON lines instead of the table (DEL, C1, bidirectional
+                and zero-width characters as \u escapes: the same values)
   --verify      check the hash chain across rotated files; prints the first
                 bad line and exits 1 when it is broken
 
@@ -49,34 +52,16 @@ const OptionSpec kSpecs[] = {{"slug", true, false},
                              {"json", false, false},
                              {"verify", false, false}};
 
-// Text from the log reaches a terminal: no control characters (C0, DEL, C1).
-std::string printable(const std::string& text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        unsigned char c = static_cast<unsigned char>(text[i]);
-        if (c < 0x20 || c == 0x7f) {
-            out.push_back('?');
-        } else if (c == 0xc2 && i + 1 < text.size() &&
-                   static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-                   static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-            out.push_back('?');
-            ++i;
-        } else {
-            out.push_back(static_cast<char>(c));
-        }
-    }
-    return out;
-}
-
 std::string field(const nlohmann::json& j, const char* key) {
     if (!j.contains(key) || j[key].is_null()) return "-";
-    if (j[key].is_string()) return printable(j[key].get<std::string>());
-    return printable(j[key].dump());
+    if (j[key].is_string()) return visible(j[key].get<std::string>());
+    return visible(j[key].dump());
 }
 
 void print_header() {
     std::cout << std::left << std::setw(25) << "TIME"
               << "  " << std::setw(11) << "EVENT"
+              << "  " << std::setw(28) << "REQUEST"
               << "  " << std::setw(12) << "VERB"
               << "  " << std::setw(12) << "ARG"
               << "  " << std::setw(8) << "OUTCOME"
@@ -86,14 +71,15 @@ void print_header() {
 
 void print_row(const std::string& line, bool json) {
     if (json) {
-        std::cout << line << "\n";
+        // The same JSON value, with nothing a terminal would act on.
+        std::cout << visible_json(line) << "\n";
         return;
     }
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception&) {
-        std::cout << "(unreadable line: " << printable(line.substr(0, 80)) << ")\n";
+        std::cout << "(unreadable line: " << visible(line.substr(0, 80)) << ")\n";
         return;
     }
     if (!j.is_object()) {
@@ -112,9 +98,10 @@ void print_row(const std::string& line, bool json) {
         duration = d.str();
     }
     std::cout << std::left << std::setw(25) << field(j, "ts") << "  " << std::setw(11)
-              << field(j, "event") << "  " << std::setw(12) << field(j, "verb") << "  "
-              << std::setw(12) << field(j, "arg") << "  " << std::setw(8) << outcome << "  "
-              << std::setw(9) << duration << "  " << field(j, "reason") << "\n";
+              << field(j, "event") << "  " << std::setw(28) << field(j, "request") << "  "
+              << std::setw(12) << field(j, "verb") << "  " << std::setw(12) << field(j, "arg")
+              << "  " << std::setw(8) << outcome << "  " << std::setw(9) << duration << "  "
+              << field(j, "reason") << "\n";
 }
 
 // Every complete line of the log files, oldest file first.
@@ -164,7 +151,7 @@ int verify(const std::string& state_dir) {
             std::string line;
             while (std::getline(in, line)) {
                 if (++n == wanted) {
-                    std::cerr << printable(line.substr(0, 2000)) << "\n";
+                    std::cerr << visible(line.substr(0, 2000)) << "\n";
                     break;
                 }
             }

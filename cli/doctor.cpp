@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/change_view.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
 #include "cli/compose_render.hpp"
@@ -25,8 +26,8 @@
 #include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
-#include "cli/unified_diff.hpp"
 #include "cli/units.hpp"
+#include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 #include "executor/integrity_gate.hpp"
@@ -60,13 +61,15 @@ const OptionSpec kSpecs[] = {{"slug", true, false}};
 
 // Quarantine entries newer than this make it "growing".
 constexpr std::time_t kQuarantineWindow = 24 * 3600;
+// .stuck-* names reported one by one; the rest as a count.
+constexpr std::size_t kStuckShown = 10;
 
 class Doctor {
   public:
     Doctor(InstallPaths paths) : paths_(std::move(paths)) {}
 
     int run() {
-        std::cout << "hostbridge doctor: " << paths_.slug << "\n";
+        std::cout << "hostbridge doctor: " << visible(paths_.slug) << "\n";
         record_ = load_record();
         auto config = load_config(paths_.config_file);
         if (!config) {
@@ -89,14 +92,16 @@ class Doctor {
     }
 
   private:
-    void ok(const std::string& what) { std::cout << "ok:      " << what << "\n"; }
-    void info(const std::string& what) { std::cout << "info:    " << what << "\n"; }
-    void warn(const std::string& what) { std::cout << "WARNING: " << what << "\n"; }
-    // `detail` (a diff) goes between the problem and its fixes.
+    // Every line quotes names and paths the agent may have chosen.
+    void ok(const std::string& what) { std::cout << "ok:      " << visible(what) << "\n"; }
+    void info(const std::string& what) { std::cout << "info:    " << visible(what) << "\n"; }
+    void warn(const std::string& what) { std::cout << "WARNING: " << visible(what) << "\n"; }
+    // `detail` (render_change's text, already made visible) goes between
+    // the problem and its fixes.
     void problem(const std::string& what, const std::vector<std::string>& fixes,
                  const std::string& detail = "") {
         ++problems_;
-        std::cout << "PROBLEM: " << what << "\n" << detail;
+        std::cout << "PROBLEM: " << visible(what) << "\n" << detail;
         if (!detail.empty() && detail.back() != '\n') std::cout << "\n";
         for (const auto& fix : fixes) print_fix(fix);
     }
@@ -257,16 +262,22 @@ class Doctor {
         }
         if (spool_problems.empty())
             ok("spool " + c_.spool_dir + " (real directories, modes as expected)");
-        struct stat st {};
-        if (::lstat((c_.spool_dir + "/request").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-            problem("the agent client " + c_.spool_dir + "/request is missing", {reinstall()});
-        }
         if (!path_is_within(c_.spool_dir, c_.project_dir) || c_.spool_dir == c_.project_dir) {
             problem("the spool " + c_.spool_dir + " is not inside the project " + c_.project_dir,
                     {reinstall()});
             return;
         }
         const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
+        // Every later look into the spool goes through these fds: a link
+        // planted on the way is reported above and never followed.
+        if (auto pinned = open_spool(c_.project_dir, rel); pinned && pinned->root) {
+            spool_ = std::move(*pinned);
+            struct stat st {};
+            if (::fstatat(spool_->root.get(), "request", &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                !S_ISREG(st.st_mode)) {
+                problem("the agent client " + c_.spool_dir + "/request is missing", {reinstall()});
+            }
+        }
         auto ignored = git_is_ignored(c_.project_dir, rel);
         if (!ignored) {
             problem("cannot tell whether git ignores the spool: " + ignored.error().message, {});
@@ -289,8 +300,9 @@ class Doctor {
             std::string diff;
             if (auto now = snapshot_tcb_file(c_.project_dir, p.path)) {
                 auto approved = read_approved_copy(paths_, p.path);
-                auto shown = unified_diff("approved/" + p.path, approved ? *approved : std::nullopt,
-                                          p.path, now->content);
+                auto shown =
+                    render_change("approved/" + p.path, approved ? *approved : std::nullopt, p.path,
+                                  now->content);
                 if (shown) diff = *shown;
             }
             problem("trusted file " + p.path + " " + p.problem +
@@ -505,11 +517,12 @@ class Doctor {
     }
 
     void check_quarantine_and_stuck() {
+        if (!spool_) return;  // the spool could not be opened safely: reported above
         const std::string quarantine = c_.spool_dir + "/quarantine";
         std::size_t total = 0;
         std::size_t recent = 0;
         const std::time_t now = std::time(nullptr);
-        for_each_entry(quarantine, [&](const std::string&, const struct stat& st) {
+        for_each_entry_at(subdir("quarantine"), [&](const std::string&, const struct stat& st) {
             ++total;
             if (now - st.st_mtime < kQuarantineWindow) ++recent;
         });
@@ -524,14 +537,48 @@ class Doctor {
             ok("quarantine/ is empty");
         }
         const std::string requests = c_.spool_dir + "/requests";
-        for_each_entry(requests, [&](const std::string& name, const struct stat&) {
+        std::size_t stuck = 0;
+        for_each_entry_at(subdir("requests"), [&](const std::string& name, const struct stat&) {
             if (name.rfind(".stuck-", 0) != 0) return;
+            // Names the agent can plant by the thousand: the first few, then a count.
+            if (++stuck > kStuckShown) return;
             problem("requests/" + name +
                         " could not be moved by the drain (not yours?); "
                         "inspect and remove it",
                     {"ls -la -- " + shell_quote(requests + "/" + name),
                      "rm -rf -- " + shell_quote(requests + "/" + name)});
         });
+        if (stuck > kStuckShown) {
+            problem(std::to_string(stuck - kStuckShown) + " more .stuck-* entries in requests/",
+                    {"ls -la -- " + shell_quote(requests)});
+        }
+    }
+
+    int subdir(std::string_view name) const {
+        for (std::size_t i = 0; i < kSpoolSubdirs.size(); ++i) {
+            if (kSpoolSubdirs[i] == name) return spool_->subdirs[i].get();
+        }
+        return -1;
+    }
+
+    // Entries of a pinned spool dir, looked at without following anything.
+    template <typename Fn>
+    static void for_each_entry_at(int dirfd, Fn fn) {
+        if (dirfd < 0) return;
+        const int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dup < 0) return;
+        DIR* dir = ::fdopendir(dup);
+        if (dir == nullptr) {
+            ::close(dup);
+            return;
+        }
+        while (dirent* e = ::readdir(dir)) {
+            std::string name = e->d_name;
+            if (name == "." || name == "..") continue;
+            struct stat st {};
+            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
+        }
+        ::closedir(dir);
     }
 
     template <typename Fn>
@@ -549,6 +596,7 @@ class Doctor {
 
     InstallPaths paths_;
     Config c_;
+    std::optional<PinnedSpool> spool_;
     std::optional<InstallRecord> record_;
     int problems_ = 0;
 };

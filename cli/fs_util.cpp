@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "cli/visible.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
@@ -193,6 +194,60 @@ Result<bool> remove_tree(const std::string& path) {
     return true;
 }
 
+Result<WriteOutcome> write_file_at_if_changed(int dirfd, const std::string& name,
+                                              std::string_view content, mode_t mode,
+                                              const std::string& shown) {
+    struct stat st {};
+    const bool exists = ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (exists && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode &&
+        static_cast<std::size_t>(st.st_size) == content.size()) {
+        UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        std::string current;
+        char buf[65536];
+        ssize_t n = 0;
+        while (fd && current.size() <= content.size() &&
+               (n = ::read(fd.get(), buf, sizeof buf)) > 0) {
+            current.append(buf, static_cast<std::size_t>(n));
+        }
+        if (fd && n == 0 && current == content) return WriteOutcome::Unchanged;
+    }
+    const std::string tmp = "." + name + ".tmp-" + random_suffix();
+    UniqueFd fd(
+        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return make_error("cannot write " + shown + ": " + errno_text());
+    auto wrote = write_all(fd.get(), content);
+    if (wrote && ::fchmod(fd.get(), mode) != 0) wrote = make_error(errno_text());
+    if (wrote && ::fsync(fd.get()) != 0) wrote = make_error(errno_text());
+    if (wrote && ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
+        wrote = make_error(errno_text());
+    }
+    if (!wrote) {
+        ::unlinkat(dirfd, tmp.c_str(), 0);
+        return make_error("cannot write " + shown + ": " + wrote.error().message);
+    }
+    return exists ? WriteOutcome::Updated : WriteOutcome::Created;
+}
+
+Result<bool> remove_file_at(int dirfd, const std::string& name, const std::string& shown) {
+    if (::unlinkat(dirfd, name.c_str(), 0) == 0) return true;
+    if (errno == ENOENT) return false;
+    return make_error("cannot remove " + shown + ": " + errno_text());
+}
+
+Result<bool> remove_tree_at(int dirfd, const std::string& name, const std::string& shown) {
+    UniqueFd dir(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) {
+        if (errno == ENOENT) return false;
+        return remove_file_at(dirfd, name, shown);  // not a directory (a link): the entry only
+    }
+    auto emptied = empty_dir(dir.get(), shown);
+    if (!emptied) return emptied.error();
+    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        return make_error("cannot remove " + shown + ": " + errno_text());
+    }
+    return true;
+}
+
 std::string lexically_normal(const std::string& path) {
     std::string out = std::filesystem::path(path).lexically_normal().string();
     while (out.size() > 1 && out.back() == '/') out.pop_back();
@@ -231,6 +286,26 @@ std::string shell_quote(std::string_view word) {
         }
     }
     if (plain) return std::string(word);
+    if (!is_plain_text(word) || word.find_first_of("\n\t") != std::string_view::npos) {
+        // $'...' (bash, zsh, ksh, POSIX 2024 sh): a name with invisible
+        // bytes stays pasteable and shows every byte.
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::string out = "$'";
+        for (char ch : word) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (ch == '\'' || ch == '\\') {
+                out += '\\';
+                out += ch;
+            } else if (c >= 0x20 && c < 0x7f) {
+                out += ch;
+            } else {
+                out += "\\x";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xf];
+            }
+        }
+        return out + "'";
+    }
     std::string out = "'";
     for (char c : word) {
         if (c == '\'') {

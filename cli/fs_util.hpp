@@ -40,6 +40,18 @@ Result<bool> remove_file(const std::string& path);
 // O_NOFOLLOW all the way down): safe on a tree another party can write.
 Result<bool> remove_tree(const std::string& path);
 
+// The same three beneath a pinned directory fd (one opened without
+// following links, see cli/spool_setup.hpp): `name` is a single component,
+// never followed; `shown` names it in messages. The write goes to a temp
+// file in the same directory, then renameat over `name`.
+Result<WriteOutcome> write_file_at_if_changed(int dirfd, const std::string& name,
+                                              std::string_view content, mode_t mode,
+                                              const std::string& shown);
+Result<bool> remove_file_at(int dirfd, const std::string& name, const std::string& shown);
+// A directory is emptied without following any link, then removed; any
+// other entry is unlinked.
+Result<bool> remove_tree_at(int dirfd, const std::string& name, const std::string& shown);
+
 // "/a/b/../c" -> "/a/c"; no filesystem access.
 std::string lexically_normal(const std::string& path);
 // Whether `path` is `root` or lies beneath it (both absolute and normal).

@@ -28,6 +28,7 @@
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
+#include "cli/visible.hpp"
 #include "client/embedded_client.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
@@ -45,10 +46,10 @@ constexpr std::array<std::string_view, 4> kComposeNames = {
 class Report {
   public:
     void item(std::string_view what, std::string_view status) {
-        std::cout << "  " << what << ": " << status << "\n";
+        std::cout << "  " << visible(what) << ": " << visible(status) << "\n";
         if (status != "no change") ++changes_;
     }
-    void note(std::string_view text) { std::cout << text << "\n"; }
+    void note(std::string_view text) { std::cout << visible(text) << "\n"; }
     [[nodiscard]] int changes() const { return changes_; }
 
   private:
@@ -91,12 +92,13 @@ class Installer {
         // --- everything below is checked before anything is written ---
         if (auto s = check_project()) return s;
         if (auto s = check_existing()) return s;
+        if (auto s = check_spool_links()) return s;
         if (auto s = resolve_binaries()) return s;
         if (auto s = read_services()) return s;
         if (auto s = collect_tcb()) return s;
         if (auto s = build_config()) return s;
         // --- writes ---
-        std::cout << "hostbridge install: " << slug_ << " for " << project_dir_ << "\n";
+        std::cout << "hostbridge install: " << slug_ << " for " << visible(project_dir_) << "\n";
         if (o_.allow_root) {
             print_warning(kCmd,
                           "--allow-root lets the drain run as root; use it only on "
@@ -150,6 +152,14 @@ class Installer {
         }
         paths_ = install_paths(dirs_, slug_);
         spool_dir_ = project_dir_ + "/" + o_.spool_rel;
+        return std::nullopt;
+    }
+
+    // A link planted on the way to the spool or as one of its directories
+    // stops the install before its first write.
+    std::optional<Stop> check_spool_links() {
+        auto pinned = open_spool(project_dir_, o_.spool_rel);
+        if (!pinned) return fail(spool_refusal(pinned.error().message));
         return std::nullopt;
     }
 
@@ -327,7 +337,8 @@ class Installer {
             if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
         }
         for (const auto& rel : read_from_approved_) {
-            std::cout << "note: " << rel << " changed since it was pinned: read from its approved "
+            std::cout << "note: " << visible(rel)
+                      << " changed since it was pinned: read from its approved "
                       << "copy, not as it is now\n";
         }
         for (const auto& warning : model.warnings) {
@@ -383,7 +394,7 @@ class Installer {
                 rels.insert(*rel);
             } else {
                 std::cout
-                    << "note: " << abs
+                    << "note: " << visible(abs)
                     << " lies outside the project, where the agent cannot write; not pinned\n";
             }
         }
@@ -505,7 +516,7 @@ class Installer {
                                                              : std::to_string(changes->size()) +
                                                                    " dir(s) created or fixed");
         for (const auto& change : *changes)
-            std::cout << "    " << change.path << ": " << change.what << "\n";
+            std::cout << "    " << visible(change.path) << ": " << visible(change.what) << "\n";
         if (spool_ignored_) {
             report_.item("spool ignored by git", "no change");
         } else {
@@ -624,11 +635,19 @@ class Installer {
     }
 
     std::optional<Stop> write_spool_files() {
-        auto client = write_file_if_changed(spool_dir_ + "/request", embedded::kClientScript, 0755);
+        // Through the spool's pinned fd: a name swapped for a link since
+        // ensure_spool is refused, never written through.
+        auto spool = open_spool(project_dir_, o_.spool_rel);
+        if (!spool) return fail(spool_refusal(spool.error().message));
+        if (!spool->root) return fail("the spool " + spool_dir_ + " vanished during the install");
+        const int dir = spool->root.get();
+        auto client = write_file_at_if_changed(dir, "request", embedded::kClientScript, 0755,
+                                               spool_dir_ + "/request");
         if (!client) return fail(client.error().message);
         report_.item(spool_dir_ + "/request", outcome_word(*client));
-        auto doc = write_file_if_changed(spool_dir_ + "/AGENT.md",
-                                         render_agent_doc(config_, o_.spool_rel), o_.file_mode);
+        auto doc =
+            write_file_at_if_changed(dir, "AGENT.md", render_agent_doc(config_, o_.spool_rel),
+                                     o_.file_mode, spool_dir_ + "/AGENT.md");
         if (!doc) return fail(doc.error().message);
         report_.item(spool_dir_ + "/AGENT.md", outcome_word(*doc));
         return std::nullopt;

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/locate.hpp"
 #include "cli/systemd_user.hpp"
+#include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 
@@ -87,9 +88,10 @@ int run_list(int argc, char** argv) {
         } else {
             units = ::lstat(p.wants_link.c_str(), &st) == 0 ? "enabled" : "disabled";
         }
-        std::cout << std::left << std::setw(20) << slug << "  " << std::setw(40) << project << "  "
-                  << std::setw(12) << units << "  "
-                  << last_event(config ? config->state_dir : p.state_dir) << "\n";
+        // The log and the config are host files, but quote what others chose.
+        std::cout << std::left << std::setw(20) << visible(slug) << "  " << std::setw(40)
+                  << visible(project) << "  " << std::setw(12) << visible(units) << "  "
+                  << visible(last_event(config ? config->state_dir : p.state_dir)) << "\n";
     }
     return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/request.hpp"
+#include "cli/visible.hpp"
 
 namespace {
 
@@ -47,7 +48,8 @@ int dispatch(int argc, char** argv) {
     if (command == "list") return hb::cli::run_list(argc - 1, argv + 1);
     // The agent client takes the arguments after the word `request`.
     if (command == "request") return hb::cli::run_request(argc - 2, argv + 2);
-    std::cerr << "hostbridge: unknown command " << command << "; see hostbridge --help\n";
+    std::cerr << "hostbridge: unknown command " << hb::cli::visible(command)
+              << "; see hostbridge --help\n";
     return hb::cli::kExitUsage;
 }
 

@@ -124,45 +124,100 @@ Result<std::vector<SpoolChange>> ensure_spool(const std::string& project_dir,
     return changes;
 }
 
+namespace {
+
+// The directory `name` beneath `parent`, never through a link: nullopt
+// when absent, an error when it is a symlink or not a directory.
+Result<std::optional<UniqueFd>> open_dir_nofollow(int parent, const std::string& name,
+                                                  const std::string& shown) {
+    UniqueFd fd(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd) return std::optional<UniqueFd>(std::move(fd));
+    const int err = errno;
+    if (err == ENOENT) return std::optional<UniqueFd>();
+    struct stat st {};
+    if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISLNK(st.st_mode)) return make_error(shown + " is a symlink");
+        if (!S_ISDIR(st.st_mode)) return make_error(shown + " is not a directory");
+    }
+    return make_error("cannot open " + shown + ": " + std::strerror(err));
+}
+
+}  // namespace
+
+std::string spool_refusal(const std::string& message) {
+    return message +
+           "; hostbridge follows no link in the checkout, so it changed nothing: remove it "
+           "(the agent may have planted it) and run the command again";
+}
+
+Result<PinnedSpool> open_spool(const std::string& project_dir, const std::string& spool_rel) {
+    PinnedSpool out;
+    UniqueFd dir(::open(project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) return make_error("cannot open " + project_dir + ": " + std::strerror(errno));
+    std::string shown = project_dir;
+    std::size_t pos = 0;
+    while (pos < spool_rel.size()) {
+        std::size_t slash = spool_rel.find('/', pos);
+        std::string part = spool_rel.substr(pos, slash == std::string::npos ? slash : slash - pos);
+        shown += "/" + part;
+        pos = slash == std::string::npos ? spool_rel.size() : slash + 1;
+        auto next = open_dir_nofollow(dir.get(), part, shown);
+        if (!next) return next.error();
+        if (pos >= spool_rel.size()) {
+            out.parent = std::move(dir);
+            out.name = part;
+            out.path = shown;
+            if (!next->has_value()) return out;
+            out.root = std::move(**next);
+            break;
+        }
+        if (!next->has_value()) {  // a directory above the spool is absent
+            out.path = project_dir + "/" + spool_rel;
+            return out;
+        }
+        dir = std::move(**next);
+    }
+    for (std::size_t i = 0; i < kSpoolSubdirs.size(); ++i) {
+        const std::string name(kSpoolSubdirs[i]);
+        auto sub = open_dir_nofollow(out.root.get(), name, out.path + "/" + name);
+        if (!sub) return sub.error();
+        if (sub->has_value()) out.subdirs[i] = std::move(**sub);
+    }
+    return out;
+}
+
 std::vector<SpoolProblem> check_spool(const std::string& project_dir, const std::string& spool_dir,
                                       std::optional<gid_t> agent_gid) {
     std::vector<SpoolProblem> problems;
-    // Every component from the project dir down must be a real directory.
-    std::string path = project_dir;
-    std::string rest = spool_dir.size() > project_dir.size()
-                           ? spool_dir.substr(project_dir.size() + 1)
-                           : std::string();
-    std::vector<std::pair<std::string, std::string>> dirs;  // path, subdir name ("" for the path)
-    std::size_t pos = 0;
-    while (pos < rest.size()) {
-        std::size_t slash = rest.find('/', pos);
-        path += "/" + rest.substr(pos, slash == std::string::npos ? slash : slash - pos);
-        dirs.emplace_back(path, "");
-        pos = slash == std::string::npos ? rest.size() : slash + 1;
-    }
-    for (std::string_view sub : kSpoolSubdirs)
-        dirs.emplace_back(spool_dir + "/" + std::string(sub), sub);
-
-    for (const auto& [dir, sub] : dirs) {
+    // Every component from the project dir down must be a real directory;
+    // each is looked at through its parent's fd, never through a link.
+    const std::string rest = spool_dir.size() > project_dir.size()
+                                 ? spool_dir.substr(project_dir.size() + 1)
+                                 : std::string();
+    UniqueFd parent(::open(project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!parent) return {{"cannot open " + project_dir + ": " + std::strerror(errno), {}}};
+    // Checks parent/name; returns its fd when it is a directory to go into.
+    auto check = [&](int dirfd, const std::string& name, const std::string& dir,
+                     std::string_view sub) -> UniqueFd {
         struct stat st {};
-        if (::lstat(dir.c_str(), &st) != 0) {
+        if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             problems.push_back({dir + " is missing", {}});
-            continue;
+            return {};
         }
         if (S_ISLNK(st.st_mode)) {
             problems.push_back(
                 {dir + " is a symlink, not a directory", {"rm -- " + shell_quote(dir)}});
-            continue;
+            return {};
         }
         if (!S_ISDIR(st.st_mode)) {
             problems.push_back({dir + " is not a directory", {"rm -- " + shell_quote(dir)}});
-            continue;
+            return {};
         }
         if (st.st_uid != ::geteuid()) {
             problems.push_back(
                 {dir + " is owned by uid " + std::to_string(st.st_uid) + ", not by you",
                  {"rm -rf -- " + shell_quote(dir)}});
-            continue;
+            return {};
         }
         const mode_t want = expected_spool_mode(sub, agent_gid);
         if ((st.st_mode & 07777) != want) {
@@ -176,6 +231,22 @@ std::vector<SpoolProblem> check_spool(const std::string& project_dir, const std:
                                 {"chgrp " + std::to_string(*agent_gid) + " " + shell_quote(dir),
                                  "chmod " + mode_text(want) + " " + shell_quote(dir)}});
         }
+        return UniqueFd(
+            ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    };
+    std::string path = project_dir;
+    std::size_t pos = 0;
+    while (pos < rest.size()) {
+        std::size_t slash = rest.find('/', pos);
+        const std::string part = rest.substr(pos, slash == std::string::npos ? slash : slash - pos);
+        path += "/" + part;
+        pos = slash == std::string::npos ? rest.size() : slash + 1;
+        UniqueFd next = check(parent.get(), part, path, "");
+        if (!next) return problems;  // nothing below it can be looked at safely
+        parent = std::move(next);
+    }
+    for (std::string_view sub : kSpoolSubdirs) {
+        (void)check(parent.get(), std::string(sub), spool_dir + "/" + std::string(sub), sub);
     }
     return problems;
 }

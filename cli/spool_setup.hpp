@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
 
@@ -38,6 +39,24 @@ struct SpoolChange {
 Result<std::vector<SpoolChange>> ensure_spool(const std::string& project_dir,
                                               const std::string& spool_rel,
                                               std::optional<gid_t> agent_gid);
+
+// The spool as the admin tool touches it: opened from the project dir one
+// component at a time with O_DIRECTORY|O_NOFOLLOW, then every read, write
+// and removal goes through these fds (openat, unlinkat, renameat), never a
+// path string. Nothing is created.
+struct PinnedSpool {
+    std::string path;                                    // for messages only
+    UniqueFd parent;                                     // the directory holding the spool
+    std::string name;                                    // the spool's own name in `parent`
+    UniqueFd root;                                       // invalid when the spool does not exist
+    std::array<UniqueFd, kSpoolSubdirs.size()> subdirs;  // invalid when absent
+};
+// A symlink or a non-directory on the way to the spool or as one of its
+// subdirectories is an error naming it (the caller changes nothing then);
+// an absent one is not.
+Result<PinnedSpool> open_spool(const std::string& project_dir, const std::string& spool_rel);
+// The sentence and fix for such an error, the same for every command.
+std::string spool_refusal(const std::string& message);
 
 struct SpoolProblem {
     std::string sentence;

@@ -69,7 +69,7 @@ Result<std::string> unified_diff(const std::string& old_label,
     options.timeout = std::chrono::seconds(30);
     options.env_set = {"LC_ALL=C"};
     auto ran = run_process(
-        {diff, "-u", "--label", old_label, "--label", new_label,
+        {diff, "-u", "--text", "--label", old_label, "--label", new_label,
          old_file ? old_file->path() : "/dev/null", new_file ? new_file->path() : "/dev/null"},
         options);
     if (!ran) return ran.error();

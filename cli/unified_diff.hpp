@@ -11,7 +11,9 @@
 namespace hb::cli {
 
 // nullopt content stands for an absent file (diffed as /dev/null). The
-// labels name the two sides in the header lines.
+// labels name the two sides in the header lines. --text: every file is
+// diffed line by line, never "Binary files differ". The result is raw bytes:
+// show it through render_change (cli/change_view.hpp).
 Result<std::string> unified_diff(const std::string& old_label,
                                  const std::optional<std::string>& old_content,
                                  const std::string& new_label,

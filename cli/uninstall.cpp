@@ -11,7 +11,9 @@
 #include "cli/fs_util.hpp"
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
+#include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
+#include "cli/visible.hpp"
 #include "executor/config.hpp"
 
 namespace hb::cli {
@@ -72,13 +74,31 @@ int run_uninstall(int argc, char** argv) {
                                 "); the spool is left alone");
     }
 
+    // The spool is pinned before anything is removed: a link planted on the
+    // way to it, or as one of its directories, stops the uninstall here.
+    std::optional<PinnedSpool> spool;
+    if (config) {
+        const std::string& project = config->project_dir;
+        if (!path_is_within(config->spool_dir, project) || config->spool_dir == project) {
+            print_error(kCmd, "the spool " + config->spool_dir + " is not inside the project " +
+                                  project + "; nothing was removed");
+            return kExitFailure;
+        }
+        auto pinned = open_spool(project, config->spool_dir.substr(project.size() + 1));
+        if (!pinned) {
+            print_error(kCmd, spool_refusal(pinned.error().message));
+            return kExitFailure;
+        }
+        spool = std::move(*pinned);
+    }
+
     int failures = 0;
     auto removed = [&](const std::string& what, const Result<bool>& result) {
         if (!result) {
             print_error(kCmd, result.error().message);
             ++failures;
         } else if (*result) {
-            std::cout << "  removed " << what << "\n";
+            std::cout << "  removed " << visible(what) << "\n";
         }
     };
 
@@ -101,16 +121,21 @@ int run_uninstall(int argc, char** argv) {
     const std::string run_dir = config && !config->run_dir.empty() ? config->run_dir : p.run_dir;
     removed(run_dir, remove_tree(run_dir));
     removed(p.config_dir, remove_tree(p.config_dir));
-    if (config) {
-        removed(config->spool_dir + "/request", remove_file(config->spool_dir + "/request"));
-        removed(config->spool_dir + "/AGENT.md", remove_file(config->spool_dir + "/AGENT.md"));
+    if (spool && spool->root) {
+        for (const char* name : {"request", "AGENT.md"}) {
+            const std::string shown = spool->path + "/" + name;
+            removed(shown, remove_file_at(spool->root.get(), name, shown));
+        }
     }
     if (purge) {
         const std::string state_dir = config ? config->state_dir : p.state_dir;
         removed(state_dir, remove_tree(state_dir));
-        if (config) removed(config->spool_dir, remove_tree(config->spool_dir));
+        if (spool && spool->root) {
+            removed(spool->path, remove_tree_at(spool->parent.get(), spool->name, spool->path));
+        }
     } else {
-        std::cout << "kept the state dir (audit log, approved copies): " << p.state_dir << "\n";
+        std::cout << "kept the state dir (audit log, approved copies): " << visible(p.state_dir)
+                  << "\n";
     }
     // The per-user roots go too once the last install is gone (rmdir only
     // removes an empty directory).

@@ -275,6 +275,10 @@ CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budge
             failure_ = names.error().message;
             return CycleEnd::Failed;
         }
+        if (auto moved = quarantine_stuck(*names); !moved) {
+            failure_ = moved.error().message;
+            return CycleEnd::Failed;
+        }
         bool any = false;
         // One listing is handled in name order (oldest first); what arrives
         // meanwhile is picked up by the next listing.
@@ -492,6 +496,36 @@ Result<void> Drain::mark_stuck(const std::string& name, int err) {
         skip_.insert(name);
         *r.reason += "; left in place: " + marked.error().message;
     }
+    if (auto logged = audit_.append(r); !logged) {
+        return make_error("the audit log cannot be written (" + logged.error().message +
+                          "); stopping before anything else runs");
+    }
+    return {};
+}
+
+Result<void> Drain::quarantine_stuck(const std::vector<std::string>& names) {
+    // .stuck-* entries are never handled as requests, and the agent can
+    // plant them by the hundred thousand: every drain would list them again
+    // (issue 12). Each listing moves up to kStuckBatch of them to
+    // quarantine/, with one audit record per batch; one that cannot move
+    // (it cannot leave requests/ at all) is skipped for this process.
+    std::size_t moved = 0;
+    std::string first;
+    for (const std::string& name : names) {
+        if (moved == kStuckBatch) break;
+        if (!is_stuck_name(name) || skip_.contains(name)) continue;
+        if (auto kept = spool_.quarantine(SpoolDir::Requests, name); !kept) {
+            skip_.insert(name);
+            continue;
+        }
+        if (moved++ == 0) first = name;
+    }
+    if (moved == 0) return {};
+    AuditRecord r;
+    r.event = AuditEvent::Quarantined;
+    r.reason =
+        std::to_string(moved) +
+        " .stuck-* entries moved from requests/ to quarantine/ in one batch (first: " + first + ")";
     if (auto logged = audit_.append(r); !logged) {
         return make_error("the audit log cannot be written (" + logged.error().message +
                           "); stopping before anything else runs");

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
@@ -33,6 +34,9 @@ enum class CycleEnd {
     Stopped,        // SIGTERM/SIGINT, acted on between requests
     Failed,         // cannot go on safely (the audit log cannot be written): failure()
 };
+
+// .stuck-* entries quarantine_stuck moves out of requests/ per listing.
+inline constexpr std::size_t kStuckBatch = 8192;
 
 class Drain {
   public:
@@ -75,6 +79,7 @@ class Drain {
                             const std::string& evidence, bool respond);
     Result<void> finish(const Finish& outcome);
     Result<void> mark_stuck(const std::string& name, int err);
+    Result<void> quarantine_stuck(const std::vector<std::string>& names);
     [[nodiscard]] bool pending() const;
     [[nodiscard]] bool over_budget(const std::string& name) const;
     void prune_if_due();

@@ -40,7 +40,10 @@ Result<Wakeup> Wakeup::open(int requests_fd, bool watch_requests) {
     if (!out.inotify_fd_) return make_error(std::string("inotify: ") + std::strerror(errno));
     char proc_path[64];
     std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", requests_fd);
-    if (::inotify_add_watch(out.inotify_fd_.get(), proc_path, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+    // IN_CREATE too: link(2), symlink(2) and mkfifo(3) make an entry with
+    // neither a move nor a close-after-write, and each is work for the drain.
+    if (::inotify_add_watch(out.inotify_fd_.get(), proc_path,
+                            IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
         return make_error(std::string("cannot watch requests/: ") + std::strerror(errno));
     }
     return out;

@@ -112,7 +112,8 @@ TEST_F(ComposeInstall, ApproveReRendersFromTheBytesItShowsAndShowsTheRendering) 
     write_file(project.dir + "/cache.env", "K=V\n");
     Ran run = approve();
     ASSERT_EQ(run.code, 0) << run.out << run.err;
-    EXPECT_TRUE(contains(run.out, "=== compose.yaml as rendered for the run tree")) << run.out;
+    EXPECT_TRUE(contains(run.out, "=== rendered/compose.yaml: as rendered for the run tree"))
+        << run.out;
     EXPECT_TRUE(has_line(run.out, "+      - \"" + project.dir + "/data:/data\"")) << run.out;
     EXPECT_TRUE(contains(run.out, "=== cache.env: newly pulled in")) << run.out;
     const nlohmann::json config = home.bridge_json("demo-app");
