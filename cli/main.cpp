@@ -8,6 +8,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/request.hpp"
+#include "packaging/version.hpp"
 
 namespace {
 
@@ -24,7 +25,8 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   list        every install of this user
   request     send a request through a spool (the agent client)
 
-`hostbridge COMMAND --help` describes each command.
+`hostbridge COMMAND --help` describes each command;
+`hostbridge --version` prints the version.
 Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 )";
 
@@ -36,6 +38,10 @@ int dispatch(int argc, char** argv) {
     const std::string_view command = argv[1];
     if (command == "--help" || command == "-h" || command == "help") {
         std::cout << kUsage;
+        return hb::cli::kExitOk;
+    }
+    if (command == "--version") {
+        std::cout << "hostbridge " << hb::kVersion << "\n";
         return hb::cli::kExitOk;
     }
     // Each subcommand sees argv starting at its own name.
