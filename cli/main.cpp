@@ -22,7 +22,8 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   doctor      check an install end to end; print each problem and its fix
   approve     review and approve changed trusted files
   audit       read the audit log (table, --json, --follow, --verify)
-  list        every install of this user
+  list        every install of this user, with the version each runs
+  upgrade     bring every install up to this hostbridge (binaries, units)
   request     send a request through a spool (the agent client)
 
 `hostbridge COMMAND --help` describes each command;
@@ -51,6 +52,7 @@ int dispatch(int argc, char** argv) {
     if (command == "approve") return hb::cli::run_approve(argc - 1, argv + 1);
     if (command == "audit") return hb::cli::run_audit(argc - 1, argv + 1);
     if (command == "list") return hb::cli::run_list(argc - 1, argv + 1);
+    if (command == "upgrade") return hb::cli::run_upgrade(argc - 1, argv + 1);
     // The agent client takes the arguments after the word `request`.
     if (command == "request") return hb::cli::run_request(argc - 2, argv + 2);
     std::cerr << "hostbridge: unknown command " << command << "; see hostbridge --help\n";
