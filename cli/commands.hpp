@@ -10,5 +10,6 @@ int run_doctor(int argc, char** argv);
 int run_approve(int argc, char** argv);
 int run_audit(int argc, char** argv);
 int run_list(int argc, char** argv);
+int run_upgrade(int argc, char** argv);
 
 }  // namespace hb::cli

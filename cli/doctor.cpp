@@ -27,6 +27,7 @@
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
+#include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
@@ -45,7 +46,8 @@ const char* const kHelp = R"(usage: hostbridge doctor [--slug SLUG]
 Checks one install end to end and prints each problem with the command that
 fixes it, on a line of its own: the units (present, as install writes them,
 enabled, the path unit not failed), the installed executor and parser
-(present, identical to what was installed), the spool (real directories,
+(present, identical to what was installed, not older than this hostbridge:
+else `upgrade`), the spool (real directories,
 not symlinks, with the expected modes, ignored by git), the trusted files
 (matching their pins; a diff of what changed), the policy file (unknown keys
 and modes), a stale drain lock, the audit chain, a growing quarantine/ and
@@ -81,6 +83,7 @@ class Doctor {
         ok("config " + paths_.config_file + " (project " + c_.project_dir + ")");
         check_units();
         check_binaries();
+        check_version();
         check_spool_dirs();
         check_tcb();
         check_compose();
@@ -237,11 +240,12 @@ class Doctor {
                 all_ok = false;
             }
             // A newer build beside this hostbridge is worth knowing about.
-            auto built = read_file_if_exists(self_dir() + "/" + name, 256u << 20);
+            auto bundled = bundled_binary(name);
+            auto built = bundled ? read_file_if_exists(*bundled, 256u << 20)
+                                 : Result<std::optional<std::string>>(std::nullopt);
             if (built && built->has_value() && exec::sha256_hex(**built) != sum) {
-                info("the " + name +
-                     " next to this hostbridge differs from the installed one; "
-                     "re-run install to update it");
+                info("the " + name + " of this hostbridge (" + *bundled +
+                     ") differs from the installed one; upgrade to update it");
             }
         }
         if (c_.parser != paths_.parser) {
@@ -251,6 +255,30 @@ class Doctor {
             all_ok = false;
         }
         if (all_ok) ok("executor and parser in " + paths_.lib_dir + " are the installed ones");
+    }
+
+    // An install older than this admin tool misses its fixes: `upgrade`.
+    void check_version() {
+        if (::access(paths_.executor.c_str(), X_OK) != 0) return;  // check_binaries said so
+        const auto have = binary_version(paths_.executor);
+        const std::string want(own_version());
+        const std::string upgrade = self_command() + " upgrade --slug " + paths_.slug;
+        if (!have) {
+            problem(
+                "the installed hostbridge-executor prints no version: it is older than this "
+                "hostbridge " +
+                    want,
+                {upgrade});
+        } else if (compare_versions(*have, want) < 0) {
+            problem("the install runs hostbridge-executor " + *have +
+                        ", older than this hostbridge " + want,
+                    {upgrade});
+        } else if (compare_versions(*have, want) > 0) {
+            info("the install runs hostbridge-executor " + *have + ", newer than this hostbridge " +
+                 want);
+        } else {
+            ok("version " + want + ", the same as this hostbridge");
+        }
     }
 
     void check_spool_dirs() {

@@ -28,6 +28,7 @@
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
+#include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "client/embedded_client.hpp"
 #include "executor/audit_log.hpp"
@@ -249,12 +250,13 @@ class Installer {
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         for (const auto& name :
              {std::string("hostbridge-executor"), std::string("hostbridge-parser")}) {
-            std::string source = self_dir() + "/" + name;
-            if (::access(source.c_str(), X_OK) != 0) {
-                return fail("cannot find " + name + " next to this hostbridge (" + source +
-                            "); build it or reinstall hostbridge");
+            auto source = bundled_binary(name);
+            if (!source) {
+                auto where = bundled_binary_dirs();
+                return fail("cannot find " + name + " in " + where[0] + " or " + where[1] +
+                            "; build it or reinstall hostbridge");
             }
-            built_binaries_[name] = source;
+            built_binaries_[name] = *source;
         }
         if (embedded::kClientScript.empty()) {
             return fail(
@@ -432,7 +434,8 @@ class Installer {
         const std::string rel = script.substr(project_dir_.size() + 1);
         for (const auto& snap : snapshots_) {
             if (snap.rel != rel || !snap.content) continue;
-            for (const std::string& name : unpinned_files_named(project_dir_, *snap.content, pinned)) {
+            for (const std::string& name :
+                 unpinned_files_named(project_dir_, *snap.content, pinned)) {
                 print_warning(kCmd, "the stack script names " + name +
                                         ", a file of the project that is not pinned (a " +
                                         "best-effort scan); commands run from the approved " +

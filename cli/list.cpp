@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/locate.hpp"
 #include "cli/systemd_user.hpp"
+#include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
@@ -23,7 +24,8 @@ constexpr std::string_view kCmd = "list";
 const char* const kHelp = R"(usage: hostbridge list
 
 Lists every install of this user: its slug, its project directory, whether
-its path unit is enabled (or `--no-systemd`), and its last audit event.
+its path unit is enabled (or `--no-systemd`), the version of its executor
+(`upgrade` brings it to this hostbridge's) and its last audit event.
 
 Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 )";
@@ -74,6 +76,7 @@ int run_list(int argc, char** argv) {
     std::cout << std::left << std::setw(20) << "SLUG"
               << "  " << std::setw(40) << "PROJECT"
               << "  " << std::setw(12) << "UNITS"
+              << "  " << std::setw(10) << "VERSION"
               << "  LAST EVENT\n";
     for (const auto& slug : slugs) {
         InstallPaths p = install_paths(*dirs, slug);
@@ -91,6 +94,7 @@ int run_list(int argc, char** argv) {
         // The log and the config are host files, but quote what others chose.
         std::cout << std::left << std::setw(20) << visible(slug) << "  " << std::setw(40)
                   << visible(project) << "  " << std::setw(12) << visible(units) << "  "
+                  << std::setw(10) << visible(binary_version(p.executor).value_or("?")) << "  "
                   << visible(last_event(config ? config->state_dir : p.state_dir)) << "\n";
     }
     return kExitOk;

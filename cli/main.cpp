@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/request.hpp"
 #include "cli/visible.hpp"
+#include "packaging/version.hpp"
 
 namespace {
 
@@ -22,10 +23,12 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   doctor      check an install end to end; print each problem and its fix
   approve     review and approve changed trusted files
   audit       read the audit log (table, --json, --follow, --verify)
-  list        every install of this user
+  list        every install of this user, with the version each runs
+  upgrade     bring every install up to this hostbridge (binaries, units)
   request     send a request through a spool (the agent client)
 
-`hostbridge COMMAND --help` describes each command.
+`hostbridge COMMAND --help` describes each command;
+`hostbridge --version` prints the version.
 Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 )";
 
@@ -39,6 +42,10 @@ int dispatch(int argc, char** argv) {
         std::cout << kUsage;
         return hb::cli::kExitOk;
     }
+    if (command == "--version") {
+        std::cout << "hostbridge " << hb::kVersion << "\n";
+        return hb::cli::kExitOk;
+    }
     // Each subcommand sees argv starting at its own name.
     if (command == "install") return hb::cli::run_install(argc - 1, argv + 1);
     if (command == "uninstall") return hb::cli::run_uninstall(argc - 1, argv + 1);
@@ -46,6 +53,7 @@ int dispatch(int argc, char** argv) {
     if (command == "approve") return hb::cli::run_approve(argc - 1, argv + 1);
     if (command == "audit") return hb::cli::run_audit(argc - 1, argv + 1);
     if (command == "list") return hb::cli::run_list(argc - 1, argv + 1);
+    if (command == "upgrade") return hb::cli::run_upgrade(argc - 1, argv + 1);
     // The agent client takes the arguments after the word `request`.
     if (command == "request") return hb::cli::run_request(argc - 2, argv + 2);
     std::cerr << "hostbridge: unknown command " << hb::cli::visible(command)

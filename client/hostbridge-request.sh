@@ -20,6 +20,8 @@ LC_ALL=C # byte semantics for patterns, ${#var} and awk
 export LC_ALL
 
 me=hostbridge-request
+# The build sets this line to the project's version (packaging/).
+version=unreleased
 nl='
 '
 EX_USAGE=64
@@ -38,6 +40,7 @@ join-network). Which verbs and services are allowed is the host's decision.
                      (default 120); once it runs, wait for the end
   --no-wait          publish the request, print its name, exit
   --help             this text
+  --version          print the version
 
 Spool: the script's own directory when it is a spool, else
 $HOSTBRIDGE_SPOOL, else $REPO_ROOT/untracked/hostbridge, else
@@ -66,6 +69,7 @@ no_wait=0
 while [ $# -gt 0 ]; do
     case $1 in
         --help | -h) usage; exit 0 ;;
+        --version) printf '%s %s\n' "$me" "$version"; exit 0 ;;
         --no-wait) no_wait=1 ;;
         --timeout)
             [ $# -ge 2 ] || usage_error "--timeout needs a number of seconds"

@@ -16,6 +16,7 @@
 
 #include "executor/drain.hpp"
 #include "executor/wakeup.hpp"
+#include "packaging/version.hpp"
 
 namespace {
 
@@ -25,7 +26,27 @@ constexpr int kExitUsage = 2;
 
 constexpr const char* kUsage =
     "usage: hostbridge-executor drain --config FILE [--linger SECONDS] [--allow-root]\n"
-    "       hostbridge-executor watch --config FILE [--allow-root]\n";
+    "       hostbridge-executor watch --config FILE [--allow-root]\n"
+    "       hostbridge-executor --help | --version\n";
+
+// The systemd unit runs `drain`; `watch` is the fallback without systemd.
+constexpr const char* kHelp =
+    "\n"
+    "The trusted half of hostbridge: takes the requests up from one install's\n"
+    "spool, validates each in the sandboxed hostbridge-parser, applies the policy,\n"
+    "the rate limits and the integrity gate, runs one command from its fixed argv\n"
+    "table, audits it and answers. `hostbridge install` copies it into\n"
+    "~/.local/lib/hostbridge/SLUG/ and writes the units that start it.\n"
+    "\n"
+    "  drain              drain the spool once, then exit (what the .service runs)\n"
+    "  watch              drain, then wait for requests until stopped (no systemd)\n"
+    "  --config FILE      the install's bridge.json\n"
+    "  --linger SECONDS   drain: wait this long for more requests before exiting\n"
+    "  --allow-root       run even as root (installs made with --allow-root)\n"
+    "  --help             this text\n"
+    "  --version          print the version\n"
+    "\n"
+    "Exit: 0 drained (or another drain holds the spool), 1 failed, 2 usage error.\n";
 
 struct Args {
     bool watch = false;
@@ -149,6 +170,16 @@ int main(int argc, char** argv) {
     ensure_standard_fds();
     // A dead parser is an error value on its socket, never a signal.
     ::signal(SIGPIPE, SIG_IGN);
+    if (argc == 2 && std::string_view(argv[1]) == "--version") {
+        std::printf("hostbridge-executor %.*s\n", static_cast<int>(hb::kVersion.size()),
+                    hb::kVersion.data());
+        return kExitOk;
+    }
+    if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+        std::fputs(kUsage, stdout);
+        std::fputs(kHelp, stdout);
+        return kExitOk;
+    }
     const auto args = parse_args(argc, argv);
     if (!args) {
         std::fputs(kUsage, stderr);

@@ -22,6 +22,7 @@
 
 #include "ipc/fd_passing.hpp"
 #include "ipc/wire.hpp"
+#include "packaging/version.hpp"
 #include "parser/validate.hpp"
 #include "sandbox/lockdown.hpp"
 
@@ -106,7 +107,17 @@ int run() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    // The executor starts it with argv[0] only; --version is for people and
+    // `hostbridge doctor`, answered before any lockdown.
+    if (argc == 2 && std::string_view(argv[1]) == "--version") {
+        std::string line = "hostbridge-parser ";
+        line.append(hb::kVersion);
+        line.push_back('\n');
+        return ::write(STDOUT_FILENO, line.data(), line.size()) == static_cast<ssize_t>(line.size())
+                   ? 0
+                   : kExitIo;
+    }
     // Exceptions never cross the process exit: anything unexpected is a
     // nonzero exit, which the executor reports as a parser failure.
     try {

@@ -56,8 +56,12 @@ shift 2
 case $kind in root | rootless | compose) ;; *) usage ;; esac
 [ -d "$bin" ] || { echo "bridge-place: no directory $bin" >&2; exit 64; }
 bin=$(readlink -f -- "$bin")
-for b in hostbridge hostbridge-executor hostbridge-parser; do
-    [ -x "$bin/$b" ] || { echo "bridge-place: $bin/$b is not built" >&2; exit 1; }
+# The executor and parser beside hostbridge (a build tree) or in
+# ../lib/hostbridge (the package): where hostbridge itself looks.
+[ -x "$bin/hostbridge" ] || { echo "bridge-place: $bin/hostbridge is not built" >&2; exit 1; }
+for b in hostbridge-executor hostbridge-parser; do
+    [ -x "$bin/$b" ] || [ -x "$bin/../lib/hostbridge/$b" ] ||
+        { echo "bridge-place: $bin/$b is not built" >&2; exit 1; }
 done
 [ $# -gt 0 ] || set -- "$tools/bridge-session.sh" run
 [ -n "$prefix" ] || prefix=hb-e2e-$kind-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')

@@ -1,0 +1,82 @@
+# Included last by the top-level CMakeLists.txt, once every target exists:
+# what `cmake --install` puts where (GNU layout under the prefix), and the
+# Debian package CPack builds from exactly that (`cpack -G DEB` in build/).
+#
+#   bin/hostbridge                     the admin tool (units, client embedded)
+#   lib/hostbridge/hostbridge-executor the executor and parser `install` copies
+#   lib/hostbridge/hostbridge-parser   into each project (cli/versions.cpp)
+#   share/man/man{1,5,8}/*.gz          the man pages (man/)
+#   share/doc/hostbridge/              README, SECURITY, docs/, copyright
+install(TARGETS hostbridge-executor hostbridge-parser
+        RUNTIME DESTINATION ${HB_INSTALL_LIBEXECDIR})
+
+# The man pages, with the version in their header (man/ -> build/man/).
+set(HB_MAN_PAGES hostbridge.1 hostbridge-request.1 hostbridge.json.5 hostbridge-policy.conf.5
+                 hostbridge-executor.8)
+set(VERSION ${PROJECT_VERSION})
+foreach(page IN LISTS HB_MAN_PAGES)
+  configure_file(${CMAKE_SOURCE_DIR}/man/${page} ${CMAKE_BINARY_DIR}/man/${page} @ONLY)
+endforeach()
+# Man pages gzipped -9n (no name, no time: reproducible), as Debian wants.
+foreach(page IN LISTS HB_MAN_PAGES)
+  string(REGEX MATCH "[0-9]$" section ${page})
+  set(out ${CMAKE_BINARY_DIR}/man/gz/${page}.gz)
+  add_custom_command(OUTPUT ${out}
+                     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man/gz
+                     COMMAND gzip -9n -c ${CMAKE_BINARY_DIR}/man/${page} > ${out}
+                     DEPENDS ${CMAKE_BINARY_DIR}/man/${page} VERBATIM)
+  list(APPEND HB_MAN_GZ ${out})
+  install(FILES ${out} DESTINATION share/man/man${section})
+endforeach()
+
+set(HB_DEB_MAINTAINER "hostbridge authors <hostbridge@users.noreply.github.com>"
+    CACHE STRING "Maintainer: of the Debian package")
+set(HB_DOC_DIR share/doc/hostbridge)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/changelog.in
+               ${CMAKE_BINARY_DIR}/packaging/changelog @ONLY)
+set(HB_CHANGELOG_GZ ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
+add_custom_command(OUTPUT ${HB_CHANGELOG_GZ}
+                   COMMAND gzip -9n -c ${CMAKE_BINARY_DIR}/packaging/changelog > ${HB_CHANGELOG_GZ}
+                   DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog VERBATIM)
+# Part of `all`, so cpack (which builds `all` first) finds them.
+add_custom_target(hb_package_files ALL DEPENDS ${HB_MAN_GZ} ${HB_CHANGELOG_GZ})
+install(FILES ${HB_CHANGELOG_GZ} ${CMAKE_CURRENT_LIST_DIR}/debian/copyright
+              ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/SECURITY.md
+        DESTINATION ${HB_DOC_DIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${HB_DOC_DIR}/docs
+        FILES_MATCHING PATTERN "*.md")
+
+# --- the Debian package ---
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME hostbridge)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT ${HB_DEB_MAINTAINER})
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${HB_DEB_MAINTAINER})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "privilege-separated bridge from a sandboxed coding agent to its host")
+# The synopsis is the summary; CPack indents these lines and turns the
+# empty one into " ." (Debian's paragraph break).
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+    "A coding agent in a sandboxed container drops JSON requests into a spool
+inside the bind-mounted project checkout. A systemd --user path unit wakes
+a oneshot drain; a seccomp-locked parser validates each request, and a
+minimal executor applies a policy, a rate limit and an integrity gate over
+the trusted project files, runs one command from a fixed argv table
+(compose or the project's own stack script), audits it and answers.
+
+This package holds the admin tool hostbridge (install, doctor, approve,
+audit, list, upgrade, uninstall), the executor and the parser it copies
+into each project, and their manual pages.")
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # hostbridge_<version>_<arch>.deb
+# Depends: from the binaries' own NEEDED libraries (dpkg-shlibdeps).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The bridge drives compose or a stack script; any of these engines will do.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "podman | docker.io, podman-compose | docker-compose, git")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io, docker-compose, systemd")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+include(CPack)

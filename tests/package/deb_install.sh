@@ -1,0 +1,122 @@
+#!/bin/bash
+# The Debian package, end to end: CPack builds hostbridge_<version>_<arch>.deb
+# from the build tree, lintian finds no error in it, `apt-get install` puts
+# it in place (its Depends: computed by dpkg-shlibdeps), ./demo runs a real
+# agent session against the installed /usr/bin/hostbridge (real systemd and
+# podman, see demo), and the package is purged on every exit, so the
+# machine is left as it was.
+# Usage: deb_install.sh SOURCE_DIR BUILD_DIR        (root only; 77 = skipped)
+set -uo pipefail
+src=$(readlink -f -- "$1") build=$(readlink -f -- "$2")
+skip() { echo "SKIP: $*"; exit 77; }
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
+command -v apt-get >/dev/null && command -v dpkg >/dev/null || skip "not a Debian system"
+command -v lintian >/dev/null || { echo "FAIL: lintian missing (tools/deps.sh test)"; exit 1; }
+# Never replace a hostbridge someone installed: the purge would remove it.
+if dpkg-query -W -f='${Status}' hostbridge 2>/dev/null | grep -q 'ok installed' ||
+    [ -e /usr/bin/hostbridge ] || [ -e /usr/lib/hostbridge ]; then
+    skip "a hostbridge is already installed in /usr; this test would replace it"
+fi
+
+work=$(mktemp -d /tmp/hb-deb-XXXXXX) || exit 1
+chmod 0755 "$work"  # apt's _apt user reads the .deb from here
+installed=0
+cleanup() {
+    if [ "$installed" -eq 1 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq hostbridge >"$work/purge.log" 2>&1 ||
+            { cat "$work/purge.log"; echo "FAIL: apt-get purge hostbridge"; }
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+version=$("$build/bin/hostbridge" --version | awk '{print $2}')
+arch=$(dpkg --print-architecture)
+deb=$work/hostbridge_${version}_${arch}.deb
+
+# --- build and inspect
+if ! cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1; then
+    cat "$work/cpack.log"
+    echo "FAIL: cpack"
+    exit 1
+fi
+[ -f "$deb" ] && pass "cpack built $(basename "$deb")" || { ls "$work"; echo "FAIL: no $deb"; exit 1; }
+depends=$(dpkg-deb -f "$deb" Depends)
+recommends=$(dpkg-deb -f "$deb" Recommends)
+suggests=$(dpkg-deb -f "$deb" Suggests)
+echo "Depends: $depends"
+for lib in libc6 libseccomp2 libcap-ng0 libssl3 libyaml-cpp; do
+    # libssl's and yaml-cpp's package names carry an ABI suffix: match the stem.
+    grep -q "${lib}" <<<"$depends" || fail "Depends: lacks $lib (from dpkg-shlibdeps)"
+done
+grep -q podman <<<"$recommends" && grep -q podman-compose <<<"$recommends" &&
+    pass "Recommends: $recommends" || fail "Recommends: '$recommends'"
+grep -q docker <<<"$suggests" && pass "Suggests: $suggests" || fail "Suggests: '$suggests'"
+contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
+for f in ./usr/bin/hostbridge ./usr/lib/hostbridge/hostbridge-executor \
+    ./usr/lib/hostbridge/hostbridge-parser ./usr/share/man/man1/hostbridge.1.gz \
+    ./usr/share/man/man1/hostbridge-request.1.gz ./usr/share/man/man5/hostbridge.json.5.gz \
+    ./usr/share/man/man5/hostbridge-policy.conf.5.gz ./usr/share/man/man8/hostbridge-executor.8.gz \
+    ./usr/share/doc/hostbridge/copyright ./usr/share/doc/hostbridge/changelog.gz \
+    ./usr/share/doc/hostbridge/SECURITY.md; do
+    grep -qxF "$f" <<<"$contents" || fail "the package lacks $f"
+done
+if lintian --fail-on error --no-tag-display-limit "$deb" >"$work/lintian.log" 2>&1; then
+    pass "lintian: no errors ($(grep -c '^W:' "$work/lintian.log") warnings)"
+else
+    cat "$work/lintian.log"
+    fail "lintian reports errors"
+fi
+
+# --- install, use, purge
+if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$deb" \
+    >"$work/install.log" 2>&1; then
+    cat "$work/install.log"
+    echo "FAIL: apt-get install $deb"
+    exit 1
+fi
+installed=1
+pass "apt-get install ./$(basename "$deb")"
+grep -q 'hostbridge upgrade' "$work/install.log" && pass "postinst names hostbridge upgrade" ||
+    fail "postinst did not say to run hostbridge upgrade"
+for b in /usr/bin/hostbridge /usr/lib/hostbridge/hostbridge-executor /usr/lib/hostbridge/hostbridge-parser; do
+    got=$("$b" --version 2>&1)
+    [ "$got" = "$(basename "$b") $version" ] && pass "$b --version" || fail "$b --version: '$got'"
+done
+page=$(man -w hostbridge 2>/dev/null)
+[ "$page" = /usr/share/man/man1/hostbridge.1.gz ] && pass "man -w hostbridge: $page" ||
+    fail "man -w hostbridge: '$page'"
+warnings=$(MANWIDTH=80 man --warnings hostbridge.json 2>&1 >/dev/null)
+[ -z "$warnings" ] && pass "man --warnings hostbridge.json: none" || fail "man: $warnings"
+
+# ./demo against the installed binary (HB_BIN_DIR): a whole agent session.
+HB_BIN_DIR=/usr/bin "$src/demo" 2>&1 | tee "$work/demo.log" | sed 's/^/  demo| /'
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 0 ]; then
+    grep -q "using /usr/bin/hostbridge (hostbridge $version)" "$work/demo.log" &&
+        pass "./demo ran against /usr/bin/hostbridge" || fail "./demo did not use /usr/bin/hostbridge"
+elif [ "$rc" -eq 77 ]; then
+    echo "note: ./demo cannot run here (SKIP above); the package checks still count"
+else
+    fail "./demo against the package exited $rc"
+fi
+
+# --- purge now (the trap does it on failure) and prove nothing is left
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq hostbridge >"$work/purge.log" 2>&1 ||
+    { cat "$work/purge.log"; fail "apt-get purge hostbridge"; }
+installed=0
+left=""
+for f in /usr/bin/hostbridge /usr/lib/hostbridge /usr/share/doc/hostbridge \
+    /usr/share/man/man1/hostbridge.1.gz; do
+    [ -e "$f" ] && left="$left $f"
+done
+dpkg-query -W -f='${Status}' hostbridge 2>/dev/null | grep -q installed && left="$left (dpkg status)"
+[ -z "$left" ] && pass "purged: nothing of the package left" || fail "left after purge:$left"
+
+[ "$failures" -eq 0 ] && echo "package ok" || echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
