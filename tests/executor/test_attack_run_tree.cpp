@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include "tests/executor/decide_fixture.hpp"
@@ -141,6 +142,71 @@ TEST_F(RunTreeAttack, BlindExchangeFlipNeverRuns) {
     EXPECT_EQ(done + count_state(names, "denied"), kRequests);
     std::printf("blind flip: %d requests, %d done, %d denied, %d evil\n", kRequests, done,
                 count_state(names, "denied"), evil_runs);
+}
+
+// The compose backend: the agent trades the approved compose.yaml for one
+// with a privileged service mounting `/`, timed on the gate's read, and
+// asks for `up`. The command (standing in for compose) reports whether the
+// file it was given with -f names that service: it never does, because it
+// reads the rendered copy in the run tree.
+TEST_F(RunTreeAttack, ComposeFileSwapTimedOnTheGateReadNeverReachesCompose) {
+    write_file(f.stack, "#!/bin/sh\n"
+                        "file=\n"
+                        "while [ $# -gt 0 ]; do [ \"$1\" = -f ] && file=$2; shift; done\n"
+                        "grep -q privileged \"$file\" && echo evil >> '" +
+                            evil_marker + "'\n"
+                        "echo \"$file\" >> '" + f.root + "/compose-read'\n");
+    const std::string compose = f.use_compose("services:\n  api:\n    image: x\n");
+    const std::string evil_compose = f.project + "/evil.yaml";
+    write_file(evil_compose, "services:\n  api:\n    image: x\n    privileged: true\n"
+                             "    volumes: ['/:/host']\n");
+    const int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    ASSERT_GE(ino, 0);
+    ASSERT_GE(::inotify_add_watch(ino, f.project.c_str(), IN_CLOSE_NOWRITE), 0);
+    std::atomic<bool> stop{false};
+    std::atomic<int> swaps{0};
+    auto trade = [&] {
+        ::renameat2(AT_FDCWD, compose.c_str(), AT_FDCWD, evil_compose.c_str(), RENAME_EXCHANGE);
+    };
+    std::thread attacker([&] {
+        alignas(inotify_event) char buf[4096];
+        while (!stop) {
+            const ssize_t n = ::read(ino, buf, sizeof buf);
+            if (n <= 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+                continue;
+            }
+            bool hit = false;
+            for (ssize_t off = 0; off < n;) {
+                const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+                if (ev->len > 0 && std::string(ev->name) == "compose.yaml") hit = true;
+                off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+            }
+            if (!hit) continue;
+            trade();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            trade();
+            ++swaps;
+        }
+    });
+    const auto names = send("up", kRequests);
+    stop = true;
+    attacker.join();
+    ::close(ino);
+
+    const int evil_runs = evil_count();
+    EXPECT_EQ(evil_runs, 0);
+    EXPECT_GT(swaps.load(), 0) << "the attacker never saw the gate read";
+    const int done = count_state(names, "done");
+    EXPECT_GT(done, 0);
+    EXPECT_EQ(done + count_state(names, "denied"), kRequests);
+    std::vector<std::string> read;
+    std::istringstream lines(read_file(f.root + "/compose-read"));
+    for (std::string line; std::getline(lines, line);) read.push_back(line);
+    EXPECT_EQ(static_cast<int>(read.size()), done);
+    for (const auto& file : read) EXPECT_EQ(file, f.in_tree("compose.yaml"));
+    std::printf("compose timed swap: %d requests, %d swaps, %d done, %d denied, %d evil\n",
+                kRequests, swaps.load(), done, count_state(names, "denied"), evil_runs);
 }
 
 // bash reads its script as it runs (it seeks back to the end of each
