@@ -165,7 +165,11 @@ void Drain::refresh_pins() {
     }
     // Pins of another project (a forced re-install) are not ours to take.
     if (fresh->project_dir != config_.project_dir) return;
+    // Everything `approve` writes: the pins, the rendered compose files'
+    // pins and the checkout paths they name (executor/run_tree.hpp).
     config_.tcb = std::move(fresh->tcb);
+    config_.rendered = std::move(fresh->rendered);
+    config_.checkout_paths = std::move(fresh->checkout_paths);
 }
 
 void Drain::warn(const std::string& message) {

@@ -42,11 +42,13 @@ inner() { # BIN_DIR WORK SLUG MODE, inside the manager's environment
     mkdir -p "$p" && git -C "$p" init -q . || fail "git init"
     cat >"$p/stack" <<'STACK'
 #!/bin/sh
-printf '%s\n' "$*" >> "$(dirname "$0")/calls.log"
+# It runs from its approved copy in the run tree: record in the checkout.
+here=${HOSTBRIDGE_PROJECT_DIR:-$(dirname "$0")}
+printf '%s\n' "$*" >> "$here/calls.log"
 if [ "$1" = start ]; then
     # A long-lived "application", detached the way a container engine is.
     setsid sleep 300 </dev/null >/dev/null 2>&1 &
-    echo $! > "$(dirname "$0")/app.pid"
+    echo $! > "$here/app.pid"
 fi
 echo "stack ran: $*"
 STACK

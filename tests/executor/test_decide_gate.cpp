@@ -199,4 +199,23 @@ TEST_F(Gate, AnApprovalReachesADrainThatIsAlreadyRunning) {
     EXPECT_EQ(e.code, 0) << e.err;
 }
 
+// The same for the compose backend, where approve also rewrites the rendered
+// compose file and its pin (cli/approve.cpp): a running drain takes both.
+TEST(GateRendered, AnApprovedComposeChangeReachesADrainThatIsAlreadyRunning) {
+    hb::test::StackFixture f;
+    f.use_compose("services:\n  api:\n    image: x\n");
+    const pid_t pid = f.start("watch");
+    const std::string before = f.publish("status");
+    ASSERT_TRUE(hb::test::wait_until([&] { return f.state_of(before) == "done"; }))
+        << f.state_of(before) << " " << f.audit_reason(before, "denied");
+    // What approve writes: the new approved and rendered copies, then the pins.
+    f.use_compose("services:\n  api:\n    image: y\n");
+    const std::string after = f.publish("status");
+    EXPECT_TRUE(hb::test::wait_until([&] { return f.state_of(after) == "done"; }))
+        << f.state_of(after) << " " << f.audit_reason(after, "denied");
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    const hb::test::Exit e = f.finish(pid, std::chrono::seconds(10));
+    EXPECT_EQ(e.code, 0) << e.err;
+}
+
 }  // namespace

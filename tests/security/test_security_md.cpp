@@ -20,16 +20,17 @@ const std::string kSecurityMd = std::string(HB_SOURCE_DIR) + "/SECURITY.md";
 
 // The gates issue 8 asks the table to cover, each with its own row.
 const std::set<std::string> kGates = {
-    "closed verb set", "hardcoded deny", "arg enumeration", "policy",        "rate limit",
-    "integrity gate",  "expiry",         "quarantine",      "pinned dirfds", "atomic publish",
-    "parser lockdown", "fd hygiene",     "audit chain",
+    "closed verb set", "hardcoded deny", "arg enumeration", "policy", "rate limit",
+    "integrity gate", "expiry", "quarantine", "pinned dirfds", "atomic publish", "parser lockdown",
+    "fd hygiene", "audit chain",
     // Commands run only the bytes a person approved (executor/run_tree.hpp).
     "the bytes hashed are the bytes run", "bind sources at rest", "probing costs",
     // The compose model, git and the admin tool, as the agent attacks them.
-    "compose read strictly", "default compose files", "the agent's git configuration",
-    "no write through `.git`", "helper programs outside the checkout",
-    "nothing raw on a terminal", "admin tool follows no link", "stuck names drained",
-    "every entry wakes `watch`", "fixes reach every install"};
+    "what the engine reads is what was pinned", "approve shows every byte", "default compose files",
+    "the agent's git configuration", "no write through `.git`",
+    "helper programs outside the checkout", "nothing raw on a terminal",
+    "admin tool follows no link", "stuck names drained", "every entry wakes `watch`",
+    "fixes reach every install"};
 
 struct GateRow {
     std::string gate;
