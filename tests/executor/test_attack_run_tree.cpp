@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +27,65 @@ using hb::test::write_file;
 using hb::test::fs::exists;
 
 constexpr int kRequests = 100;
+
+// The attacker of the timed swaps: it sees the gate's read end (inotify
+// IN_CLOSE_NOWRITE on `name` in `dir`), calls `trade` (a RENAME_EXCHANGE),
+// holds the agent's file in place for 20 ms and trades back, so the file at
+// rest always carries the approved hash.
+class SwapOnRead {
+  public:
+    SwapOnRead(const std::string& dir, std::string name, std::function<void()> trade)
+        : ino_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)),
+          name_(std::move(name)),
+          trade_(std::move(trade)) {
+        watching_ = ino_ >= 0 && ::inotify_add_watch(ino_, dir.c_str(), IN_CLOSE_NOWRITE) >= 0;
+        thread_ = std::thread([this] { run(); });
+    }
+    ~SwapOnRead() { stop(); }
+    SwapOnRead(const SwapOnRead&) = delete;
+    SwapOnRead& operator=(const SwapOnRead&) = delete;
+
+    bool watching() const { return watching_; }
+    // Stops the attacker; returns how many swaps it made.
+    int stop() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+        if (ino_ >= 0) ::close(ino_);
+        ino_ = -1;
+        return swaps_;
+    }
+
+  private:
+    void run() {
+        alignas(inotify_event) char buf[4096];
+        while (!stop_ && watching_) {
+            const ssize_t n = ::read(ino_, buf, sizeof buf);
+            if (n <= 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+                continue;
+            }
+            bool hit = false;
+            for (ssize_t off = 0; off < n;) {
+                const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+                if (ev->len > 0 && std::string(ev->name) == name_) hit = true;
+                off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+            }
+            if (!hit) continue;
+            trade_();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            trade_();
+            ++swaps_;
+        }
+    }
+
+    int ino_;
+    std::string name_;
+    std::function<void()> trade_;
+    bool watching_ = false;
+    std::atomic<bool> stop_{false};
+    int swaps_ = 0;
+    std::thread thread_;
+};
 
 class RunTreeAttack : public ::testing::Test {
   protected:
@@ -73,40 +133,14 @@ class RunTreeAttack : public ::testing::Test {
 // swaps its script in for 20 ms, then back, so the file at rest always
 // carries the approved hash.
 TEST_F(RunTreeAttack, SwapTimedOnTheGateReadNeverRuns) {
-    const int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    ASSERT_GE(ino, 0);
-    ASSERT_GE(::inotify_add_watch(ino, f.project.c_str(), IN_CLOSE_NOWRITE), 0);
-    std::atomic<bool> stop{false};
-    std::atomic<int> swaps{0};
-    std::thread attacker([&] {
-        alignas(inotify_event) char buf[4096];
-        while (!stop) {
-            const ssize_t n = ::read(ino, buf, sizeof buf);
-            if (n <= 0) {
-                std::this_thread::sleep_for(std::chrono::microseconds(50));
-                continue;
-            }
-            bool hit = false;
-            for (ssize_t off = 0; off < n;) {
-                const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-                if (ev->len > 0 && std::string(ev->name) == "stack") hit = true;
-                off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-            }
-            if (!hit) continue;
-            exchange();
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            exchange();
-            ++swaps;
-        }
-    });
+    SwapOnRead attacker(f.project, "stack", [this] { exchange(); });
+    ASSERT_TRUE(attacker.watching());
     const auto names = send("status", kRequests);
-    stop = true;
-    attacker.join();
-    ::close(ino);
+    const int swaps = attacker.stop();
 
     const int evil_runs = evil_count();
     EXPECT_EQ(evil_runs, 0);
-    EXPECT_GT(swaps.load(), 0) << "the attacker never saw the gate read";
+    EXPECT_GT(swaps, 0) << "the attacker never saw the gate read";
     const int done = count_state(names, "done");
     EXPECT_GT(done, 0);
     EXPECT_EQ(done + count_state(names, "denied"), kRequests);
@@ -116,7 +150,7 @@ TEST_F(RunTreeAttack, SwapTimedOnTheGateReadNeverRuns) {
         EXPECT_TRUE(call.front().starts_with(f.root + "/run/")) << call.front();
     }
     std::printf("timed swap: %d requests, %d swaps, %d done, %d denied by the gate, %d evil\n",
-                kRequests, swaps.load(), done, count_state(names, "denied"), evil_runs);
+                kRequests, swaps, done, count_state(names, "denied"), evil_runs);
 }
 
 // No timing at all: the names trade places every 100 us for the whole drain.
@@ -150,53 +184,30 @@ TEST_F(RunTreeAttack, BlindExchangeFlipNeverRuns) {
 // file it was given with -f names that service: it never does, because it
 // reads the rendered copy in the run tree.
 TEST_F(RunTreeAttack, ComposeFileSwapTimedOnTheGateReadNeverReachesCompose) {
-    write_file(f.stack, "#!/bin/sh\n"
-                        "file=\n"
-                        "while [ $# -gt 0 ]; do [ \"$1\" = -f ] && file=$2; shift; done\n"
-                        "grep -q privileged \"$file\" && echo evil >> '" +
-                            evil_marker + "'\n"
-                        "echo \"$file\" >> '" + f.root + "/compose-read'\n");
+    write_file(f.stack,
+               "#!/bin/sh\n"
+               "file=\n"
+               "while [ $# -gt 0 ]; do [ \"$1\" = -f ] && file=$2; shift; done\n"
+               "grep -q privileged \"$file\" && echo evil >> '" +
+                   evil_marker +
+                   "'\n"
+                   "echo \"$file\" >> '" +
+                   f.root + "/compose-read'\n");
     const std::string compose = f.use_compose("services:\n  api:\n    image: x\n");
     const std::string evil_compose = f.project + "/evil.yaml";
-    write_file(evil_compose, "services:\n  api:\n    image: x\n    privileged: true\n"
-                             "    volumes: ['/:/host']\n");
-    const int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    ASSERT_GE(ino, 0);
-    ASSERT_GE(::inotify_add_watch(ino, f.project.c_str(), IN_CLOSE_NOWRITE), 0);
-    std::atomic<bool> stop{false};
-    std::atomic<int> swaps{0};
-    auto trade = [&] {
+    write_file(evil_compose,
+               "services:\n  api:\n    image: x\n    privileged: true\n"
+               "    volumes: ['/:/host']\n");
+    SwapOnRead attacker(f.project, "compose.yaml", [&] {
         ::renameat2(AT_FDCWD, compose.c_str(), AT_FDCWD, evil_compose.c_str(), RENAME_EXCHANGE);
-    };
-    std::thread attacker([&] {
-        alignas(inotify_event) char buf[4096];
-        while (!stop) {
-            const ssize_t n = ::read(ino, buf, sizeof buf);
-            if (n <= 0) {
-                std::this_thread::sleep_for(std::chrono::microseconds(50));
-                continue;
-            }
-            bool hit = false;
-            for (ssize_t off = 0; off < n;) {
-                const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-                if (ev->len > 0 && std::string(ev->name) == "compose.yaml") hit = true;
-                off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-            }
-            if (!hit) continue;
-            trade();
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            trade();
-            ++swaps;
-        }
     });
+    ASSERT_TRUE(attacker.watching());
     const auto names = send("up", kRequests);
-    stop = true;
-    attacker.join();
-    ::close(ino);
+    const int swaps = attacker.stop();
 
     const int evil_runs = evil_count();
     EXPECT_EQ(evil_runs, 0);
-    EXPECT_GT(swaps.load(), 0) << "the attacker never saw the gate read";
+    EXPECT_GT(swaps, 0) << "the attacker never saw the gate read";
     const int done = count_state(names, "done");
     EXPECT_GT(done, 0);
     EXPECT_EQ(done + count_state(names, "denied"), kRequests);
@@ -206,7 +217,7 @@ TEST_F(RunTreeAttack, ComposeFileSwapTimedOnTheGateReadNeverReachesCompose) {
     EXPECT_EQ(static_cast<int>(read.size()), done);
     for (const auto& file : read) EXPECT_EQ(file, f.in_tree("compose.yaml"));
     std::printf("compose timed swap: %d requests, %d swaps, %d done, %d denied, %d evil\n",
-                kRequests, swaps.load(), done, count_state(names, "denied"), evil_runs);
+                kRequests, swaps, done, count_state(names, "denied"), evil_runs);
 }
 
 // bash reads its script as it runs (it seeks back to the end of each
