@@ -751,7 +751,8 @@ void AuditLog::anchor(std::uint64_t seq, const std::string& hash) {
     }
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, kJournalSocket, sizeof addr.sun_path - 1);
+    if (journal_socket_.size() >= sizeof addr.sun_path) return;
+    std::memcpy(addr.sun_path, journal_socket_.c_str(), journal_socket_.size() + 1);
     std::string message;
     message += journal_field(
         "MESSAGE", "hostbridge audit seq " + std::to_string(seq) + " hash " + hash + " in " + dir_);

@@ -125,6 +125,8 @@ class AuditLog {
     }
     // Off: no datagram to the journal (tests of the log alone).
     void set_journal_anchor(bool on) { journal_ = on; }
+    // Another socket than kJournalSocket (tests receive the datagrams).
+    void set_journal_socket(std::string path) { journal_socket_ = std::move(path); }
 
     // The last `max_bytes` of the newest segment, cut at a line start
     // (for the best-effort mirror in diagnostics/). Complete lines only: a
@@ -155,6 +157,7 @@ class AuditLog {
     std::uint64_t rotate_bytes_ = kAuditRotateBytes;
     AuditBudget budget_;
     bool journal_ = true;
+    std::string journal_socket_ = kJournalSocket;
     UniqueFd journal_fd_;
     // flock belongs to the open file description, which a fork shares: a
     // child reopens the log before its first append so that the lock

@@ -4,7 +4,9 @@
 // segments that keep their names, and a verifier that starts at the first
 // event ever written and names a missing or cut segment.
 #include <openssl/evp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -260,6 +262,41 @@ TEST_F(Segments, AppendsGoOnInTheNewestSegmentAfterReopening) {
     const auto after = exec::audit_log_files(f.state).value();
     EXPECT_EQ(after.front(), "audit.jsonl");  // never renamed
     EXPECT_GE(after.size(), files.size());
+}
+
+// The sending side of the journal anchor, received on a socket of our own:
+// one native-protocol datagram per append, naming the last seq and hash.
+TEST(AuditJournalAnchor, EachAppendSendsItsSeqAndHash) {
+    DrainFixture f;
+    const std::string socket_path = f.root + "/journal.sock";
+    const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(sock, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+    ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    AuditLog log = AuditLog::open(f.state).value();
+    log.set_journal_socket(socket_path);
+    AuditRecord r;
+    r.event = AuditEvent::Installed;
+    ASSERT_TRUE(log.append(r).ok());
+    ASSERT_TRUE(log.append(r).ok());
+    const auto lines = all_lines(f.state);
+    ASSERT_EQ(lines.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        char buf[4096];
+        const ssize_t n = ::recv(sock, buf, sizeof buf, MSG_DONTWAIT);
+        ASSERT_GT(n, 0) << "no datagram for append " << i;
+        const std::string msg(buf, static_cast<std::size_t>(n));
+        EXPECT_NE(msg.find("\nHOSTBRIDGE_AUDIT_SEQ=" + std::to_string(i + 1) + "\n"),
+                  std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("\nHOSTBRIDGE_AUDIT_HASH=" + lines[i]["hash"].get<std::string>() + "\n"),
+                  std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("\nHOSTBRIDGE_AUDIT_DIR=" + f.state + "\n"), std::string::npos) << msg;
+    }
+    ::close(sock);
 }
 
 TEST(AuditSegmentNames, OneSpellingPerIndex) {
