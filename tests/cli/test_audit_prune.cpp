@@ -130,6 +130,39 @@ TEST_F(Prune, RefusesABrokenChainAndABadDate) {
     EXPECT_NE(pruned.error().message.find("not pruning"), std::string::npos);
 }
 
+// The options through the real binary: usage, a prune with nothing to do,
+// verify's account of where the chain starts, and --journal without one.
+TEST(AuditCliPrune, OptionsThroughTheBinary) {
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    Ran run = home.hostbridge({"audit", "--slug", "demo-app", "--journal"});
+    EXPECT_EQ(run.code, 2) << run.err;
+    run = home.hostbridge(
+        {"audit", "--slug", "demo-app", "--prune-before", "2000-01-01", "--verify"});
+    EXPECT_EQ(run.code, 2) << run.err;
+    run = home.hostbridge({"audit", "--slug", "demo-app", "--prune-before", "yesterday"});
+    EXPECT_EQ(run.code, 1);
+    EXPECT_NE(run.err.find("YYYY-MM-DD"), std::string::npos) << run.err;
+    run = home.hostbridge({"audit", "--slug", "demo-app", "--prune-before", tomorrow()});
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_NE(run.out.find("nothing to prune"), std::string::npos) << run.out;
+    run = home.hostbridge({"audit", "--slug", "demo-app", "--verify"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_NE(run.out.find("from seq 1 (installed), the first event ever written"),
+              std::string::npos)
+        << run.out;
+    run = home.hostbridge({"doctor", "--slug", "demo-app"});
+    EXPECT_NE(run.out.find("audit log size: "), std::string::npos) << run.out;
+    struct stat st {};
+    if (::stat(exec::kJournalSocket, &st) != 0) {
+        run = home.hostbridge({"audit", "--slug", "demo-app", "--verify", "--journal"});
+        EXPECT_EQ(run.code, 1);
+        EXPECT_NE(run.err.find("no journal runs here"), std::string::npos) << run.err;
+    }
+}
+
 TEST(JournalAnchors, OnlyEntriesWhoseTrustedFieldsNameTheExecutorCount) {
     const std::string hash(64, 'a');
     const std::string lines =
