@@ -131,6 +131,10 @@ Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit
       parser_(config_.parser, Startup{config_.services, config_.buildable}),
       started_(std::chrono::steady_clock::now()) {}
 
+// bridge.json's defaults are the log's own (docs/AUDIT-LOG.md, "Budget").
+static_assert(AuditBudget{}.bytes == static_cast<std::uint64_t>(AuditBudgetSettings{}.bytes) &&
+              AuditBudget{}.window_seconds == AuditBudgetSettings{}.seconds);
+
 Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
     const bool root = ::geteuid() == 0;
     if (root && !options.allow_root) {
@@ -150,6 +154,8 @@ Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
         return make_error("the audit log in " + config->state_dir +
                           " cannot be written: " + audit.error().message);
     }
+    audit->set_budget({.bytes = static_cast<std::uint64_t>(config->audit_budget.bytes),
+                       .window_seconds = config->audit_budget.seconds});
     auto lock = open_lock(config->state_dir);
     if (!lock) return lock.error();
     return std::unique_ptr<Drain>(new Drain(options.config_path, std::move(*config),

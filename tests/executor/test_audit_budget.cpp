@@ -137,6 +137,35 @@ TEST(AuditBudget, TwentyThousandJunkNamesGrowTheLogByAtMostOneMebibyteAndAreAllC
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
 }
 
+// bridge.json's audit_budget reaches the drain's log: with 4000 bytes per
+// window, 100 junk names are mostly counted, not logged (the default budget
+// would log them all), and the summary names the configured budget.
+TEST(AuditBudget, BridgeJsonSetsTheBudgetTheDrainKeeps) {
+    DrainFixture f;
+    f.config["audit_budget"] = {{"bytes", 4000}, {"seconds", 600}};
+    f.write_config();
+    constexpr int kJunk = 100;
+    for (int i = 0; i < kJunk; ++i) write_file(f.path("requests", junk_name(i)), "junk");
+    const Exit e = f.run();
+    ASSERT_EQ(e.code, 0) << e.err;
+    end_the_window(f.state);
+    const Exit again = f.run();
+    ASSERT_EQ(again.code, 0) << again.err;
+
+    std::uint64_t one_by_one = 0;
+    std::uint64_t summarised = 0;
+    for (const json& line : all_lines(f.state)) {
+        if (line["event"] == "quarantined") ++one_by_one;
+        if (line["event"] == "summary") {
+            summarised += line["detail"]["events"].get<std::uint64_t>();
+            EXPECT_EQ(line["detail"]["budget_bytes"], 4000) << line.dump();
+        }
+    }
+    EXPECT_GT(one_by_one, 0u);
+    EXPECT_LT(one_by_one, 10u);  // each line is over 400 bytes
+    EXPECT_EQ(one_by_one + summarised, static_cast<std::uint64_t>(kJunk));
+}
+
 TEST(AuditBudget, ARequestThatRanIsLoggedOneByOneWhateverTheBudget) {
     DrainFixture f;
     AuditLog log = AuditLog::open(f.state).value();
