@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/audit_tools.hpp"
 #include "cli/commands.hpp"
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
@@ -28,7 +29,9 @@ namespace {
 constexpr std::string_view kCmd = "audit";
 
 const char* const kHelp =
-    R"(usage: hostbridge audit [--slug SLUG] [--tail N] [--follow] [--json] [--verify]
+    R"(usage: hostbridge audit [--slug SLUG] [--tail N] [--follow] [--json]
+       hostbridge audit [--slug SLUG] --verify [--journal]
+       hostbridge audit [--slug SLUG] --prune-before YYYY-MM-DD
 
 Prints the audit log of an install, oldest first, as a table: time, event,
 request name, verb, arg, outcome (the exit code), duration, reason. Control,
@@ -40,17 +43,23 @@ bidirectional and zero-width characters are shown as escapes (\x1b, \u202e).
                 starts with the last 10 unless --tail says otherwise
   --json        the JSON lines instead of the table (DEL, C1, bidirectional
                 and zero-width characters as \u escapes: the same values)
-  --verify      check the hash chain across rotated files; prints the first
-                bad line and exits 1 when it is broken
+  --verify      check the hash chain across all segments, from the first
+                event ever written (or the last `pruned` event's start);
+                prints the first bad line or missing segment and exits 1
+                when it is broken
+  --journal     with --verify: also check each (seq, hash) the installed
+                executor sent to the journal is in the log (a cut log fails)
+  --prune-before DATE
+                remove whole old segments whose events are all before DATE
+                (UTC), after writing a `pruned` event that anchors the chain
 
 Exit: 0 ok (or chain intact), 1 failed (or chain broken), 2 usage error.
 )";
 
-const OptionSpec kSpecs[] = {{"slug", true, false},
-                             {"tail", true, false},
-                             {"follow", false, false},
-                             {"json", false, false},
-                             {"verify", false, false}};
+const OptionSpec kSpecs[] = {{"slug", true, false},        {"tail", true, false},
+                             {"follow", false, false},     {"json", false, false},
+                             {"verify", false, false},     {"journal", false, false},
+                             {"prune-before", true, false}};
 
 std::string field(const nlohmann::json& j, const char* key) {
     if (!j.contains(key) || j[key].is_null()) return "-";
@@ -107,13 +116,9 @@ void print_row(const std::string& line, bool json) {
 // Every complete line of the log files, oldest file first.
 std::vector<std::string> log_files(const std::string& state_dir) {
     std::vector<std::string> files;
-    for (int i = exec::kAuditRotatedFiles; i >= 1; --i) {
-        std::string path =
-            state_dir + "/" + std::string(exec::kAuditLogName) + "." + std::to_string(i);
-        struct stat st {};
-        if (::lstat(path.c_str(), &st) == 0) files.push_back(path);
+    if (auto names = exec::audit_log_files(state_dir)) {
+        for (const auto& name : *names) files.push_back(state_dir + "/" + name);
     }
-    files.push_back(state_dir + "/" + std::string(exec::kAuditLogName));
     return files;
 }
 
@@ -132,15 +137,24 @@ std::uint64_t for_each_line(const std::string& path, Sink sink) {
     return consumed;
 }
 
-int verify(const std::string& state_dir) {
-    auto report = exec::verify_audit_log(state_dir);
+int verify(const std::string& state_dir, const std::optional<std::string>& executor) {
+    std::optional<JournalAnchors> journal;
+    if (executor) {
+        auto read = read_journal_anchors(state_dir, *executor);
+        if (!read) {
+            print_error(kCmd, "cannot cross-check with the journal: " + read.error().message);
+            return kExitFailure;
+        }
+        journal = std::move(*read);
+    }
+    auto report = exec::verify_audit_log(state_dir, journal ? &journal->anchors : nullptr);
     if (!report) {
         print_error(kCmd, "cannot check the audit log: " + report.error().message);
         return kExitFailure;
     }
     if (report->first_bad) {
         print_error(kCmd, "the audit chain is broken: " + *report->first_bad);
-        // "audit.jsonl.N line K: why": show that line.
+        // "<segment> line K: why": show that line.
         const std::string& bad = *report->first_bad;
         auto space = bad.find(" line ");
         if (space != std::string::npos) {
@@ -164,20 +178,36 @@ int verify(const std::string& state_dir) {
                   << " torn line(s) from a crash, each followed by a `recovered` event)";
     }
     std::cout << "\n";
+    if (report->lines > 0) {
+        std::cout << "from seq " << report->first_seq << " (" << visible(report->first_event) << ")"
+                  << (report->first_seq == 1 ? ", the first event ever written"
+                                             : ", where a `pruned` event says it starts")
+                  << ", to seq " << report->last_seq << ", in " << report->segments
+                  << " segment(s), " << report->bytes << " bytes\n";
+    }
+    if (journal) {
+        std::cout << "journal: " << report->anchors_checked << " anchor(s) of the installed "
+                  << "executor found in the log";
+        if (journal->ignored > 0)
+            std::cout << "; " << journal->ignored << " entry(ies) from other programs ignored";
+        std::cout << "\n";
+    }
     return kExitOk;
 }
 
-// Prints lines appended to audit.jsonl from now on, across rotations.
+// Prints lines appended to the newest segment from now on, across rotations.
 int follow(const std::string& state_dir, std::uint64_t start_offset, bool json) {
     UniqueFd ino(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
     if (ino) ::inotify_add_watch(ino.get(), state_dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO);
-    const std::string path = state_dir + "/" + std::string(exec::kAuditLogName);
     UniqueFd fd;
     ino_t current = 0;
     std::uint64_t offset = start_offset;
     std::string pending;
     while (true) {
         struct stat st {};
+        const auto files = log_files(state_dir);
+        const std::string path =
+            files.empty() ? state_dir + "/" + std::string(exec::kAuditLogName) : files.back();
         if (::stat(path.c_str(), &st) == 0 && (!fd || st.st_ino != current)) {
             if (fd) offset = 0;  // rotated: the new file starts empty
             fd.reset(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -240,6 +270,15 @@ int run_audit(int argc, char** argv) {
         print_error(kCmd, "--verify goes alone");
         return kExitUsage;
     }
+    if (args->has("journal") && !args->has("verify")) {
+        print_error(kCmd, "--journal goes with --verify");
+        return kExitUsage;
+    }
+    const auto prune_before = args->get("prune-before");
+    if (prune_before && (follow_mode || tail || json || args->has("verify"))) {
+        print_error(kCmd, "--prune-before goes alone");
+        return kExitUsage;
+    }
     auto dirs = host_dirs_from_env();
     if (!dirs) {
         print_error(kCmd, dirs.error().message);
@@ -253,7 +292,26 @@ int run_audit(int argc, char** argv) {
     // Like every reader, take the state dir from bridge.json when it is readable.
     std::string state_dir = paths->state_dir;
     if (auto config = load_config(paths->config_file)) state_dir = config->state_dir;
-    if (args->has("verify")) return verify(state_dir);
+    if (args->has("verify")) {
+        return verify(state_dir,
+                      args->has("journal") ? std::optional(paths->executor) : std::nullopt);
+    }
+    if (prune_before) {
+        auto pruned = prune_audit_log(state_dir, *prune_before);
+        if (!pruned) {
+            print_error(kCmd, pruned.error().message);
+            return kExitFailure;
+        }
+        if (pruned->removed.empty()) {
+            std::cout << "nothing to prune: no segment before the newest ends before "
+                      << *prune_before << "\n";
+            return kExitOk;
+        }
+        for (const auto& name : pruned->removed) std::cout << "removed " << name << "\n";
+        std::cout << "recorded a `pruned` event; the chain now starts at seq " << pruned->first_seq
+                  << "\n";
+        return kExitOk;
+    }
 
     if (follow_mode && !tail) tail = 10;
     std::deque<std::string> last;

@@ -538,6 +538,16 @@ class Doctor {
             return;
         }
         ok("audit chain intact (" + std::to_string(report->lines) + " events)");
+        // Nothing is ever dropped by rotation: the admin prunes (docs/AUDIT-LOG.md).
+        const double mib = static_cast<double>(report->bytes) / (1024.0 * 1024.0);
+        char size[64];
+        std::snprintf(size, sizeof size, "%.1f MiB", mib);
+        info("audit log size: " + std::string(size) + " in " + std::to_string(report->segments) +
+             " segment(s), from seq " + std::to_string(report->first_seq) + " (" +
+             report->first_event + ")" +
+             (mib >= 1024.0 ? "; remove old segments with `" + self_command() + " audit --slug " +
+                                  c_.slug + " --prune-before YYYY-MM-DD`"
+                            : ""));
         if (report->torn_fragments > 0) {
             info(std::to_string(report->torn_fragments) +
                  " torn line(s) from a crash, each followed by a `recovered` event");

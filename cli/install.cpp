@@ -470,6 +470,8 @@ class Installer {
         c.limits.mutating = o_.rate_limit;
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
+        // No option sets it: a re-install keeps what the person wrote by hand.
+        if (previous_) c.audit_budget = previous_->audit_budget;
         int longest = 0;
         for (const auto& [verb, seconds] : o_.verb_timeouts) {
             if (verb == "default") {

@@ -32,7 +32,10 @@ Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 
 // The last complete line of the current audit log, as "TIME EVENT [VERB]".
 std::string last_event(const std::string& state_dir) {
-    std::ifstream in(state_dir + "/" + std::string(exec::kAuditLogName), std::ios::binary);
+    auto files = exec::audit_log_files(state_dir);
+    const std::string newest =
+        files && !files->empty() ? files->back() : std::string(exec::kAuditLogName);
+    std::ifstream in(state_dir + "/" + newest, std::ios::binary);
     std::string line;
     std::string last;
     while (std::getline(in, line)) {

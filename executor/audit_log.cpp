@@ -4,9 +4,12 @@
 // choices the contract left open: docs/AUDIT-LOG.md.
 #include "executor/audit_log.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,7 +18,9 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "executor/sha256.hpp"
 
@@ -29,6 +34,9 @@ constexpr std::string_view kZeroHash =
 constexpr std::array<std::string_view, 11> kKeys = {"seq",         "ts",   "event",  "request",
                                                     "verb",        "arg",  "reason", "exit_code",
                                                     "duration_ms", "prev", "hash"};
+// Optional keys, each present only when set, in this order between
+// "duration_ms" and "prev" (docs/AUDIT-LOG.md).
+constexpr std::array<std::string_view, 2> kOptionalKeys = {"actor", "detail"};
 // A record we write is far smaller; a longer line is refused on write and
 // treated as corruption on read, so a bad line can never make us read the
 // whole file into memory.
@@ -44,7 +52,7 @@ std::string errno_text(std::string_view what) {
 }
 
 std::string rotated_name(int index) {
-    return std::string(kAuditLogName) + "." + std::to_string(index);
+    return audit_legacy_rotated_name(index);
 }
 
 // Compact, keys in insertion order, UTF-8 unescaped; invalid UTF-8 becomes
@@ -228,25 +236,27 @@ UniqueFd open_log_for_reading(int dir_fd, const std::string& name) {
         ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
 }
 
-// Reads seq/prev from the current file; a file without a complete line (new
-// after a rotation, or holding only a torn fragment) continues the chain of
-// audit.jsonl.1, which is stable while we hold the current file's lock:
-// rotating needs that lock.
-Result<ChainState> read_chain_state(int dir_fd, int fd) {
+// Reads seq/prev from the current segment; a segment without a complete
+// line (new after a rotation, or holding only a torn fragment) continues
+// the chain of the one before it (segment 1: the legacy audit.jsonl.1),
+// which is sealed: a writer only appends to the newest segment and checks
+// under its lock that no newer one exists.
+Result<ChainState> read_chain_state(int dir_fd, int fd, std::uint64_t segment) {
     ChainState state;
-    auto tail = read_file_tail(fd, kAuditLogName);
+    const std::string name = audit_segment_name(segment);
+    auto tail = read_file_tail(fd, name);
     if (!tail) return tail.error();
     state.torn_bytes = tail->torn_bytes;
     state.torn_in_current = tail->torn_bytes > 0;
     if (tail->last_line) {
-        if (auto r = take_last_line(*tail->last_line, kAuditLogName, state); !r) return r.error();
+        if (auto r = take_last_line(*tail->last_line, name, state); !r) return r.error();
         return state;
     }
-    const std::string previous = rotated_name(1);
+    const std::string previous = segment > 1 ? audit_segment_name(segment - 1) : rotated_name(1);
     UniqueFd old = open_log_for_reading(dir_fd, previous);
     if (!old) {
-        if (errno == ENOENT) return state;  // the very first line of the chain
-        return make_error(errno_text(previous + ": open"));
+        if (errno == ENOENT && segment == 1) return state;  // the very first line of the chain
+        return make_error(errno_text(previous + ": open (the segment before " + name + ")"));
     }
     auto old_tail = read_file_tail(old.get(), previous);
     if (!old_tail) return old_tail.error();
@@ -256,24 +266,41 @@ Result<ChainState> read_chain_state(int dir_fd, int fd) {
     return state;
 }
 
-// The file currently named audit.jsonl, open for reading and holding a
-// shared lock: no append is half-written and no rotation happens while it
-// is held. An invalid fd when there is no log yet.
-Result<UniqueFd> lock_current_shared(int dir_fd) {
-    const std::string name(kAuditLogName);
+// The highest segment index present, 0 when there is none.
+Result<std::uint64_t> newest_segment(int dir_fd) {
+    auto files = audit_log_files(dir_fd);
+    if (!files) return files.error();
+    std::uint64_t newest = 0;
+    for (const auto& name : *files) {
+        if (auto index = audit_segment_index(name)) newest = std::max(newest, *index);
+    }
+    return newest;
+}
+
+bool exists_at(int dir_fd, const std::string& name) {
+    struct stat st {};
+    return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+// The newest segment, open for reading and holding a shared lock: no
+// append is half-written and no new segment starts while it is held. An
+// invalid fd when there is no log yet.
+Result<UniqueFd> lock_current_shared(int dir_fd, std::string* name_out = nullptr) {
     for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+        auto newest = newest_segment(dir_fd);
+        if (!newest) return newest.error();
+        if (*newest == 0) return UniqueFd();
+        const std::string name = audit_segment_name(*newest);
         UniqueFd fd = open_log_for_reading(dir_fd, name);
         if (!fd) {
-            if (errno == ENOENT) return UniqueFd();
+            if (errno == ENOENT) continue;
             return make_error(errno_text("audit log: open " + name));
         }
         if (!flock_retry(fd.get(), LOCK_SH)) return make_error(errno_text("audit log: flock"));
-        struct stat held {};
-        struct stat named {};
-        if (::fstat(fd.get(), &held) != 0) return make_error(errno_text("audit log: fstat"));
-        if (::fstatat(dir_fd, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
-            held.st_dev == named.st_dev && held.st_ino == named.st_ino)
-            return fd;  // rotated away meanwhile otherwise: try the new one
+        // A newer segment started meanwhile: take that one.
+        if (exists_at(dir_fd, audit_segment_name(*newest + 1))) continue;
+        if (name_out) *name_out = name;
+        return fd;
     }
     return make_error("audit log: the log file keeps changing under us");
 }
@@ -295,6 +322,8 @@ Result<std::string> build_line(std::uint64_t seq, const AuditRecord& record,
     j["reason"] = optional_string(record.reason);
     j["exit_code"] = record.exit_code ? ordered_json(*record.exit_code) : nullptr;
     j["duration_ms"] = record.duration_ms ? ordered_json(*record.duration_ms) : nullptr;
+    if (record.actor) j["actor"] = *record.actor;
+    if (record.detail) j["detail"] = *record.detail;
     j["prev"] = prev;
     hash = sha256_hex(prev + "\n" + dump(j));
     j["hash"] = hash;
@@ -303,15 +332,16 @@ Result<std::string> build_line(std::uint64_t seq, const AuditRecord& record,
     return line;
 }
 
-UniqueFd open_log_for_append(int dir_fd) {
-    return UniqueFd(::openat(
-        dir_fd, std::string(kAuditLogName).c_str(),
-        O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600));
+UniqueFd open_log_for_append(int dir_fd, const std::string& name, bool exclusive = false) {
+    return UniqueFd(::openat(dir_fd, name.c_str(),
+                             O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+                                 O_NOCTTY | (exclusive ? O_EXCL : 0),
+                             0600));
 }
 
-Result<UniqueFd> open_checked(int dir_fd, const std::string& dir) {
-    const std::string path = dir + "/" + std::string(kAuditLogName);
-    UniqueFd fd = open_log_for_append(dir_fd);
+Result<UniqueFd> open_checked(int dir_fd, const std::string& dir, const std::string& name) {
+    const std::string path = dir + "/" + name;
+    UniqueFd fd = open_log_for_append(dir_fd, name);
     if (!fd) {
         if (errno == ELOOP) return make_error(path + ": is a symlink; refusing to follow it");
         return make_error(errno_text(path + ": cannot open for writing"));
@@ -326,7 +356,287 @@ Result<UniqueFd> open_checked(int dir_fd, const std::string& dir) {
     return fd;
 }
 
+// --- the budget of agent-caused events ----------------------------------------
+
+std::string utc_seconds(std::int64_t t) {
+    const auto tt = static_cast<std::time_t>(t);
+    tm utc{};
+    ::gmtime_r(&tt, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
+
+// What audit-budget.json holds; read and written only under the exclusive
+// lock of the newest segment, like the log itself.
+struct BudgetState {
+    std::int64_t window_start = 0;       // the current window, seconds since the epoch
+    std::uint64_t used = 0;              // bytes logged one by one in it
+    std::vector<std::string> open_runs;  // `started` requests without a final event yet
+    // The pending summary: events of `pending_window` that were not logged.
+    std::int64_t pending_window = 0;
+    std::uint64_t suppressed = 0;
+    std::uint64_t suppressed_bytes = 0;
+    std::map<std::string, std::uint64_t> by_event;
+    std::map<std::string, std::uint64_t> by_reason;
+    std::string first;
+    std::string last;
+    std::vector<std::string> sha256;
+    bool changed = false;
+};
+
+// More distinct reasons than this are counted under "other".
+constexpr std::size_t kMaxReasons = 32;
+constexpr std::size_t kMaxOpenRuns = 64;
+
+Result<BudgetState> load_budget(int dir_fd) {
+    BudgetState state;
+    const std::string name(kAuditBudgetName);
+    UniqueFd fd = open_log_for_reading(dir_fd, name);
+    if (!fd) {
+        if (errno == ENOENT) return state;
+        return make_error(errno_text("audit log: open " + name));
+    }
+    std::string text;
+    char chunk[kChunk];
+    while (true) {
+        const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return make_error(errno_text("audit log: read " + name));
+        if (n == 0) break;
+        text.append(chunk, static_cast<std::size_t>(n));
+        if (text.size() > kMaxReadLine) return make_error("audit log: " + name + " is too large");
+    }
+    // Fail closed on a damaged file: its counts are history not yet logged.
+    const auto j = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+    try {
+        if (!j.is_object()) throw std::runtime_error("not an object");
+        state.window_start = j.at("window_start").get<std::int64_t>();
+        state.used = j.at("used").get<std::uint64_t>();
+        state.open_runs = j.at("open_runs").get<std::vector<std::string>>();
+        const auto& p = j.at("pending");
+        state.pending_window = p.at("window_start").get<std::int64_t>();
+        state.suppressed = p.at("events").get<std::uint64_t>();
+        state.suppressed_bytes = p.at("bytes").get<std::uint64_t>();
+        state.by_event = p.at("by_event").get<std::map<std::string, std::uint64_t>>();
+        state.by_reason = p.at("by_reason").get<std::map<std::string, std::uint64_t>>();
+        state.first = p.at("first").get<std::string>();
+        state.last = p.at("last").get<std::string>();
+        state.sha256 = p.at("sha256").get<std::vector<std::string>>();
+    } catch (const std::exception& e) {
+        return make_error("audit log: " + name + " is damaged (" + e.what() +
+                          "); it holds counts not yet logged: look at it, then remove it");
+    }
+    return state;
+}
+
+Result<void> save_budget(int dir_fd, const BudgetState& state) {
+    ordered_json p;
+    p["window_start"] = state.pending_window;
+    p["events"] = state.suppressed;
+    p["bytes"] = state.suppressed_bytes;
+    p["by_event"] = state.by_event;
+    p["by_reason"] = state.by_reason;
+    p["first"] = state.first;
+    p["last"] = state.last;
+    p["sha256"] = state.sha256;
+    ordered_json j;
+    j["window_start"] = state.window_start;
+    j["used"] = state.used;
+    j["open_runs"] = state.open_runs;
+    j["pending"] = p;
+    const std::string text = dump(j) + "\n";
+    const std::string name(kAuditBudgetName);
+    const std::string tmp = name + ".tmp";
+    // Replaced whole, so a crash leaves the old or the new counts.
+    UniqueFd fd(::openat(dir_fd, tmp.c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600));
+    if (!fd) return make_error(errno_text("audit log: create " + tmp));
+    if (!write_all(fd.get(), text)) return make_error(errno_text("audit log: write " + tmp));
+    fd.reset();
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0)
+        return make_error(errno_text("audit log: rename " + tmp));
+    return {};
+}
+
+// "regular file, 57 bytes, sha256 <hex>" (executor/evidence.hpp) -> <hex>.
+std::optional<std::string> evidence_hash(const std::optional<std::string>& reason) {
+    if (!reason) return std::nullopt;
+    const std::string_view marker = "sha256 ";
+    std::size_t at = reason->rfind(marker);
+    if (at == std::string::npos) return std::nullopt;
+    at += marker.size();
+    if (reason->size() < at + 64) return std::nullopt;
+    std::string hex = reason->substr(at, 64);
+    if (!is_lower_hex64(ordered_json(hex))) return std::nullopt;
+    return hex;
+}
+
+// The reason up to the first "; ": the fixed reason text, without evidence.
+std::string reason_key(const std::optional<std::string>& reason) {
+    if (!reason) return "-";
+    return reason->substr(0, reason->find("; "));
+}
+
+void count_suppressed(BudgetState& state, const AuditRecord& record, std::size_t bytes) {
+    const std::string name = record.request ? escape_request(*record.request) : "";
+    if (state.suppressed == 0) {
+        state.pending_window = state.window_start;
+        state.first = name;
+        state.by_event.clear();
+        state.by_reason.clear();
+        state.sha256.clear();
+        state.suppressed_bytes = 0;
+    }
+    ++state.suppressed;
+    state.suppressed_bytes += bytes;
+    state.last = name;
+    ++state.by_event[std::string(audit_event_name(record.event))];
+    std::string key = reason_key(record.reason);
+    if (!state.by_reason.contains(key) && state.by_reason.size() >= kMaxReasons) key = "other";
+    ++state.by_reason[key];
+    if (record.event == AuditEvent::Quarantined && state.sha256.size() < kAuditSummaryHashes) {
+        if (auto hash = evidence_hash(record.reason)) state.sha256.push_back(*hash);
+    }
+    state.changed = true;
+}
+
+AuditRecord summary_record(const BudgetState& state, const AuditBudget& budget) {
+    AuditRecord r;
+    r.event = AuditEvent::Summary;
+    r.actor = "executor";
+    r.reason = std::to_string(state.suppressed) + " agent-caused events over the budget of " +
+               std::to_string(budget.bytes) + " bytes per " +
+               std::to_string(budget.window_seconds) +
+               " s window, counted here instead of logged one by one (quarantined files stay in "
+               "quarantine/)";
+    ordered_json d;
+    d["window_start"] = utc_seconds(state.pending_window);
+    d["window_end"] = utc_seconds(state.pending_window + budget.window_seconds);
+    d["budget_bytes"] = budget.bytes;
+    d["events"] = state.suppressed;
+    d["bytes"] = state.suppressed_bytes;
+    d["by_event"] = state.by_event;
+    d["by_reason"] = state.by_reason;
+    d["first"] = state.first;
+    d["last"] = state.last;
+    d["sha256"] = state.sha256;
+    r.detail = std::move(d);
+    return r;
+}
+
+void clear_pending(BudgetState& state) {
+    state.suppressed = 0;
+    state.suppressed_bytes = 0;
+    state.by_event.clear();
+    state.by_reason.clear();
+    state.first.clear();
+    state.last.clear();
+    state.sha256.clear();
+    state.pending_window = 0;
+    state.changed = true;
+}
+
+bool is_final(AuditEvent event) {
+    switch (event) {
+        case AuditEvent::Succeeded:
+        case AuditEvent::Failed:
+        case AuditEvent::Interrupted:
+        case AuditEvent::Denied:
+        case AuditEvent::Expired:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The native journal protocol: KEY=value lines; a value that may hold a
+// newline goes as KEY\n<64-bit little-endian length><bytes>\n.
+std::string journal_field(std::string_view key, std::string_view value) {
+    std::string out(key);
+    if (value.find('\n') == std::string_view::npos) {
+        out += "=";
+        out += value;
+    } else {
+        out += "\n";
+        std::uint64_t n = value.size();
+        for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+        out += value;
+    }
+    out += "\n";
+    return out;
+}
+
 }  // namespace
+
+std::string audit_segment_name(std::uint64_t index) {
+    if (index <= 1) return std::string(kAuditLogName);
+    char text[40];
+    std::snprintf(text, sizeof text, "audit-%06llu.jsonl", static_cast<unsigned long long>(index));
+    return text;
+}
+
+std::optional<std::uint64_t> audit_segment_index(std::string_view name) {
+    if (name == kAuditLogName) return 1;
+    constexpr std::string_view kPrefix = "audit-";
+    constexpr std::string_view kSuffix = ".jsonl";
+    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
+    const std::string_view digits =
+        name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (digits.size() < 6 || digits.size() > 19) return std::nullopt;
+    std::uint64_t index = 0;
+    for (const char c : digits) {
+        if (c < '0' || c > '9') return std::nullopt;
+        index = index * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    // One spelling per index: "audit-0000002.jsonl" is not segment 2.
+    if (index < 2 || audit_segment_name(index) != name) return std::nullopt;
+    return index;
+}
+
+std::string audit_legacy_rotated_name(int index) {
+    return std::string(kAuditLogName) + "." + std::to_string(index);
+}
+
+Result<std::vector<std::string>> audit_log_files(int dir_fd) {
+    const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (copy < 0) return make_error(errno_text("audit log: open state dir"));
+    DIR* dir = ::fdopendir(copy);
+    if (dir == nullptr) {
+        ::close(copy);
+        return make_error(errno_text("audit log: read state dir"));
+    }
+    std::map<std::uint64_t, std::string> segments;
+    std::set<int> legacy;
+    errno = 0;
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string_view name(entry->d_name);
+        if (auto index = audit_segment_index(name)) {
+            segments.emplace(*index, std::string(name));
+            continue;
+        }
+        for (int i = 1; i <= kAuditLegacyRotatedFiles; ++i) {
+            if (name == audit_legacy_rotated_name(i)) legacy.insert(i);
+        }
+    }
+    const int err = errno;
+    ::closedir(dir);
+    if (err != 0) {
+        errno = err;
+        return make_error(errno_text("audit log: read state dir"));
+    }
+    std::vector<std::string> files;
+    for (auto it = legacy.rbegin(); it != legacy.rend(); ++it)
+        files.push_back(audit_legacy_rotated_name(*it));
+    for (const auto& [index, name] : segments) files.push_back(name);
+    return files;
+}
+
+Result<std::vector<std::string>> audit_log_files(const std::string& state_dir) {
+    UniqueFd dir_fd(::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir_fd) return make_error(errno_text("audit log: state dir " + state_dir));
+    return audit_log_files(dir_fd.get());
+}
 
 std::string_view audit_event_name(AuditEvent event) {
     switch (event) {
@@ -354,13 +664,17 @@ std::string_view audit_event_name(AuditEvent event) {
             return "stuck";
         case AuditEvent::Recovered:
             return "recovered";
+        case AuditEvent::Summary:
+            return "summary";
+        case AuditEvent::Pruned:
+            return "pruned";
     }
     return "unknown";
 }
 
 std::optional<AuditEvent> audit_event_from_name(std::string_view name) {
-    for (int i = static_cast<int>(AuditEvent::Installed);
-         i <= static_cast<int>(AuditEvent::Recovered); ++i) {
+    for (int i = static_cast<int>(AuditEvent::Installed); i <= static_cast<int>(AuditEvent::Pruned);
+         ++i) {
         const auto event = static_cast<AuditEvent>(i);
         if (audit_event_name(event) == name) return event;
     }
@@ -379,61 +693,93 @@ Result<AuditLog> AuditLog::open(const std::string& state_dir, std::uint64_t rota
                               " does not exist (install creates it)");
         return make_error(errno_text("audit log: state dir " + state_dir));
     }
-    auto fd = open_checked(dir_fd.get(), state_dir);
+    auto newest = newest_segment(dir_fd.get());
+    if (!newest) return newest.error();
+    const std::uint64_t segment = std::max<std::uint64_t>(*newest, 1);
+    auto fd = open_checked(dir_fd.get(), state_dir, audit_segment_name(segment));
     if (!fd) return fd.error();
-    return AuditLog(state_dir, std::move(dir_fd), std::move(*fd),
+    return AuditLog(state_dir, std::move(dir_fd), std::move(*fd), segment,
                     std::max<std::uint64_t>(rotate_bytes, 1));
 }
 
-// Takes the exclusive lock on the file currently named audit.jsonl. Our fd
-// may point at a file another process has since rotated away: after locking,
-// compare it with the name and reopen until they agree.
+// Takes the exclusive lock on the newest segment. Our fd may be on a
+// segment after which another process has started a new one: after
+// locking, look for the next index and move on until there is none.
 Result<void> AuditLog::lock_current() {
-    const std::string name(kAuditLogName);
     if (owner_pid_ != ::getpid()) {
         fd_.reset();  // only this process's copy; the parent keeps its own
+        journal_fd_.reset();
         owner_pid_ = ::getpid();
     }
     for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
         if (!fd_) {
-            auto fd = open_checked(dir_fd_.get(), dir_);
+            auto fd = open_checked(dir_fd_.get(), dir_, audit_segment_name(segment_));
             if (!fd) return fd.error();
             fd_ = std::move(*fd);
         }
         if (!flock_retry(fd_.get(), LOCK_EX)) return make_error(errno_text("audit log: flock"));
-        struct stat held {};
+        const std::string next = audit_segment_name(segment_ + 1);
         struct stat named {};
-        if (::fstat(fd_.get(), &held) != 0) return make_error(errno_text("audit log: fstat"));
-        if (::fstatat(dir_fd_.get(), name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (held.st_dev == named.st_dev && held.st_ino == named.st_ino) return {};
-        } else if (errno != ENOENT) {
-            return make_error(errno_text("audit log: stat " + name));
+        if (::fstatat(dir_fd_.get(), next.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) return {};
+            return make_error(errno_text("audit log: stat " + next));
         }
         ::flock(fd_.get(), LOCK_UN);
         fd_.reset();
+        ++segment_;
     }
     return make_error("audit log: the log file keeps changing under us");
 }
 
-// Called with the current file locked: .7 -> .8 (dropping the old .8) ...
-// .1 -> .2, then audit.jsonl -> .1. The next writer creates a fresh file.
+// Called with the newest segment locked: creates the next one, empty. No
+// file is ever renamed, so no history is ever dropped by a rotation.
 Result<void> AuditLog::rotate() {
-    for (int i = kAuditRotatedFiles - 1; i >= 1; --i) {
-        const std::string from = rotated_name(i);
-        const std::string to = rotated_name(i + 1);
-        if (::renameat(dir_fd_.get(), from.c_str(), dir_fd_.get(), to.c_str()) != 0 &&
-            errno != ENOENT)
-            return make_error(errno_text("audit log: rename " + from + " to " + to));
-    }
-    const std::string first = rotated_name(1);
-    if (::renameat(dir_fd_.get(), std::string(kAuditLogName).c_str(), dir_fd_.get(),
-                   first.c_str()) != 0)
-        return make_error(errno_text("audit log: rename to " + first));
+    const std::string next = audit_segment_name(segment_ + 1);
+    UniqueFd created = open_log_for_append(dir_fd_.get(), next, /*exclusive=*/true);
+    if (!created && errno != EEXIST) return make_error(errno_text("audit log: create " + next));
     if (::fsync(dir_fd_.get()) != 0) return make_error(errno_text("audit log: fsync state dir"));
     return {};
 }
 
+void AuditLog::anchor(std::uint64_t seq, const std::string& hash) {
+    if (!journal_) return;
+    // Best effort, never blocking: the journal is a witness off the state
+    // dir, not a condition for logging.
+    if (!journal_fd_) {
+        journal_fd_.reset(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (!journal_fd_) return;
+    }
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (journal_socket_.size() >= sizeof addr.sun_path) return;
+    std::memcpy(addr.sun_path, journal_socket_.c_str(), journal_socket_.size() + 1);
+    std::string message;
+    message += journal_field(
+        "MESSAGE", "hostbridge audit seq " + std::to_string(seq) + " hash " + hash + " in " + dir_);
+    message += journal_field("PRIORITY", "6");
+    message += journal_field("SYSLOG_IDENTIFIER", "hostbridge-audit");
+    message += journal_field("HOSTBRIDGE_AUDIT_DIR", dir_);
+    message += journal_field("HOSTBRIDGE_AUDIT_SEQ", std::to_string(seq));
+    message += journal_field("HOSTBRIDGE_AUDIT_HASH", hash);
+    (void)::sendto(journal_fd_.get(), message.data(), message.size(), MSG_NOSIGNAL,
+                   reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+}
+
 Result<void> AuditLog::append(const AuditRecord& record, bool sync) {
+    return write(&record, Mode::Always, sync);
+}
+
+Result<void> AuditLog::append_agent(const AuditRecord& record) {
+    return write(&record, Mode::Agent, false);
+}
+
+Result<void> AuditLog::flush_due_summary() {
+    // Nothing to do without a budget file: no lock, no segment created.
+    if (!exists_at(dir_fd_.get(), std::string(kAuditBudgetName))) return {};
+    return write(nullptr, Mode::FlushOnly, false);
+}
+
+Result<void> AuditLog::write(const AuditRecord* record, Mode mode, bool sync) {
     for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
         if (auto locked = lock_current(); !locked) return locked.error();
         const Unlocker unlock(fd_.get());
@@ -441,9 +787,20 @@ Result<void> AuditLog::append(const AuditRecord& record, bool sync) {
         if (::fstat(fd_.get(), &st) != 0) return make_error(errno_text("audit log: fstat"));
         if (static_cast<std::uint64_t>(st.st_size) >= rotate_bytes_) {
             if (auto rotated = rotate(); !rotated) return rotated.error();
-            continue;  // lock_current now opens the fresh file
+            continue;  // lock_current now moves on to the new segment
         }
-        auto state = read_chain_state(dir_fd_.get(), fd_.get());
+        auto budget = load_budget(dir_fd_.get());
+        if (!budget) return budget.error();
+        BudgetState& b = *budget;
+        const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+        const std::int64_t window =
+            now -
+            ((now % budget_.window_seconds) + budget_.window_seconds) % budget_.window_seconds;
+        const bool summary_due =
+            b.suppressed > 0 && now >= b.pending_window + budget_.window_seconds;
+        if (mode == Mode::FlushOnly && !summary_due) return {};
+
+        auto state = read_chain_state(dir_fd_.get(), fd_.get(), segment_);
         if (!state) return state.error();
 
         std::string out;
@@ -462,17 +819,65 @@ Result<void> AuditLog::append(const AuditRecord& record, bool sync) {
             out += *line;
             prev = hash;
         }
-        auto line = build_line(++seq, record, prev, hash);
-        if (!line) return line.error();
-        out += *line;
+        if (summary_due) {
+            auto line = build_line(++seq, summary_record(b, budget_), prev, hash);
+            if (!line) return line.error();
+            out += *line;
+            prev = hash;
+            clear_pending(b);
+        }
+        if (record != nullptr) {
+            const std::string name = record->request.value_or("");
+            const auto open_run = std::find(b.open_runs.begin(), b.open_runs.end(), name);
+            const bool ran = record->request && open_run != b.open_runs.end();
+            bool log_it = true;
+            std::string line_text;
+            std::string line_hash;
+            auto line = build_line(seq + 1, *record, prev, line_hash);
+            if (!line) return line.error();
+            if (mode == Mode::Agent && !ran) {
+                if (b.window_start != window) {
+                    b.window_start = window;
+                    b.used = 0;
+                    b.changed = true;
+                }
+                if (b.used + line->size() <= budget_.bytes) {
+                    b.used += line->size();
+                    b.changed = true;
+                } else {
+                    log_it = false;
+                    count_suppressed(b, *record, line->size());
+                }
+            }
+            if (log_it) {
+                out += *line;
+                ++seq;
+                prev = line_hash;
+                if (record->event == AuditEvent::Started && record->request) {
+                    if (!ran) b.open_runs.push_back(name);
+                    if (b.open_runs.size() > kMaxOpenRuns) b.open_runs.erase(b.open_runs.begin());
+                    b.changed = true;
+                } else if (ran && is_final(record->event)) {
+                    b.open_runs.erase(open_run);
+                    b.changed = true;
+                }
+            }
+        }
         // One write: if it is cut short the result is a torn last line,
         // which the next append repairs.
-        if (!write_all(fd_.get(), out)) return make_error(errno_text("audit log: write"));
+        if (!out.empty() && !write_all(fd_.get(), out))
+            return make_error(errno_text("audit log: write"));
         if (sync && ::fdatasync(fd_.get()) != 0)
             return make_error(errno_text("audit log: fdatasync"));
         // The first line of a new file is durable only with its name.
         if (sync && st.st_size == 0 && ::fsync(dir_fd_.get()) != 0)
             return make_error(errno_text("audit log: fsync state dir"));
+        // The counts after the lines they no longer hold: a crash between
+        // the two logs an event twice (as itself and counted), never loses one.
+        if (b.changed) {
+            if (auto saved = save_budget(dir_fd_.get(), b); !saved) return saved.error();
+        }
+        if (!out.empty()) anchor(seq, prev);
         return {};
     }
     return make_error("audit log: rotated under us too many times");
@@ -628,14 +1033,22 @@ bool null_or_integer(const ordered_json& value, std::int64_t min, std::int64_t m
 // the problem, or nothing.
 std::optional<std::string> shape_problem(const Line& line, const ordered_json& j) {
     if (!j.is_object()) return "not a JSON object";
+    // The fixed keys, with the optional ones that are present in their place.
+    std::vector<std::string_view> keys(kKeys.begin(), kKeys.end() - 2);
+    for (const auto key : kOptionalKeys) {
+        if (j.contains(key)) keys.push_back(key);
+    }
+    keys.insert(keys.end(), kKeys.end() - 2, kKeys.end());
     std::size_t i = 0;
     for (const auto& item : j.items()) {
-        if (i >= kKeys.size()) return "unexpected key \"" + item.key() + "\" after \"hash\"";
-        if (item.key() != kKeys[i])
-            return "key \"" + item.key() + "\" where \"" + std::string(kKeys[i]) + "\" belongs";
+        if (i >= keys.size()) return "unexpected key \"" + item.key() + "\" after \"hash\"";
+        if (item.key() != keys[i])
+            return "key \"" + item.key() + "\" where \"" + std::string(keys[i]) + "\" belongs";
         ++i;
     }
-    if (i < kKeys.size()) return "missing key \"" + std::string(kKeys[i]) + "\"";
+    if (i < keys.size()) return "missing key \"" + std::string(keys[i]) + "\"";
+    if (j.contains("actor") && !j["actor"].is_string()) return "actor is not a string";
+    if (j.contains("detail") && !j["detail"].is_object()) return "detail is not an object";
     if (!j["seq"].is_number_unsigned() || j["seq"].get<std::uint64_t>() == 0)
         return "seq is not a positive integer";
     if (!valid_timestamp(j["ts"])) return "ts is not a UTC timestamp with milliseconds";
@@ -659,39 +1072,77 @@ std::optional<std::string> shape_problem(const Line& line, const ordered_json& j
     return std::nullopt;
 }
 
+// Does a `pruned` event say the chain now starts at (seq, prev)?
+bool prune_anchors(const ordered_json& j, std::uint64_t seq, const std::string& prev) {
+    if (j["event"] != "pruned" || !j.contains("detail")) return false;
+    const auto& d = j["detail"];
+    return d.contains("first_seq") && d["first_seq"].is_number_unsigned() &&
+           d["first_seq"].get<std::uint64_t>() == seq && d.contains("first_prev") &&
+           d["first_prev"] == prev;
+}
+
 }  // namespace
 
-Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
+Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir,
+                                           const AuditAnchors* anchors) {
     UniqueFd dir_fd(::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir_fd) return make_error(errno_text("audit log: state dir " + state_dir));
     // Held throughout: a concurrent append must not look like a torn line,
-    // and no rotation may shift the files while we walk them.
-    auto locked = lock_current_shared(dir_fd.get());
+    // and no new segment may start while we walk them.
+    std::string live_name;
+    auto locked = lock_current_shared(dir_fd.get(), &live_name);
     if (!locked) return locked.error();
     const UniqueFd live = std::move(*locked);
     std::optional<Unlocker> unlock;
     if (live) unlock.emplace(live.get());
 
-    std::vector<std::string> files;
-    for (int i = kAuditRotatedFiles; i >= 0; --i) {
-        const std::string name = i == 0 ? std::string(kAuditLogName) : rotated_name(i);
+    auto listed = audit_log_files(dir_fd.get());
+    if (!listed) return listed.error();
+    std::vector<std::string> files = std::move(*listed);
+
+    AuditVerifyReport report;
+    // Segments never move, so a gap in their indices is a removed file, and
+    // an empty segment before the newest one was cut to nothing.
+    std::uint64_t expected_index = 0;
+    for (std::size_t i = 0; i < files.size(); ++i) {
         struct stat st {};
-        if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            files.push_back(name);
-        } else if (errno != ENOENT) {
-            return make_error(errno_text("audit log: stat " + name));
+        if (::fstatat(dir_fd.get(), files[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return make_error(errno_text("audit log: stat " + files[i]));
+        report.bytes += static_cast<std::uint64_t>(st.st_size);
+        ++report.segments;
+        const auto index = audit_segment_index(files[i]);
+        if (index) {
+            if (expected_index != 0 && *index != expected_index) {
+                report.first_bad = audit_segment_name(expected_index) +
+                                   ": segment missing (the log goes on in " + files[i] + ")";
+                return report;
+            }
+            expected_index = *index + 1;
+        }
+        if (st.st_size == 0 && i + 1 < files.size()) {
+            report.first_bad =
+                files[i] + ": empty, but " + files[i + 1] + " comes after it: the segment was cut";
+            return report;
         }
     }
 
-    AuditVerifyReport report;
     auto bad = [&report](const Line& line, const std::string& why) {
         report.first_bad = line.label + " line " + std::to_string(line.number) + ": " + why;
         return report;
     };
+    std::map<std::uint64_t, std::string> anchor_map;
+    if (anchors) {
+        for (const auto& [seq, hash] : *anchors) anchor_map[seq] = hash;
+    }
     LineSource source(dir_fd.get(), files);
     bool started = false;
     std::uint64_t seq = 0;
     std::string prev(kZeroHash);
+    std::string prev_label;
+    // Where the chain starts when it does not start at seq 1: a `pruned`
+    // event later on must say so.
+    std::optional<Line> unanchored_start;
+    std::string start_prev;
 
     Line current;
     Line next;
@@ -714,9 +1165,12 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
             ++report.torn_fragments;
         } else {
             if (!current.terminated) {
-                return bad(current, "torn line of " + std::to_string(current.text.size()) +
-                                        " bytes (no newline) not followed by a `recovered` "
-                                        "event; the next append records it");
+                return bad(current,
+                           "torn line of " + std::to_string(current.text.size()) +
+                               " bytes (no newline) not followed by a `recovered` "
+                               "event; the next append records it" +
+                               (current.label != live_name ? " (not the newest segment: it was cut)"
+                                                           : ""));
             }
             const ordered_json& j = current.json;
             if (j.is_discarded()) return bad(current, "not valid JSON");
@@ -724,17 +1178,22 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
             const auto line_seq = j["seq"].get<std::uint64_t>();
             const auto& line_prev = j["prev"].get_ref<const std::string&>();
             if (!started) {
-                // Rotation drops history beyond .8; anywhere else the chain
-                // must start at its very beginning.
-                const bool dropped_history = current.label == rotated_name(kAuditRotatedFiles);
-                if (!dropped_history && (line_seq != 1 || line_prev != kZeroHash))
-                    return bad(current,
-                               "the chain does not start at seq 1 with a zero prev (earlier "
-                               "log files missing?)");
+                // The first event ever written, or where a prune left it.
+                report.first_seq = line_seq;
+                report.first_event = j["event"].get<std::string>();
+                if (line_seq != 1 || line_prev != kZeroHash) {
+                    unanchored_start = current;
+                    start_prev = line_prev;
+                }
             } else {
-                if (line_seq != seq + 1)
-                    return bad(current, "seq " + std::to_string(line_seq) + ", expected " +
-                                            std::to_string(seq + 1));
+                if (line_seq != seq + 1) {
+                    std::string why =
+                        "seq " + std::to_string(line_seq) + ", expected " + std::to_string(seq + 1);
+                    if (current.number == 1 && current.label != prev_label)
+                        why += ": " + prev_label + " ends at seq " + std::to_string(seq) +
+                               ", so it was cut short";
+                    return bad(current, why);
+                }
                 if (line_prev != prev)
                     return bad(current, "prev does not match the previous line's hash");
             }
@@ -746,9 +1205,19 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
                 line_prev + "\n" + std::string(text.substr(0, text.size() - kHashSuffix)) + "}");
             if (j["hash"].get_ref<const std::string&>() != expected)
                 return bad(current, "hash does not match the line's content");
+            if (unanchored_start && prune_anchors(j, report.first_seq, start_prev))
+                unanchored_start.reset();
+            if (auto a = anchor_map.find(line_seq); a != anchor_map.end()) {
+                if (a->second != expected)
+                    return bad(current, "the journal recorded another hash for seq " +
+                                            std::to_string(line_seq) + " (" + a->second + ")");
+                ++report.anchors_checked;
+            }
             started = true;
             seq = line_seq;
             prev = expected;
+            prev_label = current.label;
+            report.last_seq = seq;
             ++report.lines;
         }
         if (next_failed) {
@@ -757,6 +1226,20 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir) {
         }
         if (!have_next) break;
         current = std::move(next);
+    }
+    if (unanchored_start) {
+        return bad(*unanchored_start,
+                   "the chain does not start at seq 1 with a zero prev (it starts at seq " +
+                       std::to_string(report.first_seq) +
+                       "): the first event ever written and the segments after it are missing, "
+                       "and no `pruned` event records their removal");
+    }
+    // An anchor past the end: the journal saw lines the log no longer has.
+    if (!anchor_map.empty() && anchor_map.rbegin()->first > report.last_seq) {
+        report.first_bad = "the journal recorded seq " +
+                           std::to_string(anchor_map.rbegin()->first) +
+                           " but the log ends at seq " + std::to_string(report.last_seq) + " in " +
+                           prev_label + ": the log was cut";
     }
     return report;
 }

@@ -5,10 +5,13 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
@@ -29,15 +32,45 @@ enum class AuditEvent {
     Interrupted,
     Stuck,
     Recovered,
+    Summary,  // agent-caused events over the budget of one window (docs/AUDIT-LOG.md)
+    Pruned,   // an admin removed old segments (`hostbridge audit --prune-before`)
 };
 std::string_view audit_event_name(AuditEvent event);
 std::optional<AuditEvent> audit_event_from_name(std::string_view name);
 
+// The log is a list of segments whose names never change: segment 1 is
+// audit.jsonl (the first event ever written, `installed`, is in it), segment
+// k >= 2 is audit-<k, 6 digits or more>.jsonl. At kAuditRotateBytes the
+// writer starts segment k + 1; nothing is renamed or dropped.
 inline constexpr std::string_view kAuditLogName = "audit.jsonl";
-// Rotation: at this size the log becomes audit.jsonl.1 (.1 -> .2 ... -> .8,
-// the oldest dropped) and the chain runs on in a fresh file.
 inline constexpr std::uint64_t kAuditRotateBytes = 64ULL << 20;
-inline constexpr int kAuditRotatedFiles = 8;
+std::string audit_segment_name(std::uint64_t index);
+// The index of a segment name, nothing for any other name.
+std::optional<std::uint64_t> audit_segment_index(std::string_view name);
+// Before segments, rotation renamed audit.jsonl to .1 .. .8: such files
+// are still read (oldest first), never written.
+inline constexpr int kAuditLegacyRotatedFiles = 8;
+std::string audit_legacy_rotated_name(int index);
+
+// The segment files of a state dir in chain order (legacy rotated files,
+// then segments by index), as names relative to the dir. A gap in the
+// indices is kept (the verifier reports it).
+Result<std::vector<std::string>> audit_log_files(int dir_fd);
+Result<std::vector<std::string>> audit_log_files(const std::string& state_dir);
+
+// The budget of agent-caused events (docs/AUDIT-LOG.md, "Budget"): what the
+// agent can make the drain log without a command running, per window of
+// wall-clock time; over it, events are counted into one `summary` event.
+inline constexpr std::string_view kAuditBudgetName = "audit-budget.json";
+struct AuditBudget {
+    std::uint64_t bytes = 256 * 1024;
+    std::int64_t window_seconds = 600;
+};
+// The summary keeps the SHA-256 of this many quarantined files.
+inline constexpr std::size_t kAuditSummaryHashes = 8;
+
+// The journald socket that `append` sends each new (seq, hash) to.
+inline constexpr const char* kJournalSocket = "/run/systemd/journal/socket";
 
 struct AuditRecord {
     AuditEvent event = AuditEvent::Denied;
@@ -49,59 +82,111 @@ struct AuditRecord {
     std::optional<std::string> reason;
     std::optional<int> exit_code;
     std::optional<std::int64_t> duration_ms;
+    // Who caused it ("agent", "executor", "admin"; docs/AUDIT-LOG.md).
+    // Written only when set, before `prev`.
+    std::optional<std::string> actor;
+    // Structured facts of a `summary` or `pruned` event; written only when
+    // set, after `actor`.
+    std::optional<nlohmann::ordered_json> detail;
 };
 
 class AuditLog {
   public:
-    // Opens (creating if needed, mode 0600) <state_dir>/audit.jsonl with
-    // O_RDWR|O_APPEND|O_NOFOLLOW|O_CLOEXEC. Fails if it cannot be opened for
-    // writing.
+    // Opens (creating if needed, mode 0600) the newest segment in
+    // <state_dir> with O_RDWR|O_APPEND|O_NOFOLLOW|O_CLOEXEC. Fails if it
+    // cannot be opened for writing.
     // The state dir must exist (install creates it).
     static Result<AuditLog> open(const std::string& state_dir);
     // The same with another rotation threshold (tests).
     static Result<AuditLog> open(const std::string& state_dir, std::uint64_t rotate_bytes);
 
-    // Appends one line under an exclusive flock on the log file: reads the
-    // last line for seq/prev, repairs a torn tail with a `recovered` event,
-    // rotates at 64 MiB (audit.jsonl.1 .. .8, the chain runs on). With
-    // `sync`, fdatasync before returning (the `started` event needs this).
+    // Appends one line under an exclusive flock on the newest segment:
+    // reads the last line for seq/prev, repairs a torn tail with a
+    // `recovered` event, starts a new segment at the rotation threshold.
+    // Also writes a due `summary` first, and remembers a `started` request
+    // as running. With `sync`, fdatasync before returning (the `started`
+    // event needs this).
     Result<void> append(const AuditRecord& record, bool sync = false);
 
-    // The last `max_bytes` of the current log file, cut at a line start
+    // For events the agent can cause without a command running: logged
+    // like `append` while the window's budget lasts, counted into the
+    // window's `summary` after that. An event of a request whose `started`
+    // was logged (it ran) is always logged.
+    Result<void> append_agent(const AuditRecord& record);
+
+    // Writes the pending `summary` if its window has ended (a drain calls
+    // this when it ends, so a flood's summary does not wait for the next
+    // event).
+    Result<void> flush_due_summary();
+
+    void set_budget(AuditBudget budget) {
+        budget.window_seconds = std::max<std::int64_t>(budget.window_seconds, 1);
+        budget_ = budget;
+    }
+    // Off: no datagram to the journal (tests of the log alone).
+    void set_journal_anchor(bool on) { journal_ = on; }
+    // Another socket than kJournalSocket (tests receive the datagrams).
+    void set_journal_socket(std::string path) { journal_socket_ = std::move(path); }
+
+    // The last `max_bytes` of the newest segment, cut at a line start
     // (for the best-effort mirror in diagnostics/). Complete lines only: a
     // torn last line is left out. Empty when there is no log yet.
     Result<std::string> tail(std::size_t max_bytes) const;
 
+    // The name of the newest segment (the one appends go to).
+    [[nodiscard]] std::string current_segment() const { return audit_segment_name(segment_); }
+
   private:
-    AuditLog(std::string state_dir, UniqueFd dir_fd, UniqueFd fd, std::uint64_t rotate_bytes)
+    AuditLog(std::string state_dir, UniqueFd dir_fd, UniqueFd fd, std::uint64_t segment,
+             std::uint64_t rotate_bytes)
         : dir_(std::move(state_dir)),
           dir_fd_(std::move(dir_fd)),
           fd_(std::move(fd)),
+          segment_(segment),
           rotate_bytes_(rotate_bytes),
           owner_pid_(::getpid()) {}
+    enum class Mode { Always, Agent, FlushOnly };
+    Result<void> write(const AuditRecord* record, Mode mode, bool sync);
     Result<void> lock_current();
     Result<void> rotate();
+    void anchor(std::uint64_t seq, const std::string& hash);
     std::string dir_;
     UniqueFd dir_fd_;  // the state dir: every name below is resolved in it
-    UniqueFd fd_;      // the current audit.jsonl (reopened after a rotation)
+    UniqueFd fd_;      // the newest segment (reopened when a newer one appears)
+    std::uint64_t segment_ = 1;
     std::uint64_t rotate_bytes_ = kAuditRotateBytes;
+    AuditBudget budget_;
+    bool journal_ = true;
+    std::string journal_socket_ = kJournalSocket;
+    UniqueFd journal_fd_;
     // flock belongs to the open file description, which a fork shares: a
     // child reopens the log before its first append so that the lock
     // excludes its parent too.
     pid_t owner_pid_;
 };
 
+// What a journal entry says the log held: seq -> hash.
+using AuditAnchors = std::vector<std::pair<std::uint64_t, std::string>>;
+
 struct AuditVerifyReport {
     std::uint64_t lines = 0;               // records checked (torn fragments not counted)
     std::uint64_t torn_fragments = 0;      // accepted: each directly before a `recovered`
     std::optional<std::string> first_bad;  // "audit.jsonl line N: why", when broken
+    std::uint64_t segments = 0;            // files read
+    std::uint64_t bytes = 0;               // their total size
+    std::uint64_t first_seq = 0;           // where the chain starts (1, or after a prune)
+    std::uint64_t last_seq = 0;
+    std::string first_event;            // the first line's event (`installed` on a real install)
+    std::uint64_t anchors_checked = 0;  // journal anchors found in the log with their hash
 };
-// Checks the whole chain across rotated files, oldest first (.8 .. .1, then
-// audit.jsonl): key order and types, canonical text, seq +1, prev, hash.
-// The chain must start at seq 1 with a zero prev unless its oldest file is
-// audit.jsonl.8 (older history dropped by rotation). An unterminated last
-// line is reported as bad until the next append recovers it. I/O failures
-// are errors; a broken chain is a report with first_bad set.
-Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir);
+// Checks the whole chain across segments, oldest first: key order and
+// types, canonical text, seq +1, prev, hash. The chain starts at seq 1 with
+// a zero prev, or where a `pruned` event says it now starts. A missing
+// segment (a gap in the indices), an empty or cut segment, and an
+// unterminated last line are reported, naming the file. With `anchors`,
+// each (seq, hash) must be in the log, and none may lie past its end. I/O
+// failures are errors; a broken chain is a report with first_bad set.
+Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir,
+                                           const AuditAnchors* anchors = nullptr);
 
 }  // namespace hb::exec

@@ -361,6 +361,17 @@ Retention retention(const json& value) {
                      positive(obj.required("responses_days"), obj.key("responses_days"))};
 }
 
+// Optional: a missing key keeps the defaults, but a present one is read as
+// strictly as the rest (both subkeys required, positive integers).
+AuditBudgetSettings audit_budget(const json& value) {
+    const Object obj(value, "audit_budget", {"bytes", "seconds"});
+    AuditBudgetSettings out;
+    out.bytes = integer(obj.required("bytes"), obj.key("bytes"), 1, INT64_MAX,
+                        "must be a positive integer (bytes per window)");
+    out.seconds = positive(obj.required("seconds"), obj.key("seconds"));
+    return out;
+}
+
 SystemdSettings systemd(const json& value, const Config& config) {
     const Object obj(value, "systemd", {"enabled", "systemd_run"});
     SystemdSettings out;
@@ -407,12 +418,12 @@ void check_budget(const Config& config) {
 }
 
 Config read_config(const json& root) {
-    const Object top(
-        root, "",
-        {"version",   "slug",         "project_dir", "spool_dir", "state_dir",     "policy_file",
-         "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",       "services",
-         "buildable", "tcb",          "limits",      "timeouts",  "drain",         "retention",
-         "systemd",   "join_network", "run_dir",     "rendered",  "checkout_paths"});
+    const Object top(root, "",
+                     {"version",     "slug",     "project_dir",    "spool_dir",   "state_dir",
+                      "policy_file", "parser",   "allow_root",     "file_mode",   "agent_gid",
+                      "backend",     "services", "buildable",      "tcb",         "limits",
+                      "timeouts",    "drain",    "retention",      "systemd",     "join_network",
+                      "run_dir",     "rendered", "checkout_paths", "audit_budget"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -470,6 +481,7 @@ Config read_config(const json& root) {
     c.timeouts = timeouts(top.required("timeouts"));
     c.drain = drain(top.required("drain"));
     c.retention = retention(top.required("retention"));
+    if (const json* budget = top.optional("audit_budget")) c.audit_budget = audit_budget(*budget);
     c.systemd = systemd(top.required("systemd"), c);
     c.join_network = join_network(top.required("join_network"), c);
     check_budget(c);
@@ -666,6 +678,15 @@ std::string serialize_config(const Config& config) {
     retention_json["archive_days"] = config.retention.archive_days;
     retention_json["responses_days"] = config.retention.responses_days;
     j["retention"] = std::move(retention_json);
+
+    // Written only when changed, so an install with the defaults keeps the
+    // schema's exact text.
+    if (config.audit_budget != AuditBudgetSettings{}) {
+        ordered_json budget_json;
+        budget_json["bytes"] = config.audit_budget.bytes;
+        budget_json["seconds"] = config.audit_budget.seconds;
+        j["audit_budget"] = std::move(budget_json);
+    }
 
     ordered_json systemd_json;
     systemd_json["enabled"] = config.systemd.enabled;

@@ -72,6 +72,15 @@ struct Retention {
     bool operator==(const Retention&) const = default;
 };
 
+// The byte budget per window of wall-clock time for the audit events the
+// agent can cause without a command running (docs/AUDIT-LOG.md, "Budget").
+// Optional in bridge.json ("audit_budget"); these are the defaults.
+struct AuditBudgetSettings {
+    std::int64_t bytes = 256 * 1024;
+    int seconds = 600;
+    bool operator==(const AuditBudgetSettings&) const = default;
+};
+
 struct SystemdSettings {
     bool enabled = true;
     std::string systemd_run;  // absolute path, or empty when none was found
@@ -114,6 +123,7 @@ struct Config {
     Timeouts timeouts;
     DrainSettings drain;
     Retention retention;
+    AuditBudgetSettings audit_budget;
     SystemdSettings systemd;
     std::optional<JoinNetwork> join_network;
     bool operator==(const Config&) const = default;

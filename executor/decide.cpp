@@ -98,7 +98,7 @@ Result<UniqueFd> create_log(const Spool& spool, const Config& config, AuditLog& 
             ::fstatat(spool.fd(SpoolDir::Archive), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0
                 ? describe_evidence(st, -1)
                 : std::string("gone before it could be described");
-        if (auto audited = audit.append(planted); !audited) {
+        if (auto audited = audit.append_agent(planted); !audited) {
             return make_error("cannot audit a planted archive/" + name + ": " +
                               audited.error().message);
         }

@@ -131,6 +131,10 @@ Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit
       parser_(config_.parser, Startup{config_.services, config_.buildable}),
       started_(std::chrono::steady_clock::now()) {}
 
+// bridge.json's defaults are the log's own (docs/AUDIT-LOG.md, "Budget").
+static_assert(AuditBudget{}.bytes == static_cast<std::uint64_t>(AuditBudgetSettings{}.bytes) &&
+              AuditBudget{}.window_seconds == AuditBudgetSettings{}.seconds);
+
 Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
     const bool root = ::geteuid() == 0;
     if (root && !options.allow_root) {
@@ -150,6 +154,8 @@ Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
         return make_error("the audit log in " + config->state_dir +
                           " cannot be written: " + audit.error().message);
     }
+    audit->set_budget({.bytes = static_cast<std::uint64_t>(config->audit_budget.bytes),
+                       .window_seconds = config->audit_budget.seconds});
     auto lock = open_lock(config->state_dir);
     if (!lock) return lock.error();
     return std::unique_ptr<Drain>(new Drain(options.config_path, std::move(*config),
@@ -212,6 +218,11 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
         if (end == CycleEnd::Drained) prune_if_due();
         mirror_due_ = true;
     }
+    // A flood's summary is written once its window is over, by whichever
+    // drain comes next (docs/AUDIT-LOG.md, "Budget").
+    if (auto flushed = audit_.flush_due_summary(); !flushed) {
+        warn("cannot write the audit summary: " + flushed.error().message);
+    }
     return end;
 }
 
@@ -232,7 +243,8 @@ Result<void> Drain::acknowledge() {
             continue;
         }
         if (!*published) continue;  // another drain answered first
-        if (auto logged = audit_.append(record(AuditEvent::Queued, name, std::nullopt)); !logged) {
+        if (auto logged = audit_.append_agent(record(AuditEvent::Queued, name, std::nullopt));
+            !logged) {
             return make_error("the audit log cannot be written (" + logged.error().message +
                               "); stopping before anything runs");
         }
@@ -453,7 +465,8 @@ Result<void> Drain::quarantine(SpoolDir from, const std::string& name, ReasonCod
 }
 
 Result<void> Drain::finish(const Finish& f) {
-    auto audited = audit_.append(f.record);
+    // Within the agent's budget, unless the request ran (the log knows).
+    auto audited = audit_.append_agent(f.record);
     if (f.response) {
         if (auto published = responses_.publish(*f.response); !published) {
             warn("cannot publish the response of " + f.name + ": " + published.error().message);
@@ -500,7 +513,7 @@ Result<void> Drain::mark_stuck(const std::string& name, int err) {
         skip_.insert(name);
         *r.reason += "; left in place: " + marked.error().message;
     }
-    if (auto logged = audit_.append(r); !logged) {
+    if (auto logged = audit_.append_agent(r); !logged) {
         return make_error("the audit log cannot be written (" + logged.error().message +
                           "); stopping before anything else runs");
     }
@@ -583,7 +596,7 @@ void Drain::mirror_audit_log() {
     // drain that found nothing to do creates no file at all.
     struct stat log_st {};
     struct stat mirror_st {};
-    const std::string log_path = config_.state_dir + "/" + std::string(kAuditLogName);
+    const std::string log_path = config_.state_dir + "/" + audit_.current_segment();
     if (::stat(log_path.c_str(), &log_st) == 0 &&
         ::fstatat(spool_.fd(SpoolDir::Diagnostics), kMirrorName, &mirror_st, AT_SYMLINK_NOFOLLOW) ==
             0 &&

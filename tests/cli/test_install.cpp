@@ -197,6 +197,18 @@ TEST_F(Install, RefusesASymlinkedTrustedFile) {
     EXPECT_TRUE(contains(run.err, project.dir + "/.env is a symlink")) << run.err;
 }
 
+// audit_budget has no option: a re-install keeps what the person set by hand.
+TEST_F(Install, ReInstallKeepsAnAuditBudgetSetByHand) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    nlohmann::json config = home.bridge_json("demo-app");
+    config["audit_budget"] = {{"bytes", 4096}, {"seconds", 60}};
+    write_file(home.config_dir("demo-app") + "/bridge.json", config.dump(2) + "\n");
+    Ran again = home.hostbridge(install_args(project));
+    ASSERT_EQ(again.code, 0) << again.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["audit_budget"],
+              nlohmann::json({{"bytes", 4096}, {"seconds", 60}}));
+}
+
 TEST_F(Install, NeverRePinsAChangedFile) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
     auto before = home.bridge_json("demo-app")["tcb"];

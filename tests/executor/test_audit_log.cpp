@@ -444,10 +444,12 @@ void run_children(const std::string& dir, int children, int per_child, std::uint
 // Every line of every file, oldest first, parsed.
 std::vector<ordered_json> all_records(const std::string& dir) {
     std::vector<ordered_json> out;
-    for (int i = hb::exec::kAuditRotatedFiles; i >= 0; --i) {
-        const std::string path = dir + "/audit.jsonl" + (i == 0 ? "" : "." + std::to_string(i));
-        if (!std::filesystem::exists(path)) continue;
-        for (const auto& line : lines_of(read_file(path))) out.push_back(ordered_json::parse(line));
+    auto files = hb::exec::audit_log_files(dir);
+    EXPECT_TRUE(files.ok()) << files.error().message;
+    if (!files.ok()) return out;
+    for (const auto& name : *files) {
+        for (const auto& line : lines_of(read_file(dir + "/" + name)))
+            out.push_back(ordered_json::parse(line));
     }
     return out;
 }
@@ -479,7 +481,7 @@ TEST_F(AuditLogTest, ALogOpenedBeforeForkStillExcludesAcrossProcesses) {
 
 TEST_F(AuditLogTest, ConcurrentAppendsAcrossRotationsKeepTheChain) {
     run_children(dir_, 8, 200, 96 * 1024, false);
-    EXPECT_TRUE(std::filesystem::exists(dir_ + "/audit.jsonl.3"));
+    EXPECT_TRUE(std::filesystem::exists(dir_ + "/audit-000003.jsonl"));
     expect_verifies(1600);
     expect_every_child_line_once(all_records(dir_), 8, 200);
 }
@@ -598,50 +600,52 @@ TEST_F(AuditLogTest, VerifyWaitsForAnAppendInProgress) {
 TEST_F(AuditLogTest, RotationRunsTheChainAcrossFiles) {
     auto log = open_log(2000);
     for (int i = 0; i < 30; ++i) append(log, full_record());
-    ASSERT_TRUE(std::filesystem::exists(dir_ + "/audit.jsonl.2"));
-    ASSERT_FALSE(std::filesystem::exists(dir_ + "/audit.jsonl.8"));  // nothing dropped
+    // Segments keep their names: audit.jsonl is still the first one.
+    const std::string seg2 = dir_ + "/audit-000002.jsonl";
+    const std::string seg3 = dir_ + "/audit-000003.jsonl";
+    ASSERT_TRUE(std::filesystem::exists(seg3));
+    ASSERT_FALSE(std::filesystem::exists(dir_ + "/audit.jsonl.1"));  // nothing renamed
     struct stat st {};
-    ASSERT_EQ(::stat((dir_ + "/audit.jsonl.1").c_str(), &st), 0);
+    ASSERT_EQ(::stat(seg2.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0600u);
-    // The first line of the new file continues the rotated one.
-    const auto rotated = lines_of(read_file(dir_ + "/audit.jsonl.1"));
-    const auto current = lines_of(read_file(log_path_));
-    const auto last_rotated = ordered_json::parse(rotated.back());
-    const auto first_current = ordered_json::parse(current.front());
-    EXPECT_EQ(first_current["prev"], last_rotated["hash"]);
-    EXPECT_EQ(first_current["seq"], last_rotated["seq"].get<std::uint64_t>() + 1);
+    // The first line of a new segment continues the one before.
+    const auto first = lines_of(read_file(log_path_));
+    const auto second = lines_of(read_file(seg2));
+    const auto last_first = ordered_json::parse(first.back());
+    const auto first_second = ordered_json::parse(second.front());
+    EXPECT_EQ(first_second["prev"], last_first["hash"]);
+    EXPECT_EQ(first_second["seq"], last_first["seq"].get<std::uint64_t>() + 1);
+    EXPECT_EQ(ordered_json::parse(first.front())["seq"], 1);
     expect_verifies(30);
-    // A file is rotated only once it reached the threshold.
-    EXPECT_GE(std::filesystem::file_size(dir_ + "/audit.jsonl.1"), 2000u);
+    // A segment is closed only once it reached the threshold.
+    EXPECT_GE(std::filesystem::file_size(log_path_), 2000u);
 }
 
-TEST_F(AuditLogTest, RotationKeepsEightFilesAndVerifiesFromTheOldest) {
-    auto log = open_log(600);  // about two lines a file
+TEST_F(AuditLogTest, RotationDropsNothingAndVerifiesFromTheFirstEvent) {
+    auto log = open_log(600);  // about two lines a segment
     for (int i = 0; i < 40; ++i) append(log, full_record());
-    for (int i = 1; i <= 8; ++i)
-        EXPECT_TRUE(std::filesystem::exists(dir_ + "/audit.jsonl." + std::to_string(i))) << i;
-    EXPECT_FALSE(std::filesystem::exists(dir_ + "/audit.jsonl.9"));
-    auto report = verify();
-    EXPECT_FALSE(report.first_bad.has_value()) << *report.first_bad;
-    EXPECT_LT(report.lines, 40u);  // the oldest lines were dropped
+    auto files = hb::exec::audit_log_files(dir_);
+    ASSERT_TRUE(files.ok());
+    EXPECT_GE(files->size(), 15u);
+    EXPECT_EQ(files->front(), "audit.jsonl");
     const auto records = all_records(dir_);
+    ASSERT_EQ(records.size(), 40u);  // every line kept
+    EXPECT_EQ(records.front()["seq"], 1);
     EXPECT_EQ(records.back()["seq"], 40);
-
-    // Losing .8 is not a rotation's doing: the chain now starts mid-way.
-    std::filesystem::remove(dir_ + "/audit.jsonl.8");
-    expect_bad("audit.jsonl.7 line 1: the chain does not start at seq 1");
+    expect_verifies(40);
 }
 
 TEST_F(AuditLogTest, InstanceOpenedBeforeRotationAppendsToTheNewFile) {
     auto first = open_log(2000);
     auto second = open_log(2000);
     append(second, full_record());
-    // The append that rotates writes its record into the fresh file.
-    while (!std::filesystem::exists(dir_ + "/audit.jsonl.1")) append(first, full_record());
-    const auto rotated_size = std::filesystem::file_size(dir_ + "/audit.jsonl.1");
+    const std::string seg2 = dir_ + "/audit-000002.jsonl";
+    // The append that rotates writes its record into the fresh segment.
+    while (!std::filesystem::exists(seg2)) append(first, full_record());
+    const auto sealed_size = std::filesystem::file_size(log_path_);
     append(second, record(AuditEvent::Denied));
-    EXPECT_EQ(std::filesystem::file_size(dir_ + "/audit.jsonl.1"), rotated_size);
-    const auto current = lines_of(read_file(log_path_));
+    EXPECT_EQ(std::filesystem::file_size(log_path_), sealed_size);
+    const auto current = lines_of(read_file(seg2));
     ASSERT_EQ(current.size(), 2u);
     EXPECT_EQ(ordered_json::parse(current[1])["event"], "denied");
     auto report = verify();
@@ -652,17 +656,18 @@ TEST_F(AuditLogTest, InstanceOpenedBeforeRotationAppendsToTheNewFile) {
 TEST_F(AuditLogTest, InstanceOpenedBeforeRotationCanStartTheNewFile) {
     auto first = open_log(2000);
     auto second = open_log(2000);
-    while (!std::filesystem::exists(dir_ + "/audit.jsonl.1")) append(first, full_record());
-    // `first` rotated and wrote the first line of the new file; remove that
-    // file as if the rotation had just happened, and let `second` start it.
+    const std::string seg2 = dir_ + "/audit-000002.jsonl";
+    while (!std::filesystem::exists(seg2)) append(first, full_record());
+    // `first` rotated and wrote the first line of the new segment; empty it
+    // as if the rotation had just happened, and let `second` start it.
+    write_file(seg2, "");
     const auto before = all_records(dir_);
-    std::filesystem::remove(log_path_);
     append(second, record(AuditEvent::Denied));
-    const auto current = lines_of(read_file(log_path_));
+    const auto current = lines_of(read_file(seg2));
     ASSERT_EQ(current.size(), 1u);
-    const auto rotated = lines_of(read_file(dir_ + "/audit.jsonl.1"));
-    EXPECT_EQ(ordered_json::parse(current[0])["prev"], ordered_json::parse(rotated.back())["hash"]);
-    expect_verifies(before.size());
+    const auto sealed = lines_of(read_file(log_path_));
+    EXPECT_EQ(ordered_json::parse(current[0])["prev"], ordered_json::parse(sealed.back())["hash"]);
+    expect_verifies(before.size() + 1);
 }
 
 // --- tail -------------------------------------------------------------------

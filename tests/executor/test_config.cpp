@@ -112,6 +112,9 @@ TEST(Config, ArchitectureExampleParses) {
     EXPECT_EQ(config->drain.linger_seconds, 10);
     EXPECT_EQ(config->retention.archive_days, 7);
     EXPECT_EQ(config->retention.responses_days, 1);
+    // audit_budget is optional: absent, the log's defaults.
+    EXPECT_EQ(config->audit_budget.bytes, 256 * 1024);
+    EXPECT_EQ(config->audit_budget.seconds, 600);
     EXPECT_TRUE(config->systemd.enabled);
     EXPECT_EQ(config->systemd.systemd_run, "/usr/bin/systemd-run");
     EXPECT_FALSE(config->join_network.has_value());
@@ -177,6 +180,30 @@ TEST(Config, EveryOptionalShapeRoundTrips) {
     EXPECT_EQ(backend_keys, (std::vector<std::string>{"kind", "argv", "file"}));
 }
 
+TEST(Config, AuditBudgetIsReadAndWrittenOnlyWhenNotTheDefault) {
+    Json j = base();
+    j["audit_budget"] = {{"bytes", 1LL << 40}, {"seconds", 3600}};
+    auto config = hb::parse_config(text_of(j));
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->audit_budget.bytes, 1LL << 40);
+    EXPECT_EQ(config->audit_budget.seconds, 3600);
+    const std::string text = hb::serialize_config(*config);
+    const Json written = Json::parse(text);
+    ASSERT_TRUE(written.contains("audit_budget")) << text;
+    EXPECT_EQ(written["audit_budget"], j["audit_budget"]);
+    auto again = hb::parse_config(text);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *config);
+    EXPECT_EQ(hb::serialize_config(*again), text);
+
+    // The defaults spelled out read the same as none, and are not written.
+    j["audit_budget"] = {{"bytes", 262144}, {"seconds", 600}};
+    auto spelled = hb::parse_config(text_of(j));
+    ASSERT_TRUE(spelled.ok()) << spelled.error().message;
+    EXPECT_EQ(*spelled, *hb::parse_config(kArchitectureExample));
+    EXPECT_EQ(hb::serialize_config(*spelled), base().dump(2) + "\n");
+}
+
 TEST(Config, ForVerbUsesOverridesThenRebuildThenDefault) {
     hb::Timeouts t;
     t.default_seconds = 300;
@@ -204,6 +231,7 @@ TEST(Config, BoundaryValuesAreAccepted) {
     j["limits"]["ttl_seconds"] = INT_MAX;
     j["timeouts"]["rebuild"] = 1800;  // equal to the budget
     j["tcb"] = Json::parse(R"([{"path": "a/b/.c", "sha256": null}])");
+    j["audit_budget"] = {{"bytes", INT64_MAX}, {"seconds", INT_MAX}};
     auto config = hb::parse_config(text_of(j));
     ASSERT_TRUE(config.ok()) << config.error().message;
     EXPECT_EQ(config->services.size(), 64u);
@@ -262,6 +290,12 @@ std::vector<RuleCase> rule_cases() {
             "unknown key"));
     add(set("unknown_systemd", "/systemd/extra", 1, "systemd.extra", "unknown key"));
     add(with(
+        "unknown_audit_budget",
+        [](Json& j) {
+            j["audit_budget"] = {{"bytes", 1000}, {"seconds", 60}, {"events", 10}};
+        },
+        "audit_budget.events", "unknown key"));
+    add(with(
         "unknown_join_network",
         [](Json& j) {
             j["join_network"] = join_network_object();
@@ -271,11 +305,10 @@ std::vector<RuleCase> rule_cases() {
 
     // Missing required keys: every top-level key, and every nested one.
     for (const char* key :
-         {"version",     "slug",     "project_dir", "spool_dir", "state_dir",
-          "policy_file", "parser",   "allow_root",  "file_mode", "agent_gid",
-          "backend",     "services", "buildable",   "tcb",       "limits",
-          "timeouts",    "drain",    "retention",   "systemd",   "join_network",
-          "run_dir"}) {
+         {"version",   "slug",         "project_dir", "spool_dir", "state_dir", "policy_file",
+          "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",   "services",
+          "buildable", "tcb",          "limits",      "timeouts",  "drain",     "retention",
+          "systemd",   "join_network", "run_dir"}) {
         add(erase(std::string("missing_") + key, std::string("/") + key, key));
     }
     add(erase("missing_backend_kind", "/backend/kind", "backend.kind"));
@@ -295,6 +328,15 @@ std::vector<RuleCase> rule_cases() {
     add(erase("missing_retention_archive", "/retention/archive_days", "retention.archive_days"));
     add(erase("missing_retention_responses", "/retention/responses_days",
               "retention.responses_days"));
+    for (const char* key : {"bytes", "seconds"}) {
+        add(with(
+            std::string("missing_audit_budget_") + key,
+            [key](Json& j) {
+                j["audit_budget"] = {{"bytes", 1000}, {"seconds", 60}};
+                j["audit_budget"].erase(key);
+            },
+            std::string("audit_budget.") + key, "is required but missing"));
+    }
     add(erase("missing_systemd_enabled", "/systemd/enabled", "systemd.enabled"));
     add(erase("missing_systemd_run", "/systemd/systemd_run", "systemd.systemd_run"));
     for (const char* key : {"engine", "network", "agent_container"}) {
@@ -339,6 +381,10 @@ std::vector<RuleCase> rule_cases() {
     add(set("timeouts_array", "/timeouts", Json::array(), "timeouts", "must be an object"));
     add(set("drain_null", "/drain", nullptr, "drain", "must be an object"));
     add(set("retention_string", "/retention", "7", "retention", "must be an object"));
+    add(set("audit_budget_null", "/audit_budget", nullptr, "audit_budget", "must be an object"));
+    add(set("audit_budget_number", "/audit_budget", 262144, "audit_budget", "must be an object"));
+    add(set("audit_budget_array", "/audit_budget", Json::array({262144, 600}), "audit_budget",
+            "must be an object"));
     add(set("systemd_null", "/systemd", nullptr, "systemd", "must be an object"));
     add(set("systemd_enabled_string", "/systemd/enabled", "yes", "systemd.enabled",
             "must be true or false"));
@@ -386,8 +432,8 @@ std::vector<RuleCase> rule_cases() {
             "must lie outside project_dir"));
     add(set("run_dir_contains_project", "/run_dir", "/home/u/Projects", "run_dir",
             "must not contain project_dir"));
-    add(set("run_dir_inside_state", "/run_dir",
-            "/home/u/.local/state/hostbridge/demo-app/run", "run_dir", "must lie outside state_dir"));
+    add(set("run_dir_inside_state", "/run_dir", "/home/u/.local/state/hostbridge/demo-app/run",
+            "run_dir", "must lie outside state_dir"));
     add(set("rendered_null_sha", "/rendered",
             Json::array({{{"path", "compose.yaml"}, {"sha256", nullptr}}}), "rendered[0].sha256",
             "64 lowercase hex"));
@@ -512,6 +558,26 @@ std::vector<RuleCase> rule_cases() {
         add(set(base_name + "_bool", pointer, true, key, kPositive));
         add(set(base_name + "_string", pointer, "20", key, kPositive));
         add(set(base_name + "_over_int", pointer, 2147483648LL, key, kPositive));
+    }
+    // audit_budget: both subkeys positive integers (the bytes up to INT64_MAX).
+    for (const char* key : {"bytes", "seconds"}) {
+        for (const auto& [suffix, value] : std::vector<std::pair<std::string, Json>>{
+                 {"zero", 0},
+                 {"negative", -1},
+                 {"float", 600.0},
+                 {"bool", true},
+                 {"string", "600"},
+                 {"null", nullptr},
+                 {"over_range", std::string(key) == "bytes" ? Json(9223372036854775808ULL)
+                                                            : Json(2147483648LL)}}) {
+            add(with(
+                std::string("audit_budget_") + key + "_" + suffix,
+                [key, v = value](Json& j) {
+                    j["audit_budget"] = {{"bytes", 1000}, {"seconds", 60}};
+                    j["audit_budget"][key] = v;
+                },
+                std::string("audit_budget.") + key, kPositive));
+        }
     }
     add(set("linger_negative", "/drain/linger_seconds", -1, "drain.linger_seconds",
             "non-negative integer"));

@@ -86,6 +86,10 @@ class FaultFixture : public DrainFixture {
         // Hundreds of commands in a minute: the limiter is not under test here.
         config["limits"]["mutating"] = {{"count", 100000}, {"seconds", 1}};
         config["limits"]["read_only"] = {{"count", 100000}, {"seconds", 1}};
+        // The invariants check every request's own audit trail, which the
+        // audit budget would summarise under this flood; the budget has its
+        // own tests (AuditBudget.* in tests/executor/test_audit_budget.cpp).
+        config["audit_budget"] = {{"bytes", std::int64_t{1} << 40}, {"seconds", 600}};
         pin({"stack"});  // writes the config
     }
     ~FaultFixture() {
