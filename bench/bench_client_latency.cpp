@@ -87,6 +87,7 @@ class Host {
         config.project_dir = project;
         config.spool_dir = spool_;
         config.state_dir = root_ + "/state";
+        config.run_dir = root_ + "/run";
         config.policy_file = root_ + "/policy.conf";
         config.parser = HB_PARSER_BIN;
         config.allow_root = true;

@@ -8,6 +8,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
+#include "cli/compose_render.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/install_record.hpp"
 #include "cli/locate.hpp"
@@ -45,6 +46,25 @@ struct Change {
     std::optional<std::string> approved;  // the approved copy's content
     bool new_pin = false;
 };
+
+// What compose will read in the run tree, as a diff against what it read
+// so far; false when that cannot be shown.
+bool show_rendered(const InstallPaths& paths, const RenderPlan& plan) {
+    for (const auto& file : plan.files) {
+        auto old = read_rendered_copy(paths, file.rel);
+        if (old && *old == file.text) continue;
+        std::cout << "=== " << file.rel << " as rendered for the run tree (what compose reads)\n";
+        auto diff = unified_diff("rendered/" + file.rel, old ? *old : std::nullopt,
+                                 "rendered/" + file.rel, file.text);
+        if (!diff) {
+            print_error(kCmd, diff.error().message);
+            return false;
+        }
+        std::cout << *diff;
+        if (!diff->empty() && diff->back() != '\n') std::cout << "\n";
+    }
+    return true;
+}
 
 bool confirm(std::size_t count) {
     std::cerr << "Approve " << count << " change(s) and pin them? [y/N] " << std::flush;
@@ -100,33 +120,80 @@ int run_approve(int argc, char** argv) {
         auto approved = read_approved_copy(*paths, pin.path);
         changes.push_back({std::move(*now), approved ? *approved : std::nullopt, false});
     }
-    // A newly approved compose file may pull in new files: pin them too, or
-    // the gate would never look at them.
+    // The compose model as it will be approved, read by the one strict
+    // reader from exactly the bytes shown below: changed files as they are
+    // now, unchanged ones from their approved copies, and files the compose
+    // file newly pulls in (pinned too, or the gate would never look at them).
+    std::optional<RenderPlan> render;
     if (record && record->has_value() && !(*record)->compose_file.empty()) {
-        auto model =
-            read_compose(config->project_dir + "/" + (*record)->compose_file, current_files());
-        if (!model) {
-            print_warning(kCmd, "cannot read the compose file to find the files it pulls in: " +
-                                    model.error().message);
-        } else {
-            for (const auto& abs : model->referenced_files) {
-                auto rel = project_relative(config->project_dir, abs);
-                if (!rel) continue;
-                bool pinned = std::any_of(config->tcb.begin(), config->tcb.end(),
-                                          [&](const TcbPin& p) { return p.path == *rel; });
-                if (pinned) continue;
-                auto now = snapshot_tcb_file(config->project_dir, *rel);
-                if (!now) {
-                    print_error(kCmd,
-                                "trusted file " + now.error().message +
-                                    ", which cannot be approved; replace it with a regular file");
-                    return kExitFailure;
-                }
-                changes.push_back({std::move(*now), std::nullopt, true});
+        const std::string& project = config->project_dir;
+        FileSource as_approved = [&](const std::string& abs) -> Result<std::optional<std::string>> {
+            auto rel = project_relative(project, abs);
+            if (!rel) return read_file_if_exists(abs, kMaxComposeFileBytes + 1);
+            for (const auto& change : changes) {
+                if (change.now.rel == *rel) return change.now.content;
             }
+            bool pinned = std::any_of(config->tcb.begin(), config->tcb.end(),
+                                      [&](const TcbPin& p) { return p.path == *rel; });
+            if (pinned) {
+                // Unchanged since approved: its approved copy, or (that copy
+                // lost) the file itself if it still matches the pin.
+                auto copy = read_approved_copy(*paths, *rel);
+                if (!copy || copy->has_value()) return copy;
+                auto now = snapshot_tcb_file(project, *rel);
+                if (!now) return now.error();
+                for (const auto& p : config->tcb) {
+                    if (p.path == *rel && p.sha256 != now->sha256) {
+                        return make_error(*rel +
+                                          " changed while approve read it; run approve again");
+                    }
+                }
+                return now->content;
+            }
+            auto now = snapshot_tcb_file(project, *rel);
+            if (!now) return now.error();
+            changes.push_back({*now, std::nullopt, true});
+            return now->content;
+        };
+        auto model = read_compose(project + "/" + (*record)->compose_file, as_approved, project);
+        if (!model) {
+            print_error(kCmd, "the compose model as it would be approved is refused: " +
+                                  model.error().message + "; fix the file, then approve again");
+            return kExitFailure;
+        }
+        // Referenced files the reader did not open (an env_file) are pinned too.
+        for (const auto& abs : model->referenced_files) {
+            auto rel = project_relative(project, abs);
+            if (!rel) continue;
+            bool known = std::any_of(config->tcb.begin(), config->tcb.end(),
+                                     [&](const TcbPin& p) { return p.path == *rel; }) ||
+                         std::any_of(changes.begin(), changes.end(),
+                                     [&](const Change& c) { return c.now.rel == *rel; });
+            if (known) continue;
+            auto now = snapshot_tcb_file(project, *rel);
+            if (!now) {
+                print_error(kCmd, "trusted file " + now.error().message +
+                                      ", which cannot be approved; replace it with a regular file");
+                return kExitFailure;
+            }
+            changes.push_back({std::move(*now), std::nullopt, true});
+        }
+        render = plan_render(project, *model);
+    }
+    // A rendering that differs from the stored one (a newer hostbridge reads
+    // the same files differently) is approved like a changed file.
+    bool render_changed = false;
+    if (render) {
+        std::vector<TcbPin> pins;
+        for (const auto& file : render->files) pins.push_back({file.rel, file.sha256});
+        render_changed =
+            pins != config->rendered || render->checkout_paths != config->checkout_paths;
+        for (const auto& file : render->files) {
+            auto old = read_rendered_copy(*paths, file.rel);
+            if (!old || *old != file.text) render_changed = true;
         }
     }
-    if (changes.empty()) {
+    if (changes.empty() && !render_changed) {
         std::cout << "nothing to approve: every trusted file of " << config->slug
                   << " matches its pin\n";
         return kExitOk;
@@ -148,6 +215,7 @@ int run_approve(int argc, char** argv) {
         std::cout << *diff;
         if (!diff->empty() && diff->back() != '\n') std::cout << "\n";
     }
+    if (render && !show_rendered(*paths, *render)) return kExitFailure;
     std::cout.flush();
 
     if (!args->has("yes")) {
@@ -158,7 +226,7 @@ int run_approve(int argc, char** argv) {
             print_fix(self_command() + " approve --slug " + config->slug + " --yes", true);
             return kExitFailure;
         }
-        if (!confirm(changes.size())) {
+        if (!confirm(changes.size() + (render_changed ? 1 : 0))) {
             print_error(kCmd, "not confirmed; nothing was approved");
             return kExitFailure;
         }
@@ -185,6 +253,17 @@ int run_approve(int argc, char** argv) {
     }
     std::sort(updated.tcb.begin(), updated.tcb.end(),
               [](const TcbPin& a, const TcbPin& b) { return a.path < b.path; });
+    if (render) {
+        std::vector<std::string> stale;
+        for (const auto& pin : config->rendered) stale.push_back(pin.path);
+        if (auto stored = store_rendered(*paths, *render, stale); !stored) {
+            print_error(kCmd, stored.error().message);
+            return kExitFailure;
+        }
+        updated.rendered.clear();
+        for (const auto& file : render->files) updated.rendered.push_back({file.rel, file.sha256});
+        updated.checkout_paths = render->checkout_paths;
+    }
     const std::string text = serialize_config(updated);
     if (auto valid = parse_config(text); !valid) {
         print_error(kCmd, "the updated configuration would be invalid: " + valid.error().message);
@@ -197,7 +276,8 @@ int run_approve(int argc, char** argv) {
     auto log = exec::AuditLog::open(paths->state_dir);
     exec::AuditRecord event;
     event.event = exec::AuditEvent::Approved;
-    event.reason = "pinned " + reason;
+    event.reason = "pinned " + (reason.empty() ? std::string("no file") : reason) +
+                   (render_changed ? "; rendered compose files updated" : "");
     if (!log || !log->append(event, /*sync=*/true)) {
         print_error(kCmd,
                     "the new pins are written, but the `approved` event could not be "

@@ -1,10 +1,23 @@
-// Reads a compose file with a real YAML parser (yaml-cpp): the service
-// enumeration (`services:` keys), the buildable ones (a `build:` key, as a
-// string or a map, also through merge keys and `extends`), and every file
-// compose pulls in (`include:`, `env_file:`, `extends.file`), which belong to
-// the trusted computing base the integrity gate pins.
+// The one reading of a compose model the bridge trusts (yaml-cpp, strict).
+// It enumerates the services (`services:` keys) and the buildable ones (a
+// `build:` key, also through merge keys and `extends`), lists every file
+// compose pulls in (`include:`, `env_file:`, `extends.file`), which the
+// integrity gate pins, and renders each compose file it read for the engine:
+// the executor runs compose on the rendered copies in a host-only run tree,
+// so the engine reads exactly what this reader read.
+//
+// What two YAML readers (yaml-cpp here, PyYAML or Go's in the engine) could
+// take differently is refused, naming the file, line and key: duplicate
+// keys, explicit tags, more than one document, interpolation (`$`) in a file
+// reference, a reference that names the checkout under another spelling
+// (compared by device and inode), anchors or merge keys expanding past a
+// fixed node budget, and files over a size limit. The rendered text is this
+// reader's tree written back as plain block YAML (merge keys resolved, no
+// anchors, every non-plain scalar double-quoted), so nothing is left for a
+// second reader to interpret.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,11 +27,29 @@
 
 namespace hb::cli {
 
+inline constexpr std::size_t kMaxComposeFileBytes = 1u << 20;
+// Nodes visited while expanding one model (aliases count each time they are
+// used): a merge-key bomb ends here with an error instead of spinning.
+inline constexpr std::size_t kMaxComposeNodes = 100000;
+
 // Gives the text of a file by absolute path (nullopt: it does not exist).
 // Install reads approved copies through this when a pinned file changed, so
 // an unapproved edit cannot steer what gets pinned.
 using FileSource = std::function<Result<std::optional<std::string>>(const std::string&)>;
 FileSource current_files();
+
+struct RenderedCompose {
+    std::string file;  // absolute path of the compose file it renders
+    std::string text;  // what the engine reads instead, in the run tree
+};
+
+// A bind mount whose source lies inside the checkout (doctor warns).
+struct CheckoutBind {
+    std::string file;     // absolute compose file
+    int line = 0;         // 1-based
+    std::string service;  // the service it belongs to
+    std::string source;   // relative to the project dir ("." for the whole)
+};
 
 struct ComposeModel {
     std::vector<std::string> services;   // sorted, unique, each a valid request arg
@@ -26,10 +57,23 @@ struct ComposeModel {
     // Absolute, normal, sorted: every file pulled in besides the root file,
     // recursively (an absent env_file is listed too: it is pinned as absent).
     std::vector<std::string> referenced_files;
+    // Every compose file inside the project that was read (root first, then
+    // by path), rendered: relative paths that must refer to the checkout
+    // (build contexts, bind sources, secret and config files) made absolute
+    // to the project dir; references to files the run tree mirrors
+    // (env_file, extends.file, include) kept relative.
+    std::vector<RenderedCompose> rendered;
+    // Relative to the project dir ("." for itself), sorted, unique: what the
+    // rendered files name inside the checkout; the executor walks each with
+    // no-follow opens before it runs a command.
+    std::vector<std::string> checkout_paths;
+    std::vector<CheckoutBind> checkout_binds;
     std::vector<std::string> warnings;  // one sentence each
 };
 
-// `compose_file` is absolute. Errors name the file (and line, from YAML).
-Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source);
+// `compose_file` is absolute. Errors name the file, line and key.
+// `project_dir` (canonical) defaults to the compose file's directory.
+Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source,
+                                  const std::string& project_dir = "");
 
 }  // namespace hb::cli

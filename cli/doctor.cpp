@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -14,6 +15,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/compose_reader.hpp"
+#include "cli/compose_render.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
 #include "cli/install_record.hpp"
@@ -77,6 +80,7 @@ class Doctor {
         check_binaries();
         check_spool_dirs();
         check_tcb();
+        check_compose();
         check_policy();
         check_lock();
         check_audit();
@@ -87,6 +91,7 @@ class Doctor {
   private:
     void ok(const std::string& what) { std::cout << "ok:      " << what << "\n"; }
     void info(const std::string& what) { std::cout << "info:    " << what << "\n"; }
+    void warn(const std::string& what) { std::cout << "WARNING: " << what << "\n"; }
     // `detail` (a diff) goes between the problem and its fixes.
     void problem(const std::string& what, const std::vector<std::string>& fixes,
                  const std::string& detail = "") {
@@ -264,7 +269,7 @@ class Doctor {
         const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
         auto ignored = git_is_ignored(c_.project_dir, rel);
         if (!ignored) {
-            problem("cannot ask git whether the spool is ignored: " + ignored.error().message, {});
+            problem("cannot tell whether git ignores the spool: " + ignored.error().message, {});
         } else if (!*ignored) {
             problem("git does not ignore the spool " + rel + ", so an agent could commit requests",
                     {reinstall()});
@@ -291,6 +296,67 @@ class Doctor {
             problem("trusted file " + p.path + " " + p.problem +
                         "; every verb that runs a command is refused until it is approved",
                     {self_command() + " approve --slug " + c_.slug}, diff);
+        }
+    }
+
+    // The rendered compose files the executor puts into the run tree, and
+    // what the approved compose model bind-mounts from the checkout.
+    void check_compose() {
+        int bad = 0;
+        for (const auto& pin : c_.rendered) {
+            auto copy = read_rendered_copy(paths_, pin.path);
+            std::string why;
+            if (!copy) {
+                why = copy.error().message;
+            } else if (!copy->has_value()) {
+                why = "is missing";
+            } else if (exec::sha256_hex(**copy) != pin.sha256) {
+                why = "does not match its pin";
+            }
+            if (why.empty()) continue;
+            ++bad;
+            problem("the rendered copy of " + pin.path + " (" +
+                        rendered_copy_path(paths_, pin.path) + ") " + why +
+                        "; the executor refuses to run compose from it",
+                    {reinstall()});
+        }
+        if (c_.backend.kind == BackendKind::Compose) {
+            auto rel = project_relative(c_.project_dir, c_.backend.file);
+            bool rendered = rel && std::any_of(c_.rendered.begin(), c_.rendered.end(),
+                                               [&](const TcbPin& p) { return p.path == *rel; });
+            if (!rendered) {
+                ++bad;
+                problem("the compose file " + c_.backend.file +
+                            " has no rendered copy, so the executor refuses the compose backend",
+                        {reinstall()});
+            }
+        }
+        if (bad == 0 && !c_.rendered.empty()) {
+            ok("all " + std::to_string(c_.rendered.size()) +
+               " rendered compose files match their pins");
+        }
+        if (!record_ || record_->compose_file.empty()) return;
+        const std::string& project = c_.project_dir;
+        FileSource approved = [&](const std::string& abs) -> Result<std::optional<std::string>> {
+            auto rel = project_relative(project, abs);
+            if (!rel) return read_file_if_exists(abs, kMaxComposeFileBytes + 1);
+            return read_approved_copy(paths_, *rel);
+        };
+        auto model = read_compose(project + "/" + record_->compose_file, approved, project);
+        if (!model) {
+            problem("the approved compose model cannot be read: " + model.error().message,
+                    {self_command() + " approve --slug " + c_.slug});
+            return;
+        }
+        for (const auto& bind : model->checkout_binds) {
+            warn("service " + bind.service + " bind-mounts " +
+                 (bind.source == "." ? std::string("the whole checkout")
+                                     : bind.source + " of the checkout") +
+                 " (" + bind.file + " line " + std::to_string(bind.line) +
+                 "): the agent decides what the container finds there, and what the container "
+                 "writes there the agent reads. Safer: a path outside the checkout, a named "
+                 "volume, or a user-namespace mapping (userns_mode) under which the host user's "
+                 "files are not writable");
         }
     }
 

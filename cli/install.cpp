@@ -13,6 +13,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
+#include "cli/compose_render.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
 #include "cli/install_options.hpp"
@@ -23,6 +24,7 @@
 #include "cli/resolve_binary.hpp"
 #include "cli/slug.hpp"
 #include "cli/spool_setup.hpp"
+#include "cli/stack_scan.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
@@ -38,10 +40,6 @@ namespace {
 constexpr std::string_view kCmd = "install";
 constexpr std::array<std::string_view, 4> kComposeNames = {
     "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"};
-// What `docker compose` also reads when a stack script runs it without -f.
-constexpr std::array<std::string_view, 4> kOverrideNames = {
-    "compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
-    "docker-compose.override.yml"};
 
 // One line per item ("  bridge.json: no change"), counting real changes.
 class Report {
@@ -110,6 +108,7 @@ class Installer {
         }
         if (auto s = write_dirs_and_spool()) return s;
         if (auto s = write_pins()) return s;
+        if (auto s = write_rendered()) return s;
         if (auto s = write_binaries()) return s;
         if (auto s = write_config_files()) return s;
         if (auto s = write_spool_files()) return s;
@@ -136,12 +135,12 @@ class Installer {
             return fail("the project path " + project_dir_ +
                         " contains control characters, which systemd units cannot carry");
         }
-        auto top = git_toplevel(project_dir_);
-        if (!top) return fail(top.error().message);
-        if (*top != project_dir_) {
-            return fail(project_dir_ + " is not the top of its git work tree (the top is " + *top +
-                        "); pass --project-dir " + *top);
-        }
+        if (auto top = git_check_top(project_dir_); !top) return fail(top.error().message);
+        // Asked before any write: an exclude entry that would have to go
+        // outside the checkout or through a symlink stops the install here.
+        auto ignored = git_is_ignored(project_dir_, o_.spool_rel);
+        if (!ignored) return fail(ignored.error().message);
+        spool_ignored_ = *ignored;
         slug_ = o_.slug.value_or(derive_slug(project_dir_));
         if (!is_valid_slug(slug_)) {
             return Stop{kExitUsage,
@@ -312,6 +311,9 @@ class Installer {
                 if (!rel) return read_file_if_exists(abs, 16u << 20);
                 auto snap = snapshot_tcb_file(project_dir_, *rel);
                 if (!snap) return snap.error();
+                // collect_tcb pins this very snapshot: what is rendered is
+                // what is pinned, even if the file changes in between.
+                read_snapshots_.emplace(*rel, *snap);
                 const TcbPin* pin = previous_pin(*rel);
                 if (pin != nullptr && pin->sha256 != snap->sha256) {
                     read_from_approved_.insert(*rel);
@@ -319,7 +321,7 @@ class Installer {
                 }
                 return snap->content;
             };
-            auto read = read_compose(compose_abs, source);
+            auto read = read_compose(compose_abs, source, project_dir_);
             if (!read) return fail(read.error().message);
             model = std::move(*read);
             if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
@@ -347,6 +349,7 @@ class Installer {
             }
         }
         referenced_ = model.referenced_files;
+        render_ = plan_render(project_dir_, model);
         return std::nullopt;
     }
 
@@ -362,15 +365,18 @@ class Installer {
                 rels.insert(binary.substr(project_dir_.size() + 1));
             }
         }
-        if (!compose_rel_.empty()) {
-            rels.insert(compose_rel_);
-            if (backend_.kind == BackendKind::Stack) {
-                std::string dir = compose_rel_.find('/') == std::string::npos
-                                      ? ""
-                                      : compose_rel_.substr(0, compose_rel_.rfind('/') + 1);
-                for (auto name : kOverrideNames) rels.insert(dir + std::string(name));
+        const std::string compose_dir = compose_rel_.find('/') == std::string::npos
+                                            ? ""
+                                            : compose_rel_.substr(0, compose_rel_.rfind('/') + 1);
+        if (!compose_rel_.empty()) rels.insert(compose_rel_);
+        if (backend_.kind == BackendKind::Stack) {
+            // A stack script may run compose without -f: every file a compose
+            // tool reads by default is pinned, as absent when missing.
+            for (const std::string& dir : {std::string(), compose_dir}) {
+                for (auto name : kComposeDefaultFiles) rels.insert(dir + std::string(name));
             }
         }
+        if (!compose_dir.empty()) rels.insert(compose_dir + ".env");
         for (const auto& abs : referenced_) {
             auto rel = project_relative(project_dir_, abs);
             if (rel) {
@@ -389,7 +395,9 @@ class Installer {
             explicit_tcb_.insert(*rel);
         }
         for (const auto& rel : rels) {
-            auto snap = snapshot_tcb_file(project_dir_, rel);
+            auto cached = read_snapshots_.find(rel);
+            auto snap = cached != read_snapshots_.end() ? Result<TcbSnapshot>(cached->second)
+                                                        : snapshot_tcb_file(project_dir_, rel);
             if (!snap) {
                 return fail("trusted file " + snap.error().message +
                             "; the integrity gate refuses it: replace it with a regular file");
@@ -399,7 +407,28 @@ class Installer {
             }
             snapshots_.push_back(std::move(*snap));
         }
+        warn_unpinned_stack_reads(rels);
         return std::nullopt;
+    }
+
+    // Commands run from the run tree, which holds pinned files only: a file
+    // of the project that the stack script names but nobody pinned is either
+    // missing there or, read from the checkout, the agent's.
+    void warn_unpinned_stack_reads(const std::set<std::string>& pinned) const {
+        if (backend_.kind != BackendKind::Stack) return;
+        const std::string& script = backend_.argv.front();
+        if (!path_is_within(script, project_dir_)) return;
+        const std::string rel = script.substr(project_dir_.size() + 1);
+        for (const auto& snap : snapshots_) {
+            if (snap.rel != rel || !snap.content) continue;
+            for (const std::string& name : unpinned_files_named(project_dir_, *snap.content, pinned)) {
+                print_warning(kCmd, "the stack script names " + name +
+                                        ", a file of the project that is not pinned (a " +
+                                        "best-effort scan); commands run from the approved " +
+                                        "copies, so pin it with --tcb " + name +
+                                        " if the stack reads it");
+            }
+        }
     }
 
     std::optional<Stop> build_config() {
@@ -408,6 +437,7 @@ class Installer {
         c.project_dir = project_dir_;
         c.spool_dir = spool_dir_;
         c.state_dir = paths_.state_dir;
+        c.run_dir = paths_.run_dir;
         c.policy_file = paths_.policy_file;
         c.parser = paths_.parser;
         c.allow_root = o_.allow_root;
@@ -421,6 +451,8 @@ class Installer {
             // Never re-pin a file that changed: only `approve`, after a diff, does.
             c.tcb.push_back(pin != nullptr ? *pin : TcbPin{snap.rel, snap.sha256});
         }
+        for (const auto& file : render_.files) c.rendered.push_back({file.rel, file.sha256});
+        c.checkout_paths = render_.checkout_paths;
         c.limits.mutating = o_.rate_limit;
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
@@ -474,9 +506,7 @@ class Installer {
                                                                    " dir(s) created or fixed");
         for (const auto& change : *changes)
             std::cout << "    " << change.path << ": " << change.what << "\n";
-        auto ignored = git_is_ignored(project_dir_, o_.spool_rel);
-        if (!ignored) return fail(ignored.error().message);
-        if (*ignored) {
+        if (spool_ignored_) {
             report_.item("spool ignored by git", "no change");
         } else {
             auto exclude = git_exclude(project_dir_, o_.spool_rel);
@@ -542,6 +572,24 @@ class Installer {
             std::cout
                 << "Trusted files changed since they were pinned; review and approve them with:\n";
             print_fix(self_command() + " approve --slug " + slug_);
+        }
+        return std::nullopt;
+    }
+
+    // The rendered compose files the run tree holds instead of the approved
+    // copies (cli/compose_render.hpp).
+    std::optional<Stop> write_rendered() {
+        std::vector<std::string> stale;
+        if (previous_) {
+            for (const auto& pin : previous_->rendered) stale.push_back(pin.path);
+        }
+        auto stored = store_rendered(paths_, render_, stale);
+        if (!stored) return fail(stored.error().message);
+        std::string names;
+        for (const auto& file : render_.files) names += (names.empty() ? "" : ", ") + file.rel;
+        if (!render_.files.empty() || *stored != 0) {
+            report_.item("rendered " + (names.empty() ? std::string("compose files") : names),
+                         *stored == 0 ? "no change" : "written for the run tree");
         }
         return std::nullopt;
     }
@@ -692,6 +740,7 @@ class Installer {
     std::string project_dir_;
     std::string slug_;
     std::string spool_dir_;
+    bool spool_ignored_ = false;  // by the checkout's own git rules, before any write
     std::optional<Config> previous_;
     bool taking_over_ = false;
     Backend backend_;
@@ -703,6 +752,8 @@ class Installer {
     std::vector<std::string> buildable_;
     std::vector<std::string> referenced_;
     std::set<std::string> read_from_approved_;
+    std::map<std::string, TcbSnapshot> read_snapshots_;
+    RenderPlan render_;
     std::set<std::string> explicit_tcb_;
     std::vector<TcbSnapshot> snapshots_;
     Config config_;

@@ -25,6 +25,7 @@ Result<HostDirs> host_dirs_from_env() {
     dirs.config_home = env_dir("XDG_CONFIG_HOME", dirs.home + "/.config");
     dirs.state_home = env_dir("XDG_STATE_HOME", dirs.home + "/.local/state");
     dirs.lib_home = dirs.home + "/.local/lib";
+    dirs.cache_home = env_dir("XDG_CACHE_HOME", dirs.home + "/.cache");
     return dirs;
 }
 
@@ -43,6 +44,9 @@ InstallPaths install_paths(const HostDirs& dirs, const std::string& slug) {
     p.policy_file = p.config_dir + "/policy.conf";
     p.record_file = p.config_dir + "/install.json";
     p.approved_dir = p.state_dir + "/approved";
+    // Host-only and stable across runs (a compose project keeps its name);
+    // outside the state dir, so no mount of the tree's parent reaches the log.
+    p.run_dir = dirs.cache_home + "/hostbridge/run/" + slug;
     p.executor = p.lib_dir + "/hostbridge-executor";
     p.parser = p.lib_dir + "/hostbridge-parser";
     p.path_unit_name = "hostbridge-" + slug + ".path";

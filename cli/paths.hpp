@@ -14,6 +14,7 @@ struct HostDirs {
     std::string config_home;  // $XDG_CONFIG_HOME, else ~/.config
     std::string state_home;   // $XDG_STATE_HOME, else ~/.local/state
     std::string lib_home;     // ~/.local/lib (no XDG variable exists for it)
+    std::string cache_home;   // $XDG_CACHE_HOME, else ~/.cache
 };
 
 // From the environment. HOME must be set and absolute; an XDG variable that
@@ -30,6 +31,7 @@ struct InstallPaths {
     std::string policy_file;        // policy.conf
     std::string record_file;        // install.json: what the admin tool remembers
     std::string approved_dir;       // <state_dir>/approved: approved TCB copies
+    std::string run_dir;            // <cache_home>/hostbridge/run/<slug>: executor/run_tree.hpp
     std::string executor;           // <lib_dir>/hostbridge-executor
     std::string parser;             // <lib_dir>/hostbridge-parser
     std::string path_unit_name;     // hostbridge-<slug>.path

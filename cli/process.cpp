@@ -88,7 +88,7 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
     std::vector<char*> argp;
     for (auto& s : args) argp.push_back(s.data());
     argp.push_back(nullptr);
-    const char* cwd = options.cwd ? options.cwd->c_str() : nullptr;
+    const char* cwd = options.cwd ? options.cwd->c_str() : "/";
 
     pid_t pid = ::fork();
     if (pid < 0) return make_error(std::string("cannot fork: ") + std::strerror(errno));
@@ -100,7 +100,7 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
         if (options.err == Stream::Capture) ::dup2(err_w.get(), 2);
         if (options.err == Stream::Null) ::dup2(devnull.get(), 2);
         ::syscall(SYS_close_range, 3U, ~0U, 0U);
-        if (cwd != nullptr && ::chdir(cwd) != 0) ::_exit(127);
+        if (::chdir(cwd) != 0) ::_exit(127);
         ::execve(argp[0], argp.data(), envp.data());
         ::_exit(127);
     }

@@ -21,6 +21,8 @@ struct RunOptions {
     // A new session: no controlling terminal (an interactive shell cannot
     // grab ours) and one process group to kill on timeout.
     bool new_session = true;
+    // Default `/`: never the caller's cwd, which is often the agent's
+    // checkout (a compose CLI reads its .env, an rc file or prompt runs git).
     std::optional<std::string> cwd;
     std::vector<std::string> env_set;    // "KEY=value", added or replacing
     std::vector<std::string> env_unset;  // "KEY"

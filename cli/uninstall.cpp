@@ -97,6 +97,9 @@ int run_uninstall(int argc, char** argv) {
         (void)systemctl->run({"reset-failed", p.path_unit_name, p.service_unit_name});
     }
     removed(p.lib_dir, remove_tree(p.lib_dir));
+    // The run tree holds copies only (executor/run_tree.hpp): rebuilt per command.
+    const std::string run_dir = config && !config->run_dir.empty() ? config->run_dir : p.run_dir;
+    removed(run_dir, remove_tree(run_dir));
     removed(p.config_dir, remove_tree(p.config_dir));
     if (config) {
         removed(config->spool_dir + "/request", remove_file(config->spool_dir + "/request"));

@@ -2,17 +2,26 @@
 
 #include <algorithm>
 
+#include "executor/run_tree.hpp"
 #include "executor/verbs.hpp"
 
 namespace hb::exec {
 namespace {
 
-// The backend's fixed prefix: `$STACK` or `$COMPOSE -f FILE`.
+// The backend's fixed prefix: `$STACK` or `$COMPOSE -f FILE`, where a stack
+// script or compose file of the project is its verified copy in the run tree
+// (executor/run_tree.hpp), never the checkout's file.
 Argv backend_prefix(const Config& config) {
     Argv argv = config.backend.argv;
+    if (const std::string copy = in_run_tree(config, argv.front()); !copy.empty()) {
+        argv.front() = copy;
+    }
     if (config.backend.kind == BackendKind::Compose) {
         argv.push_back("-f");
-        argv.push_back(config.backend.file);
+        // The rendered copy in the run tree; a file outside the checkout
+        // (the placeholders of docs/ARGV-TABLE.md) stays.
+        const std::string copy = in_run_tree(config, config.backend.file);
+        argv.push_back(copy.empty() ? config.backend.file : copy);
     }
     return argv;
 }

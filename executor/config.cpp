@@ -261,6 +261,21 @@ std::vector<TcbPin> tcb_list(const json& value, const std::string& key) {
     return pins;
 }
 
+// "." (the project dir itself) or a normalised relative path.
+std::vector<std::string> checkout_path_list(const json& value, const std::string& key) {
+    if (!value.is_array()) invalid(key, "must be an array of strings");
+    std::vector<std::string> paths;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string item_key = index_key(key, i);
+        if (value[i].is_string() && value[i].get<std::string>() == ".") {
+            paths.emplace_back(".");
+            continue;
+        }
+        paths.push_back(relative_path(value[i], item_key));
+    }
+    return paths;
+}
+
 Backend backend(const json& value, const Config& config) {
     const Object obj(value, "backend", {"kind", "argv", "file"});
     Backend out;
@@ -392,11 +407,12 @@ void check_budget(const Config& config) {
 }
 
 Config read_config(const json& root) {
-    const Object top(root, "",
-                     {"version",     "slug",     "project_dir", "spool_dir", "state_dir",
-                      "policy_file", "parser",   "allow_root",  "file_mode", "agent_gid",
-                      "backend",     "services", "buildable",   "tcb",       "limits",
-                      "timeouts",    "drain",    "retention",   "systemd",   "join_network"});
+    const Object top(
+        root, "",
+        {"version",   "slug",         "project_dir", "spool_dir", "state_dir",     "policy_file",
+         "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",       "services",
+         "buildable", "tcb",          "limits",      "timeouts",  "drain",         "retention",
+         "systemd",   "join_network", "run_dir",     "rendered",  "checkout_paths"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -432,6 +448,24 @@ Config read_config(const json& root) {
             invalid(index_key("buildable", i), "\"" + c.buildable[i] + "\" is not in services");
     }
     c.tcb = tcb_list(top.required("tcb"), "tcb");
+    c.run_dir = absolute_path(top.required("run_dir"), "run_dir");
+    // Host-only: the agent must reach neither the tree nor its parent, and a
+    // mount of the project must not expose the state dir through it.
+    require_outside_project(c, "run_dir", c.run_dir);
+    if (is_inside_or_at(c.project_dir, c.run_dir))
+        invalid("run_dir", "must not contain project_dir");
+    if (is_inside_or_at(c.run_dir, c.state_dir) || is_inside_or_at(c.state_dir, c.run_dir))
+        invalid("run_dir", "must lie outside state_dir (and not contain it)");
+    if (const json* rendered = top.optional("rendered")) {
+        c.rendered = tcb_list(*rendered, "rendered");
+        for (std::size_t i = 0; i < c.rendered.size(); ++i) {
+            if (!c.rendered[i].sha256)
+                invalid(index_key("rendered", i) + ".sha256", "must be 64 lowercase hex digits");
+        }
+    }
+    if (const json* paths = top.optional("checkout_paths")) {
+        c.checkout_paths = checkout_path_list(*paths, "checkout_paths");
+    }
     c.limits = limits(top.required("limits"));
     c.timeouts = timeouts(top.required("timeouts"));
     c.drain = drain(top.required("drain"));
@@ -584,6 +618,18 @@ std::string serialize_config(const Config& config) {
         tcb.push_back(std::move(item));
     }
     j["tcb"] = std::move(tcb);
+    j["run_dir"] = config.run_dir;
+    if (!config.rendered.empty()) {
+        ordered_json rendered = ordered_json::array();
+        for (const TcbPin& pin : config.rendered) {
+            ordered_json item;
+            item["path"] = pin.path;
+            item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
+            rendered.push_back(std::move(item));
+        }
+        j["rendered"] = std::move(rendered);
+    }
+    if (!config.checkout_paths.empty()) j["checkout_paths"] = config.checkout_paths;
 
     auto window_json = [](const Window& w) {
         ordered_json out;

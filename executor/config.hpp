@@ -100,6 +100,16 @@ struct Config {
     std::vector<std::string> services;   // sorted
     std::vector<std::string> buildable;  // sorted, subset of services
     std::vector<TcbPin> tcb;
+    // Where commands run: <run_dir>/<basename of project_dir>/ is rebuilt
+    // from the verified approved copies before each command (executor/run_tree.hpp).
+    std::string run_dir;
+    // Files the admin tool rendered for the engine (a compose file with its
+    // checkout paths made absolute), kept in <state_dir>/rendered/<path>;
+    // each replaces the approved copy of the same path in the run tree.
+    std::vector<TcbPin> rendered;
+    // Checkout paths ("." or relative) the rendered files bind-mount or build
+    // from: walked with no symlink allowed just before each command.
+    std::vector<std::string> checkout_paths;
     Limits limits;
     Timeouts timeouts;
     DrainSettings drain;

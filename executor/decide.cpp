@@ -19,6 +19,7 @@
 #include "executor/integrity_gate.hpp"
 #include "executor/policy.hpp"
 #include "executor/rate_limiter.hpp"
+#include "executor/run_tree.hpp"
 #include "executor/runner.hpp"
 #include "executor/verbs.hpp"
 
@@ -152,8 +153,9 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     const Argv command =
         scoped_argv(argv, verb, config, request_nonce(request.name), user_manager_reachable());
     const int timeout_s = config.timeouts.for_verb(verb);
-    const RunResult result = run_command(command, log->get(), std::chrono::seconds(timeout_s),
-                                         kDefaultKillGrace, config.project_dir);
+    const RunResult result =
+        run_command(command, log->get(), std::chrono::seconds(timeout_s), kDefaultKillGrace,
+                    run_tree_dir(config), run_tree_environment(config));
 
     Decision d;
     d.log = "archive/" + log_name;
@@ -226,14 +228,24 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
 
     // Every verb that runs a command: a read-only `status` runs the same
     // stack script as a `restart`, so an edited script must not run either.
-    const GateReport gate = check_tcb(config.project_dir, config.tcb);
-    if (!gate.passed()) {
+    // A refusal here still uses a slot of the verb's window: probing the gate
+    // with swapped files must not be free (SECURITY.md, "The gates").
+    RateLimiter limiter(config);
+    const auto gate_refusal = [&](const std::string& detail) {
+        (void)limiter.try_admit(rate_class(verb));
         return refuse(FinalState::Denied, ReasonCode::IntegrityGate,
-                      with_detail(ReasonCode::IntegrityGate, gate.detail()));
+                      with_detail(ReasonCode::IntegrityGate, detail));
+    };
+    const GateReport gate = check_tcb(config.project_dir, config.tcb);
+    if (!gate.passed()) return gate_refusal(gate.detail());
+    // What runs reads the verified copies, never the checkout's files: the
+    // gate above only tells the agent its edits need an approval.
+    if (auto walked = check_checkout_paths(config); !walked) {
+        return gate_refusal(walked.error().message);
     }
+    if (auto tree = build_run_tree(config); !tree) return gate_refusal(tree.error().message);
 
     // Last, so only what is about to run uses a slot.
-    RateLimiter limiter(config);
     const Admission admission = limiter.try_admit(rate_class(verb));
     if (!admission.admitted()) {
         return refuse(FinalState::Denied, ReasonCode::RateLimited,

@@ -58,9 +58,9 @@ Observed from_errno(int err) {
 
 // openat2 beneath the project dir; -errno on failure, -ENOSYS where the
 // kernel (or a seccomp filter) does not offer it.
-int open_with_openat2(int dirfd, const std::string& path) {
+int open_with_openat2(int dirfd, const std::string& path, int flags) {
     open_how how{};
-    how.flags = static_cast<std::uint64_t>(kFileFlags);
+    how.flags = static_cast<std::uint64_t>(flags);
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     for (int attempt = 0; attempt < 8; ++attempt) {
         const long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
@@ -73,14 +73,14 @@ int open_with_openat2(int dirfd, const std::string& path) {
 
 // One component at a time, each with O_NOFOLLOW. A symlinked directory gives
 // ELOOP (or ENOTDIR on some paths): lstat tells which.
-int open_component_wise(int dirfd, std::string_view path) {
+int open_component_wise(int dirfd, std::string_view path, int last_flags) {
     const std::vector<std::string_view> parts = split_components(path);
     UniqueFd current;
     int at = dirfd;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         const std::string name(parts[i]);
         const bool last = i + 1 == parts.size();
-        const int fd = ::openat(at, name.c_str(), last ? kFileFlags : kDirFlags);
+        const int fd = ::openat(at, name.c_str(), last ? last_flags : kDirFlags);
         if (fd < 0) {
             const int err = errno;
             struct stat st {};
@@ -102,19 +102,36 @@ std::string short_hash(const std::string& hex) {
 
 }  // namespace
 
-Observed observe_pinned(int project_dirfd, std::string_view rel_path, Resolver resolver) {
-    if (bad_path(rel_path)) return {FileState::BadPath, {}, {}};
+Opened open_pinned(int dirfd, std::string_view rel_path, bool directory, Resolver resolver) {
+    Opened out;
+    if (bad_path(rel_path)) {
+        out.state = FileState::BadPath;
+        return out;
+    }
+    const int flags = directory ? kDirFlags : kFileFlags;
     const std::string path(rel_path);
     int fd = -ENOSYS;
-    if (resolver == Resolver::Openat2) fd = open_with_openat2(project_dirfd, path);
-    if (fd == -ENOSYS) fd = open_component_wise(project_dirfd, rel_path);
-    if (fd < 0) return from_errno(-fd);
+    if (resolver == Resolver::Openat2) fd = open_with_openat2(dirfd, path, flags);
+    if (fd == -ENOSYS) fd = open_component_wise(dirfd, rel_path, flags);
+    if (fd < 0) {
+        const Observed seen = from_errno(-fd);
+        out.state = seen.state;
+        out.error = seen.error;
+        return out;
+    }
+    out.fd.reset(fd);
+    out.state = FileState::Regular;
+    return out;
+}
 
-    UniqueFd file(fd);
+Observed observe_pinned(int project_dirfd, std::string_view rel_path, Resolver resolver) {
+    Opened opened = open_pinned(project_dirfd, rel_path, /*directory=*/false, resolver);
+    if (!opened.fd) return {opened.state, {}, opened.error};
     struct stat st {};
-    if (::fstat(file.get(), &st) != 0) return {FileState::Unreadable, {}, std::strerror(errno)};
+    if (::fstat(opened.fd.get(), &st) != 0)
+        return {FileState::Unreadable, {}, std::strerror(errno)};
     if (!S_ISREG(st.st_mode)) return {FileState::NotRegular, {}, {}};
-    auto hash = sha256_fd(file.get());
+    auto hash = sha256_fd(opened.fd.get());
     if (!hash) return {FileState::Unreadable, {}, hash.error().message};
     return {FileState::Regular, std::move(hash.value()), {}};
 }

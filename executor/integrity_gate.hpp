@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "executor/config.hpp"
+#include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
 
@@ -38,6 +39,17 @@ struct Observed {
 // a FIFO. The installer and `approve` pin with this too.
 Observed observe_pinned(int project_dirfd, std::string_view rel_path,
                         Resolver resolver = Resolver::Openat2);
+
+// Opens `rel_path` beneath `dirfd` exactly as observe_pinned does (no
+// symlink anywhere, O_NONBLOCK, no ctty): a descriptor, or the FileState
+// that says why not. `directory` opens a directory instead of a file.
+struct Opened {
+    UniqueFd fd;
+    FileState state = FileState::Unreadable;  // Regular when fd is valid
+    std::string error;
+};
+Opened open_pinned(int dirfd, std::string_view rel_path, bool directory = false,
+                   Resolver resolver = Resolver::Openat2);
 
 struct TcbProblem {
     std::string path;     // as pinned (relative to project_dir)

@@ -43,8 +43,8 @@ using Clock = std::chrono::steady_clock;
 
     // Own session, hence own process group: the timeout kills exactly it.
     if (::setsid() < 0) child_fail(err_fd, errno);
-    // The project dir, so a stack script or compose finds its relative files
-    // there and not in whatever directory the drain was started from.
+    // The run tree (executor/run_tree.hpp), so a stack script or compose
+    // finds its relative files among the verified copies, not in the checkout.
     if (workdir != nullptr && ::chdir(workdir) != 0) child_fail(err_fd, errno);
 
     // Copy the sources above 2 first, so no dup2 below clobbers another.
@@ -112,7 +112,8 @@ void Child::kill_and_reap() noexcept {
     pid_ = -1;
 }
 
-Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& workdir) {
+Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& workdir,
+                           const std::vector<std::string>& extra_env) {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
         return make_error("cannot execute \"" + (argv.empty() ? std::string() : argv[0]) +
                           "\": not an absolute path");
@@ -133,6 +134,7 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     // Everything the child needs is built before fork: it must not allocate.
     std::vector<std::string> args = argv;
     std::vector<std::string> env = child_environment();
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
     std::vector<char*> c_argv = c_strings(args);
     std::vector<char*> c_env = c_strings(env);
 
@@ -232,9 +234,10 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
 }
 
 RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
-                      std::chrono::milliseconds grace, const std::string& workdir) {
+                      std::chrono::milliseconds grace, const std::string& workdir,
+                      const std::vector<std::string>& extra_env) {
     const auto start = Clock::now();
-    auto child = Child::spawn(argv, log_fd, workdir);
+    auto child = Child::spawn(argv, log_fd, workdir, extra_env);
     if (!child) {
         RunResult failed;
         failed.error = child.error().message;

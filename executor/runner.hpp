@@ -39,7 +39,9 @@ class Child {
     // `log_fd` must be a regular file; it becomes the child's stdout and
     // stderr. Returns once the exec succeeded; an exec failure is an error.
     // A non-empty `workdir` (trusted: from bridge.json) becomes its cwd.
-    static Result<Child> spawn(const Argv& argv, int log_fd, const std::string& workdir = {});
+    // `extra_env` is added to child_environment().
+    static Result<Child> spawn(const Argv& argv, int log_fd, const std::string& workdir = {},
+                               const std::vector<std::string>& extra_env = {});
 
     Child(Child&& other) noexcept;
     Child& operator=(Child&& other) noexcept;
@@ -68,7 +70,8 @@ inline constexpr std::chrono::milliseconds kDefaultKillGrace{5000};
 // spawn + wait. A spawn failure is a RunResult with status SpawnFailed.
 RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
                       std::chrono::milliseconds grace = kDefaultKillGrace,
-                      const std::string& workdir = {});
+                      const std::string& workdir = {},
+                      const std::vector<std::string>& extra_env = {});
 
 // The complete environment of every command: PATH= systemd's default
 // (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin),

@@ -69,7 +69,7 @@ TEST_F(ComposeReader, IncludeEnvFileAndExtendsAreFollowed) {
 services:
   api:
     extends:
-      file: common/base.yaml
+      file: base.yaml
       service: base
     env_file: .api.env
   worker:
@@ -82,17 +82,17 @@ services:
     write_file(dir + "/infra/db.yaml",
                "services:\n  db:\n    image: postgres\n    env_file: db.env\n");
     write_file(dir + "/infra/cache.yaml", "services:\n  cache:\n    build: ./cache\n");
-    write_file(dir + "/common/base.yaml",
+    write_file(dir + "/base.yaml",
                "services:\n  base:\n    extends:\n      file: root.yaml\n      service: root\n");
-    write_file(dir + "/common/root.yaml", "services:\n  root:\n    build: .\n");
+    write_file(dir + "/root.yaml", "services:\n  root:\n    build: .\n");
     auto model = read("compose.yaml");
     EXPECT_EQ(model.services, (Strings{"api", "cache", "db", "worker"}));
     // api extends base extends root, which builds; worker extends api.
     EXPECT_EQ(model.buildable, (Strings{"api", "cache", "worker"}));
     EXPECT_EQ(model.referenced_files,
-              (Strings{dir + "/.api.env", dir + "/common/base.yaml", dir + "/common/root.yaml",
-                       dir + "/infra/cache.env", dir + "/infra/cache.yaml", dir + "/infra/db.env",
-                       dir + "/infra/db.yaml", dir + "/shared.env", dir + "/worker.env"}));
+              (Strings{dir + "/.api.env", dir + "/base.yaml", dir + "/infra/cache.env",
+                       dir + "/infra/cache.yaml", dir + "/infra/db.env", dir + "/infra/db.yaml",
+                       dir + "/root.yaml", dir + "/shared.env", dir + "/worker.env"}));
 }
 
 TEST_F(ComposeReader, AMissingIncludeIsListedAndWarnedAbout) {

@@ -160,6 +160,25 @@ TEST_F(Install, PinsTheTrustedFilesAndKeepsApprovedCopies) {
     EXPECT_EQ(config["buildable"], nlohmann::json::array({"api", "extra", "web"}));
 }
 
+// Commands run from the run tree, which holds pinned files only
+// (executor/run_tree.hpp): install names a file of the project that the
+// stack script reads but nobody pinned (cli/stack_scan.hpp), and is quiet
+// once it is pinned.
+TEST_F(Install, WarnsAboutAProjectFileTheStackNamesButNobodyPinned) {
+    write_file(project.stack, read_file(project.stack) +
+                                  "here=$(dirname \"$0\")\n"
+                                  "export CONTAINERS_CONF=\"$here/containers.conf\"\n");
+    ASSERT_EQ(::chmod(project.stack.c_str(), 0755), 0);
+    write_file(project.dir + "/containers.conf", "[engine]\n");
+    Ran run = home.hostbridge(install_args(project));
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_TRUE(contains(run.err, "the stack script names containers.conf")) << run.err;
+    EXPECT_TRUE(contains(run.err, "--tcb containers.conf")) << run.err;
+    Ran pinned = home.hostbridge(install_args(project, {"--tcb", "containers.conf"}));
+    ASSERT_EQ(pinned.code, 0) << pinned.err;
+    EXPECT_FALSE(contains(pinned.err, "the stack script names")) << pinned.err;
+}
+
 TEST_F(Install, RefusesATcbFileOutsideTheProject) {
     write_file(root.path() + "/outside.conf", "x\n");
     Ran run = home.hostbridge(install_args(project, {"--tcb", root.path() + "/outside.conf"}));

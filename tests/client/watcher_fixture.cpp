@@ -69,6 +69,7 @@ Watcher::Watcher(int service_count, int ttl_seconds) {
     config.project_dir = project;
     config.spool_dir = spool_;
     config.state_dir = root_ + "/state";
+    config.run_dir = root_ + "/run";
     config.policy_file = root_ + "/policy.conf";
     config.parser = HB_PARSER_BIN;
     config.allow_root = true;

@@ -121,7 +121,9 @@ class StackFixture : public DrainFixture {
         fs::create_directories(ctl);
         install_script(stack);
         config["backend"] = {{"kind", "stack"}, {"argv", {stack}}};
-        write_config();
+        // As install does: the stack script is pinned, and runs from its
+        // approved copy in the run tree.
+        pin({"stack"});
     }
 
     // Writes the recording script to `path`, mode 0755.
@@ -166,21 +168,24 @@ class StackFixture : public DrainFixture {
     }
     std::string git_status() const { return run_git({"status", "--porcelain"}); }
 
-    // Pins each path (relative to the project) as it is now: its SHA-256,
-    // or null when it does not exist. Writes the config.
-    void pin(const std::vector<std::string>& paths) {
-        json tcb = json::array();
-        for (const auto& rel : paths) {
-            const std::string p = project + "/" + rel;
-            if (fs::exists(fs::symlink_status(p))) {
-                tcb.push_back({{"path", rel}, {"sha256", hb::exec::sha256_hex(read_file(p))}});
-            } else {
-                tcb.push_back({{"path", rel}, {"sha256", nullptr}});
-            }
-        }
-        config["tcb"] = tcb;
-        write_config();
+    // The compose backend as install sets it up: compose.yaml pinned and its
+    // rendered copy stored (cli/compose_render.hpp), the recording script in
+    // place of the compose command. Returns the checkout's compose file.
+    std::string use_compose(const std::string& text = "services: {}\n") {
+        const std::string file = project + "/compose.yaml";
+        write_file(file, text);
+        const std::string rendered = state + "/rendered/compose.yaml";
+        fs::create_directories(fs::path(rendered).parent_path());
+        write_file(rendered, text);
+        config["backend"] = {{"kind", "compose"}, {"argv", {stack}}, {"file", file}};
+        config["rendered"] = json::array(
+            {{{"path", "compose.yaml"}, {"sha256", hb::exec::sha256_hex(text)}}});
+        pin({"stack", "compose.yaml"});
+        return file;
     }
+
+    // Where a pinned file of the checkout runs from (executor/run_tree.hpp).
+    std::string in_tree(const std::string& rel) const { return root + "/run/project/" + rel; }
 
     void limits(int mutating, int mutating_s, int read_only, int read_only_s) {
         config["limits"]["mutating"] = {{"count", mutating}, {"seconds", mutating_s}};

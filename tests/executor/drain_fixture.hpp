@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "executor/sha256.hpp"
+
 namespace hb::test {
 
 namespace fs = std::filesystem;
@@ -109,6 +111,7 @@ class DrainFixture {
             {"services", {"api", "db", "web"}},
             {"buildable", {"api", "web"}},
             {"tcb", json::array()},
+            {"run_dir", root + "/run"},
             {"limits",
              {{"mutating", {{"count", 20}, {"seconds", 600}}},
               {"read_only", {{"count", 120}, {"seconds", 60}}},
@@ -132,6 +135,29 @@ class DrainFixture {
     }
     DrainFixture(const DrainFixture&) = delete;
     DrainFixture& operator=(const DrainFixture&) = delete;
+
+    // Pins each path (relative to the project) as it is now: its SHA-256,
+    // or null when it does not exist, and stores its approved copy. Writes
+    // the config.
+    void pin(const std::vector<std::string>& paths) {
+        json tcb = json::array();
+        for (const auto& rel : paths) {
+            const std::string p = project + "/" + rel;
+            if (fs::exists(fs::symlink_status(p))) {
+                const std::string bytes = read_file(p);
+                tcb.push_back({{"path", rel}, {"sha256", hb::exec::sha256_hex(bytes)}});
+                // The approved copy, as install and approve store it: the
+                // executor runs commands from these (executor/run_tree.hpp).
+                const std::string copy = state + "/approved/" + rel;
+                fs::create_directories(fs::path(copy).parent_path());
+                write_file(copy, bytes);
+            } else {
+                tcb.push_back({{"path", rel}, {"sha256", nullptr}});
+            }
+        }
+        config["tcb"] = tcb;
+        write_config();
+    }
 
     void write_config() const { write_file(config_path, config.dump(2)); }
 

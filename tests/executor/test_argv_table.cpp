@@ -19,6 +19,7 @@ Config base_config() {
     Config c;
     c.slug = "demo-app";
     c.project_dir = "/home/u/demo-app";
+    c.run_dir = "/home/u/.cache/hostbridge/run/demo-app";
     c.services = {"api", "db", "web", "worker"};
     c.buildable = {"api", "web", "worker"};
     return c;
@@ -34,6 +35,15 @@ Config compose_config(Argv compose = {"/usr/bin/docker", "compose"}) {
     Config c = base_config();
     c.backend = {BackendKind::Compose, std::move(compose), "/home/u/demo-app/compose.yaml"};
     return c;
+}
+
+// Where a file of the checkout runs from: the run tree, <run_dir>/<basename>
+// (executor/run_tree.hpp).
+const std::string kTree = "/home/u/.cache/hostbridge/run/demo-app/demo-app";
+
+std::string tree_path(const std::string& path) {
+    const std::string checkout = "/home/u/demo-app/";
+    return path.starts_with(checkout) ? kTree + "/" + path.substr(checkout.size()) : path;
 }
 
 Config with_join_network(Config c) {
@@ -63,7 +73,8 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
         return Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"};
     }
     if (c.backend.kind == BackendKind::Stack) {
-        const Argv& st = c.backend.argv;
+        Argv st = c.backend.argv;
+        st.front() = tree_path(st.front());
         switch (verb) {
             case Verb::Status:
                 return join(st, {"status"});
@@ -85,7 +96,7 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
                 break;
         }
     } else {
-        const Argv cf = join(c.backend.argv, {"-f", "/home/u/demo-app/compose.yaml"});
+        const Argv cf = join(c.backend.argv, {"-f", kTree + "/compose.yaml"});
         switch (verb) {
             case Verb::Status:
                 return join(cf, {"ps"});
@@ -151,9 +162,9 @@ TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
 TEST(ArgvTable, SpotChecksStack) {
     const Config c = stack_config();
     EXPECT_EQ(std::get<Argv>(argv_for(Verb::Restart, 0, c)),
-              (Argv{"/home/u/demo-app/stack", "restart", "api"}));
+              (Argv{kTree + "/stack", "restart", "api"}));
     EXPECT_EQ(std::get<Argv>(argv_for(Verb::Up, std::nullopt, c)),
-              (Argv{"/home/u/demo-app/stack", "start"}));
+              (Argv{kTree + "/stack", "start"}));
     EXPECT_TRUE(std::holds_alternative<NoCommand>(argv_for(Verb::Ping, std::nullopt, c)));
     EXPECT_EQ(std::get<Denied>(argv_for(Verb::JoinNetwork, std::nullopt, c)).reason,
               ReasonCode::JoinNetworkNotConfigured);
@@ -164,7 +175,7 @@ TEST(ArgvTable, SpotChecksStack) {
 TEST(ArgvTable, SpotChecksCompose) {
     const Config c = compose_config();
     EXPECT_EQ(std::get<Argv>(argv_for(Verb::Logs, 3, c)),
-              (Argv{"/usr/bin/docker", "compose", "-f", "/home/u/demo-app/compose.yaml", "logs",
+              (Argv{"/usr/bin/docker", "compose", "-f", kTree + "/compose.yaml", "logs",
                     "--no-color", "--tail", "200", "worker"}));
     EXPECT_EQ(std::get<Denied>(argv_for(Verb::Init, std::nullopt, c)).reason,
               ReasonCode::NotSupportedByCompose);
@@ -187,8 +198,7 @@ TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
 TEST(ArgvTable, DescribeRow) {
     const Config c = compose_config();
     EXPECT_EQ(describe_row({Verb::Restart, 2, argv_for(Verb::Restart, 2, c)}, c),
-              "restart web -> /usr/bin/docker compose -f /home/u/demo-app/compose.yaml restart "
-              "web");
+              "restart web -> /usr/bin/docker compose -f " + kTree + "/compose.yaml restart web");
     EXPECT_EQ(describe_row({Verb::Init, std::nullopt, argv_for(Verb::Init, std::nullopt, c)}, c),
               "init -> denied: not supported by the compose backend");
     EXPECT_EQ(display_argv({"/a b/c", "x", "", "it's"}), "'/a b/c' x '' 'it's'");
@@ -267,9 +277,12 @@ std::string render_doc() {
     md += "each row is an argv handed to `execve`, one word per element.\n\n";
     md += "Words in capitals are fixed at install and recorded in `bridge.json`:\n\n";
     md += "- `$STACK`: `backend.argv` for the stack backend, the project's stack script\n";
-    md += "  (absolute path, possibly followed by fixed words).\n";
+    md += "  (absolute path, possibly followed by fixed words). A stack script inside the\n";
+    md += "  checkout runs from its approved copy in the run tree, `<run_dir>/<project>/`\n";
+    md += "  (docs/DECIDE-AND-RUN.md, \"The run tree\").\n";
     md += "- `$COMPOSE`: `backend.argv` for the compose backend, e.g. `/usr/bin/docker compose`\n";
-    md += "  or `/usr/bin/podman-compose`; `$COMPOSE_FILE`: `backend.file`.\n";
+    md += "  or `/usr/bin/podman-compose`; `$COMPOSE_FILE`: `backend.file`, run from its\n";
+    md += "  rendered copy in the run tree.\n";
     md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`.\n";
     md += "- Services: `services` (here the example `api db web worker`); `rebuild` takes\n";
     md += "  only `buildable` ones (here `api web worker`). The wire carries an index into\n";

@@ -44,6 +44,7 @@ const char* const kArchitectureExample = R"({
   "tcb": [{"path": "stack", "sha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
           {"path": "compose.yaml", "sha256": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
           {"path": ".env", "sha256": null}],
+  "run_dir": "/home/u/.cache/hostbridge/run/demo-app",
   "limits": {"mutating": {"count": 20, "seconds": 600},
              "read_only": {"count": 120, "seconds": 60},
              "ttl_seconds": 600, "future_skew_seconds": 120},
@@ -273,7 +274,8 @@ std::vector<RuleCase> rule_cases() {
          {"version",     "slug",     "project_dir", "spool_dir", "state_dir",
           "policy_file", "parser",   "allow_root",  "file_mode", "agent_gid",
           "backend",     "services", "buildable",   "tcb",       "limits",
-          "timeouts",    "drain",    "retention",   "systemd",   "join_network"}) {
+          "timeouts",    "drain",    "retention",   "systemd",   "join_network",
+          "run_dir"}) {
         add(erase(std::string("missing_") + key, std::string("/") + key, key));
     }
     add(erase("missing_backend_kind", "/backend/kind", "backend.kind"));
@@ -376,6 +378,26 @@ std::vector<RuleCase> rule_cases() {
     add(set("path_trailing_slash", "/state_dir", "/home/u/state/", "state_dir", "normalised"));
     add(set("path_too_long", "/state_dir", "/" + std::string(PATH_MAX, 'a'), "state_dir",
             "PATH_MAX"));
+
+    // The run tree (executor/run_tree.hpp): out of the agent's reach, apart
+    // from the state directory, and its two optional lists well formed.
+    add(set("run_dir_relative", "/run_dir", "run", "run_dir", kAbsolute));
+    add(set("run_dir_inside_project", "/run_dir", "/home/u/Projects/demo-app/.run", "run_dir",
+            "must lie outside project_dir"));
+    add(set("run_dir_contains_project", "/run_dir", "/home/u/Projects", "run_dir",
+            "must not contain project_dir"));
+    add(set("run_dir_inside_state", "/run_dir",
+            "/home/u/.local/state/hostbridge/demo-app/run", "run_dir", "must lie outside state_dir"));
+    add(set("rendered_null_sha", "/rendered",
+            Json::array({{{"path", "compose.yaml"}, {"sha256", nullptr}}}), "rendered[0].sha256",
+            "64 lowercase hex"));
+    add(set("rendered_absolute_path", "/rendered",
+            Json::array({{{"path", "/etc/passwd"}, {"sha256", std::string(64, 'a')}}}),
+            "rendered[0].path", "relative"));
+    add(set("checkout_paths_string", "/checkout_paths", ".", "checkout_paths",
+            "must be an array of strings"));
+    add(set("checkout_paths_dotdot", "/checkout_paths", Json::array({"../etc"}),
+            "checkout_paths[0]", "\"..\""));
 
     // Where things must (not) live relative to the checkout.
     add(set("spool_outside_project", "/spool_dir", "/home/u/spool", "spool_dir",

@@ -61,14 +61,18 @@ TEST(DecideCommand, ACommandKilledByASignalIsFailed) {
 
 TEST(DecideCommand, AStackThatCannotStartIsFailedAndSaysWhy) {
     StackFixture f;
-    fs::permissions(f.stack, fs::perms(0644));  // no exec bit: EACCES, even for root
+    // The run tree's copy is always executable (executor/run_tree.cpp), so
+    // an approved script whose interpreter is missing: execve fails ENOENT.
+    hb::test::write_file(f.stack, "#!/nonexistent/interpreter\n");
+    f.pin({"stack"});
     const std::string name = f.publish("status");
     f.drain();
     const auto r = final_response(f, name);
     EXPECT_EQ(r["state"], "failed");
     EXPECT_TRUE(r["exit_code"].is_null());
     EXPECT_EQ(r["reason"],
-              "command could not be started: cannot execute " + f.stack + ": Permission denied");
+              "command could not be started: cannot execute " + f.root +
+                  "/run/project/stack: No such file or directory");
     EXPECT_EQ(f.audit_for(name, "failed").size(), 1U);
     EXPECT_TRUE(f.recorded().empty());
 }
@@ -162,11 +166,11 @@ TEST(DecideCommand, TheCommandSeesOnlyFds0To2) {
     EXPECT_EQ(fds[2], log);
     for (const auto& [fd, target] : fds) {
         if (fd <= 2) continue;
-        EXPECT_EQ(target, f.stack) << "fd " << fd << " leaked into the command";
+        EXPECT_EQ(target, f.root + "/run/project/stack") << "fd " << fd << " leaked into the command";
     }
 }
 
-TEST(DecideCommand, TheCommandSeesExactlyTheFixedEnvironmentInTheProjectDir) {
+TEST(DecideCommand, TheCommandSeesExactlyTheFixedEnvironmentInTheRunTree) {
     StackFixture f;
     f.behave("env");
     const std::string name = f.publish("status");
@@ -181,7 +185,10 @@ TEST(DecideCommand, TheCommandSeesExactlyTheFixedEnvironmentInTheProjectDir) {
     // so XDG_RUNTIME_DIR has nothing to pass on.
     std::vector<std::string> expected = {
         "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
-        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "cwd=" + f.project};
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOSTBRIDGE_PROJECT_DIR=" + f.project,
+        "HOSTBRIDGE_RUN_DIR=" + f.root + "/run/project",
+        "cwd=" + f.root + "/run/project"};
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(seen, expected);
 }

@@ -89,7 +89,7 @@ TEST(DecideVerbs, EveryVerbRunsItsExactArgvOnTheStackBackend) {
     f.config["join_network"] = {
         {"engine", engine}, {"network", "demo-net"}, {"agent_container", "agent-1"}};
     f.write_config();
-    const std::string& s = f.stack;
+    const std::string s = f.in_tree("stack");
     run_cases(f, {
                      {"ping", "", {}},
                      {"status", "", {s, "status"}},
@@ -116,12 +116,9 @@ TEST(DecideVerbs, EveryVerbRunsItsExactArgvOnTheStackBackend) {
 TEST(DecideVerbs, EveryVerbRunsItsExactArgvOnTheComposeBackend) {
     StackFixture f;
     // The recording script stands in for the compose command prefix.
-    const std::string compose_file = f.project + "/compose.yaml";
-    hb::test::write_file(compose_file, "services: {}\n");
-    f.config["backend"] = {{"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
-    f.write_config();
-    const std::string& s = f.stack;
-    const std::string& c = compose_file;
+    f.use_compose();
+    const std::string s = f.in_tree("stack");
+    const std::string c = f.in_tree("compose.yaml");
     run_cases(f, {
                      {"ping", "", {}},
                      {"status", "", {s, "-f", c, "ps"}},
@@ -155,10 +152,7 @@ void expect_denied(StackFixture& f, const std::string& name, const std::string& 
 
 TEST(DecideVerbs, InitIsDeniedOnTheComposeBackend) {
     StackFixture f;
-    const std::string compose_file = f.project + "/compose.yaml";
-    hb::test::write_file(compose_file, "services: {}\n");
-    f.config["backend"] = {{"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
-    f.write_config();
+    f.use_compose();
     const std::string init = f.publish("init");
     f.drain();
     expect_denied(f, init, "init", "not supported by the compose backend");
@@ -170,10 +164,7 @@ TEST(DecideVerbs, JoinNetworkIsDeniedWhereItIsNotConfigured) {
         SCOPED_TRACE(backend);
         StackFixture f;
         if (std::string(backend) == "compose") {
-            const std::string compose_file = f.project + "/compose.yaml";
-            hb::test::write_file(compose_file, "services: {}\n");
-            f.config["backend"] = {
-                {"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
+            f.use_compose();
         }
         f.config["join_network"] = nullptr;
         f.write_config();
@@ -188,11 +179,9 @@ TEST(DecideVerbs, JoinNetworkIsDeniedWhereItIsNotConfigured) {
 
 TEST(DecideVerbs, JoinNetworkRunsTheConfiguredEngineOnTheComposeBackendToo) {
     StackFixture f;
-    const std::string compose_file = f.project + "/compose.yaml";
-    hb::test::write_file(compose_file, "services: {}\n");
+    f.use_compose();
     const std::string engine = f.root + "/engine";
     f.install_script(engine);
-    f.config["backend"] = {{"kind", "compose"}, {"argv", {f.stack}}, {"file", compose_file}};
     f.config["join_network"] = {
         {"engine", engine}, {"network", "app_default"}, {"agent_container", "claude"}};
     f.write_config();
@@ -260,7 +249,7 @@ TEST(DecideVerbs, LongLivedVerbsRunInASystemdScopeWhenAManagerIsReachable) {
         a.insert(a.end(), b.begin(), b.end());
         return a;
     };
-    const std::string& s = f.stack;
+    const std::string s = f.in_tree("stack");
     const std::vector<Argv> expected = {
         join(scope(up, "up"), {s, "start"}),
         {s, "start"},
@@ -288,7 +277,7 @@ TEST(DecideVerbs, WithoutAReachableManagerLongLivedVerbsRunDirectly) {
     hb::test::fs::create_directories(f.root + "/xdg-empty");
     const std::string restart = f.publish("restart", "api");
     f.drain_with_env({"XDG_RUNTIME_DIR=" + f.root + "/xdg-empty"});
-    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.stack, "restart", "api"}}));
+    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.in_tree("stack"), "restart", "api"}}));
 
     // And with a manager but systemd disabled in the config.
     f.config["systemd"]["enabled"] = false;
@@ -296,7 +285,7 @@ TEST(DecideVerbs, WithoutAReachableManagerLongLivedVerbsRunDirectly) {
     const std::string runtime = fake_runtime_dir(f);
     const std::string up = f.publish("up");
     f.drain_with_env({"XDG_RUNTIME_DIR=" + runtime});
-    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.stack, "restart", "api"}, {f.stack, "start"}}));
+    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.in_tree("stack"), "restart", "api"}, {f.in_tree("stack"), "start"}}));
 }
 
 TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnvironment) {
@@ -316,10 +305,14 @@ TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnviron
     std::sort(seen.begin(), seen.end());
     const passwd* pw = ::getpwuid(::getuid());
     ASSERT_NE(pw, nullptr);
-    EXPECT_EQ(seen, (std::vector<std::string>{
-                        "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
-                        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                        "XDG_RUNTIME_DIR=/run/user/4242", "cwd=" + f.project}));
+    const std::string tree = f.root + "/run/project";
+    std::vector<std::string> expected = {
+        "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "XDG_RUNTIME_DIR=/run/user/4242", "HOSTBRIDGE_PROJECT_DIR=" + f.project,
+        "HOSTBRIDGE_RUN_DIR=" + tree, "cwd=" + tree};
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(seen, expected);
 }
 
 }  // namespace

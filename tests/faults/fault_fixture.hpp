@@ -86,7 +86,7 @@ class FaultFixture : public DrainFixture {
         // Hundreds of commands in a minute: the limiter is not under test here.
         config["limits"]["mutating"] = {{"count", 100000}, {"seconds", 1}};
         config["limits"]["read_only"] = {{"count", 100000}, {"seconds", 1}};
-        write_config();
+        pin({"stack"});  // writes the config
     }
     ~FaultFixture() {
         for (pid_t pid : logged_) {

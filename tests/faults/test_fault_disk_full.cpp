@@ -53,6 +53,7 @@ class DiskFull : public ::testing::Test {
             return why;
         }
         guard.dir = f.state;
+        f.pin({"stack"});  // the approved copy, on the new filesystem
         write_file(f.state + "/service.log", "hostbridge-executor: an earlier drain's line\n");
         f.publish("status");
         if (const int code = f.drain_logged(f.state + "/service.log"); code != 0) {

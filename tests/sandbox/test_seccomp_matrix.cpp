@@ -241,8 +241,23 @@ std::string case_name(const testing::TestParamInfo<ForbiddenCase>& info) {
 
 class ForbiddenAfterLockdown : public testing::TestWithParam<ForbiddenCase> {};
 
+// A kernel without ia32 emulation (ia32_emulation=0, or built without it)
+// faults `int 0x80` with SIGSEGV before any seccomp filter sees it: that
+// case then cannot reach the filter at all, and says so.
+bool i386_entry_faults_unfiltered() {
+    LockedChild child([] {
+        attempt_int80_getpid();
+        return 0;
+    });
+    return killed_by(child.wait(), SIGSEGV);
+}
+
 TEST_P(ForbiddenAfterLockdown, KillsWithSigsys) {
     const ForbiddenCase& c = GetParam();
+    if (std::string(c.name).starts_with("i386") && i386_entry_faults_unfiltered()) {
+        GTEST_SKIP() << c.name << ": this kernel has no i386 syscall entry (ia32 emulation "
+                     << "off), int 0x80 faults with SIGSEGV before any filter runs";
+    }
     LockedChild child(
         [&c] {
             lock_or_exit();

@@ -22,7 +22,9 @@ const std::string kSecurityMd = std::string(HB_SOURCE_DIR) + "/SECURITY.md";
 const std::set<std::string> kGates = {
     "closed verb set", "hardcoded deny", "arg enumeration", "policy",        "rate limit",
     "integrity gate",  "expiry",         "quarantine",      "pinned dirfds", "atomic publish",
-    "parser lockdown", "fd hygiene",     "audit chain"};
+    "parser lockdown", "fd hygiene",     "audit chain",
+    // Commands run only the bytes a person approved (executor/run_tree.hpp).
+    "the bytes hashed are the bytes run", "bind sources at rest", "probing costs"};
 
 struct GateRow {
     std::string gate;

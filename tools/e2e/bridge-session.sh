@@ -245,7 +245,9 @@ install_bridge() {
     local -a args=(--project-dir "$P" --agent-container "$agent" --network "$app_net"
         --engine podman --rate-limit "$rate_limit")
     if [ "$backend" = stack ]; then
-        args+=(--stack-bin "$P/stack" --compose-file "$P/compose.yaml")
+        # The stack reads containers.conf beside itself: pinned, so the run
+        # tree holds the approved copy (the agent's edit is never read).
+        args+=(--stack-bin "$P/stack" --compose-file "$P/compose.yaml" --tcb containers.conf)
     else
         args+=(--backend compose --compose-cmd podman-compose --compose-file compose.yaml)
         # The drain runs podman-compose with a fixed environment (no

@@ -1,0 +1,20 @@
+// A best-effort scan of a stack script for files of the project it may read
+// that are not pinned: the run tree (executor/run_tree.hpp) holds only pinned
+// files, and anything the script reads from the checkout is the agent's.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hb::cli {
+
+// Relative paths of regular files of the project that `script` names (as
+// `name`, `./name`, `$var/name`, `${var}/name` or `<project_dir>/name`) and
+// that are not in `pinned`. Heuristic: a name built at run time is missed.
+std::vector<std::string> unpinned_files_named(const std::string& project_dir,
+                                              std::string_view script,
+                                              const std::set<std::string>& pinned);
+
+}  // namespace hb::cli

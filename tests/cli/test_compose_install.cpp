@@ -1,0 +1,194 @@
+// install, approve and doctor with the one strict compose reader (issue
+// 19): every file a compose tool reads by default is pinned for the stack
+// backend; the rendered compose files for the run tree are written, pinned
+// and re-rendered by approve from exactly the bytes it shows; what the
+// strict reader refuses cannot be approved; doctor checks the rendered
+// copies and warns about bind mounts of the checkout.
+#include <sys/stat.h>
+
+#include <cctype>
+
+#include <gtest/gtest.h>
+
+#include "cli/compose_render.hpp"
+#include "executor/sha256.hpp"
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+class ComposeInstall : public ::testing::Test {
+  protected:
+    Ran install(const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> args = {"--no-systemd"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return home.hostbridge(install_args(project, args));
+    }
+    Ran approve() const { return home.hostbridge({"approve", "--slug", "demo-app", "--yes"}); }
+    Ran doctor() const { return home.hostbridge({"doctor", "--slug", "demo-app"}); }
+    std::string rendered(const std::string& rel) const {
+        return home.state_dir("demo-app") + "/rendered/" + rel;
+    }
+    nlohmann::json pin_of(const std::string& rel) const {
+        const nlohmann::json config = home.bridge_json("demo-app");
+        for (const auto& pin : config["tcb"]) {
+            if (pin["path"] == rel) return pin;
+        }
+        return nullptr;
+    }
+
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+};
+
+class DefaultFile : public ComposeInstall, public ::testing::WithParamInterface<std::string> {};
+
+// podman-compose 1.0.3 merges every default file it finds: a planted
+// podman-compose.yaml with `privileged: true` ran privileged. Each name is
+// pinned, and a planted one is a changed pin the gate and doctor name.
+TEST_P(DefaultFile, IsPinnedForTheStackBackendAndAPlantedOneIsNamed) {
+    const std::string name = GetParam();
+    Ran run = install();
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    nlohmann::json pin = pin_of(name);
+    ASSERT_FALSE(pin.is_null()) << name << " is not pinned";
+    if (name == "compose.yaml") {
+        EXPECT_TRUE(pin["sha256"].is_string());
+        write_file(project.dir + "/" + name, read_file(project.compose) +
+                                                 "  evil:\n    image: x\n"
+                                                 "    privileged: true\n");
+    } else {
+        EXPECT_TRUE(pin["sha256"].is_null()) << name;
+        write_file(project.dir + "/" + name,
+                   "services:\n  api:\n    privileged: true\n    volumes: ['/:/host']\n");
+    }
+    Ran doc = doctor();
+    EXPECT_EQ(doc.code, 1) << doc.out;
+    EXPECT_TRUE(contains(doc.out, "PROBLEM: trusted file " + name)) << doc.out;
+}
+
+std::vector<std::string> default_names() {
+    std::vector<std::string> names;
+    for (auto name : cli::kComposeDefaultFiles) names.emplace_back(name);
+    return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(PodmanCompose103AndDockerComposeV2, DefaultFile,
+                         ::testing::ValuesIn(default_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                             std::string name;
+                             for (char c : param.param) {
+                                 name +=
+                                     (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
+                             }
+                             return name;
+                         });
+
+TEST_F(ComposeInstall, WritesRenderedCopiesPinnedInBridgeJson) {
+    Ran run = install();
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    const nlohmann::json config = home.bridge_json("demo-app");
+    ASSERT_EQ(config["rendered"].size(), 1u) << config.dump();
+    EXPECT_EQ(config["rendered"][0]["path"], "compose.yaml");
+    const std::string text = read_file(rendered("compose.yaml"));
+    EXPECT_EQ(config["rendered"][0]["sha256"], exec::sha256_hex(text));
+    EXPECT_EQ(mode_of(rendered("compose.yaml")), 0600u);
+    EXPECT_EQ(mode_of(home.state_dir("demo-app") + "/rendered"), 0700u);
+    EXPECT_EQ(config["checkout_paths"], nlohmann::json({".", "web"}));
+    EXPECT_TRUE(contains(text, "build: \"" + project.dir + "\"")) << text;
+    EXPECT_TRUE(contains(text, "context: \"" + project.dir + "/web\"")) << text;
+    // Again: nothing changes.
+    Ran again = install();
+    EXPECT_TRUE(contains(again.out, "nothing changed")) << again.out;
+}
+
+TEST_F(ComposeInstall, ApproveReRendersFromTheBytesItShowsAndShowsTheRendering) {
+    ASSERT_EQ(install().code, 0);
+    write_file(project.compose, read_file(project.compose) +
+                                    "  cache:\n    image: redis\n"
+                                    "    volumes: ['./data:/data']\n"
+                                    "    env_file: cache.env\n");
+    write_file(project.dir + "/cache.env", "K=V\n");
+    Ran run = approve();
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_TRUE(contains(run.out, "=== compose.yaml as rendered for the run tree")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "+      - \"" + project.dir + "/data:/data\"")) << run.out;
+    EXPECT_TRUE(contains(run.out, "=== cache.env: newly pulled in")) << run.out;
+    const nlohmann::json config = home.bridge_json("demo-app");
+    EXPECT_EQ(config["checkout_paths"], nlohmann::json({".", "data", "web"}));
+    EXPECT_EQ(config["rendered"][0]["sha256"],
+              exec::sha256_hex(read_file(rendered("compose.yaml"))));
+    EXPECT_FALSE(pin_of("cache.env").is_null());
+    EXPECT_TRUE(contains(read_file(rendered("compose.yaml")), "env_file: \"cache.env\""));
+    // Doctor: healthy pins, a warning about the bind mount of the checkout.
+    Ran doc = doctor();
+    EXPECT_TRUE(contains(doc.out, "rendered compose files match their pins")) << doc.out;
+    EXPECT_TRUE(contains(doc.out, "WARNING: service cache bind-mounts data of the checkout"))
+        << doc.out;
+    EXPECT_TRUE(contains(doc.out, "a named volume")) << doc.out;
+}
+
+TEST_F(ComposeInstall, WhatTheStrictReaderRefusesCannotBeApproved) {
+    ASSERT_EQ(install().code, 0);
+    const std::string before = home.bridge_json("demo-app").dump();
+    const std::string original = read_file(project.compose);
+    const std::vector<std::pair<std::string, std::string>> attacks = {
+        {"  evil:\n    extends: {file: base.yaml, service: b}\n"
+         "    extends: {file: evil.yaml, service: b}\n",
+         "appears twice"},
+        {"  evil:\n    extends:\n      file: base${UNSET}.yaml\n      service: b\n",
+         "interpolation"},
+        {"  evil:\n    extends:\n      file: /proc/self/root" + project.dir +
+             "/base.yaml\n      service: b\n",
+         "same device and inode"},
+    };
+    write_file(project.dir + "/base.yaml", "services:\n  b:\n    image: x\n");
+    for (const auto& [text, why] : attacks) {
+        write_file(project.compose, original + text);
+        Ran run = approve();
+        EXPECT_EQ(run.code, 1) << text << run.out;
+        EXPECT_TRUE(contains(run.err, why)) << run.err;
+        EXPECT_TRUE(contains(run.err, "compose.yaml line ")) << run.err;
+        EXPECT_EQ(home.bridge_json("demo-app").dump(), before);
+    }
+}
+
+TEST_F(ComposeInstall, AMergeKeyBombEndsApproveWithAnError) {
+    ASSERT_EQ(install().code, 0);
+    std::string text = "l0: &l0 {a: 1}\n";
+    for (int level = 1; level <= 8; ++level) {
+        text += "l" + std::to_string(level) + ": &l" + std::to_string(level) + "\n";
+        for (int i = 0; i < 12; ++i) {
+            text += "  k" + std::to_string(i) + ":\n    <<: *l" + std::to_string(level - 1) + "\n";
+        }
+    }
+    write_file(project.compose, text + "services:\n  api:\n    <<: *l8\n    image: x\n");
+    Ran run = approve();
+    EXPECT_EQ(run.code, 1);
+    EXPECT_TRUE(contains(run.err, "expand to more than")) << run.err;
+}
+
+TEST_F(ComposeInstall, InstallRefusesTheCheckoutUnderAnotherName) {
+    write_file(project.dir + "/base.yaml", "services:\n  b:\n    image: x\n");
+    write_file(project.compose, "services:\n  a:\n    extends:\n      file: /proc/self/root" +
+                                    project.dir + "/base.yaml\n      service: b\n");
+    Ran run = install();
+    EXPECT_EQ(run.code, 1);
+    EXPECT_TRUE(contains(run.err, "same device and inode")) << run.err;
+    EXPECT_FALSE(contains(run.out, "lies outside the project")) << run.out;
+}
+
+TEST_F(ComposeInstall, DoctorNamesATamperedRenderedCopy) {
+    ASSERT_EQ(install().code, 0);
+    write_file(rendered("compose.yaml"), "services:\n  api:\n    privileged: true\n", 0600);
+    Ran doc = doctor();
+    EXPECT_EQ(doc.code, 1);
+    EXPECT_TRUE(contains(doc.out, "PROBLEM: the rendered copy of compose.yaml")) << doc.out;
+    // Install writes it again.
+    ASSERT_EQ(install().code, 0);
+    EXPECT_EQ(doctor().code, 0) << doctor().out;
+}
+
+}  // namespace
+}  // namespace hb::test
