@@ -166,6 +166,10 @@ void Drain::refresh_pins() {
     // Pins of another project (a forced re-install) are not ours to take.
     if (fresh->project_dir != config_.project_dir) return;
     config_.tcb = std::move(fresh->tcb);
+    // approve re-renders the compose files with the pins: the run tree is
+    // built from the rendered copies, so their pins must be as fresh.
+    config_.rendered = std::move(fresh->rendered);
+    config_.checkout_paths = std::move(fresh->checkout_paths);
 }
 
 void Drain::warn(const std::string& message) {

@@ -199,4 +199,30 @@ TEST_F(Gate, AnApprovalReachesADrainThatIsAlreadyRunning) {
     EXPECT_EQ(e.code, 0) << e.err;
 }
 
+// The same for the compose backend: approve also re-renders compose.yaml
+// (<state_dir>/rendered) and rewrites its pin in bridge.json "rendered"; a
+// drain that kept the rendered pins it started with refused every command
+// after the approval ("does not match its pin") until it exited.
+TEST_F(Gate, AnApprovedComposeChangeReachesADrainThatIsAlreadyRunning) {
+    const std::string v1 = "services: {}\n";
+    f.use_compose(v1);
+    f.pin({"stack", kProxy, ".env", "compose.yaml"});
+    const pid_t pid = f.start("watch");
+    const std::string first = f.publish("status");
+    ASSERT_TRUE(hb::test::wait_until([&] { return f.state_of(first) == "done"; }))
+        << f.state_of(first) << " " << f.audit_reason(first, "denied");
+    // What `hostbridge approve` writes for an edited compose.yaml.
+    const std::string v2 = "services:\n  api: {}\n";
+    write("compose.yaml", v2);
+    hb::test::write_file(f.state + "/rendered/compose.yaml", v2);
+    f.config["rendered"][0]["sha256"] = hb::exec::sha256_hex(v2);
+    f.pin({"stack", kProxy, ".env", "compose.yaml"});
+    const std::string allowed = f.publish("status");
+    EXPECT_TRUE(hb::test::wait_until([&] { return f.state_of(allowed) == "done"; }))
+        << f.state_of(allowed) << " " << f.audit_reason(allowed, "denied");
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    const hb::test::Exit e = f.finish(pid, std::chrono::seconds(10));
+    EXPECT_EQ(e.code, 0) << e.err;
+}
+
 }  // namespace
