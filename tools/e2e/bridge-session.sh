@@ -23,7 +23,7 @@
 #                       a `hostbridge-executor watch` this script starts
 #   --backend stack|compose   the bridge's backend (compose: podman-compose)
 #   --rate-limit N/S    mutating requests per window (default 6/600: the
-#                       session's burst meets it after two more restarts)
+#                       session's burst meets it after one more restart)
 #
 # Run it inside `usermgr.sh run` for --mode systemd: rootful podman must share
 # the manager's mount namespace. teardown is what usermgr's --teardown hook
@@ -433,11 +433,13 @@ cmd_session() {
         eval '[ -z "$(podman port "$(ctr api)" 2>/dev/null)" ]'
     fact "join-network: the agent container reached http://api:8080/ by name; no host port is open"
 
-    # Mutating requests so far that ran: restart, rebuild, restart, join-network.
-    local allowed=$((rate_count - 4)) burst
+    # Mutating requests so far that used a slot: restart, rebuild, the
+    # restart the integrity gate refused (a gate refusal costs a slot,
+    # executor/decide.cpp), restart, join-network.
+    local allowed=$((rate_count - 5)) burst
     [ "$allowed" -ge 0 ] || allowed=0
     burst=$((allowed + 1))
-    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 4 used so far)"
+    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 5 used so far)"
     in_agent "i=0; while [ \$i -lt $burst ]; do i=\$((i + 1));
                   ( $client --timeout 60 restart api >/dev/null 2>/tmp/burst.\$i; echo \$? >/tmp/burst.\$i.rc ) &
               done; wait" >/dev/null 2>&1
