@@ -100,6 +100,10 @@ class Installer {
         if (auto s = build_config()) return s;
         // --- writes ---
         std::cout << "hostbridge install: " << slug_ << " for " << visible(project_dir_) << "\n";
+        if (backend_.kind == BackendKind::Compose) {
+            std::cout << "compose flavour: " << compose_flavour_name(backend_.flavour) << " ("
+                      << flavour_how_ << ")\n";
+        }
         if (o_.allow_root) {
             print_warning(kCmd,
                           "--allow-root lets the drain run as root; use it only on "
@@ -228,6 +232,7 @@ class Installer {
             if (!first) return fail("--compose-cmd: " + first.error().message);
             words[0] = *first;
             backend_.argv = words;
+            backend_.flavour = detect_compose_flavour(words);
         }
         if (o_.network) {
             std::optional<std::string> engine;
@@ -264,6 +269,37 @@ class Installer {
                 "(client/hostbridge-request.sh)");
         }
         return std::nullopt;
+    }
+
+    // Which compose CLI `words` is, asked once (`... version`) and recorded in
+    // bridge.json (backend.flavour); the executor picks argv rows by it.
+    // A binary inside the checkout is the agent's until approved: never run
+    // it here, go by its name. Anything unrecognised follows the compose
+    // spec CLI, as docker compose does.
+    ComposeFlavour detect_compose_flavour(const std::vector<std::string>& words) {
+        const std::string base = words[0].substr(words[0].rfind('/') + 1);
+        ComposeFlavour flavour =
+            base == "podman-compose" ? ComposeFlavour::PodmanCompose : ComposeFlavour::Docker;
+        std::string how = "by its name";
+        if (!project_relative(project_dir_, words[0])) {
+            std::vector<std::string> argv = words;
+            argv.push_back("version");
+            RunOptions options;
+            options.timeout = std::chrono::seconds(15);
+            if (auto ran = run_process(argv, options); ran && ran->ok()) {
+                const std::string said = ran->out + ran->err;
+                if (said.find("podman-compose") != std::string::npos) {
+                    flavour = ComposeFlavour::PodmanCompose;
+                    how = "from `version`";
+                } else if (said.find("Docker Compose") != std::string::npos ||
+                           said.find("docker-compose") != std::string::npos) {
+                    flavour = ComposeFlavour::Docker;
+                    how = "from `version`";
+                }
+            }
+        }
+        flavour_how_ = how;
+        return flavour;
     }
 
     static std::optional<std::vector<std::string>> default_compose_cmd(const ResolveEnv& env) {
@@ -712,8 +748,11 @@ class Installer {
                 }
                 report_.item(paths_.path_unit_name, "disabled (--no-systemd)");
             }
-            std::cout
-                << "--no-systemd: the units are written but not enabled; run the drain with:\n";
+            std::cout << "--no-systemd: the units are written but not enabled; to enable them "
+                         "later, run:\n";
+            print_fix("systemctl --user daemon-reload");
+            print_fix("systemctl --user enable --now " + paths_.path_unit_name);
+            std::cout << "or, without systemd, run the drain with:\n";
             std::vector<std::string> watch = {paths_.executor, "watch", "--config",
                                               paths_.config_file};
             if (o_.allow_root) watch.push_back("--allow-root");
@@ -768,6 +807,7 @@ class Installer {
     std::optional<Config> previous_;
     bool taking_over_ = false;
     Backend backend_;
+    std::string flavour_how_;  // how install told the compose flavour
     std::optional<JoinNetwork> join_network_;
     std::string systemd_run_;
     std::map<std::string, std::string> built_binaries_;

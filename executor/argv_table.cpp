@@ -69,8 +69,11 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
         case Verb::Health:
             return compose ? with(config, {"ps"}) : with(config, {"health"});
         case Verb::Logs:
-            return compose ? with(config, {"logs", "--no-color", "--tail", "200", service()})
-                           : with(config, {"logs", service()});
+            if (!compose) return with(config, {"logs", service()});
+            // podman-compose's logs has no --no-color (it never colours).
+            if (config.backend.flavour == ComposeFlavour::PodmanCompose)
+                return with(config, {"logs", "--tail", "200", service()});
+            return with(config, {"logs", "--no-color", "--tail", "200", service()});
         case Verb::Up:
             return compose ? with(config, {"up", "-d"}) : with(config, {"start"});
         case Verb::Down:  // `stop` in both backends

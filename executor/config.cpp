@@ -277,7 +277,7 @@ std::vector<std::string> checkout_path_list(const json& value, const std::string
 }
 
 Backend backend(const json& value, const Config& config) {
-    const Object obj(value, "backend", {"kind", "argv", "file"});
+    const Object obj(value, "backend", {"kind", "argv", "file", "flavour"});
     Backend out;
     const std::string kind = string(obj.required("kind"), obj.key("kind"));
     if (kind == "stack") {
@@ -304,6 +304,18 @@ Backend backend(const json& value, const Config& config) {
         out.file = absolute_path(*file, obj.key("file"));
         if (!is_inside(out.file, config.project_dir))
             invalid(obj.key("file"), "must lie inside project_dir");
+    }
+    if (const json* flavour = obj.optional("flavour")) {
+        if (out.kind != BackendKind::Compose)
+            invalid(obj.key("flavour"), "is only allowed with kind \"compose\"");
+        const std::string name = string(*flavour, obj.key("flavour"));
+        if (name == compose_flavour_name(ComposeFlavour::Docker)) {
+            out.flavour = ComposeFlavour::Docker;
+        } else if (name == compose_flavour_name(ComposeFlavour::PodmanCompose)) {
+            out.flavour = ComposeFlavour::PodmanCompose;
+        } else {
+            invalid(obj.key("flavour"), "must be \"docker\" or \"podman-compose\"");
+        }
     }
     return out;
 }
@@ -551,6 +563,10 @@ int Timeouts::for_verb(Verb verb) const {
     return verb == Verb::Rebuild ? rebuild_seconds : default_seconds;
 }
 
+std::string_view compose_flavour_name(ComposeFlavour flavour) {
+    return flavour == ComposeFlavour::PodmanCompose ? "podman-compose" : "docker";
+}
+
 Result<Config> parse_config(std::string_view text) {
     if (text.size() > kMaxConfigBytes) return make_error("bridge.json: larger than 1 MiB");
     try {
@@ -617,7 +633,10 @@ std::string serialize_config(const Config& config) {
     ordered_json backend_json;
     backend_json["kind"] = config.backend.kind == BackendKind::Stack ? "stack" : "compose";
     backend_json["argv"] = config.backend.argv;
-    if (config.backend.kind == BackendKind::Compose) backend_json["file"] = config.backend.file;
+    if (config.backend.kind == BackendKind::Compose) {
+        backend_json["file"] = config.backend.file;
+        backend_json["flavour"] = compose_flavour_name(config.backend.flavour);
+    }
     j["backend"] = std::move(backend_json);
 
     j["services"] = config.services;

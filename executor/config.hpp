@@ -23,12 +23,23 @@ inline constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
 enum class BackendKind { Stack, Compose };
 
+// Which compose CLI backend.argv is, detected once by install: the one field
+// every flavour-specific argv choice reads (docs/ARGV-TABLE.md). Docker:
+// `docker compose` v2 and anything else that follows the compose spec CLI;
+// PodmanCompose: podman-compose, whose `logs` knows no --no-color (1.0.3).
+enum class ComposeFlavour { Docker, PodmanCompose };
+
 struct Backend {
     BackendKind kind = BackendKind::Stack;
     std::vector<std::string> argv;  // absolute binary first
     std::string file;               // compose only: absolute compose file
+    // Compose only: "flavour" in bridge.json, "docker" when absent (installs
+    // older than the field ran the docker argv).
+    ComposeFlavour flavour = ComposeFlavour::Docker;
     bool operator==(const Backend&) const = default;
 };
+
+std::string_view compose_flavour_name(ComposeFlavour flavour);
 
 struct TcbPin {
     std::string path;                   // relative to project_dir

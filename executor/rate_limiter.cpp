@@ -28,12 +28,6 @@ struct State {
     Stamps read_only;
 };
 
-std::int64_t boottime_ms() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_BOOTTIME, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 std::string errno_text(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
 }
@@ -178,10 +172,17 @@ std::optional<std::string> current_boot_id() {
     return id;
 }
 
-RateLimiter::RateLimiter(std::string state_dir, Window mutating, Window read_only)
+std::int64_t RateLimiter::boottime_ms() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+RateLimiter::RateLimiter(std::string state_dir, Window mutating, Window read_only, Clock clock)
     : state_dir_(std::move(state_dir)),
       mutating_(mutating),
       read_only_(read_only),
+      clock_(std::move(clock)),
       boot_id_(current_boot_id()) {}
 
 Admission RateLimiter::try_admit(RateClass rate) {
@@ -203,7 +204,7 @@ Admission RateLimiter::try_admit(RateClass rate) {
     }
 
     // Read the clock under the lock, so stamps are recorded in order.
-    const std::int64_t now = boottime_ms();
+    const std::int64_t now = clock_();
     auto loaded = load_state(dir.get(), *boot_id_, now);
     if (!loaded) return corrupt(path, loaded.error().message);
     State state = std::move(loaded.value());

@@ -12,6 +12,8 @@
 // nothing); ping is exempt and never touches the file.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,7 +34,13 @@ struct Admission {
 
 class RateLimiter {
   public:
-    RateLimiter(std::string state_dir, Window mutating, Window read_only);
+    // CLOCK_BOOTTIME in milliseconds; tests pass a fixed clock, so that what
+    // they check does not depend on how long the machine has been up.
+    using Clock = std::function<std::int64_t()>;
+    static std::int64_t boottime_ms();
+
+    RateLimiter(std::string state_dir, Window mutating, Window read_only,
+                Clock clock = &RateLimiter::boottime_ms);
     explicit RateLimiter(const Config& config)
         : RateLimiter(config.state_dir, config.limits.mutating, config.limits.read_only) {}
 
@@ -46,6 +54,7 @@ class RateLimiter {
     std::string state_dir_;
     Window mutating_;
     Window read_only_;
+    Clock clock_;
     std::optional<std::string> boot_id_;  // read once; nullopt: unreadable
 };
 

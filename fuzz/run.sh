@@ -11,7 +11,7 @@ duration="${1:-60}"
 build=build-fuzz
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHB_FUZZ=ON -DHB_TESTS=OFF -DHB_BENCH=OFF >/dev/null
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHB_WERROR=ON -DHB_FUZZ=ON -DHB_TESTS=OFF -DHB_BENCH=OFF >/dev/null
 cmake --build "$build" --target fuzz_validate fuzz_wire -j "$(nproc)"
 
 artifacts="$build/fuzz-artifacts"

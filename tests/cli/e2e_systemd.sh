@@ -40,17 +40,17 @@ inner() { # BIN_DIR WORK SLUG MODE, inside the manager's environment
     [ "$mode" = root ] && root_flag=(--allow-root)
 
     mkdir -p "$p" && git -C "$p" init -q . || fail "git init"
-    cat >"$p/stack" <<'STACK'
+    # The stack runs from its approved copy in the run tree
+    # (executor/run_tree.hpp), so it writes to the checkout by absolute path.
+    cat >"$p/stack" <<STACK
 #!/bin/sh
-# It runs from its approved copy in the run tree: record in the checkout.
-here=${HOSTBRIDGE_PROJECT_DIR:-$(dirname "$0")}
-printf '%s\n' "$*" >> "$here/calls.log"
-if [ "$1" = start ]; then
+printf '%s\\n' "\$*" >> '$p/calls.log'
+if [ "\$1" = start ]; then
     # A long-lived "application", detached the way a container engine is.
     setsid sleep 300 </dev/null >/dev/null 2>&1 &
-    echo $! > "$here/app.pid"
+    echo \$! > '$p/app.pid'
 fi
-echo "stack ran: $*"
+echo "stack ran: \$*"
 STACK
     chmod 0755 "$p/stack"
     printf 'services:\n  api:\n    build: .\n' >"$p/compose.yaml"
@@ -156,11 +156,13 @@ esac
 
 prefix=hb-e2e-cli-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 work=/tmp/$prefix
+stage=/tmp/$prefix.tools
 user=root
 rc=1
 cleanup() {
+    cd / || true # the work dir goes away
     [ "$mode" = rootless ] && "$tools/testuser.sh" delete "$prefix" >/dev/null 2>&1
-    rm -rf --one-file-system "$work"
+    rm -rf --one-file-system "$work" "$stage"
     if ! "$tools/leftovers.sh" "$prefix"; then
         echo "FAIL: the run left things behind"
         rc=1
@@ -184,6 +186,10 @@ if [ "$mode" = rootless ]; then
     home_args=()
     chown "$user:" "$work"
 fi
-"$tools/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" "$user" -- \
-    "$self" "$bin" --inner "$work" "$prefix" "$mode"
+# The user runs this script and the binaries: copies it can reach wherever
+# the checkout and the build tree are (a directory of mode 0700, as /root).
+"$tools/stage.sh" "$stage" "$bin" || exit 1
+cd "$work" || exit 1
+"$stage/tools/e2e/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" "$user" -- \
+    "$stage/tests/cli/e2e_systemd.sh" "$stage/bin" --inner "$work" "$prefix" "$mode"
 rc=$?

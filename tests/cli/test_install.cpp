@@ -320,6 +320,44 @@ TEST_F(Install, ResolvesTheComposeCommandAndEngineToAbsolutePaths) {
     EXPECT_TRUE(contains(doc, "| `join-network` |"));
 }
 
+// The compose flavour is asked once (`COMPOSE version`) and recorded in
+// bridge.json; the executor's logs argv follows it (docs/ARGV-TABLE.md).
+TEST_F(Install, RecordsTheComposeFlavourFromItsVersion) {
+    const std::string tools = root.path() + "/tools";
+    ASSERT_EQ(::mkdir(tools.c_str(), 0755), 0);
+    // What Debian's podman-compose 1.0.3 and docker compose v2 print.
+    write_file(tools + "/pc-wrapper",
+               "#!/bin/sh\n[ \"$1\" = version ] && echo 'podman-composer version  1.0.3'\n", 0755);
+    write_file(tools + "/dc-wrapper",
+               "#!/bin/sh\n[ \"$1\" = version ] && echo 'Docker Compose version v2.20.2'\n", 0755);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {tools + "/pc-wrapper", "podman-compose"},
+        {tools + "/dc-wrapper", "docker"},
+        // Not a compose CLI it knows: the compose spec's argv.
+        {"/bin/true", "docker"}};
+    for (const auto& [cmd, flavour] : cases) {
+        Ran run = home.hostbridge(
+            {"install", "--project-dir", project.dir, "--compose-cmd", cmd, "--no-systemd"});
+        ASSERT_EQ(run.code, 0) << cmd << run.out << run.err;
+        EXPECT_EQ(home.bridge_json("demo-app")["backend"]["flavour"], flavour) << cmd;
+        EXPECT_TRUE(contains(run.out, "compose flavour: " + flavour)) << run.out;
+    }
+}
+
+// A compose wrapper inside the checkout is the agent's file until approved:
+// install must not run it to ask its flavour; the name decides.
+TEST_F(Install, NeverRunsAComposeWrapperOfTheCheckoutToTellItsFlavour) {
+    const std::string marker = root.path() + "/wrapper-ran";
+    write_file(project.dir + "/podman-compose",
+               "#!/bin/sh\ntouch '" + marker + "'\necho 'Docker Compose version v2'\n", 0755);
+    Ran run = home.hostbridge({"install", "--project-dir", project.dir, "--compose-cmd",
+                               project.dir + "/podman-compose", "--no-systemd"});
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_FALSE(exists(marker)) << "install ran the checkout's compose wrapper";
+    EXPECT_EQ(home.bridge_json("demo-app")["backend"]["flavour"], "podman-compose");
+    EXPECT_TRUE(contains(run.out, "compose flavour: podman-compose (by its name)")) << run.out;
+}
+
 TEST_F(Install, CopiesTheExecutorAndParserAndNamesTheInstalledParser) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
     for (const char* name : {"hostbridge-executor", "hostbridge-parser"}) {
@@ -416,9 +454,13 @@ TEST_F(Install, PrintsTheSystemctlCommandsBareWhenNoUserManagerIsReachable) {
         << run.out;
     EXPECT_EQ(home.bridge_json("demo-app")["systemd"]["enabled"], true);
 
+    // --no-systemd: the two lines that enable the units later, each on a
+    // line of its own, and the watch command that replaces them.
     Ran no_systemd = home.hostbridge(install_args(project, {"--no-systemd"}));
     ASSERT_EQ(no_systemd.code, 0);
-    EXPECT_FALSE(has_line(no_systemd.out, "systemctl --user daemon-reload"));
+    EXPECT_TRUE(has_line(no_systemd.out, "systemctl --user daemon-reload")) << no_systemd.out;
+    EXPECT_TRUE(has_line(no_systemd.out, "systemctl --user enable --now hostbridge-demo-app.path"))
+        << no_systemd.out;
     EXPECT_TRUE(has_line(no_systemd.out, home.lib_dir("demo-app") +
                                              "/hostbridge-executor watch --config " +
                                              home.config_dir("demo-app") + "/bridge.json" +

@@ -161,6 +161,26 @@ class DrainFixture {
 
     void write_config() const { write_file(config_path, config.dump(2)); }
 
+    // Copies the executor and parser into root/bin, so that a drain run as
+    // another user can reach them wherever the build tree lives (a checkout
+    // under /root or another 0700 directory); removed with root.
+    void binaries_reachable_by_others() {
+        const std::string bin = root + "/bin";
+        fs::create_directories(bin);
+        const auto copy = [&](const std::string& from) {
+            const std::string to = bin + "/" + fs::path(from).filename().string();
+            fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+            fs::permissions(to, fs::perms::owner_all | fs::perms::group_read |
+                                    fs::perms::group_exec | fs::perms::others_read |
+                                    fs::perms::others_exec);
+            return to;
+        };
+        executor_bin = copy(HB_EXECUTOR_BIN);
+        config["parser"] = copy(config["parser"].get<std::string>());
+        write_config();
+    }
+    std::string executor_bin = HB_EXECUTOR_BIN;
+
     std::string dir(const std::string& sub) const { return spool + "/" + sub; }
     std::string path(const std::string& sub, const std::string& name) const {
         return dir(sub) + "/" + name;
@@ -248,7 +268,7 @@ class DrainFixture {
     }
 
     std::vector<std::string> argv_for(const std::string& mode, const SpawnOptions& options) const {
-        std::vector<std::string> argv = {HB_EXECUTOR_BIN, mode, "--config", config_path};
+        std::vector<std::string> argv = {executor_bin, mode, "--config", config_path};
         if (options.allow_root_flag) argv.emplace_back("--allow-root");
         argv.insert(argv.end(), options.extra.begin(), options.extra.end());
         return argv;

@@ -31,9 +31,11 @@ Config stack_config(Argv stack = {"/home/u/demo-app/stack"}) {
     return c;
 }
 
-Config compose_config(Argv compose = {"/usr/bin/docker", "compose"}) {
+Config compose_config(Argv compose = {"/usr/bin/docker", "compose"},
+                      ComposeFlavour flavour = ComposeFlavour::Docker) {
     Config c = base_config();
-    c.backend = {BackendKind::Compose, std::move(compose), "/home/u/demo-app/compose.yaml"};
+    c.backend = {BackendKind::Compose, std::move(compose), "/home/u/demo-app/compose.yaml",
+                 flavour};
     return c;
 }
 
@@ -103,6 +105,8 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
             case Verb::Health:
                 return join(cf, {"ps"});
             case Verb::Logs:
+                if (c.backend.flavour == ComposeFlavour::PodmanCompose)
+                    return join(cf, {"logs", "--tail", "200", s});
                 return join(cf, {"logs", "--no-color", "--tail", "200", s});
             case Verb::Up:
                 return join(cf, {"up", "-d"});
@@ -135,7 +139,9 @@ std::vector<Config> all_configs() {
             stack_config({"/opt/demo/bin/stack", "--project", "demo app"}),
             compose_config(),
             with_join_network(compose_config()),
-            compose_config({"/usr/bin/podman-compose"})};
+            compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose),
+            with_join_network(
+                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose))};
 }
 
 TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
@@ -156,7 +162,7 @@ TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
             }
         }
     }
-    EXPECT_EQ(checked, 6 * 10 * 8);
+    EXPECT_EQ(checked, 7 * 10 * 8);
 }
 
 TEST(ArgvTable, SpotChecksStack) {
@@ -181,6 +187,26 @@ TEST(ArgvTable, SpotChecksCompose) {
               ReasonCode::NotSupportedByCompose);
     EXPECT_EQ(std::get<Argv>(argv_for(Verb::JoinNetwork, std::nullopt, with_join_network(c))),
               (Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"}));
+}
+
+// podman-compose 1.0.3 refuses `logs --no-color` (usage error, exit 2); the
+// docker flavour keeps it, so no colour codes reach the agent.
+TEST(ArgvTable, LogsFollowTheComposeFlavour) {
+    const Config podman =
+        compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose);
+    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Logs, 0, podman)),
+              (Argv{"/usr/bin/podman-compose", "-f", kTree + "/compose.yaml", "logs", "--tail",
+                    "200", "api"}));
+    // Every other verb is the same in both flavours.
+    const Config docker = compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::Docker);
+    for (Verb verb : kAllVerbs) {
+        for (std::optional<std::size_t> arg :
+             {std::optional<std::size_t>{}, std::optional<std::size_t>{0}}) {
+            if (verb == Verb::Logs) continue;
+            EXPECT_TRUE(same(argv_for(verb, arg, podman), argv_for(verb, arg, docker)))
+                << verb_name(verb);
+        }
+    }
 }
 
 TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
@@ -233,11 +259,11 @@ TEST(ArgvTable, NothingOutsideTheTableEverComesOut) {
 // --- docs/ARGV-TABLE.md, generated from the code above -------------------
 
 // Placeholders instead of one install's paths: the doc shows the shapes.
-Config doc_config(BackendKind kind) {
+Config doc_config(BackendKind kind, ComposeFlavour flavour = ComposeFlavour::Docker) {
     Config c = base_config();
     c.slug = "$SLUG";
-    c.backend = kind == BackendKind::Stack ? Backend{kind, {"$STACK"}, ""}
-                                           : Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE"};
+    c.backend = kind == BackendKind::Stack ? Backend{kind, {"$STACK"}, "", ComposeFlavour::Docker}
+                                           : Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE", flavour};
     c.join_network = JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
     c.systemd = {true, "$SYSTEMD_RUN"};
     return c;
@@ -282,13 +308,20 @@ std::string render_doc() {
     md += "  (docs/DECIDE-AND-RUN.md, \"The run tree\").\n";
     md += "- `$COMPOSE`: `backend.argv` for the compose backend, e.g. `/usr/bin/docker compose`\n";
     md += "  or `/usr/bin/podman-compose`; `$COMPOSE_FILE`: `backend.file`, run from its\n";
-    md += "  rendered copy in the run tree.\n";
+    md += "  rendered copy in the run tree. `backend.flavour` is the compose CLI install\n";
+    md += "  detected (`$COMPOSE version`): `docker` (docker compose v2, the compose spec\n";
+    md += "  CLI) or `podman-compose`; the rows differ only where the CLIs do.\n";
     md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`.\n";
     md += "- Services: `services` (here the example `api db web worker`); `rebuild` takes\n";
     md += "  only `buildable` ones (here `api web worker`). The wire carries an index into\n";
     md += "  the sorted `services` list, never free text.\n\n";
     md += "## Backend `stack`\n\n" + render_table(stack) + "\n";
-    md += "## Backend `compose`\n\n" + render_table(doc_config(BackendKind::Compose)) + "\n";
+    md += "## Backend `compose`, flavour `docker`\n\n" +
+          render_table(doc_config(BackendKind::Compose)) + "\n";
+    md += "## Backend `compose`, flavour `podman-compose`\n\n";
+    md += "podman-compose (1.0.3 in Debian 12) refuses `logs --no-color`; its logs are\n";
+    md += "never coloured.\n\n";
+    md += render_table(doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose)) + "\n";
     md += "## `join-network` not configured\n\n";
     md += "Without `join_network` in `bridge.json` (both backends):\n\n";
     md += "    " +

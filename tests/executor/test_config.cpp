@@ -135,6 +135,7 @@ TEST(Config, SerializeParseRoundTrips) {
 TEST(Config, EveryOptionalShapeRoundTrips) {
     Json j = base();
     j["backend"] = compose_backend();
+    j["backend"]["flavour"] = "podman-compose";
     j["agent_gid"] = 1000;
     j["file_mode"] = "0640";
     j["allow_root"] = true;
@@ -152,6 +153,7 @@ TEST(Config, EveryOptionalShapeRoundTrips) {
     ASSERT_TRUE(config.ok()) << config.error().message;
     EXPECT_EQ(config->backend.kind, hb::BackendKind::Compose);
     EXPECT_EQ(config->backend.file, "/home/u/Projects/demo-app/compose.yaml");
+    EXPECT_EQ(config->backend.flavour, hb::ComposeFlavour::PodmanCompose);
     EXPECT_EQ(config->agent_gid, 1000u);
     EXPECT_EQ(config->file_mode, 0640u);
     ASSERT_TRUE(config->join_network.has_value());
@@ -177,7 +179,22 @@ TEST(Config, EveryOptionalShapeRoundTrips) {
               (std::vector<std::string>{"default", "rebuild", "logs", "up", "join-network"}));
     std::vector<std::string> backend_keys;
     for (const auto& item : written["backend"].items()) backend_keys.push_back(item.key());
-    EXPECT_EQ(backend_keys, (std::vector<std::string>{"kind", "argv", "file"}));
+    EXPECT_EQ(backend_keys, (std::vector<std::string>{"kind", "argv", "file", "flavour"}));
+}
+
+// bridge.json written before install recorded the compose flavour ran the
+// docker argv; it still does, and the next write names the flavour.
+TEST(Config, ComposeWithoutFlavourIsDocker) {
+    Json j = base();
+    j["backend"] = compose_backend();
+    auto config = hb::parse_config(text_of(j));
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->backend.flavour, hb::ComposeFlavour::Docker);
+    EXPECT_EQ(Json::parse(hb::serialize_config(*config))["backend"]["flavour"], "docker");
+    // The stack backend has no flavour, and none is written.
+    auto stack = hb::parse_config(kArchitectureExample);
+    ASSERT_TRUE(stack.ok()) << stack.error().message;
+    EXPECT_FALSE(Json::parse(hb::serialize_config(*stack))["backend"].contains("flavour"));
 }
 
 TEST(Config, AuditBudgetIsReadAndWrittenOnlyWhenNotTheDefault) {
@@ -608,6 +625,25 @@ std::vector<RuleCase> rule_cases() {
             j["backend"].erase("file");
         },
         "backend.file", "is required with kind \"compose\""));
+    // The compose flavour: a closed set, compose only.
+    add(set("stack_with_flavour", "/backend/flavour", "docker", "backend.flavour",
+            "only allowed with kind \"compose\""));
+    for (const auto& [suffix, value] :
+         std::vector<std::pair<std::string, Json>>{{"unknown", "podman"},
+                                                   {"case", "Docker"},
+                                                   {"version", "podman-compose-1.0.3"},
+                                                   {"empty", ""},
+                                                   {"number", 1},
+                                                   {"null", nullptr}}) {
+        add(with(
+            "compose_flavour_" + suffix,
+            [v = value](Json& j) {
+                j["backend"] = compose_backend();
+                j["backend"]["flavour"] = v;
+            },
+            "backend.flavour",
+            value.is_string() ? "\"docker\" or \"podman-compose\"" : "must be a string"));
+    }
 
     // join_network names.
     for (const char* key : {"network", "agent_container"}) {

@@ -257,7 +257,7 @@ TEST(DrainHostile, DirectoryOfAnotherUserIsRenamedStuckAndTheRestIsServed) {
     constexpr uid_t kNobody = 65534;
     DrainFixture f;
     f.config["allow_root"] = false;
-    f.write_config();
+    f.binaries_reachable_by_others();  // nobody may not reach the build tree
     const std::string planted_dir = f.name("ping");
     const std::string unreadable = f.name("ping");
     const std::string good = f.publish("ping");

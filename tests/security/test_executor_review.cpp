@@ -19,14 +19,16 @@ namespace {
 const std::string kDoc = std::string(HB_SOURCE_DIR) + "/docs/EXECUTOR-REVIEW.md";
 
 // The example install ARGV-TABLE.md shows, with placeholders for the paths.
-hb::Config doc_config(hb::BackendKind kind) {
+hb::Config doc_config(hb::BackendKind kind,
+                      hb::ComposeFlavour flavour = hb::ComposeFlavour::Docker) {
     hb::Config c;
     c.slug = "$SLUG";
     c.project_dir = "/home/u/demo-app";
     c.services = {"api", "db", "web", "worker"};
     c.buildable = {"api", "web", "worker"};
-    c.backend = kind == hb::BackendKind::Stack ? hb::Backend{kind, {"$STACK"}, ""}
-                                               : hb::Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE"};
+    c.backend = kind == hb::BackendKind::Stack
+                    ? hb::Backend{kind, {"$STACK"}, "", hb::ComposeFlavour::Docker}
+                    : hb::Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE", flavour};
     c.join_network = hb::JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
     c.systemd = {true, "$SYSTEMD_RUN"};
     return c;
@@ -55,7 +57,10 @@ TEST(ExecutorReview, CommandListIsTheArgvTable) {
     ASSERT_FALSE(block.empty()) << "no argv-table markers in " << kDoc;
     const std::string want =
         "### Backend `stack`\n\n" + render_table(doc_config(hb::BackendKind::Stack)) +
-        "\n### Backend `compose`\n\n" + render_table(doc_config(hb::BackendKind::Compose));
+        "\n### Backend `compose`, flavour `docker`\n\n" +
+        render_table(doc_config(hb::BackendKind::Compose)) +
+        "\n### Backend `compose`, flavour `podman-compose`\n\n" +
+        render_table(doc_config(hb::BackendKind::Compose, hb::ComposeFlavour::PodmanCompose));
     EXPECT_EQ(block, want) << kDoc << ": the command list differs from argv_for(); paste:\n"
                            << want;
 }

@@ -14,6 +14,10 @@
 #   COMMAND   default: tools/e2e/bridge-session.sh run; it gets
 #             --project DIR --bin BIN_DIR --mode M --backend B --rate-limit R
 #             appended. The teardown is always bridge-session.sh teardown.
+#             The session's user runs copies (tools/e2e/stage.sh) of the
+#             scripts, demo app and binaries, in /tmp/PREFIX.tools, so the
+#             checkout may sit in a directory only root enters; --bin names
+#             the copies. A COMMAND given here must be reachable by that user.
 # OPTIONS
 #   --prefix P        names everything of the run (default hb-e2e-KIND-XXXXXX;
 #                     a throwaway user's name must start with hb-e2e-)
@@ -63,7 +67,6 @@ for b in hostbridge-executor hostbridge-parser; do
     [ -x "$bin/$b" ] || [ -x "$bin/../lib/hostbridge/$b" ] ||
         { echo "bridge-place: $bin/$b is not built" >&2; exit 1; }
 done
-[ $# -gt 0 ] || set -- "$tools/bridge-session.sh" run
 [ -n "$prefix" ] || prefix=hb-e2e-$kind-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 [[ $prefix =~ ^hb-(e2e|demo)-[a-z0-9-]{1,24}$ ]] || { echo "bridge-place: bad prefix '$prefix'" >&2; exit 64; }
 
@@ -91,9 +94,14 @@ fi
 
 work=/tmp/$prefix
 project=$work/$prefix
+# What the session's user runs and reads: a copy it can reach wherever the
+# checkout and the build tree are (a directory of mode 0700, as /root).
+stage=/tmp/$prefix.tools
+sbin=$stage/bin
+stools=$stage/tools/e2e
 backend=stack
 [ "$kind" = compose ] && backend=compose
-session_args=(--project "$project" --bin "$bin" --mode "$mode" --backend "$backend" --rate-limit "$rate_limit")
+session_args=(--project "$project" --bin "$sbin" --mode "$mode" --backend "$backend" --rate-limit "$rate_limit")
 user=$(id -un)
 made_user=0
 rc=1
@@ -103,10 +111,10 @@ cleanup() {
     cd / || true # the work dir goes away
     # In systemd mode usermgr.sh ran the teardown inside its namespace.
     if [ "$mode" = watch ] && [ -d "$work" ]; then
-        HB_BRIDGE_HOME=$work/home "$tools/bridge-session.sh" teardown "${session_args[@]}"
+        HB_BRIDGE_HOME=$work/home "$stools/bridge-session.sh" teardown "${session_args[@]}"
     fi
     [ "$made_user" -eq 0 ] || "$tools/testuser.sh" delete "$prefix" >/dev/null 2>&1
-    rm -rf --one-file-system "$work"
+    rm -rf --one-file-system "$work" "$stage"
     if [ "$(id -u)" -eq 0 ]; then
         if ! "$tools/leftovers.sh" "$prefix"; then
             echo "FAIL: the run left things behind"
@@ -119,6 +127,8 @@ trap cleanup EXIT
 trap 'rc=130; exit 130' INT TERM HUP
 
 mkdir -m 0755 "$work" || exit 1
+"$tools/stage.sh" "$stage" "$bin" || exit 1
+[ $# -gt 0 ] || set -- "$stools/bridge-session.sh" run
 home_args=()
 if [ "$kind" = root ]; then
     # A throwaway HOME: the bridge's config, state, units and binaries.
@@ -139,8 +149,8 @@ fi
 # The session runs in the work dir: it must be the user's cwd, not the caller's.
 cd "$work" || exit 1
 if [ "$mode" = systemd ]; then
-    teardown=$(printf '%q ' "$tools/bridge-session.sh" teardown "${session_args[@]}")
-    "$tools/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" --teardown "$teardown" \
+    teardown=$(printf '%q ' "$stools/bridge-session.sh" teardown "${session_args[@]}")
+    "$stools/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" --teardown "$teardown" \
         "$user" -- "$@" "${session_args[@]}"
     rc=$?
 else

@@ -39,9 +39,11 @@ work=/tmp/$prefix
 user=root
 rc=1
 
+stage=/tmp/$prefix.tools
 cleanup() {
+    cd / || true # the work dir goes away
     [ "$mode" = rootless ] && "$here/testuser.sh" delete "$prefix" >/dev/null 2>&1
-    rm -rf --one-file-system "$work"
+    rm -rf --one-file-system "$work" "$stage"
     if ! "$here/leftovers.sh" "$prefix"; then
         echo "FAIL: the run left things behind"
         rc=1
@@ -65,7 +67,10 @@ if [ "$mode" = rootless ]; then
     chown "$user:" "$work/work"
 fi
 
-"$here/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" \
+# The user runs path-demo.sh: a copy it can reach wherever the checkout is.
+"$here/stage.sh" "$stage" || exit 1
+cd "$work" || exit 1
+"$stage/tools/e2e/usermgr.sh" run "${home_args[@]}" --name "$prefix-mgr" \
     --teardown "podman rm -f -t 0 $prefix-ctr >/dev/null 2>&1; podman rmi -f localhost/$prefix-img:latest >/dev/null 2>&1; true" \
-    "$user" -- "$here/path-demo.sh" --prefix "$prefix" --workdir "$work/work" --iterations "$iterations"
+    "$user" -- "$stage/tools/e2e/path-demo.sh" --prefix "$prefix" --workdir "$work/work" --iterations "$iterations"
 rc=$?

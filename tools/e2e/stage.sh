@@ -1,0 +1,39 @@
+#!/bin/bash
+# stage.sh DEST [BIN_DIR]: copies what an e2e run executes or reads as another
+# user (a throwaway user, or root's manager with a dropped HOME) to DEST, a
+# new root-owned directory of mode 0755: the scripts of tools/e2e, the test
+# script tests/cli/e2e_systemd.sh, the demo app examples/demo-app, and the
+# binaries hostbridge, hostbridge-executor and hostbridge-parser of BIN_DIR
+# (as DEST/bin, if BIN_DIR is given). The checkout and the build tree may sit under a directory
+# only root can enter (/root, a `mktemp -d`); the copies are reachable.
+# DEST keeps the repository's layout, so scripts find each other the same
+# way. DEST should carry the run's prefix: leftovers.sh then finds it if the
+# run's cleanup (rm -rf DEST) did not happen. Exit 0, or 1 with the reason.
+set -uo pipefail
+
+[ $# -eq 1 ] || [ $# -eq 2 ] || {
+    echo "usage: stage.sh DEST [BIN_DIR]" >&2
+    exit 64
+}
+dest=$1 bin=${2:-}
+repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../..")
+fail() {
+    echo "stage: $*" >&2
+    exit 1
+}
+
+umask 022
+# mkdir without -p: DEST must be new, so nobody else made it first.
+mkdir -m 0755 -- "$dest" || fail "cannot create $dest"
+mkdir -p -- "$dest/tools/e2e" "$dest/tests/cli" "$dest/examples" "$dest/bin" || fail "mkdir under $dest"
+cp -- "$repo"/tools/e2e/*.sh "$dest/tools/e2e/" || fail "copy tools/e2e"
+cp -- "$repo/tests/cli/e2e_systemd.sh" "$dest/tests/cli/" || fail "copy tests/cli/e2e_systemd.sh"
+cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo-app"
+for b in hostbridge hostbridge-executor hostbridge-parser; do
+    [ -n "$bin" ] || break
+    [ -x "$bin/$b" ] || fail "$bin/$b is not built"
+    cp -- "$bin/$b" "$dest/bin/" || fail "copy $b"
+done
+# Readable (and, where they were, executable) by everyone; writable by the
+# owner only, whatever modes the checkout had.
+chmod -R u+rwX,go+rX,go-w -- "$dest" || fail "chmod $dest"
