@@ -294,6 +294,14 @@ check "no evil container, no marker, the probe never opened after up, up, restar
     eval '! evil_seen && [ "$(probes)" -eq 0 ]'
 check "the attacker swapped on every gate read: $(grep -c '^swap ' "$work/attack.log") swaps in 3 requests" \
     test "$(grep -c '^swap ' "$work/attack.log")" -ge 6
+# An .env edit left in place is the gate's to refuse (no race needed).
+stop_attacker
+cp "$work/evil/.env" "$P/.env"
+request up
+check "up with the agent's .env left in the checkout: denied by the integrity gate, exit 70" \
+    eval '[ "$REQ_RC" -eq 70 ] && grep -q "integrity gate" <<<"$REQ_ERR"'
+restore
+start_attacker
 
 # ------------------------------------------------------------------ 1: the status race
 
