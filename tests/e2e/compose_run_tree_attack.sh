@@ -55,7 +55,9 @@ for tool in podman podman-compose python3; do
     command -v "$tool" >/dev/null || skip "$tool is not installed"
 done
 busybox=$(command -v busybox) || skip "busybox is not installed"
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || skip "$busybox is not statically linked (busybox-static)"
+# The image holds busybox alone: it must need no libraries.
+[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
+    skip "$busybox is not statically linked (busybox-static)"
 [ -x "$hb" ] || { echo "no $hb: build first" >&2; exit 1; }
 
 t_start=$(date +%s%N)
@@ -71,6 +73,10 @@ slug=$name
 watch_pid="" attacker_pid=""
 export CONTAINERS_CONF=$work/containers.conf
 cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
+if ! podman info >/dev/null 2>&1; then
+    rm -rf -- "$work"
+    skip "podman does not work here as $(id -un) (podman info fails)"
+fi
 
 # cleanup: only what this run made. Containers by the project label and by
 # the names the evil files would give them; images by the label every
@@ -274,8 +280,10 @@ check "up under attack: exit 0 ($(secs $(($(now_ms) - t0))), builds the image)" 
 check "the checkout held the evil compose.yaml and .env while it ran" holds_evil
 id1=$(inspect "$app" '{{.Id}} {{.Created}}')
 check "the container is $app (its name from the approved .env)" test -n "$id1"
-check "its environment has APP_MARK=approved" \
-    eval 'inspect "$app" "{{range .Config.Env}}{{println .}}{{end}}" | grep -qx APP_MARK=approved'
+# Captured first: grep -q may exit before inspect has written everything
+# (SIGPIPE, and pipefail would fail the check).
+env1=$(inspect "$app" '{{range .Config.Env}}{{println .}}{{end}}')
+check "its environment has APP_MARK=approved" grep -qx APP_MARK=approved <<<"$env1"
 restore
 request up
 check "second up under attack: exit 0" test "$REQ_RC" -eq 0
@@ -353,8 +361,10 @@ read -r early_n early_ms <<<"$early"
 echo "race: in $early_n of $ran runs the evil compose.yaml was in the checkout before the executor started podman-compose (median $early_ms ms before)"
 check "zero evil runs in $requests status requests (probe never opened, no evil container, no marker)" \
     test "$evil_runs" -eq 0
-check "every request ran ($ran of $requests) and each ran with the evil files in the checkout ($hits)" \
-    test "$ran" -eq "$requests" -a "$hits" -eq "$requests"
+# The attack must really have been in play: a lagging attacker (a loaded
+# machine) may miss a few windows, not most.
+check "every request ran ($ran of $requests), $hits with the evil files in the checkout (at least 90%)" \
+    test "$ran" -eq "$requests" -a $((hits * 10)) -ge $((requests * 9))
 
 # ------------------------------------------------------------------ 4: rebuild from the checkout
 
@@ -376,9 +386,13 @@ cp "$work/evil/compose.yaml" "$work/evil/.env" "$P/"
 (cd "$P" && timeout 120 podman-compose -f "$P/compose.yaml" up -d >"$work/control.log" 2>&1)
 sleep 1
 stop_attacker
-check "control: podman-compose on the checkout's evil files opens the probe, creates ${name}_evil_1 and ${name}_app_evil, leaves the marker" \
-    eval '[ "$(probes)" -ge 1 ] && exists "${name}_evil_1" && exists "${name}_app_evil" && [ -e "$work/marker/evil-ran" ]'
-[ "$failures" -eq 0 ] || tail -n 20 "$work/control.log"
+msg="control: podman-compose on the checkout's evil files opens the probe, creates ${name}_evil_1 and ${name}_app_evil, leaves the marker"
+if [ "$(probes)" -ge 1 ] && exists "${name}_evil_1" && exists "${name}_app_evil" && [ -e "$work/marker/evil-ran" ]; then
+    pass "$msg"
+else
+    fail "$msg"
+    tail -n 20 "$work/control.log"
+fi
 
 # ------------------------------------------------------------------ nothing left
 
