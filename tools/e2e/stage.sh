@@ -29,10 +29,16 @@ mkdir -p -- "$dest/tools/e2e" "$dest/tests/cli" "$dest/examples" "$dest/bin" || 
 cp -- "$repo"/tools/e2e/*.sh "$dest/tools/e2e/" || fail "copy tools/e2e"
 cp -- "$repo/tests/cli/e2e_systemd.sh" "$dest/tests/cli/" || fail "copy tests/cli/e2e_systemd.sh"
 cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo-app"
+# A build tree holds the three side by side; an installed layout (the Debian
+# package: /usr/bin/hostbridge, /usr/lib/hostbridge/hostbridge-executor) has
+# the executor and parser in ../lib/hostbridge, where `hostbridge install`
+# also looks (cli/versions.hpp). The copies sit side by side either way.
 for b in hostbridge hostbridge-executor hostbridge-parser; do
     [ -n "$bin" ] || break
-    [ -x "$bin/$b" ] || fail "$bin/$b is not built"
-    cp -- "$bin/$b" "$dest/bin/" || fail "copy $b"
+    src=$bin/$b
+    [ -x "$src" ] || [ "$b" = hostbridge ] || src=$bin/../lib/hostbridge/$b
+    [ -x "$src" ] || fail "$bin/$b is not built (nor installed in $bin/../lib/hostbridge)"
+    cp -- "$src" "$dest/bin/" || fail "copy $b"
 done
 # Readable (and, where they were, executable) by everyone; writable by the
 # owner only, whatever modes the checkout had.
