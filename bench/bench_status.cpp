@@ -66,7 +66,9 @@ struct Install {
         hb::test::fs::permissions(stack, hb::test::fs::perms(0755));
         f.config["limits"]["mutating"] = {{"count", 1000000}, {"seconds", 600}};
         f.config["limits"]["read_only"] = {{"count", 1000000}, {"seconds", 60}};
-        f.write_config();
+        // Pinned, as install pins it: every command runs from its approved
+        // copy in the run tree (executor/run_tree.hpp), rebuilt each time.
+        f.pin({"stack"});
     }
     DrainFixture f;
     std::string stack;
