@@ -188,11 +188,12 @@ Project::Project(const std::string& parent, const std::string& name)
     // A real stack script: records how it was called, answers like one. It
     // runs from its approved copy in the run tree, so it records into the
     // checkout the executor names (executor/run_tree.hpp).
-    write_file(stack,
-               "#!/bin/sh\n"
-               "printf '%s\\n' \"$*\" >> \"${HOSTBRIDGE_PROJECT_DIR:-$(dirname \"$0\")}/calls.log\"\n"
-               "echo \"stack ran: $*\"\n",
-               0755);
+    write_file(
+        stack,
+        "#!/bin/sh\n"
+        "printf '%s\\n' \"$*\" >> \"${HOSTBRIDGE_PROJECT_DIR:-$(dirname \"$0\")}/calls.log\"\n"
+        "echo \"stack ran: $*\"\n",
+        0755);
     write_file(compose,
                "x-built: &built\n"
                "  build: .\n"

@@ -71,7 +71,8 @@ TEST_F(ComposeStrict, InterpolationInEveryFileReferenceIsRefused) {
         "services:\n  a:\n    build:\n      context: ./$D\n",
         "services:\n  a:\n    image: x\n    volumes: ['${SRC}:/app']\n",
         "services:\n  a:\n    image: x\n    volumes: [\"$SRC:/app\"]\n",
-        "services:\n  a:\n    image: x\n    volumes:\n      - {type: bind, source: \"./${S}\", target: "
+        "services:\n  a:\n    image: x\n    volumes:\n      - {type: bind, source: \"./${S}\", "
+        "target: "
         "/a}\n",
         "services:\n  a:\n    image: x\n    volumes:\n      - {type: $T, source: /, target: /a}\n",
         "services:\n  a:\n    image: x\nsecrets:\n  s: {file: \"./${F}\"}\n",

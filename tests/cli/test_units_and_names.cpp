@@ -78,7 +78,8 @@ TEST_F(Resolve, RefusesWhatHasNoSinglePath) {
 }
 
 TEST(Units, ExecStartSurvivesOddPaths) {
-    cli::HostDirs dirs{"/home/u", "/home/u/cfg $HOME", "/home/u/st 100%", "/home/u/lib \"q\"", "/home/u/.cache"};
+    cli::HostDirs dirs{"/home/u", "/home/u/cfg $HOME", "/home/u/st 100%", "/home/u/lib \"q\"",
+                       "/home/u/.cache"};
     cli::InstallPaths paths = cli::install_paths(dirs, "odd");
     Config config;
     config.slug = "odd";

@@ -178,8 +178,8 @@ class StackFixture : public DrainFixture {
         fs::create_directories(fs::path(rendered).parent_path());
         write_file(rendered, text);
         config["backend"] = {{"kind", "compose"}, {"argv", {stack}}, {"file", file}};
-        config["rendered"] = json::array(
-            {{{"path", "compose.yaml"}, {"sha256", hb::exec::sha256_hex(text)}}});
+        config["rendered"] =
+            json::array({{{"path", "compose.yaml"}, {"sha256", hb::exec::sha256_hex(text)}}});
         pin({"stack", "compose.yaml"});
         return file;
     }

@@ -70,9 +70,8 @@ TEST(DecideCommand, AStackThatCannotStartIsFailedAndSaysWhy) {
     const auto r = final_response(f, name);
     EXPECT_EQ(r["state"], "failed");
     EXPECT_TRUE(r["exit_code"].is_null());
-    EXPECT_EQ(r["reason"],
-              "command could not be started: cannot execute " + f.root +
-                  "/run/project/stack: No such file or directory");
+    EXPECT_EQ(r["reason"], "command could not be started: cannot execute " + f.root +
+                               "/run/project/stack: No such file or directory");
     EXPECT_EQ(f.audit_for(name, "failed").size(), 1U);
     EXPECT_TRUE(f.recorded().empty());
 }
@@ -166,7 +165,8 @@ TEST(DecideCommand, TheCommandSeesOnlyFds0To2) {
     EXPECT_EQ(fds[2], log);
     for (const auto& [fd, target] : fds) {
         if (fd <= 2) continue;
-        EXPECT_EQ(target, f.root + "/run/project/stack") << "fd " << fd << " leaked into the command";
+        EXPECT_EQ(target, f.root + "/run/project/stack")
+            << "fd " << fd << " leaked into the command";
     }
 }
 
@@ -184,7 +184,8 @@ TEST(DecideCommand, TheCommandSeesExactlyTheFixedEnvironmentInTheRunTree) {
     // The drain itself runs with an empty environment here (DrainFixture),
     // so XDG_RUNTIME_DIR has nothing to pass on.
     std::vector<std::string> expected = {
-        "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
+        "HOME=" + std::string(pw->pw_dir),
+        "LANG=C.UTF-8",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOSTBRIDGE_PROJECT_DIR=" + f.project,
         "HOSTBRIDGE_RUN_DIR=" + f.root + "/run/project",

@@ -65,8 +65,9 @@ TEST(DecideDenials, PolicyDenyMissingUnknownModeAndDuplicateKeyEachSayWhy) {
                    kPolicyPrefix + "MODE_restart has an unknown mode in policy.conf");
     expect_refused(f, init, "denied",
                    kPolicyPrefix + "MODE_init has an unknown mode in policy.conf");
-    EXPECT_EQ(f.recorded(), (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "status"},
-                                                                   {f.in_tree("stack"), "build", "web"}}));
+    EXPECT_EQ(f.recorded(),
+              (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "status"},
+                                                     {f.in_tree("stack"), "build", "web"}}));
 }
 
 TEST(DecideDenials, PolicyEditsTakeEffectOnTheNextDrainBothWays) {
@@ -85,7 +86,8 @@ TEST(DecideDenials, PolicyEditsTakeEffectOnTheNextDrainBothWays) {
     const std::string third = f.publish("status");
     f.drain();
     expect_refused(f, third, "denied", kPolicyPrefix + "MODE_status=deny in policy.conf");
-    EXPECT_EQ(f.recorded(), (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "restart", "db"}}));
+    EXPECT_EQ(f.recorded(),
+              (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "restart", "db"}}));
 }
 
 TEST(DecideDenials, AMissingOrSymlinkedPolicyFileDeniesEveryVerbPingIncluded) {

@@ -285,7 +285,8 @@ TEST(DecideVerbs, WithoutAReachableManagerLongLivedVerbsRunDirectly) {
     const std::string runtime = fake_runtime_dir(f);
     const std::string up = f.publish("up");
     f.drain_with_env({"XDG_RUNTIME_DIR=" + runtime});
-    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.in_tree("stack"), "restart", "api"}, {f.in_tree("stack"), "start"}}));
+    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.in_tree("stack"), "restart", "api"},
+                                               {f.in_tree("stack"), "start"}}));
 }
 
 TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnvironment) {
@@ -307,10 +308,13 @@ TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnviron
     ASSERT_NE(pw, nullptr);
     const std::string tree = f.root + "/run/project";
     std::vector<std::string> expected = {
-        "HOME=" + std::string(pw->pw_dir), "LANG=C.UTF-8",
+        "HOME=" + std::string(pw->pw_dir),
+        "LANG=C.UTF-8",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "XDG_RUNTIME_DIR=/run/user/4242", "HOSTBRIDGE_PROJECT_DIR=" + f.project,
-        "HOSTBRIDGE_RUN_DIR=" + tree, "cwd=" + tree};
+        "XDG_RUNTIME_DIR=/run/user/4242",
+        "HOSTBRIDGE_PROJECT_DIR=" + f.project,
+        "HOSTBRIDGE_RUN_DIR=" + tree,
+        "cwd=" + tree};
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(seen, expected);
 }
