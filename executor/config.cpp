@@ -641,25 +641,20 @@ std::string serialize_config(const Config& config) {
 
     j["services"] = config.services;
     j["buildable"] = config.buildable;
-    ordered_json tcb = ordered_json::array();
-    for (const TcbPin& pin : config.tcb) {
-        ordered_json item;
-        item["path"] = pin.path;
-        item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
-        tcb.push_back(std::move(item));
-    }
-    j["tcb"] = std::move(tcb);
-    j["run_dir"] = config.run_dir;
-    if (!config.rendered.empty()) {
-        ordered_json rendered = ordered_json::array();
-        for (const TcbPin& pin : config.rendered) {
+    // `tcb` and `rendered` are the same list of pins (tcb_list reads both).
+    auto pins_json = [](const std::vector<TcbPin>& pins) {
+        ordered_json out = ordered_json::array();
+        for (const TcbPin& pin : pins) {
             ordered_json item;
             item["path"] = pin.path;
             item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
-            rendered.push_back(std::move(item));
+            out.push_back(std::move(item));
         }
-        j["rendered"] = std::move(rendered);
-    }
+        return out;
+    };
+    j["tcb"] = pins_json(config.tcb);
+    j["run_dir"] = config.run_dir;
+    if (!config.rendered.empty()) j["rendered"] = pins_json(config.rendered);
     if (!config.checkout_paths.empty()) j["checkout_paths"] = config.checkout_paths;
 
     auto window_json = [](const Window& w) {

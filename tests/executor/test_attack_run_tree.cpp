@@ -124,6 +124,23 @@ class RunTreeAttack : public ::testing::Test {
         return n;
     }
 
+    // The verdict of a timed swap: the agent's file never ran, the attacker
+    // did swap, and each request was done or refused by the gate. Prints the
+    // counts (SECURITY.md quotes them); returns how many were done.
+    int expect_timed_swaps_lost(const std::vector<std::string>& names, int swaps,
+                                const char* what) const {
+        const int evil_runs = evil_count();
+        EXPECT_EQ(evil_runs, 0);
+        EXPECT_GT(swaps, 0) << "the attacker never saw the gate read";
+        const int done = count_state(names, "done");
+        const int denied = count_state(names, "denied");
+        EXPECT_GT(done, 0);
+        EXPECT_EQ(done + denied, kRequests);
+        std::printf("%s: %d requests, %d swaps, %d done, %d denied by the gate, %d evil\n", what,
+                    kRequests, swaps, done, denied, evil_runs);
+        return done;
+    }
+
     StackFixture f;
     std::string evil;
     std::string evil_marker;
@@ -138,19 +155,12 @@ TEST_F(RunTreeAttack, SwapTimedOnTheGateReadNeverRuns) {
     const auto names = send("status", kRequests);
     const int swaps = attacker.stop();
 
-    const int evil_runs = evil_count();
-    EXPECT_EQ(evil_runs, 0);
-    EXPECT_GT(swaps, 0) << "the attacker never saw the gate read";
-    const int done = count_state(names, "done");
-    EXPECT_GT(done, 0);
-    EXPECT_EQ(done + count_state(names, "denied"), kRequests);
+    const int done = expect_timed_swaps_lost(names, swaps, "timed swap");
     // Every `done` ran the approved script, from the run tree.
     EXPECT_EQ(static_cast<int>(f.recorded().size()), done);
     for (const auto& call : f.recorded()) {
         EXPECT_TRUE(call.front().starts_with(f.root + "/run/")) << call.front();
     }
-    std::printf("timed swap: %d requests, %d swaps, %d done, %d denied by the gate, %d evil\n",
-                kRequests, swaps, done, count_state(names, "denied"), evil_runs);
 }
 
 // No timing at all: the names trade places every 100 us for the whole drain.
@@ -205,19 +215,12 @@ TEST_F(RunTreeAttack, ComposeFileSwapTimedOnTheGateReadNeverReachesCompose) {
     const auto names = send("up", kRequests);
     const int swaps = attacker.stop();
 
-    const int evil_runs = evil_count();
-    EXPECT_EQ(evil_runs, 0);
-    EXPECT_GT(swaps, 0) << "the attacker never saw the gate read";
-    const int done = count_state(names, "done");
-    EXPECT_GT(done, 0);
-    EXPECT_EQ(done + count_state(names, "denied"), kRequests);
+    const int done = expect_timed_swaps_lost(names, swaps, "compose timed swap");
     std::vector<std::string> read;
     std::istringstream lines(read_file(f.root + "/compose-read"));
     for (std::string line; std::getline(lines, line);) read.push_back(line);
     EXPECT_EQ(static_cast<int>(read.size()), done);
     for (const auto& file : read) EXPECT_EQ(file, f.in_tree("compose.yaml"));
-    std::printf("compose timed swap: %d requests, %d swaps, %d done, %d denied, %d evil\n",
-                kRequests, swaps, done, count_state(names, "denied"), evil_runs);
 }
 
 // bash reads its script as it runs (it seeks back to the end of each
