@@ -34,26 +34,41 @@ std::string basename_of(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// mkdir -p of run_dir, 0700 for what it creates. The components above the
-// last are the host user's (config.cpp keeps run_dir out of the project);
-// the last must be a directory of ours that nobody else can enter.
-Result<UniqueFd> open_run_dir(const std::string& run_dir) {
-    UniqueFd at(::open("/", kDirOpen & ~O_NOFOLLOW));
-    if (!at) return make_error(errno_message("open /"));
-    std::size_t start = 1;
-    while (start < run_dir.size()) {
-        const std::size_t slash = run_dir.find('/', start);
+// mkdir -p of `path` (relative, no empty component) beneath `at`, 0700 for
+// what it creates; returns the last directory. Links are followed only in
+// the components above the last when `follow_above_last`; errors name
+// `shown_prefix` + the path so far.
+Result<UniqueFd> make_dirs_beneath(int at, const std::string& path, bool follow_above_last,
+                                   const std::string& shown_prefix) {
+    UniqueFd current;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = path.find('/', start);
         const bool last = slash == std::string::npos;
-        const std::string part = run_dir.substr(start, last ? std::string::npos : slash - start);
-        if (::mkdirat(at.get(), part.c_str(), 0700) != 0 && errno != EEXIST) {
-            return make_error(errno_message("cannot create " + run_dir.substr(0, slash)));
+        const std::string part = path.substr(start, last ? std::string::npos : slash - start);
+        const std::string shown = shown_prefix + path.substr(0, slash);
+        if (::mkdirat(at, part.c_str(), 0700) != 0 && errno != EEXIST) {
+            return make_error(errno_message("cannot create " + shown));
         }
-        UniqueFd next(::openat(at.get(), part.c_str(), last ? kDirOpen : kDirOpen & ~O_NOFOLLOW));
-        if (!next) return make_error(errno_message("cannot open " + run_dir.substr(0, slash)));
-        at = std::move(next);
-        if (last) break;
+        const int flags = last || !follow_above_last ? kDirOpen : kDirOpen & ~O_NOFOLLOW;
+        UniqueFd next(::openat(at, part.c_str(), flags));
+        if (!next) return make_error(errno_message("cannot open " + shown));
+        current = std::move(next);
+        at = current.get();
+        if (last) return current;
         start = slash + 1;
     }
+}
+
+// mkdir -p of run_dir. The components above the last are the host user's
+// (config.cpp keeps run_dir out of the project); the last must be a
+// directory of ours that nobody else can enter.
+Result<UniqueFd> open_run_dir(const std::string& run_dir) {
+    UniqueFd root(::open("/", kDirOpen & ~O_NOFOLLOW));
+    if (!root) return make_error(errno_message("open /"));
+    auto made = make_dirs_beneath(root.get(), run_dir.substr(1), /*follow_above_last=*/true, "/");
+    if (!made) return made.error();
+    UniqueFd at = std::move(*made);
     struct stat st {};
     if (::fstat(at.get(), &st) != 0) return make_error(errno_message("fstat " + run_dir));
     if (st.st_uid != ::geteuid()) {
@@ -136,23 +151,16 @@ Result<std::string> verified_bytes(int state_fd, const std::string& rel, const s
 // (0700); every component is opened without following a link.
 Result<void> write_in_tree(int root, const std::string& rel, const std::string& bytes,
                            mode_t mode) {
-    UniqueFd current;
+    UniqueFd parent;
     int at = root;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t slash = rel.find('/', start);
-        if (slash == std::string::npos) break;
-        const std::string part = rel.substr(start, slash - start);
-        if (::mkdirat(at, part.c_str(), 0700) != 0 && errno != EEXIST) {
-            return make_error(errno_message("cannot create " + rel.substr(0, slash)));
-        }
-        UniqueFd next(::openat(at, part.c_str(), kDirOpen));
-        if (!next) return make_error(errno_message("cannot open " + rel.substr(0, slash)));
-        current = std::move(next);
-        at = current.get();
-        start = slash + 1;
+    const std::size_t slash = rel.rfind('/');
+    if (slash != std::string::npos) {
+        auto made = make_dirs_beneath(root, rel.substr(0, slash), /*follow_above_last=*/false, "");
+        if (!made) return made.error();
+        parent = std::move(*made);
+        at = parent.get();
     }
-    const std::string leaf = rel.substr(start);
+    const std::string leaf = slash == std::string::npos ? rel : rel.substr(slash + 1);
     UniqueFd file(
         ::openat(at, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
     if (!file) return make_error(errno_message("cannot create " + rel));
