@@ -1,0 +1,48 @@
+// hostbridge-agent must run in a container with no libc at all: a static
+// ELF with no interpreter and no dynamic section, small enough to drop into
+// every spool.
+#include <elf.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "tests/client/client_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+TEST(AgentBinary, IsStaticWithNoInterpreterAndNoDynamicSection) {
+    const std::string bytes = read_file(HB_AGENT_BIN);
+    ASSERT_GE(bytes.size(), sizeof(Elf64_Ehdr));
+    Elf64_Ehdr eh;
+    std::memcpy(&eh, bytes.data(), sizeof eh);
+    ASSERT_EQ(std::memcmp(eh.e_ident, ELFMAG, SELFMAG), 0);
+    ASSERT_EQ(eh.e_ident[EI_CLASS], ELFCLASS64);
+    for (int i = 0; i < eh.e_phnum; ++i) {
+        Elf64_Phdr ph;
+        const std::size_t at = eh.e_phoff + static_cast<std::size_t>(i) * eh.e_phentsize;
+        ASSERT_LE(at + sizeof ph, bytes.size());
+        std::memcpy(&ph, bytes.data() + at, sizeof ph);
+        EXPECT_NE(ph.p_type, static_cast<Elf64_Word>(PT_INTERP)) << "needs a dynamic loader";
+        EXPECT_NE(ph.p_type, static_cast<Elf64_Word>(PT_DYNAMIC)) << "has a dynamic section";
+    }
+}
+
+TEST(AgentBinary, LddSaysNotADynamicExecutable) {
+    if (::access("/usr/bin/ldd", X_OK) != 0) GTEST_SKIP() << "no ldd here";
+    const std::string out = "/tmp/hb-agent-ldd-" + std::to_string(::getpid());
+    const std::string cmd = std::string("/usr/bin/ldd ") + HB_AGENT_BIN + " >" + out + " 2>&1";
+    const int rc = std::system(cmd.c_str());  // ldd exits 1 on a static binary
+    (void)rc;
+    const std::string said = read_file(out);
+    ::unlink(out.c_str());
+    EXPECT_NE(said.find("not a dynamic executable"), std::string::npos) << said;
+}
+
+TEST(AgentBinary, IsAtMostThreeMebibytes) {
+    EXPECT_LE(read_file(HB_AGENT_BIN).size(), 3u << 20);
+}
+
+}  // namespace
+}  // namespace hb::test
