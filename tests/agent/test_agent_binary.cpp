@@ -12,7 +12,16 @@
 namespace hb::test {
 namespace {
 
-TEST(AgentBinary, IsStaticWithNoInterpreterAndNoDynamicSection) {
+class AgentBinary : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!HB_AGENT_STATIC)
+            GTEST_SKIP() << "a sanitizer build links hostbridge-agent dynamically (AddressSanitizer "
+                            "has no static runtime)";
+    }
+};
+
+TEST_F(AgentBinary, IsStaticWithNoInterpreterAndNoDynamicSection) {
     const std::string bytes = read_file(HB_AGENT_BIN);
     ASSERT_GE(bytes.size(), sizeof(Elf64_Ehdr));
     Elf64_Ehdr eh;
@@ -29,7 +38,7 @@ TEST(AgentBinary, IsStaticWithNoInterpreterAndNoDynamicSection) {
     }
 }
 
-TEST(AgentBinary, LddSaysNotADynamicExecutable) {
+TEST_F(AgentBinary, LddSaysNotADynamicExecutable) {
     if (::access("/usr/bin/ldd", X_OK) != 0) GTEST_SKIP() << "no ldd here";
     const std::string out = "/tmp/hb-agent-ldd-" + std::to_string(::getpid());
     const std::string cmd = std::string("/usr/bin/ldd ") + HB_AGENT_BIN + " >" + out + " 2>&1";
@@ -40,7 +49,7 @@ TEST(AgentBinary, LddSaysNotADynamicExecutable) {
     EXPECT_NE(said.find("not a dynamic executable"), std::string::npos) << said;
 }
 
-TEST(AgentBinary, IsAtMostThreeMebibytes) {
+TEST_F(AgentBinary, IsAtMostThreeMebibytes) {
     EXPECT_LE(read_file(HB_AGENT_BIN).size(), 3u << 20);
 }
 
