@@ -16,8 +16,9 @@ class AgentBinary : public ::testing::Test {
   protected:
     void SetUp() override {
         if (!HB_AGENT_STATIC)
-            GTEST_SKIP() << "a sanitizer build links hostbridge-agent dynamically (AddressSanitizer "
-                            "has no static runtime)";
+            GTEST_SKIP()
+                << "a sanitizer build links hostbridge-agent dynamically (AddressSanitizer "
+                   "has no static runtime)";
     }
 };
 
