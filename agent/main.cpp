@@ -5,6 +5,7 @@
 //   hostbridge-agent request [OPTIONS] VERB [SERVICE]   the request client
 //   hostbridge-agent mcp [OPTIONS]                      an MCP server on stdio
 #include <limits.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -94,6 +95,9 @@ int run_mcp(int argc, char** argv) {
             return mcp_usage("unknown argument: " + std::string(arg).substr(0, 64));
         }
     }
+    // A client that closed our stdout is gone: writes fail (EPIPE) and the
+    // end of stdin ends the server, rather than a silent SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
     auto spool = hb::cli::find_spool(project_dir);
     if (!spool) {
         std::fprintf(stderr, "hostbridge-agent mcp: %s\n", spool.error().message.c_str());

@@ -2,7 +2,12 @@
 // ELF with no interpreter and no dynamic section, small enough to drop into
 // every spool.
 #include <elf.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <filesystem>
 
 #include <cstring>
 #include <string>
@@ -52,6 +57,34 @@ TEST_F(AgentBinary, LddSaysNotADynamicExecutable) {
 
 TEST_F(AgentBinary, IsAtMostThreeMebibytes) {
     EXPECT_LE(read_file(HB_AGENT_BIN).size(), 3u << 20);
+}
+
+// The copy install drops into SPOOL/bin/ finds its own spool with no
+// environment and from any directory (docs/MCP.md, "Register it").
+TEST(AgentSpool, TheDroppedCopyUsesTheSpoolItLiesIn) {
+    TempDir dir;
+    const std::string spool = dir.path() + "/project/untracked/hostbridge";
+    make_spool(spool);
+    std::filesystem::create_directories(spool + "/bin");
+    const std::string copy = spool + "/bin/hostbridge-agent";
+    std::filesystem::copy_file(HB_AGENT_BIN, copy);
+    std::filesystem::permissions(copy, std::filesystem::perms::owner_all);
+    std::vector<std::string> args = {copy, "request", "--no-wait", "ping"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    char* envp[] = {nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addchdir_np(&actions, "/");
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_EQ(files_under(spool + "/requests").size(), 1u);
 }
 
 }  // namespace
