@@ -124,6 +124,8 @@ class Host {
         fs::remove_all(root_, ec);
     }
 
+    [[nodiscard]] const std::string& spool() const { return spool_; }
+
     // One client run: seconds from its publish to its exit.
     double run(const std::vector<std::string>& argv) {
         pid_t pid = spawn(argv, {"PATH=/usr/bin:/bin", "HOSTBRIDGE_SPOOL=" + spool_});
@@ -220,6 +222,95 @@ BENCHMARK_CAPTURE(client_ping_instant_host, sh_dash, {"/usr/bin/dash", kScript, 
     ->Apply(configure);
 BENCHMARK_CAPTURE(client_ping_instant_host, cpp, {HB_HOSTBRIDGE_BIN, "request", "ping"})
     ->Apply(configure);
+
+BENCHMARK_CAPTURE(client_ping, agent, {HB_AGENT_BIN, "request", "ping"})->Apply(configure);
+
+// `hostbridge-agent mcp`, started once and initialized: one repetition is
+// one `ping` tool call, from writing the tools/call line to reading its
+// answer, as an MCP client sees it (docs/MCP.md).
+class McpServer {
+  public:
+    explicit McpServer(const std::string& spool) {
+        int to[2], from[2];
+        if (::pipe2(to, O_CLOEXEC) != 0 || ::pipe2(from, O_CLOEXEC) != 0)
+            throw std::runtime_error("pipe");
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, to[0], 0);
+        posix_spawn_file_actions_adddup2(&actions, from[1], 1);
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+        std::string env0 = "PATH=/usr/bin:/bin", env1 = "HOSTBRIDGE_SPOOL=" + spool;
+        char* envp[] = {env0.data(), env1.data(), nullptr};
+        char bin[] = HB_AGENT_BIN;
+        char mcp[] = "mcp";
+        char* argv[] = {bin, mcp, nullptr};
+        if (posix_spawn(&pid_, bin, &actions, nullptr, argv, envp) != 0)
+            throw std::runtime_error("cannot start hostbridge-agent");
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(to[0]);
+        ::close(from[1]);
+        in_.reset(to[1]);
+        out_.reset(from[0]);
+        exchange(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":)"
+                 R"("2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})");
+        send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    }
+    ~McpServer() {
+        in_.reset();
+        ::waitpid(pid_, nullptr, 0);
+    }
+
+    // Seconds for one ping tool call.
+    double ping() {
+        const auto start = Clock::now();
+        std::string answer = exchange(R"({"jsonrpc":"2.0","id":1,"method":"tools/call",)"
+                                      R"("params":{"name":"ping","arguments":{}}})");
+        const auto end = Clock::now();
+        if (answer.find("\"pong\"") == std::string::npos)
+            throw std::runtime_error("no pong: " + answer);
+        return std::chrono::duration<double>(end - start).count();
+    }
+
+  private:
+    void send(const std::string& line) {
+        const std::string text = line + "\n";
+        if (::write(in_.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+            throw std::runtime_error("write to the server failed");
+    }
+    std::string exchange(const std::string& line) {
+        send(line);
+        for (;;) {
+            auto nl = buffer_.find('\n');
+            if (nl != std::string::npos) {
+                std::string out = buffer_.substr(0, nl);
+                buffer_.erase(0, nl + 1);
+                return out;
+            }
+            char buf[65536];
+            ssize_t n = ::read(out_.get(), buf, sizeof buf);
+            if (n <= 0) throw std::runtime_error("the server closed stdout");
+            buffer_.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+
+    pid_t pid_ = -1;
+    hb::UniqueFd in_;
+    hb::UniqueFd out_;
+    std::string buffer_;
+};
+
+void mcp_ping_tool_call(benchmark::State& state, Answerer answerer) {
+    static McpServer watch(host(Answerer::Watch).spool());
+    static McpServer instant(host(Answerer::Bench).spool());
+    McpServer& server = answerer == Answerer::Watch ? watch : instant;
+    for (auto _ : state) state.SetIterationTime(server.ping());
+}
+void many(benchmark::internal::Benchmark* b) {
+    configure(b);
+    b->Repetitions(200);
+}
+BENCHMARK_CAPTURE(mcp_ping_tool_call, watch, Answerer::Watch)->Apply(many);
+BENCHMARK_CAPTURE(mcp_ping_tool_call, instant_host, Answerer::Bench)->Apply(many);
 
 }  // namespace
 

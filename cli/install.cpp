@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/agent_doc.hpp"
+#include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
@@ -691,6 +692,26 @@ class Installer {
                                      o_.file_mode, spool_dir_ + "/AGENT.md");
         if (!doc) return fail(doc.error().message);
         report_.item(spool_dir_ + "/AGENT.md", outcome_word(*doc));
+        return write_agent(dir);
+    }
+
+    // hostbridge-agent and its manifest in the spool's bin/ (docs/MCP.md).
+    // A hostbridge built without the static agent drops the manifest only.
+    std::optional<Stop> write_agent(int spool_fd) {
+        std::optional<std::string> binary;
+        if (auto source = bundled_binary(kAgentBinary)) {
+            auto content = read_file_if_exists(*source, 16u << 20);
+            if (!content || !content->has_value()) return fail("cannot read " + *source);
+            binary = std::move(**content);
+        } else {
+            std::cout << "note: this hostbridge has no " << kAgentBinary
+                      << " beside it; agents use the `request` client\n";
+        }
+        const auto policy = exec::load_policy(paths_.policy_file);
+        auto dropped = drop_agent(spool_fd, spool_dir_, binary,
+                                  render_agent_manifest(config_, policy, o_.spool_rel));
+        if (!dropped) return fail(spool_refusal(dropped.error().message));
+        for (const auto& [path, what] : *dropped) report_.item(path, what);
         return std::nullopt;
     }
 

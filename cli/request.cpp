@@ -20,9 +20,6 @@
 namespace hb::cli {
 namespace {
 
-using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
-
 constexpr const char* kUsage =
     "usage: hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB [ARG]\n"
     "\n"
@@ -43,22 +40,6 @@ constexpr const char* kUsage =
     "stdout, reason on stderr); 75 no answer in time (a request the host never\n"
     "took up is withdrawn); 64 usage error (nothing written).\n";
 
-// Most answers (ping, a denial, a short command) land within milliseconds:
-// for the first 100 ms the response is simply re-read, which spares the
-// exit the cost of tearing down an inotify watch (request_wait.hpp); then
-// inotify takes over. Every millisecond for the first 20 ms, then backing
-// off to 16 ms: a quick answer is seen within about a millisecond, and
-// fifty clients started at once do not keep stealing the CPU the host needs
-// to answer them.
-constexpr milliseconds kQuickPhase{100};
-constexpr milliseconds kEagerPhase{20};
-constexpr milliseconds kEagerPoll{1};
-constexpr milliseconds kLastQuickPoll{16};
-// Once inotify is armed, and as a safety net where it sees nothing (a spool
-// on a network or virtual filesystem shared with a VM), the response is
-// still re-read this often.
-constexpr milliseconds kRecheck{250};
-
 struct Options {
     std::optional<std::string> project_dir;
     int timeout_seconds = 120;
@@ -68,13 +49,24 @@ struct Options {
     std::optional<std::string> arg;
 };
 
+// "hostbridge request" or "hostbridge-agent request": how messages and the
+// usage text name this program.
+std::string g_program = "hostbridge request";
+
 void say(const std::string& text) {
-    std::fprintf(stderr, "hostbridge request: %s\n", text.c_str());
+    std::fprintf(stderr, "%s: %s\n", g_program.c_str(), text.c_str());
+}
+
+std::string usage_text() {
+    std::string text = kUsage;
+    const std::string from = "hostbridge request";
+    text.replace(text.find(from), from.size(), g_program);
+    return text;
 }
 
 int usage_error(const std::string& text) {
     say(text);
-    std::fputs(kUsage, stderr);
+    std::fputs(usage_text().c_str(), stderr);
     return kRequestUsage;
 }
 
@@ -171,49 +163,22 @@ void withdraw(const Spool& spool, const std::string& name) {
 
 int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& watch,
                     int timeout_seconds) {
-    const auto start = Clock::now();
-    const auto deadline = start + std::chrono::seconds(timeout_seconds);
-    bool taken_up = false;
-    std::string last_state;
-    milliseconds quick_poll = kEagerPoll;
-    for (;;) {
-        // Checked first, and right after arming: an answer that landed before
-        // the watch existed made no event.
-        auto text = spool.read_response(name);
-        if (text && *text) {
-            auto response = parse_response(**text);
-            if (response) {
-                if (is_terminal(response->state)) return finish(*response);
-                if (response->state == ResponseState::Running) taken_up = true;
-                last_state = response->state_text;
-            }
-        }
-        if (!watch.armed() && Clock::now() - start >= kQuickPhase) {
-            watch.arm();
-            continue;
-        }
-        auto wait = kRecheck;
-        if (!watch.armed()) {
-            wait = quick_poll;
-            if (Clock::now() - start >= kEagerPhase)
-                quick_poll = std::min(quick_poll * 2, kLastQuickPoll);
-        }
-        if (!taken_up) {
-            auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
-            if (left.count() <= 0) {
-                say("no answer from the host within " + std::to_string(timeout_seconds) + " s" +
-                    (last_state.empty() ? "" : " (last state: " + last_state + ")"));
-                withdraw(spool, name);
-                return kRequestNoAnswer;
-            }
-            wait = std::min(wait, left);
-        }
-        auto event = watch.wait(wait);
-        if (event.wake == ResponseWatch::Wake::Signal) {
+    WaitResult waited =
+        wait_for_response(spool, name, watch, std::chrono::seconds(timeout_seconds));
+    switch (waited.end) {
+        case WaitResult::End::Answered:
+            return finish(waited.response);
+        case WaitResult::End::Signal:
             withdraw(spool, name);
-            return 128 + event.signal;
-        }
+            return 128 + waited.signal;
+        case WaitResult::End::NoAnswer:
+        case WaitResult::End::External:
+            break;
     }
+    say("no answer from the host within " + std::to_string(timeout_seconds) + " s" +
+        (waited.last_state.empty() ? "" : " (last state: " + waited.last_state + ")"));
+    withdraw(spool, name);
+    return kRequestNoAnswer;
 }
 
 int run(int argc, char** argv) {
@@ -221,7 +186,7 @@ int run(int argc, char** argv) {
     if (auto* code = std::get_if<int>(&parsed)) return *code;
     const Options& options = std::get<Options>(parsed);
     if (options.help) {
-        std::fputs(kUsage, stdout);
+        std::fputs(usage_text().c_str(), stdout);
         return 0;
     }
 
@@ -261,7 +226,8 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int run_request(int argc, char** argv) {
+int run_request(int argc, char** argv, std::string_view program) {
+    g_program = std::string(program);
     try {
         return run(argc, argv);
     } catch (const std::exception& e) {

@@ -4,6 +4,8 @@
 // also runs inside a container.
 #pragma once
 
+#include <string_view>
+
 namespace hb::cli {
 
 // Exit codes of every agent client (protocol.md), not the admin tool's.
@@ -14,7 +16,8 @@ inline constexpr int kRequestNoAnswer = 75;
 
 // argv[0] .. argv[argc - 1] are the arguments after the word `request`
 // (the admin tool calls run_request(argc - 2, argv + 2)). Returns the exit
-// code; never throws.
-int run_request(int argc, char** argv);
+// code; never throws. `program` names the command in messages and usage
+// (hostbridge-agent runs the same client).
+int run_request(int argc, char** argv, std::string_view program = "hostbridge request");
 
 }  // namespace hb::cli

@@ -6,15 +6,100 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
-namespace hb::cli {
+#include "cli/request_spool.hpp"
 
-ResponseWatch::ResponseWatch(std::string responses_dir, std::string file_name)
+namespace hb::cli {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// Most answers (ping, a denial, a short command) land within milliseconds:
+// for the first 100 ms the response is simply re-read, which spares the
+// exit the cost of tearing down an inotify watch (request_wait.hpp); then
+// inotify takes over. Every millisecond for the first 20 ms, then backing
+// off to 16 ms: a quick answer is seen within about a millisecond, and
+// fifty clients started at once do not keep stealing the CPU the host needs
+// to answer them.
+constexpr milliseconds kQuickPhase{100};
+constexpr milliseconds kEagerPhase{20};
+constexpr milliseconds kEagerPoll{1};
+constexpr milliseconds kLastQuickPoll{16};
+// Once inotify is armed, and as a safety net where it sees nothing (a spool
+// on a network or virtual filesystem shared with a VM), the response is
+// still re-read this often.
+constexpr milliseconds kRecheck{250};
+
+}  // namespace
+
+WaitResult wait_for_response(const Spool& spool, const std::string& name, ResponseWatch& watch,
+                             std::chrono::seconds take_up_timeout,
+                             const std::function<void(const Response*)>& on_tick) {
+    const auto start = Clock::now();
+    const auto deadline = start + take_up_timeout;
+    bool taken_up = false;
+    WaitResult result;
+    std::optional<Response> latest;
+    milliseconds quick_poll = kEagerPoll;
+    for (;;) {
+        // Checked first, and right after arming: an answer that landed before
+        // the watch existed made no event.
+        auto text = spool.read_response(name);
+        if (text && *text) {
+            auto response = parse_response(**text);
+            if (response) {
+                if (is_terminal(response->state)) {
+                    result.end = WaitResult::End::Answered;
+                    result.response = std::move(*response);
+                    return result;
+                }
+                if (response->state == ResponseState::Running) taken_up = true;
+                result.last_state = response->state_text;
+                latest = std::move(*response);
+            }
+        }
+        if (on_tick) on_tick(latest ? &*latest : nullptr);
+        if (!watch.armed() && Clock::now() - start >= kQuickPhase) {
+            watch.arm();
+            continue;
+        }
+        auto wait = kRecheck;
+        if (!watch.armed()) {
+            wait = quick_poll;
+            if (Clock::now() - start >= kEagerPhase)
+                quick_poll = std::min(quick_poll * 2, kLastQuickPoll);
+        }
+        if (!taken_up) {
+            auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                result.end = WaitResult::End::NoAnswer;
+                return result;
+            }
+            wait = std::min(wait, left);
+        }
+        auto event = watch.wait(wait);
+        if (event.wake == ResponseWatch::Wake::Signal) {
+            result.end = WaitResult::End::Signal;
+            result.signal = event.signal;
+            return result;
+        }
+        if (event.wake == ResponseWatch::Wake::External) {
+            result.end = WaitResult::End::External;
+            return result;
+        }
+    }
+}
+
+ResponseWatch::ResponseWatch(std::string responses_dir, std::string file_name, Signals signals)
     : responses_dir_(std::move(responses_dir)), file_name_(std::move(file_name)) {
+    if (signals == Signals::Leave) return;
+    took_signals_ = true;
     sigemptyset(&blocked_);
     sigaddset(&blocked_, SIGINT);
     sigaddset(&blocked_, SIGTERM);
@@ -36,7 +121,7 @@ void ResponseWatch::arm() {
 ResponseWatch::~ResponseWatch() {
     // A signal still pending is delivered now, with its default action:
     // the user asked for it.
-    ::sigprocmask(SIG_SETMASK, &previous_, nullptr);
+    if (took_signals_) ::sigprocmask(SIG_SETMASK, &previous_, nullptr);
 }
 
 ResponseWatch::Event ResponseWatch::wait(std::chrono::milliseconds max) {
@@ -45,8 +130,10 @@ ResponseWatch::Event ResponseWatch::wait(std::chrono::milliseconds max) {
     for (;;) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) return {};
-        std::array<pollfd, 2> fds{{{signals_.get(), POLLIN, 0}, {inotify_.get(), POLLIN, 0}}};
+        std::array<pollfd, 3> fds{
+            {{signals_.get(), POLLIN, 0}, {inotify_.get(), POLLIN, 0}, {external_, POLLIN, 0}}};
         if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0) continue;
+        if (fds[2].revents & POLLIN) return {Wake::External, 0};
 
         if (fds[0].revents & POLLIN) {
             signalfd_siginfo info{};

@@ -11,17 +11,24 @@
 #include <signal.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 
+#include "cli/request_response.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
 
+class Spool;
+
 class ResponseWatch {
   public:
-    // Blocks the three signals (restored by the destructor); inotify waits
-    // for arm().
-    ResponseWatch(std::string responses_dir, std::string file_name);
+    enum class Signals { Take, Leave };
+    // Blocks the three signals (restored by the destructor) unless told to
+    // leave them (the MCP server, whose calls run on threads, ends on them);
+    // inotify waits for arm().
+    ResponseWatch(std::string responses_dir, std::string file_name,
+                  Signals signals = Signals::Take);
     ~ResponseWatch();
     ResponseWatch(const ResponseWatch&) = delete;
     ResponseWatch& operator=(const ResponseWatch&) = delete;
@@ -30,6 +37,7 @@ class ResponseWatch {
         Changed,  // our file appeared or was replaced (or events were lost)
         Timeout,
         Signal,
+        External,  // the fd given to wake_on() became readable
     };
     struct Event {
         Wake wake = Wake::Timeout;
@@ -42,6 +50,10 @@ class ResponseWatch {
     // every wait simply times out and the caller's re-check is a poll.
     void arm();
     [[nodiscard]] bool armed() const { return armed_; }
+
+    // Also ends a wait when `fd` (an eventfd the caller owns) is readable;
+    // how a cancelled MCP call stops waiting at once.
+    void wake_on(int fd) { external_ = fd; }
 
     // Waits at most `max` for one of the above (unarmed: only a signal ends
     // the wait early).
@@ -58,6 +70,33 @@ class ResponseWatch {
     sigset_t previous_{};
     UniqueFd inotify_;
     UniqueFd signals_;
+    bool took_signals_ = false;
+    int external_ = -1;
 };
+
+// How waiting for one answer ended.
+struct WaitResult {
+    enum class End {
+        Answered,  // `response` holds a final state
+        NoAnswer,  // not taken up within the timeout
+        Signal,    // `signal` arrived
+        External,  // the wake_on() fd
+    };
+    End end = End::NoAnswer;
+    Response response;
+    int signal = 0;
+    std::string last_state;  // the last non-final state read, if any
+};
+
+// Waits for the answer to request `name` as every agent client does:
+// re-reading the response quickly at first, then on inotify events with a
+// re-read every 250 ms as a safety net (filesystems that deliver no
+// events). The take-up timeout counts only until the host reports
+// `running`. `on_tick`, when given, is called every time round (at least
+// every 250 ms) with the latest non-final answer, or null before any.
+// Withdrawing a request that timed out is the caller's call.
+WaitResult wait_for_response(const Spool& spool, const std::string& name, ResponseWatch& watch,
+                             std::chrono::seconds take_up_timeout,
+                             const std::function<void(const Response*)>& on_tick = {});
 
 }  // namespace hb::cli

@@ -126,6 +126,8 @@ int run_uninstall(int argc, char** argv) {
             const std::string shown = spool->path + "/" + name;
             removed(shown, remove_file_at(spool->root.get(), name, shown));
         }
+        const std::string bin = spool->path + "/bin";  // hostbridge-agent and its manifest
+        removed(bin, remove_tree_at(spool->root.get(), "bin", bin));
     }
     if (purge) {
         const std::string state_dir = config ? config->state_dir : p.state_dir;

@@ -2,7 +2,8 @@
 // Each is installed again with the options it was installed with
 // (install.json), so its executor and parser copies are replaced (a temp
 // file renamed over each: a running drain keeps the inode it runs), and its
-// units, AGENT.md and the spool's `request` client are rendered anew.
+// units, AGENT.md and the spool's `request` client are rendered anew, and
+// bin/hostbridge-agent with its manifest replaced (docs/MCP.md).
 #include <algorithm>
 #include <iostream>
 

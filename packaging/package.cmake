@@ -5,10 +5,16 @@
 #   bin/hostbridge                     the admin tool (units, client embedded)
 #   lib/hostbridge/hostbridge-executor the executor and parser `install` copies
 #   lib/hostbridge/hostbridge-parser   into each project (cli/versions.cpp)
+#   lib/hostbridge/hostbridge-agent    static; install drops it into each spool
+#                                      (agent/CMakeLists.txt installs it)
 #   share/man/man{1,5,8}/*.gz          the man pages (man/)
 #   share/doc/hostbridge/              README, SECURITY, docs/, copyright
 install(TARGETS hostbridge-executor hostbridge-parser
         RUNTIME DESTINATION ${HB_INSTALL_LIBEXECDIR})
+# hostbridge-agent is static on purpose (docs/MCP.md): it runs in containers
+# with no libc.
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/lintian-overrides
+        DESTINATION share/lintian/overrides RENAME hostbridge)
 
 # The man pages, with the version in their header (man/ -> build/man/).
 set(HB_MAN_PAGES hostbridge.1 hostbridge-request.1 hostbridge.json.5 hostbridge-policy.conf.5

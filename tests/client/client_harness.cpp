@@ -100,12 +100,14 @@ std::string client_name(ClientKind kind) {
             return "bash_posix";
         case ClientKind::Cpp:
             return "cpp";
+        case ClientKind::Agent:
+            return "agent";
     }
     return "?";
 }
 
 bool is_shell(ClientKind kind) {
-    return kind != ClientKind::Cpp;
+    return kind != ClientKind::Cpp && kind != ClientKind::Agent;
 }
 
 std::string client_unavailable(ClientKind kind) {
@@ -122,6 +124,8 @@ std::string client_unavailable(ClientKind kind) {
             return missing(kBash, "bash");
         case ClientKind::Cpp:
             return missing(HB_HOSTBRIDGE_BIN, "(build the hostbridge target)");
+        case ClientKind::Agent:
+            return missing(HB_AGENT_BIN, "(build the hostbridge-agent target)");
     }
     return "unknown client";
 }
@@ -207,6 +211,9 @@ ClientProcess::ClientProcess(ClientKind kind, const std::vector<std::string>& ar
             break;
         case ClientKind::Cpp:
             argv = {HB_HOSTBRIDGE_BIN, "request"};
+            break;
+        case ClientKind::Agent:
+            argv = {HB_AGENT_BIN, "request"};
             break;
     }
     argv.insert(argv.end(), args.begin(), args.end());

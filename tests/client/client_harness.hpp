@@ -12,11 +12,13 @@
 
 namespace hb::test {
 
-enum class ClientKind { Dash, BusyboxSh, BashPosix, Cpp };
+// Agent: `hostbridge-agent request`, the static binary (agent/).
+enum class ClientKind { Dash, BusyboxSh, BashPosix, Cpp, Agent };
 inline constexpr ClientKind kAllClients[] = {ClientKind::Dash, ClientKind::BusyboxSh,
-                                             ClientKind::BashPosix, ClientKind::Cpp};
+                                             ClientKind::BashPosix, ClientKind::Cpp,
+                                             ClientKind::Agent};
 
-// "dash", "busybox_sh", "bash_posix", "cpp": for test names.
+// "dash", "busybox_sh", "bash_posix", "cpp", "agent": for test names.
 std::string client_name(ClientKind kind);
 bool is_shell(ClientKind kind);
 // Empty when this machine can run the client; otherwise why not.

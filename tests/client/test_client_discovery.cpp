@@ -115,7 +115,8 @@ TEST_P(ClientDiscoveryTest, HostbridgeSpoolComesBeforeRepoRoot) {
 
 // --project-dir is the C++ client's alone.
 class CppDiscoveryTest : public ClientDiscoveryTest {};
-INSTANTIATE_TEST_SUITE_P(Cpp, CppDiscoveryTest, ::testing::Values(ClientKind::Cpp), param_name);
+INSTANTIATE_TEST_SUITE_P(Cpp, CppDiscoveryTest,
+                         ::testing::Values(ClientKind::Cpp, ClientKind::Agent), param_name);
 
 TEST_P(CppDiscoveryTest, ProjectDirComesFirst) {
     std::string a = make_project("a", /*git=*/false);

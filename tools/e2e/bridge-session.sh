@@ -22,7 +22,7 @@
 #                       --user manager (run inside tools/e2e/usermgr.sh), or
 #                       a `hostbridge-executor watch` this script starts
 #   --backend stack|compose   the bridge's backend (compose: podman-compose)
-#   --rate-limit N/S    mutating requests per window (default 6/600: the
+#   --rate-limit N/S    mutating requests per window (default 8/600: the
 #                       session's burst meets it after one more restart)
 #
 # Run it inside `usermgr.sh run` for --mode systemd: rootful podman must share
@@ -47,7 +47,7 @@ usage() {
 
 cmd=${1:-}
 [ $# -ge 1 ] && shift
-project_dir="" bin="" mode=systemd backend=stack rate_limit=6/600
+project_dir="" bin="" mode=systemd backend=stack rate_limit=8/600
 while [ $# -gt 0 ]; do
     case $1 in
         --project) project_dir=${2:?}; shift 2 ;;
@@ -76,6 +76,8 @@ client=$spool/request
 agent=$project-agent
 agent_net=$project-agent-net
 agent_img=localhost/$project-agent:latest
+mcp_ctr=$project-mcp # the agent container holding nothing but hostbridge-agent
+mcp_img=localhost/$project-mcp:latest
 label=io.hostbridge.demo.project=$project
 service=hostbridge-$slug.service
 path_unit=hostbridge-$slug.path
@@ -316,6 +318,80 @@ gate_edit() { # the agent edits a pinned file
     in_agent "sed -i 's/WORKER_INTERVAL_SECONDS:-3/WORKER_INTERVAL_SECONDS:-2/' $P/compose.yaml"
 }
 
+# ------------------------------------------------------------------ the agent over MCP
+
+# mcp_send JSON: one line to the server. mcp_recv ID: reads lines until the
+# answer with that id (MCP_LINE), up to 90 s; notifications are skipped.
+mcp_send() { printf '%s\n' "$1" >&"${MCP[1]}"; }
+mcp_recv() {
+    local line
+    MCP_LINE=
+    while IFS= read -r -t 90 line <&"${MCP[0]}"; do
+        case $line in "{\"id\":$1,"*) MCP_LINE=$line; return 0 ;; esac
+    done
+    return 1
+}
+
+# An agent container whose root filesystem is hostbridge-agent and nothing
+# else (no libc, no shell; `podman import` of a one-file tarball, since no
+# registry is reachable) lists and calls the bridge's tools over MCP; then
+# the busybox agent runs the same binary's `request`.
+mcp_session() {
+    local root=$run_dir/mcp-rootfs before after files
+    section "an agent container holding nothing but hostbridge-agent, over MCP"
+    rm -rf "$root" && mkdir -p "$root" && cp "$spool/bin/hostbridge-agent" "$root/" ||
+        die "cannot copy $spool/bin/hostbridge-agent (did install drop it?)"
+    tar -C "$root" -cf "$run_dir/mcp-rootfs.tar" hostbridge-agent || die "tar of the MCP rootfs failed"
+    podman import -q --change "LABEL $label" --change 'ENTRYPOINT ["/hostbridge-agent"]' \
+        "$run_dir/mcp-rootfs.tar" "$mcp_img" >/dev/null || die "podman import of the MCP agent image failed"
+    rm -rf "$root" "$run_dir/mcp-rootfs.tar"
+    podman create -q --name "$mcp_ctr-probe" --label "$label" "$mcp_img" mcp >/dev/null &&
+        files=$(podman export "$mcp_ctr-probe" | tar -tvf - | grep -v '^d' | awk '{ print $NF }' | tr '\n' ' ')
+    podman rm -f "$mcp_ctr-probe" >/dev/null 2>&1
+    check "its root filesystem holds one file: $files" test "$files" = "hostbridge-agent "
+
+    coproc MCP { exec podman run --rm -i --name "$mcp_ctr" --label "$label" --network none \
+        -e HOSTBRIDGE_SPOOL="$spool" -v "$P:$P" "$mcp_img" mcp 2>"$run_dir/mcp.err"; }
+    local mcp_pid=$MCP_PID
+    mcp_send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bridge-session","version":"1"}}}'
+    mcp_recv 1
+    check "initialize: $(grep -o '"protocolVersion":"[^"]*"' <<<"$MCP_LINE")" \
+        grep -q '"protocolVersion":"2025-11-25"' <<<"$MCP_LINE"
+    mcp_send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    mcp_send '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+    mcp_recv 2
+    check "tools/list: $(grep -o '"name":"[a-z-]*"' <<<"$MCP_LINE" | cut -d'"' -f4 | tr '\n' ' ')" \
+        eval 'grep -q "\"name\":\"restart\"" <<<"$MCP_LINE" && grep -q "\"enum\":\[\"api\"" <<<"$MCP_LINE"'
+    mcp_send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ping","arguments":{}}}'
+    mcp_recv 3
+    check "tools/call ping: pong" grep -q '"text":"pong"' <<<"$MCP_LINE"
+    before=$(started_at api)
+    local t0
+    t0=$(now_ms)
+    mcp_send '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"restart","arguments":{"service":"api"}}}'
+    mcp_recv 4
+    after=$(started_at api)
+    check "tools/call restart api: done in $(secs $(($(now_ms) - t0))), isError false" \
+        eval 'grep -q "\"isError\":false" <<<"$MCP_LINE" && grep -q "\"state\":\"done\"" <<<"$MCP_LINE"'
+    check "api really restarted: started $before -> $after" test -n "$after" -a "$after" != "$before"
+    exec {MCP[1]}>&-
+    local rc=0
+    wait "$mcp_pid" || rc=$?
+    check "the MCP server exited $rc when its stdin closed" test "$rc" -eq 0
+    [ "$rc" -eq 0 ] || indent <"$run_dir/mcp.err"
+    fact "MCP: a container holding only hostbridge-agent listed the tools and restarted api through the bridge"
+
+    before=$(started_at api)
+    podman exec "$agent" "$spool/bin/hostbridge-agent" request --timeout 60 restart api \
+        >"$run_dir/out" 2>"$run_dir/err"
+    rc=$?
+    after=$(started_at api)
+    check "busybox agent: hostbridge-agent request restart api: exit $rc" test "$rc" -eq 0
+    check "api really restarted: started $before -> $after" test -n "$after" -a "$after" != "$before"
+    [ "$rc" -eq 0 ] || indent <"$run_dir/err"
+    if [ "$mode" = systemd ]; then check "the oneshot exited again" wait_for 30 drain_idle; fi
+}
+
 cmd_session() {
     local before after inv_first
     section "the agent's session: every 'agent\$' line runs inside $agent"
@@ -360,6 +436,8 @@ cmd_session() {
     else
         fact "restart api: the container restarted and serves"
     fi
+
+    mcp_session
 
     in_agent "sed -i 's|<h1>demo-app web</h1>|<h1>demo-app web</h1><p>rebuilt by the agent</p>|' $P/services/web/index.html.in"
     say "agent: edits services/web/index.html.in (a code change, not a trusted file)"
@@ -431,13 +509,14 @@ cmd_session() {
         eval '[ -z "$(podman port "$(ctr api)" 2>/dev/null)" ]'
     fact "join-network: the agent container reached http://api:8080/ by name; no host port is open"
 
-    # Mutating requests so far that used a slot: restart, rebuild, the
-    # restart the integrity gate refused (probing the gate is not free:
+    # Mutating requests so far that used a slot: restart, the MCP restart,
+    # the hostbridge-agent request restart, rebuild, the restart the
+    # integrity gate refused (probing the gate is not free:
     # docs/DECIDE-AND-RUN.md), restart, join-network.
-    local allowed=$((rate_count - 5)) burst
+    local allowed=$((rate_count - 7)) burst
     [ "$allowed" -ge 0 ] || allowed=0
     burst=$((allowed + 1))
-    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 5 used so far)"
+    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 7 used so far)"
     in_agent "i=0; while [ \$i -lt $burst ]; do i=\$((i + 1));
                   ( $client --timeout 60 restart api >/dev/null 2>/tmp/burst.\$i; echo \$? >/tmp/burst.\$i.rc ) &
               done; wait" >/dev/null 2>&1
@@ -509,6 +588,8 @@ cmd_teardown() {
         rm -f "$watch_pidfile"
     fi
     podman rm -f -t 0 "$agent" >/dev/null 2>&1
+    podman rm -f -t 0 "$mcp_ctr" >/dev/null 2>&1
+    podman rm -f -t 0 "$mcp_ctr-probe" >/dev/null 2>&1
     podman network rm -f "$agent_net" >/dev/null 2>&1
     if [ -x "$P/stack" ]; then
         # Everything either backend made for this project: containers,
@@ -516,6 +597,7 @@ cmd_teardown() {
         "$P/stack" purge >/dev/null 2>&1 || echo "teardown: stack purge failed" >&2
     fi
     podman rmi -f "$agent_img" >/dev/null 2>&1
+    podman rmi -f "$mcp_img" >/dev/null 2>&1
     true
 }
 

@@ -3,7 +3,8 @@
 # user (a throwaway user, or root's manager with a dropped HOME) to DEST, a
 # new root-owned directory of mode 0755: the scripts of tools/e2e, the test
 # script tests/cli/e2e_systemd.sh, the demo app examples/demo-app, and the
-# binaries hostbridge, hostbridge-executor and hostbridge-parser of BIN_DIR
+# binaries hostbridge, hostbridge-executor, hostbridge-parser and
+# hostbridge-agent (which install drops into the spool) of BIN_DIR
 # (as DEST/bin, if BIN_DIR is given). The checkout and the build tree may sit under a directory
 # only root can enter (/root, a `mktemp -d`); the copies are reachable.
 # DEST keeps the repository's layout, so scripts find each other the same
@@ -33,7 +34,7 @@ cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo
 # package: /usr/bin/hostbridge, /usr/lib/hostbridge/hostbridge-executor) has
 # the executor and parser in ../lib/hostbridge, where `hostbridge install`
 # also looks (cli/versions.hpp). The copies sit side by side either way.
-for b in hostbridge hostbridge-executor hostbridge-parser; do
+for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-agent; do
     [ -n "$bin" ] || break
     src=$bin/$b
     [ -x "$src" ] || [ "$b" = hostbridge ] || src=$bin/../lib/hostbridge/$b

@@ -1,0 +1,411 @@
+#include "agent/mcp_server.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/request_message.hpp"
+#include "cli/request_spool.hpp"
+#include "cli/request_wait.hpp"
+#include "ipc/unique_fd.hpp"
+#include "packaging/version.hpp"
+
+namespace hb::agent {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Newest first; an unknown version asked for gets the newest.
+constexpr const char* kProtocolVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+// A line longer than this is answered with a parse error and skipped.
+constexpr std::size_t kMaxLine = 4u << 20;
+
+constexpr int kParseError = -32700;
+constexpr int kInvalidRequest = -32600;
+constexpr int kMethodNotFound = -32601;
+constexpr int kInvalidParams = -32602;
+
+void log(const std::string& text) {
+    std::fprintf(stderr, "hostbridge-agent mcp: %s\n", text.c_str());
+}
+
+// One JSON-RPC message a line on stdout, whole, from any thread.
+class Writer {
+  public:
+    explicit Writer(int fd) : fd_(fd) {}
+    void send(const json& message) {
+        // Command output need not be UTF-8: invalid bytes become U+FFFD
+        // rather than an exception.
+        std::string line = message.dump(-1, ' ', false, json::error_handler_t::replace);
+        line += '\n';
+        std::lock_guard lock(mutex_);
+        std::string_view rest = line;
+        while (!rest.empty()) {
+            ssize_t n = ::write(fd_, rest.data(), rest.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return;  // the client went away; stdin's end stops us
+            rest.remove_prefix(static_cast<std::size_t>(n));
+        }
+    }
+    void result(const json& id, json result) {
+        send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+    }
+    void error(const json& id, int code, const std::string& message) {
+        send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+    }
+
+  private:
+    int fd_;
+    std::mutex mutex_;
+};
+
+std::string advice_for_denied(const std::string& reason) {
+    if (reason.find("rate limited") != std::string::npos)
+        return "You are rate limited: wait as long as the reason says before calling again, "
+               "and batch your changes (one call after several edits). Do not retry in a loop.";
+    if (reason.find("approve") != std::string::npos)
+        return "A trusted project file changed since a person approved it: the host refuses "
+               "commands until they review and approve it (`hostbridge approve` on the host). "
+               "Tell the person you work with; retrying will not help.";
+    return "The host's rules refuse this call; retrying will not help. If you need it, tell the "
+           "person you work with.";
+}
+
+struct Outcome {
+    std::string state;
+    std::optional<std::int64_t> exit_code;
+    std::optional<std::string> reason;
+    std::string text;
+    bool is_error = false;
+};
+
+Outcome outcome_of(const cli::Response& r, int ttl_seconds) {
+    Outcome o;
+    o.state = cli::state_name(r.state);
+    o.exit_code = r.exit_code;
+    o.reason = r.reason;
+    const std::string output = r.output.value_or("");
+    const std::string reason = r.reason.value_or("no reason given");
+    switch (r.state) {
+        case cli::ResponseState::Done:
+            o.text = output.empty() ? "(done, no output)" : output;
+            return o;
+        case cli::ResponseState::Denied:
+            o.text = "Refused by the host: " + reason + ".\n" + advice_for_denied(reason);
+            break;
+        case cli::ResponseState::Failed:
+            o.text = "The command failed" +
+                     (r.exit_code ? " (exit code " + std::to_string(*r.exit_code) + ")"
+                                  : std::string()) +
+                     ": " + reason +
+                     ".\nRead the output below, fix the cause, then call again; if the cause is "
+                     "on the host, tell the person you work with.";
+            break;
+        case cli::ResponseState::Expired:
+            o.text = "The host took this request up too late" +
+                     (ttl_seconds > 0 ? " (over " + std::to_string(ttl_seconds) + " s)"
+                                      : std::string()) +
+                     ", so it did not run: " + reason + ".\nCall again if it is still needed.";
+            break;
+        default:
+            o.text = "The host answered with an unknown state `" + r.state_text + "`.";
+            break;
+    }
+    if (!output.empty()) o.text += "\n\nOutput:\n" + output;
+    o.is_error = true;
+    return o;
+}
+
+class Server {
+  public:
+    Server(const ServerOptions& options, int out_fd) : options_(options), out_(out_fd) {}
+
+    ~Server() {
+        // stdin ended: stop every wait, then let each call log and finish.
+        {
+            std::lock_guard lock(mutex_);
+            for (auto& [key, call] : calls_) {
+                std::uint64_t one = 1;
+                (void)!::write(call->cancel.get(), &one, sizeof one);
+            }
+        }
+        for (auto& t : threads_) t.join();
+    }
+
+    void handle_line(std::string_view line) {
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+        if (line.empty()) return;
+        json message = json::parse(line, nullptr, false);
+        if (message.is_discarded()) {
+            out_.error(nullptr, kParseError, "parse error: not a JSON text");
+            return;
+        }
+        if (!message.is_object()) {
+            out_.error(nullptr, kInvalidRequest,
+                       message.is_array() ? "batches are not supported: send one message a line"
+                                          : "a message must be a JSON object");
+            return;
+        }
+        const bool has_id = message.contains("id");
+        const json id = has_id ? message["id"] : json();
+        if (!message.contains("method")) return;  // a response to us: we send no requests
+        if (message.value("jsonrpc", json()) != "2.0" || !message["method"].is_string() ||
+            (has_id && !id.is_string() && !id.is_number_integer())) {
+            if (has_id || !message["method"].is_string())
+                out_.error(has_id && (id.is_string() || id.is_number_integer()) ? id : json(),
+                           kInvalidRequest,
+                           "invalid request: needs \"jsonrpc\": \"2.0\", a string method and a "
+                           "string or integer id");
+            return;
+        }
+        const std::string method = message["method"];
+        const json params = message.contains("params") ? message["params"] : json::object();
+        if (!has_id) return notification(method, params);
+        if (!params.is_object()) {
+            out_.error(id, kInvalidParams, "params must be an object");
+            return;
+        }
+        if (method == "initialize") return initialize(id, params);
+        if (method == "ping") return out_.result(id, json::object());
+        if (method == "tools/list") {
+            return out_.result(id, {{"tools", tool_list(options_.manifest, structured_)}});
+        }
+        if (method == "tools/call") return call(id, params);
+        out_.error(id, kMethodNotFound, "method not found: " + method.substr(0, 64));
+    }
+
+    void too_long() { out_.error(nullptr, kParseError, "parse error: a message over 4 MiB"); }
+
+  private:
+    struct Call {
+        UniqueFd cancel;
+        std::atomic<bool> cancelled{false};
+    };
+
+    void notification(const std::string& method, const json& params) {
+        if (method != "notifications/cancelled" || !params.is_object() ||
+            !params.contains("requestId"))
+            return;
+        std::lock_guard lock(mutex_);
+        auto it = calls_.find(params["requestId"].dump());
+        if (it == calls_.end()) return;  // already answered, or never a call
+        it->second->cancelled = true;
+        std::uint64_t one = 1;
+        (void)!::write(it->second->cancel.get(), &one, sizeof one);
+    }
+
+    void initialize(const json& id, const json& params) {
+        std::string version = kProtocolVersions[0];
+        if (params.contains("protocolVersion") && params["protocolVersion"].is_string()) {
+            for (const char* known : kProtocolVersions)
+                if (params["protocolVersion"] == known) version = known;
+        }
+        structured_ = version >= std::string("2025-06-18");
+        out_.result(id,
+                    {{"protocolVersion", version},
+                     {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                     {"serverInfo",
+                      {{"name", "hostbridge"},
+                       {"title", "hostbridge: this project's containers, run by the host"},
+                       {"version", std::string(kVersion)}}},
+                     {"instructions",
+                      "These tools ask the host to act on this project's containers (status, "
+                      "logs, restart, rebuild, ...). The host checks and may refuse every call, "
+                      "rate limits changing calls, and records each one. A refusal says why and "
+                      "what to do; do not retry refused calls in a loop."}});
+    }
+
+    void call(const json& id, const json& params) {
+        if (!params.contains("name") || !params["name"].is_string()) {
+            out_.error(id, kInvalidParams, "tools/call needs a string `name`");
+            return;
+        }
+        const json arguments = params.contains("arguments") ? params["arguments"] : json();
+        CallCheck check = check_call(options_.manifest, params["name"], arguments);
+        if (check.unknown_tool) return out_.error(id, kInvalidParams, check.error);
+        if (!check.target) {
+            return out_.result(
+                id, {{"content", {{{"type", "text"}, {"text", check.error}}}}, {"isError", true}});
+        }
+        std::optional<json> progress_token;
+        if (params.contains("_meta") && params["_meta"].is_object() &&
+            params["_meta"].contains("progressToken")) {
+            const json& token = params["_meta"]["progressToken"];
+            if (token.is_string() || token.is_number_integer()) progress_token = token;
+        }
+        auto state = std::make_shared<Call>();
+        state->cancel.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        {
+            std::lock_guard lock(mutex_);
+            calls_[id.dump()] = state;
+            // Finished calls' threads are joined as new ones start: no growth.
+            reap_locked();
+            threads_.emplace_back([this, id, target = *check.target, progress_token, state] {
+                run_call(id, target, progress_token, *state);
+                std::lock_guard done_lock(mutex_);
+                calls_.erase(id.dump());
+                finished_.push_back(std::this_thread::get_id());
+            });
+        }
+    }
+
+    void reap_locked() {
+        for (auto tid : finished_) {
+            for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+                if (it->get_id() == tid) {
+                    it->join();
+                    threads_.erase(it);
+                    break;
+                }
+            }
+        }
+        finished_.clear();
+    }
+
+    void run_call(const json& id, const CallTarget& target, const std::optional<json>& token,
+                  Call& call) {
+        const auto start = Clock::now();
+        auto fail = [&](const std::string& text) {
+            out_.result(id, {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}});
+        };
+        auto spool = cli::Spool::open(options_.spool);
+        if (!spool) return fail("Cannot use the spool: " + spool.error().message);
+        auto message = cli::make_request(target.verb, target.service);
+        if (!message) return fail("Cannot make the request: " + message.error().message);
+        cli::ResponseWatch watch(spool->responses_path(), cli::Spool::response_name(message->name),
+                                 cli::ResponseWatch::Signals::Leave);
+        if (call.cancel) watch.wake_on(call.cancel.get());
+        // Armed at once: this process lives on, so the cost of closing a
+        // watch (request_wait.hpp) falls after the answer is sent, and an
+        // event beats the client's 1 ms re-read.
+        watch.arm();
+        if (auto published = spool->publish(*message); !published)
+            return fail("Cannot write the request: " + published.error().message);
+
+        double progress = 0;
+        auto last_sent = start;
+        std::string last_state;
+        auto tick = [&](const cli::Response* seen) {
+            if (!token || call.cancelled) return;
+            const std::string now_state = seen ? seen->state_text : "waiting";
+            const auto now = Clock::now();
+            if (now_state == last_state &&
+                now - last_sent < std::chrono::seconds(options_.progress_interval_seconds))
+                return;
+            if (now_state == "waiting" && last_state.empty() &&
+                now - start < std::chrono::seconds(1)) {
+                return;  // most calls end within a second: no noise for them
+            }
+            last_state = now_state;
+            last_sent = now;
+            const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();
+            std::string text = now_state == "waiting"
+                                   ? "waiting for the bridge to take the request up"
+                                   : "the host reports `" + now_state + "`";
+            out_.send({{"jsonrpc", "2.0"},
+                       {"method", "notifications/progress"},
+                       {"params",
+                        {{"progressToken", *token},
+                         {"progress", ++progress},
+                         {"message", text + " (" + std::to_string(secs) + " s)"}}}});
+        };
+        cli::WaitResult waited =
+            cli::wait_for_response(*spool, message->name, watch,
+                                   std::chrono::seconds(options_.take_up_timeout_seconds), tick);
+        const auto ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+
+        if (waited.end == cli::WaitResult::End::External ||
+            waited.end == cli::WaitResult::End::Signal) {
+            // Cancelled (or stdin ended): the client wants no answer.
+            if (spool->withdraw(message->name))
+                log("call cancelled: request " + message->name + " withdrawn, it will not run");
+            else
+                log("call cancelled: request " + message->name +
+                    " may still run on the host (see responses/" +
+                    cli::Spool::response_name(message->name) + ")");
+            return;
+        }
+        Outcome o;
+        if (waited.end == cli::WaitResult::End::Answered) {
+            o = outcome_of(waited.response, options_.manifest.ttl_seconds);
+        } else {
+            o.state = "no-answer";
+            o.is_error = true;
+            const std::string within = std::to_string(options_.take_up_timeout_seconds) + " s";
+            if (spool->withdraw(message->name)) {
+                o.text = "The bridge is not running: nothing took the request up within " + within +
+                         ", so it was withdrawn and will not run. Tell the person you work with "
+                         "that hostbridge is not answering (`hostbridge doctor` on the host "
+                         "says why); do not retry in a loop.";
+            } else {
+                o.text = "The host claimed the request" +
+                         (waited.last_state.empty() ? std::string()
+                                                    : " (state " + waited.last_state + ")") +
+                         " but did not start it within " + within +
+                         "; it may still run. Call `status` later before trying again.";
+            }
+            o.reason = "no answer within " + within;
+        }
+        json structured = {{"state", o.state},
+                           {"exit_code", o.exit_code ? json(*o.exit_code) : json()},
+                           {"reason", o.reason ? json(*o.reason) : json()},
+                           {"request", message->name},
+                           {"duration_ms", ms}};
+        json result = {{"content", {{{"type", "text"}, {"text", o.text}}}},
+                       {"isError", o.is_error}};
+        if (structured_) result["structuredContent"] = structured;
+        if (call.cancelled) return;  // cancelled as the answer came: send nothing
+        out_.result(id, std::move(result));
+    }
+
+    const ServerOptions& options_;
+    Writer out_;
+    std::atomic<bool> structured_{true};
+    std::mutex mutex_;
+    std::map<std::string, std::shared_ptr<Call>> calls_;
+    std::vector<std::thread> threads_;
+    std::vector<std::thread::id> finished_;
+};
+
+}  // namespace
+
+int run_mcp_server(const ServerOptions& options, int in_fd, int out_fd) {
+    Server server(options, out_fd);
+    std::string buffer;
+    bool skipping = false;  // inside a line over kMaxLine
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = ::read(in_fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        std::size_t from = 0;
+        for (;;) {
+            std::size_t nl = buffer.find('\n', from);
+            if (nl == std::string::npos) break;
+            if (!skipping) server.handle_line(std::string_view(buffer).substr(from, nl - from));
+            skipping = false;
+            from = nl + 1;
+        }
+        buffer.erase(0, from);
+        if (buffer.size() > kMaxLine) {
+            if (!skipping) server.too_long();
+            skipping = true;
+            buffer.clear();
+        }
+    }
+    if (!skipping && !buffer.empty()) server.handle_line(buffer);
+    return 0;
+}
+
+}  // namespace hb::agent

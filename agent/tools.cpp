@@ -1,0 +1,268 @@
+#include "agent/tools.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+
+#include "ipc/unique_fd.hpp"
+
+namespace hb::agent {
+namespace {
+
+using nlohmann::json;
+
+// What each verb is, for a model: what it does and the annotations that
+// match it. The host's argv table is the truth; this only describes it.
+struct VerbText {
+    const char* verb;
+    ArgKind arg;
+    const char* does;
+    bool read_only;
+    bool destructive;
+    bool idempotent;
+};
+constexpr std::array<VerbText, 10> kVerbs = {{
+    {"ping", ArgKind::None,
+     "Checks that the host bridge is alive: answers `pong` and runs nothing. Costs no rate limit.",
+     true, false, true},
+    {"status", ArgKind::None, "Shows the state of this project's containers.", true, false, true},
+    {"health", ArgKind::None, "Shows whether this project's application is healthy.", true, false,
+     true},
+    {"logs", ArgKind::Service, "Returns the recent logs of one service.", true, false, true},
+    {"up", ArgKind::None, "Starts this project's application (its containers).", false, false,
+     true},
+    {"down", ArgKind::None, "Stops this project's application (its containers).", false, true,
+     true},
+    {"restart", ArgKind::Service,
+     "Restarts one service's container, for example after changing its code or configuration.",
+     false, true, false},
+    {"rebuild", ArgKind::Buildable,
+     "Rebuilds one service's image from the project's sources and recreates its container. "
+     "Slow (minutes): batch your edits, one rebuild after several changes.",
+     false, true, false},
+    {"init", ArgKind::None,
+     "Initialises the application; this resets its seed data (destroys data).", false, true, false},
+    {"join-network", ArgKind::None,
+     "Connects the agent's own container to the application's network, so services answer by "
+     "name.",
+     false, false, true},
+}};
+
+const VerbText* verb_text(const std::string& verb) {
+    for (const auto& v : kVerbs)
+        if (verb == v.verb) return &v;
+    return nullptr;
+}
+
+bool is_name_shape(const std::string& s) {
+    if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+}
+
+Manifest default_manifest(std::string problem) {
+    Manifest m;
+    m.problem = std::move(problem);
+    for (const auto& v : kVerbs) m.verbs.push_back({v.verb, v.arg, false});
+    return m;
+}
+
+std::vector<std::string> names_of(const json& j, const char* key) {
+    std::vector<std::string> out;
+    if (!j.contains(key) || !j[key].is_array()) return out;
+    for (const auto& item : j[key])
+        if (item.is_string() && is_name_shape(item.get<std::string>()))
+            out.push_back(item.get<std::string>());
+    return out;
+}
+
+int int_at(const json& j, std::initializer_list<const char*> path) {
+    const json* at = &j;
+    for (const char* key : path) {
+        if (!at->is_object() || !at->contains(key)) return 0;
+        at = &(*at)[key];
+    }
+    return at->is_number_integer() ? at->get<int>() : 0;
+}
+
+std::string limits_text(const Manifest& m, const VerbText& v) {
+    if (std::string(v.verb) == "ping") return "";
+    if (v.read_only && m.read_only_count > 0)
+        return " Rate limited on the host: at most " + std::to_string(m.read_only_count) +
+               " read-only calls per " + std::to_string(m.read_only_seconds) + " s.";
+    if (!v.read_only && m.mutating_count > 0)
+        return " Rate limited on the host: at most " + std::to_string(m.mutating_count) +
+               " changing calls per " + std::to_string(m.mutating_seconds) + " s.";
+    return "";
+}
+
+json service_schema(const Manifest& m, ArgKind kind) {
+    const auto& names = kind == ArgKind::Buildable ? m.buildable : m.services;
+    json schema = {{"type", "string"},
+                   {"description", kind == ArgKind::Buildable
+                                       ? "The service whose image to rebuild (a buildable one)."
+                                       : "The service, one of this project's."}};
+    if (m.found)
+        schema["enum"] = names;
+    else
+        schema["pattern"] = "^[a-z][a-z0-9_-]*$";
+    return schema;
+}
+
+}  // namespace
+
+Manifest parse_manifest(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return default_manifest("it is not a JSON object");
+    if (int_at(j, {"format"}) != 1) return default_manifest("its format is not 1");
+    if (!j.contains("verbs") || !j["verbs"].is_array())
+        return default_manifest("it has no verbs list");
+    Manifest m;
+    m.found = true;
+    for (const auto& item : j["verbs"]) {
+        if (!item.is_object() || !item.contains("verb") || !item["verb"].is_string()) continue;
+        const auto* v = verb_text(item["verb"].get<std::string>());
+        if (v == nullptr) continue;  // a verb of a newer host: this agent cannot describe it
+        const bool denied = item.contains("mode") && item["mode"] == "deny";
+        m.verbs.push_back({v->verb, v->arg, denied});
+    }
+    m.services = names_of(j, "services");
+    m.buildable = names_of(j, "buildable");
+    if (j.contains("backend") && j["backend"].is_string()) m.backend = j["backend"];
+    m.mutating_count = int_at(j, {"limits", "mutating", "count"});
+    m.mutating_seconds = int_at(j, {"limits", "mutating", "seconds"});
+    m.read_only_count = int_at(j, {"limits", "read_only", "count"});
+    m.read_only_seconds = int_at(j, {"limits", "read_only", "seconds"});
+    m.ttl_seconds = int_at(j, {"ttl_seconds"});
+    m.default_timeout_seconds = int_at(j, {"timeouts", "default_seconds"});
+    m.rebuild_timeout_seconds = int_at(j, {"timeouts", "rebuild_seconds"});
+    return m;
+}
+
+Manifest load_manifest(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) return default_manifest(path + " is missing");
+    std::string text;
+    char buf[8192];
+    ssize_t n = 0;
+    while ((n = ::read(fd.get(), buf, sizeof buf)) > 0 && text.size() < (1u << 20))
+        text.append(buf, static_cast<std::size_t>(n));
+    Manifest m = parse_manifest(text);
+    if (!m.found) m.problem = path + ": " + m.problem;
+    return m;
+}
+
+json tool_list(const Manifest& m, bool structured) {
+    json tools = json::array();
+    const json output_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"state",
+           {{"type", "string"},
+            {"enum", {"done", "failed", "denied", "expired", "no-answer"}},
+            {"description",
+             "The host's final answer, or no-answer when the bridge never took "
+             "the request up."}}},
+          {"exit_code", {{"type", {"integer", "null"}}}},
+          {"reason", {{"type", {"string", "null"}}}},
+          {"request", {{"type", "string"}, {"description", "The request file's name."}}},
+          {"duration_ms", {{"type", "integer"}}}}},
+        {"required", {"state", "request", "duration_ms"}}};
+    for (const auto& info : m.verbs) {
+        if (info.denied) continue;
+        const auto* v = verb_text(info.verb);
+        if (v == nullptr) continue;
+        std::string description =
+            std::string(v->does) +
+            " The host checks every call and may refuse it: a refusal or failure comes back "
+            "as a tool error whose text says why and what to do." +
+            limits_text(m, *v) +
+            " When rate limited, wait the time the answer names; do not retry in a loop. When a "
+            "trusted project file changed, a person on the host must approve it: tell the "
+            "person you work with. If the bridge does not answer, it is not running: tell them "
+            "too.";
+        json properties = json::object();
+        json required = json::array();
+        if (v->arg != ArgKind::None) {
+            properties["service"] = service_schema(m, v->arg);
+            required.push_back("service");
+        }
+        json tool = {
+            {"name", v->verb},
+            {"title", std::string("hostbridge: ") + v->verb},
+            {"description", description},
+            {"inputSchema",
+             {{"type", "object"},
+              {"properties", properties},
+              {"required", required},
+              {"additionalProperties", false}}},
+            {"annotations",
+             {{"title", std::string("hostbridge ") + v->verb},
+              {"readOnlyHint", v->read_only},
+              {"destructiveHint", v->destructive},
+              {"idempotentHint", v->idempotent},
+              {"openWorldHint", false}}},
+        };
+        if (structured) tool["outputSchema"] = output_schema;
+        tools.push_back(std::move(tool));
+    }
+    return tools;
+}
+
+CallCheck check_call(const Manifest& m, const std::string& tool, const json& arguments) {
+    CallCheck out;
+    const auto it = std::find_if(m.verbs.begin(), m.verbs.end(),
+                                 [&](const VerbInfo& v) { return v.verb == tool && !v.denied; });
+    if (it == m.verbs.end()) {
+        out.unknown_tool = true;
+        out.error = "unknown tool: " + tool.substr(0, 64);
+        return out;
+    }
+    if (!arguments.is_null() && !arguments.is_object()) {
+        out.error = "arguments must be an object";
+        return out;
+    }
+    CallTarget target{it->verb, std::nullopt};
+    const json args = arguments.is_object() ? arguments : json::object();
+    for (const auto& [key, value] : args.items()) {
+        if (key != "service" || it->arg == ArgKind::None) {
+            out.error = "`" + it->verb + "` takes " +
+                        (it->arg == ArgKind::None ? std::string("no arguments")
+                                                  : std::string("only `service`")) +
+                        "; drop `" + key.substr(0, 64) + "`";
+            return out;
+        }
+        if (!value.is_string()) {
+            out.error = "`service` must be a string";
+            return out;
+        }
+        target.service = value.get<std::string>();
+    }
+    if (it->arg != ArgKind::None) {
+        const auto& names = it->arg == ArgKind::Buildable ? m.buildable : m.services;
+        if (!target.service) {
+            out.error = "`" + it->verb + "` needs `service`" +
+                        (m.found && !names.empty() ? ", one of the enum in its input schema" : "");
+            return out;
+        }
+        if (!is_name_shape(*target.service)) {
+            out.error = "`service` must match ^[a-z][a-z0-9_-]*$ (at most 64 bytes)";
+            return out;
+        }
+        if (m.found && std::find(names.begin(), names.end(), *target.service) == names.end()) {
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            out.error = "`" + *target.service + "` is not " +
+                        (it->arg == ArgKind::Buildable ? "a buildable service" : "a service") +
+                        " of this project; use one of: " + (list.empty() ? "(none)" : list);
+            return out;
+        }
+    }
+    out.target = std::move(target);
+    return out;
+}
+
+}  // namespace hb::agent

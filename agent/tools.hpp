@@ -1,0 +1,61 @@
+// The MCP tool list of hostbridge-agent: one tool per verb of this install
+// that the policy does not deny, built from the manifest `install` drops
+// beside the binary (cli/agent_manifest.hpp). The manifest only shapes what
+// the model is offered; the host decides every request as always.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hb::agent {
+
+enum class ArgKind { None, Service, Buildable };
+
+struct VerbInfo {
+    std::string verb;
+    ArgKind arg = ArgKind::None;
+    bool denied = false;  // the manifest says the policy denies it
+};
+
+struct Manifest {
+    bool found = false;
+    std::string problem;  // why it was not used, for stderr
+    std::vector<VerbInfo> verbs;
+    std::vector<std::string> services;
+    std::vector<std::string> buildable;
+    std::string backend;  // "compose", "script" or empty
+    int mutating_count = 0, mutating_seconds = 0;
+    int read_only_count = 0, read_only_seconds = 0;
+    int ttl_seconds = 0;
+    int rebuild_timeout_seconds = 0;
+    int default_timeout_seconds = 0;
+};
+
+// Parses the manifest's text; an unusable one yields the default manifest
+// (every verb, services as free names of the right shape) with `problem`
+// saying why.
+Manifest parse_manifest(const std::string& text);
+// The manifest the install dropped at `path`, or the default one.
+Manifest load_manifest(const std::string& path);
+
+// The `tools` array of a tools/list answer. `structured`: the client speaks
+// 2025-06-18 or newer, so each tool has an outputSchema.
+nlohmann::json tool_list(const Manifest& manifest, bool structured);
+
+// A tools/call request checked against the tool list: the verb and its
+// argument, or the sentence a model can act on.
+struct CallTarget {
+    std::string verb;
+    std::optional<std::string> service;
+};
+struct CallCheck {
+    std::optional<CallTarget> target;
+    bool unknown_tool = false;  // a JSON-RPC error, not a tool error
+    std::string error;
+};
+CallCheck check_call(const Manifest& manifest, const std::string& tool,
+                     const nlohmann::json& arguments);
+
+}  // namespace hb::agent

@@ -1,0 +1,85 @@
+// A real host for hostbridge-agent tests: a temp project with a spool,
+// bridge.json, policy.conf, the tool manifest install would drop
+// (cli/agent_manifest.hpp), a stack script, and `hostbridge-executor
+// watch` on it. And McpSession: `hostbridge-agent mcp` as a child process
+// driven line by line over pipes, as an MCP client drives it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/client/client_harness.hpp"
+
+namespace hb::test {
+
+struct HostOptions {
+    // Written into policy.conf after the manifest: the manifest still
+    // offers them, the host refuses them.
+    std::vector<std::string> denied_later;
+    // Denied before the manifest is written: not offered at all.
+    std::vector<std::string> denied;
+    int mutating_count = 20;
+};
+
+class AgentHost {
+  public:
+    static std::string unavailable();
+    explicit AgentHost(const HostOptions& options = {});
+    ~AgentHost();
+    AgentHost(const AgentHost&) = delete;
+    AgentHost& operator=(const AgentHost&) = delete;
+
+    void start();
+    void stop();
+    [[nodiscard]] const std::string& spool() const { return spool_; }
+    [[nodiscard]] std::string manifest() const { return spool_ + "/bin/hostbridge-agent.json"; }
+    [[nodiscard]] std::string log() const;
+
+  private:
+    TempDir dir_;
+    std::string root_;
+    std::string spool_;
+    std::string config_;
+    std::unique_ptr<Daemon> daemon_;
+};
+
+class McpSession {
+  public:
+    // Runs `hostbridge-agent mcp ARGS` with HOSTBRIDGE_SPOOL=spool.
+    McpSession(const std::string& spool, const std::vector<std::string>& args = {});
+    ~McpSession();
+    McpSession(const McpSession&) = delete;
+    McpSession& operator=(const McpSession&) = delete;
+
+    void send_raw(const std::string& bytes);
+    void send(const nlohmann::json& message) { send_raw(message.dump() + "\n"); }
+    // The next message from the server, or nullopt after `limit`.
+    std::optional<nlohmann::json> next(std::chrono::milliseconds limit = std::chrono::seconds(30));
+    // Sends a request and returns its answer; notifications that arrive
+    // first are kept in `seen`.
+    nlohmann::json request(int id, const std::string& method,
+                           const nlohmann::json& params = nlohmann::json::object());
+    nlohmann::json initialize(const std::string& version = "2025-11-25");
+    nlohmann::json call(int id, const std::string& tool,
+                        const nlohmann::json& arguments = nlohmann::json::object());
+    // Closes stdin; the exit code (-1 when it had to be killed).
+    int close_and_wait();
+    [[nodiscard]] std::string err() const;
+
+    std::vector<nlohmann::json> seen;
+
+  private:
+    TempDir capture_;
+    pid_t pid_ = -1;
+    int in_ = -1;
+    int out_ = -1;
+    std::string buffer_;
+};
+
+}  // namespace hb::test

@@ -1,0 +1,61 @@
+// mcp_host_run [--mutating N] [--deny VERB]... [--deny-later VERB]... -- CMD ARGS...
+// Sets up a real host (AgentHost: a temp project, its manifest, and
+// `hostbridge-executor watch`), runs CMD with HOSTBRIDGE_SPOOL and
+// HB_AGENT_BIN set, and exits with its exit code; on failure prints the
+// watch log. How the tests with clients of other authors (the MCP SDK, the
+// Inspector) get a bridge to talk to.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/agent/agent_host.hpp"
+
+int main(int argc, char** argv) {
+    hb::test::HostOptions options;
+    int i = 1;
+    for (; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--") {
+            ++i;
+            break;
+        }
+        if (i + 1 >= argc) break;
+        if (arg == "--mutating")
+            options.mutating_count = std::atoi(argv[++i]);
+        else if (arg == "--deny")
+            options.denied.emplace_back(argv[++i]);
+        else if (arg == "--deny-later")
+            options.denied_later.emplace_back(argv[++i]);
+        else
+            break;
+    }
+    if (i >= argc) {
+        std::fprintf(
+            stderr,
+            "usage: mcp_host_run [--mutating N] [--deny VERB] [--deny-later VERB] -- CMD...\n");
+        return 2;
+    }
+    if (auto why = hb::test::AgentHost::unavailable(); !why.empty()) {
+        std::fprintf(stderr, "mcp_host_run: %s\n", why.c_str());
+        return 2;
+    }
+    hb::test::AgentHost host(options);
+    host.start();
+    ::setenv("HOSTBRIDGE_SPOOL", host.spool().c_str(), 1);
+    ::setenv("HB_AGENT_BIN", HB_AGENT_BIN, 1);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execvp(argv[i], argv + i);
+        std::perror("mcp_host_run: exec");
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (code != 0) std::fprintf(stderr, "mcp_host_run: watch log:\n%s", host.log().c_str());
+    return code;
+}

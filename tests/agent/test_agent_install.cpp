@@ -1,0 +1,99 @@
+// `hostbridge install` drops hostbridge-agent and its tool manifest into the
+// spool's bin/, through the pinned spool fd like every other spool file;
+// the manifest follows the policy; uninstall takes them away.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+class AgentInstall : public ::testing::Test {
+  protected:
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+    std::string bin() const { return project.spool() + "/bin"; }
+    nlohmann::json manifest() const {
+        return nlohmann::json::parse(read_file(bin() + "/hostbridge-agent.json"));
+    }
+    static std::string verb_mode(const nlohmann::json& m, const std::string& verb) {
+        for (const auto& v : m["verbs"])
+            if (v["verb"] == verb) return v["mode"];
+        return "(absent)";
+    }
+};
+
+TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
+    Ran run = home.hostbridge(install_args(project, {"--no-systemd"}));
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_EQ(mode_of(bin()), 0755u);
+    EXPECT_EQ(mode_of(bin() + "/hostbridge-agent"), 0755u);
+    EXPECT_EQ(read_file(bin() + "/hostbridge-agent"),
+              read_file(std::string(HB_BIN_DIR) + "/hostbridge-agent"));
+    auto m = manifest();
+    EXPECT_EQ(m["format"], 1);
+    EXPECT_EQ(m["services"], nlohmann::json({"api", "db", "web", "worker"}));
+    EXPECT_EQ(m["buildable"], nlohmann::json({"api", "web"}));
+    EXPECT_EQ(verb_mode(m, "up"), "auto");
+    EXPECT_EQ(m["limits"]["mutating"]["count"], 20);
+    EXPECT_EQ(m["ttl_seconds"], 600);
+}
+
+TEST_F(AgentInstall, AReinstallAfterAPolicyEditRewritesOnlyTheManifest) {
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    write_file(home.config_dir("demo-app") + "/policy.conf", "MODE_ping=auto\nMODE_up=deny\n");
+    Ran again = home.hostbridge(install_args(project, {"--no-systemd"}));
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    EXPECT_TRUE(contains(again.out, "hostbridge-agent.json: updated")) << again.out;
+    EXPECT_TRUE(contains(again.out, "bin/hostbridge-agent: no change")) << again.out;
+    EXPECT_TRUE(contains(again.out, "1 item(s) changed")) << again.out;
+    EXPECT_EQ(verb_mode(manifest(), "up"), "deny");
+    // A verb missing from the policy is denied there, and so here.
+    EXPECT_EQ(verb_mode(manifest(), "status"), "deny");
+    EXPECT_EQ(verb_mode(manifest(), "ping"), "auto");
+}
+
+// The agent owns the checkout: a bin/ it swapped for a link is refused and
+// nothing is written through it; binaries it swapped for links are
+// replaced, never followed.
+TEST_F(AgentInstall, ALinkPlantedForBinOrTheBinaryIsNeverWrittenThrough) {
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    const std::string outside = root.path() + "/outside";
+    write_file(outside + "/target", "outside\n");
+    for (const char* name : {"hostbridge-agent", "hostbridge-agent.json"}) {
+        const std::string path = bin() + "/" + name;
+        ASSERT_EQ(::unlink(path.c_str()), 0);
+        ASSERT_EQ(::symlink((outside + "/target").c_str(), path.c_str()), 0);
+    }
+    Ran run = home.hostbridge(install_args(project, {"--no-systemd"}));
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_EQ(read_file(outside + "/target"), "outside\n");
+    struct stat st {};
+    ASSERT_EQ(::lstat((bin() + "/hostbridge-agent").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+
+    ASSERT_EQ(::system(("rm -rf -- '" + bin() + "'").c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), bin().c_str()), 0);
+    Ran refused = home.hostbridge(install_args(project, {"--no-systemd"}));
+    EXPECT_NE(refused.code, 0) << refused.out;
+    EXPECT_TRUE(contains(refused.out + refused.err, "symlink")) << refused.out << refused.err;
+    EXPECT_FALSE(exists(outside + "/hostbridge-agent"));
+    EXPECT_FALSE(exists(outside + "/hostbridge-agent.json"));
+}
+
+TEST_F(AgentInstall, UninstallRemovesBin) {
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    ASSERT_TRUE(exists(bin() + "/hostbridge-agent"));
+    Ran run = home.hostbridge({"uninstall", "--slug", "demo-app"});
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_FALSE(exists(bin()));
+}
+
+}  // namespace
+}  // namespace hb::test

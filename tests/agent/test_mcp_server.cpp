@@ -1,0 +1,284 @@
+// `hostbridge-agent mcp` driven over its stdio by a JSON-RPC driver written
+// here, against the real host (`hostbridge-executor watch` and its parser)
+// and the manifest install writes. The official SDK's client drives it in
+// tests/agent/sdk (test_mcp_sdk).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/agent/agent_host.hpp"
+
+namespace hb::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+HostOptions denying(std::vector<std::string> verbs) {
+    HostOptions o;
+    o.denied = std::move(verbs);
+    return o;
+}
+HostOptions denying_later(std::vector<std::string> verbs) {
+    HostOptions o;
+    o.denied_later = std::move(verbs);
+    return o;
+}
+HostOptions mutating(int count) {
+    HostOptions o;
+    o.mutating_count = count;
+    return o;
+}
+
+class McpServerTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (auto why = AgentHost::unavailable(); !why.empty()) GTEST_SKIP() << why;
+    }
+    void TearDown() override {
+        if (HasFailure() && host_) std::fprintf(stderr, "watch log:\n%s", host_->log().c_str());
+        if (HasFailure() && session_)
+            std::fprintf(stderr, "agent stderr:\n%s", session_->err().c_str());
+    }
+    McpSession& start(const HostOptions& options = {}, bool run_host = true,
+                      const std::vector<std::string>& args = {}) {
+        host_ = std::make_unique<AgentHost>(options);
+        if (run_host) host_->start();
+        session_ = std::make_unique<McpSession>(host_->spool(), args);
+        return *session_;
+    }
+    static std::string text_of(const json& answer) {
+        return answer.at("result").at("content").at(0).at("text").get<std::string>();
+    }
+    static json tool_named(const json& list, const std::string& name) {
+        for (const auto& tool : list.at("result").at("tools"))
+            if (tool.at("name") == name) return tool;
+        return json();
+    }
+
+    // Waits (up to 30 s) for a response in the spool holding `text`.
+    bool response_with(const std::string& text) {
+        for (int i = 0; i < 300; ++i) {
+            for (const auto& name : files_under(host_->spool() + "/responses"))
+                if (read_file(host_->spool() + "/responses/" + name).find(text) !=
+                    std::string::npos)
+                    return true;
+            std::this_thread::sleep_for(100ms);
+        }
+        return false;
+    }
+
+    std::unique_ptr<AgentHost> host_;
+    std::unique_ptr<McpSession> session_;
+};
+
+TEST_F(McpServerTest, InitializeAnswersEachSupportedVersionAndOffersTheNewestOtherwise) {
+    start({}, false);
+    for (const char* version : {"2025-11-25", "2025-06-18", "2025-03-26"}) {
+        McpSession s(host_->spool());
+        json answer = s.initialize(version);
+        EXPECT_EQ(answer["result"]["protocolVersion"], version) << answer;
+        EXPECT_EQ(answer["result"]["serverInfo"]["name"], "hostbridge");
+        EXPECT_TRUE(answer["result"]["capabilities"].contains("tools"));
+        EXPECT_EQ(s.close_and_wait(), 0);
+    }
+    json answer = session_->initialize("1999-01-01");
+    EXPECT_EQ(answer["result"]["protocolVersion"], "2025-11-25") << answer;
+    EXPECT_EQ(session_->request(1, "ping")["result"], json::object());
+    EXPECT_EQ(session_->close_and_wait(), 0);
+}
+
+TEST_F(McpServerTest, ToolsFollowTheManifestAndThePolicy) {
+    McpSession& s = start(denying({"init"}), false);
+    s.initialize();
+    json list = s.request(1, "tools/list");
+    std::set<std::string> names;
+    for (const auto& tool : list["result"]["tools"]) names.insert(tool["name"]);
+    // A stack backend without join-network; init is denied by policy.
+    EXPECT_EQ(names, (std::set<std::string>{"ping", "status", "health", "logs", "up", "down",
+                                            "restart", "rebuild"}));
+    json logs = tool_named(list, "logs");
+    EXPECT_EQ(logs["inputSchema"]["properties"]["service"]["enum"],
+              json({"api", "slow", "worker"}));
+    EXPECT_EQ(logs["inputSchema"]["required"], json({"service"}));
+    EXPECT_EQ(tool_named(list, "rebuild")["inputSchema"]["properties"]["service"]["enum"],
+              json({"api"}));
+    EXPECT_EQ(tool_named(list, "status")["inputSchema"]["properties"], json::object());
+    EXPECT_EQ(tool_named(list, "status")["annotations"]["readOnlyHint"], true);
+    EXPECT_EQ(tool_named(list, "down")["annotations"]["destructiveHint"], true);
+    EXPECT_EQ(tool_named(list, "down")["annotations"]["readOnlyHint"], false);
+    EXPECT_EQ(tool_named(list, "up")["annotations"]["idempotentHint"], true);
+    EXPECT_EQ(tool_named(list, "restart")["annotations"]["idempotentHint"], false);
+    EXPECT_NE(tool_named(list, "up")["description"].get<std::string>().find("rate limited"),
+              std::string::npos);
+    EXPECT_TRUE(tool_named(list, "up").contains("outputSchema"));
+}
+
+TEST_F(McpServerTest, AnOldClientGetsNoStructuredContent) {
+    McpSession& s = start();
+    s.initialize("2025-03-26");
+    json list = s.request(1, "tools/list");
+    EXPECT_FALSE(tool_named(list, "ping").contains("outputSchema"));
+    json answer = s.call(2, "ping");
+    EXPECT_EQ(text_of(answer), "pong");
+    EXPECT_FALSE(answer["result"].contains("structuredContent"));
+}
+
+TEST_F(McpServerTest, EachKindOfVerbRunsThroughTheHost) {
+    McpSession& s = start();
+    s.initialize();
+    json ping = s.call(1, "ping");
+    EXPECT_EQ(text_of(ping), "pong") << ping;
+    EXPECT_EQ(ping["result"]["isError"], false);
+    EXPECT_EQ(ping["result"]["structuredContent"]["state"], "done");
+    EXPECT_TRUE(ping["result"]["structuredContent"]["request"].get<std::string>().find("-ping-") !=
+                std::string::npos);
+    EXPECT_EQ(text_of(s.call(2, "status")), "api: running\n");
+    EXPECT_EQ(text_of(s.call(3, "logs", {{"service", "worker"}})), "logs of worker\n");
+    EXPECT_EQ(text_of(s.call(4, "up")), "started\n");
+    EXPECT_EQ(text_of(s.call(5, "restart", {{"service", "api"}})), "restarted api\n");
+    // The stack script's rebuild exits 4: a failed command is a tool error.
+    json rebuild = s.call(6, "rebuild", {{"service", "api"}});
+    EXPECT_EQ(rebuild["result"]["isError"], true) << rebuild;
+    EXPECT_EQ(rebuild["result"]["structuredContent"]["state"], "failed");
+    EXPECT_EQ(rebuild["result"]["structuredContent"]["exit_code"], 4);
+    EXPECT_NE(text_of(rebuild).find("exit code 4"), std::string::npos) << rebuild;
+    EXPECT_NE(text_of(rebuild).find("built api"), std::string::npos) << rebuild;
+}
+
+TEST_F(McpServerTest, ArgumentsOutsideTheSchemaAreToolErrorsAndWriteNothing) {
+    McpSession& s = start({}, false);
+    s.initialize();
+    json missing = s.call(1, "logs");
+    EXPECT_EQ(missing["result"]["isError"], true);
+    json unknown = s.call(2, "logs", {{"service", "db"}});
+    EXPECT_NE(text_of(unknown).find("api, slow, worker"), std::string::npos) << unknown;
+    json not_buildable = s.call(3, "rebuild", {{"service", "worker"}});
+    EXPECT_EQ(not_buildable["result"]["isError"], true);
+    json extra = s.call(4, "up", {{"service", "api"}});
+    EXPECT_EQ(extra["result"]["isError"], true);
+    json no_tool = s.call(5, "exec", {{"service", "api"}});
+    EXPECT_EQ(no_tool["error"]["code"], -32602) << no_tool;
+    EXPECT_TRUE(files_under(host_->spool() + "/requests").empty());
+    EXPECT_TRUE(files_under(host_->spool() + "/tmp").empty());
+}
+
+TEST_F(McpServerTest, TheHostStillDecidesWhatTheManifestOffers) {
+    McpSession& s = start(denying_later({"down"}));
+    s.initialize();
+    EXPECT_FALSE(tool_named(s.request(1, "tools/list"), "down").is_null());
+    json down = s.call(2, "down");
+    EXPECT_EQ(down["result"]["isError"], true) << down;
+    EXPECT_EQ(down["result"]["structuredContent"]["state"], "denied");
+    EXPECT_NE(text_of(down).find("MODE_down=deny"), std::string::npos) << down;
+    EXPECT_NE(text_of(down).find("retrying will not help"), std::string::npos) << down;
+}
+
+TEST_F(McpServerTest, ARateLimitedCallSaysToWait) {
+    McpSession& s = start(mutating(1));
+    s.initialize();
+    EXPECT_EQ(s.call(1, "up")["result"]["isError"], false);
+    json second = s.call(2, "up");
+    EXPECT_EQ(second["result"]["isError"], true) << second;
+    EXPECT_NE(text_of(second).find("rate limited"), std::string::npos) << second;
+    EXPECT_NE(text_of(second).find("Do not retry in a loop"), std::string::npos) << second;
+}
+
+TEST_F(McpServerTest, ASlowCommandSendsProgressForTheClientsToken) {
+    McpSession& s = start();
+    s.initialize();
+    json answer = s.request(1, "tools/call",
+                            {{"name", "restart"},
+                             {"arguments", {{"service", "slow"}}},
+                             {"_meta", {{"progressToken", "tok-1"}}}});
+    EXPECT_EQ(text_of(answer), "restarted slow\n") << answer;
+    double last = 0;
+    int progress = 0;
+    for (const auto& m : s.seen) {
+        ASSERT_EQ(m["method"], "notifications/progress") << m;
+        EXPECT_EQ(m["params"]["progressToken"], "tok-1");
+        EXPECT_GT(m["params"]["progress"].get<double>(), last);
+        last = m["params"]["progress"].get<double>();
+        ++progress;
+    }
+    EXPECT_GE(progress, 1);
+    // Without a token, none.
+    s.seen.clear();
+    EXPECT_EQ(text_of(s.call(2, "restart", {{"service", "slow"}})), "restarted slow\n");
+    EXPECT_TRUE(s.seen.empty());
+}
+
+TEST_F(McpServerTest, ACancelledCallSendsNothingAndSaysTheRequestMayStillRun) {
+    McpSession& s = start();
+    s.initialize();
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 7},
+            {"method", "tools/call"},
+            {"params", {{"name", "restart"}, {"arguments", {{"service", "slow"}}}}}});
+    // Cancelled once the host has it running.
+    ASSERT_TRUE(response_with("\"running\""));
+    s.send({{"jsonrpc", "2.0"},
+            {"method", "notifications/cancelled"},
+            {"params", {{"requestId", 7}, {"reason", "user"}}}});
+    // Until the command's own answer lands, and a ping after it: nothing for id 7.
+    EXPECT_TRUE(response_with("\"done\""));
+    EXPECT_EQ(s.request(8, "ping")["result"], json::object());
+    for (const auto& m : s.seen) EXPECT_NE(m.value("id", json()), json(7)) << m;
+    EXPECT_EQ(s.close_and_wait(), 0);
+    EXPECT_NE(s.err().find("may still run"), std::string::npos) << s.err();
+}
+
+TEST_F(McpServerTest, MalformedMessagesGetErrorRepliesAndTheServerCarriesOn) {
+    McpSession& s = start({}, false);
+    s.send_raw("this is not json\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32700);
+    s.send_raw("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32600);
+    s.send_raw("{\"id\":2,\"method\":\"ping\"}\n");  // no jsonrpc member
+    EXPECT_EQ((*s.next())["error"]["code"], -32600);
+    s.send_raw("{\"jsonrpc\":\"2.0\",\"id\":{\"x\":1},\"method\":\"ping\"}\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32600);
+    s.send_raw("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":[]}\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32602);
+    s.send_raw("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\"}\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32601);
+    s.send_raw("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{}}\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32602);
+    s.send_raw(std::string(5u << 20, 'x') + "\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32700);
+    s.send_raw("\xff\xfe{\n");
+    EXPECT_EQ((*s.next())["error"]["code"], -32700);
+    EXPECT_EQ(s.request(6, "ping")["result"], json::object());
+    EXPECT_EQ(s.close_and_wait(), 0);
+}
+
+TEST_F(McpServerTest, ABridgeThatIsNotRunningEndsTheCallAfterTheTakeUpTimeout) {
+    McpSession& s = start({}, false, {"--timeout", "1"});
+    s.initialize();
+    json answer = s.call(1, "status");
+    EXPECT_EQ(answer["result"]["isError"], true) << answer;
+    EXPECT_EQ(answer["result"]["structuredContent"]["state"], "no-answer");
+    EXPECT_NE(text_of(answer).find("bridge is not running"), std::string::npos) << answer;
+    EXPECT_TRUE(files_under(host_->spool() + "/requests").empty());  // withdrawn
+}
+
+TEST_F(McpServerTest, WithoutAManifestEveryVerbIsOfferedAndTheHostDecides) {
+    McpSession& s = start();
+    std::filesystem::remove(host_->manifest());
+    McpSession bare(host_->spool());
+    bare.initialize();
+    json list = bare.request(1, "tools/list");
+    EXPECT_EQ(list["result"]["tools"].size(), 10u) << list;
+    EXPECT_TRUE(
+        tool_named(list, "logs")["inputSchema"]["properties"]["service"].contains("pattern"));
+    json answer = bare.call(2, "logs", {{"service", "nosuch"}});
+    EXPECT_EQ(answer["result"]["structuredContent"]["state"], "denied") << answer;
+    (void)s;
+}
+
+}  // namespace
+}  // namespace hb::test
