@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "admin/config_write.hpp"
 #include "executor/config.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "admin/argv_table_render.hpp"
+#include "admin/config_write.hpp"
 #include "executor/argv_table.hpp"
 #include "executor/integrity_gate.hpp"
 #include "executor/policy.hpp"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "admin/config_write.hpp"
 #include "cli/args.hpp"
 #include "cli/change_view.hpp"
 #include "cli/commands.hpp"
@@ -79,31 +80,10 @@ bool confirm(std::size_t count) {
 
 }  // namespace
 
-int run_approve(int argc, char** argv) {
-    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
-    if (!args) {
-        print_error(kCmd, args.error().message);
-        return kExitUsage;
-    }
-    if (args->help) {
-        std::cout << kHelp;
-        return kExitOk;
-    }
-    auto slug = args->get("slug");
-    if (slug && !is_valid_slug(*slug)) {
-        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
-        return kExitUsage;
-    }
-    auto dirs = host_dirs_from_env();
-    if (!dirs) {
-        print_error(kCmd, dirs.error().message);
-        return kExitFailure;
-    }
-    auto paths = locate_install(*dirs, slug);
-    if (!paths) {
-        print_error(kCmd, paths.error().message);
-        return kExitFailure;
-    }
+namespace {
+int run_approve(Invocation& in) {
+    const InstallPaths* paths = &in.paths;
+    const ParsedArgs* args = &in.args;
     auto config = load_config(paths->config_file);
     if (!config) {
         print_error(kCmd, "cannot read " + paths->config_file + ": " + config.error().message);
@@ -288,5 +268,9 @@ int run_approve(int argc, char** argv) {
               << "\n";
     return kExitOk;
 }
+
+}  // namespace
+
+const Subcommand kApprove = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, nullptr, run_approve};
 
 }  // namespace hb::cli

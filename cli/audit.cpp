@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "admin/audit_verify.hpp"
 #include "cli/args.hpp"
 #include "cli/audit_tools.hpp"
 #include "cli/commands.hpp"
@@ -241,54 +242,44 @@ int follow(const std::string& state_dir, std::uint64_t start_offset, bool json) 
 
 }  // namespace
 
-int run_audit(int argc, char** argv) {
-    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
-    if (!args) {
-        print_error(kCmd, args.error().message);
+namespace {
+
+std::optional<long> tail_option(const ParsedArgs& args) {
+    if (auto t = args.get("tail")) return parse_number(*t, 100000000);
+    return std::nullopt;
+}
+
+// The options that go alone or together: usage errors before any lookup.
+std::optional<int> check_audit(const ParsedArgs& args) {
+    const std::optional<long> tail = tail_option(args);
+    if (auto t = args.get("tail"); t && !tail) {
+        print_error(kCmd, "--tail needs a number of events, not " + *t);
         return kExitUsage;
     }
-    if (args->help) {
-        std::cout << kHelp;
-        return kExitOk;
-    }
-    auto slug = args->get("slug");
-    if (slug && !is_valid_slug(*slug)) {
-        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
-        return kExitUsage;
-    }
-    std::optional<long> tail;
-    if (auto t = args->get("tail")) {
-        tail = parse_number(*t, 100000000);
-        if (!tail) {
-            print_error(kCmd, "--tail needs a number of events, not " + *t);
-            return kExitUsage;
-        }
-    }
-    const bool json = args->has("json");
-    const bool follow_mode = args->has("follow");
-    if (args->has("verify") && (follow_mode || tail || json)) {
+    const bool json = args.has("json");
+    const bool follow_mode = args.has("follow");
+    if (args.has("verify") && (follow_mode || tail || json)) {
         print_error(kCmd, "--verify goes alone");
         return kExitUsage;
     }
-    if (args->has("journal") && !args->has("verify")) {
+    if (args.has("journal") && !args.has("verify")) {
         print_error(kCmd, "--journal goes with --verify");
         return kExitUsage;
     }
-    const auto prune_before = args->get("prune-before");
-    if (prune_before && (follow_mode || tail || json || args->has("verify"))) {
+    if (args.has("prune-before") && (follow_mode || tail || json || args.has("verify"))) {
         print_error(kCmd, "--prune-before goes alone");
         return kExitUsage;
     }
-    auto dirs = host_dirs_from_env();
-    if (!dirs) {
-        print_error(kCmd, dirs.error().message);
-        return kExitFailure;
-    }
-    auto paths = locate_install(*dirs, slug);
-    if (!paths) {
-        print_error(kCmd, paths.error().message);
-        return kExitFailure;
-    }
+    return std::nullopt;
+}
+
+int run_audit(Invocation& in) {
+    const ParsedArgs* args = &in.args;
+    const InstallPaths* paths = &in.paths;
+    std::optional<long> tail = tail_option(*args);
+    const bool json = args->has("json");
+    const bool follow_mode = args->has("follow");
+    const auto prune_before = args->get("prune-before");
     // Like every reader, take the state dir from bridge.json when it is readable.
     std::string state_dir = paths->state_dir;
     if (auto config = load_config(paths->config_file)) state_dir = config->state_dir;
@@ -332,5 +323,9 @@ int run_audit(int argc, char** argv) {
     if (!follow_mode) return kExitOk;
     return follow(state_dir, offset, json);
 }
+
+}  // namespace
+
+const Subcommand kAudit = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, check_audit, run_audit};
 
 }  // namespace hb::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/audit_verify.hpp"
 #include "executor/audit_log.hpp"
 #include "ipc/result.hpp"
 

@@ -2,14 +2,18 @@
 // starts with its own name and returns the process exit code (0, 1, 2).
 #pragma once
 
+#include "cli/subcommand.hpp"
+
 namespace hb::cli {
 
+// Parses its own options (cli/install_options.cpp).
 int run_install(int argc, char** argv);
-int run_uninstall(int argc, char** argv);
-int run_doctor(int argc, char** argv);
-int run_approve(int argc, char** argv);
-int run_audit(int argc, char** argv);
-int run_list(int argc, char** argv);
-int run_upgrade(int argc, char** argv);
+// Rows of the dispatch table: run through run_subcommand.
+extern const Subcommand kUninstall;
+extern const Subcommand kDoctor;
+extern const Subcommand kApprove;
+extern const Subcommand kAudit;
+extern const Subcommand kList;
+extern const Subcommand kUpgrade;
 
 }  // namespace hb::cli

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "admin/audit_verify.hpp"
 #include "cli/args.hpp"
 #include "cli/change_view.hpp"
 #include "cli/commands.hpp"
@@ -641,32 +642,12 @@ class Doctor {
 
 }  // namespace
 
-int run_doctor(int argc, char** argv) {
-    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
-    if (!args) {
-        print_error(kCmd, args.error().message);
-        return kExitUsage;
-    }
-    if (args->help) {
-        std::cout << kHelp;
-        return kExitOk;
-    }
-    auto slug = args->get("slug");
-    if (slug && !is_valid_slug(*slug)) {
-        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
-        return kExitUsage;
-    }
-    auto dirs = host_dirs_from_env();
-    if (!dirs) {
-        print_error(kCmd, dirs.error().message);
-        return kExitFailure;
-    }
-    auto paths = locate_install(*dirs, slug);
-    if (!paths) {
-        print_error(kCmd, paths.error().message);
-        return kExitFailure;
-    }
-    return Doctor(std::move(*paths)).run();
+namespace {
+int run_doctor(Invocation& in) {
+    return Doctor(std::move(in.paths)).run();
 }
+}  // namespace
+
+const Subcommand kDoctor = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, nullptr, run_doctor};
 
 }  // namespace hb::cli

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "admin/config_write.hpp"
 #include "cli/agent_doc.hpp"
 #include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"

@@ -113,16 +113,6 @@ Result<Window> parse_window(const std::string& option, const std::string& text) 
     return make_error("--" + option + " must be N/SECONDS with both positive, e.g. 20/600");
 }
 
-bool is_container_name(const std::string& name) {
-    if (name.empty() || name.size() > 128) return false;
-    auto alnum = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    };
-    if (!alnum(name[0])) return false;
-    return std::all_of(name.begin(), name.end(),
-                       [&](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
-}
-
 }  // namespace
 
 Result<InstallOptions> parse_install_options(int argc, char** argv) {
@@ -218,11 +208,11 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     }
     if (o.engine && !o.network) return make_error("--engine is only used with --network");
     if (o.agent_container) {
-        if (!is_container_name(*o.agent_container)) {
+        if (!is_valid_container_name(*o.agent_container)) {
             return make_error("--agent-container " + *o.agent_container +
                               " is not a container name");
         }
-        if (!is_container_name(*o.network)) {
+        if (!is_valid_container_name(*o.network)) {
             return make_error("--network " + *o.network + " is not a network name");
         }
         re.insert(re.end(), {"--agent-container", *o.agent_container, "--network", *o.network});

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "admin/audit_verify.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/locate.hpp"
@@ -54,21 +55,9 @@ std::string last_event(const std::string& state_dir) {
 
 }  // namespace
 
-int run_list(int argc, char** argv) {
-    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), {});
-    if (!args) {
-        print_error(kCmd, args.error().message);
-        return kExitUsage;
-    }
-    if (args->help) {
-        std::cout << kHelp;
-        return kExitOk;
-    }
-    auto dirs = host_dirs_from_env();
-    if (!dirs) {
-        print_error(kCmd, dirs.error().message);
-        return kExitFailure;
-    }
+namespace {
+int run_list(Invocation& in) {
+    const HostDirs* dirs = &in.dirs;
     auto slugs = installed_slugs(*dirs);
     if (slugs.empty()) {
         std::cout << "no installs\n";
@@ -102,5 +91,9 @@ int run_list(int argc, char** argv) {
     }
     return kExitOk;
 }
+
+}  // namespace
+
+const Subcommand kList = {kCmd, kHelp, {}, Subcommand::Needs::Dirs, nullptr, run_list};
 
 }  // namespace hb::cli

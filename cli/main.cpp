@@ -32,6 +32,12 @@ sandboxed agent ask the host for a fixed set of actions on a project.
 Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 )";
 
+// Parsed, --help, --slug and the install located once, in run_subcommand.
+const hb::cli::Subcommand* const kSubcommands[] = {
+    &hb::cli::kUninstall, &hb::cli::kDoctor, &hb::cli::kApprove,
+    &hb::cli::kAudit,     &hb::cli::kList,   &hb::cli::kUpgrade,
+};
+
 int dispatch(int argc, char** argv) {
     if (argc < 2) {
         std::cerr << kUsage;
@@ -48,12 +54,9 @@ int dispatch(int argc, char** argv) {
     }
     // Each subcommand sees argv starting at its own name.
     if (command == "install") return hb::cli::run_install(argc - 1, argv + 1);
-    if (command == "uninstall") return hb::cli::run_uninstall(argc - 1, argv + 1);
-    if (command == "doctor") return hb::cli::run_doctor(argc - 1, argv + 1);
-    if (command == "approve") return hb::cli::run_approve(argc - 1, argv + 1);
-    if (command == "audit") return hb::cli::run_audit(argc - 1, argv + 1);
-    if (command == "list") return hb::cli::run_list(argc - 1, argv + 1);
-    if (command == "upgrade") return hb::cli::run_upgrade(argc - 1, argv + 1);
+    for (const hb::cli::Subcommand* sub : kSubcommands) {
+        if (command == sub->name) return hb::cli::run_subcommand(*sub, argc - 1, argv + 1);
+    }
     // The agent client takes the arguments after the word `request`.
     if (command == "request") return hb::cli::run_request(argc - 2, argv + 2);
     std::cerr << "hostbridge: unknown command " << hb::cli::visible(command)

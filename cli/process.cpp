@@ -11,7 +11,9 @@
 #include <cstring>
 #include <map>
 
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
+#include "sandbox/fds.hpp"
 
 extern char** environ;
 
@@ -19,27 +21,6 @@ namespace hb::cli {
 namespace {
 
 // Kills (the group of) a child still running and reaps it, on every path.
-class ChildGuard {
-  public:
-    ChildGuard(pid_t pid, bool group) : pid_(pid), group_(group) {}
-    ~ChildGuard() {
-        if (pid_ <= 0) return;
-        ::kill(group_ ? -pid_ : pid_, SIGKILL);
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
-    }
-    ChildGuard(const ChildGuard&) = delete;
-    ChildGuard& operator=(const ChildGuard&) = delete;
-
-    // The child was reaped by the caller: nothing left to do.
-    void reaped() { pid_ = -1; }
-    void kill_now() { ::kill(group_ ? -pid_ : pid_, SIGKILL); }
-
-  private:
-    pid_t pid_;
-    bool group_;
-};
 
 std::vector<std::string> build_env(const RunOptions& options) {
     std::map<std::string, std::string> env;
@@ -81,13 +62,9 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
 
     // Everything the child needs is built before fork: no allocation after.
     std::vector<std::string> env_strings = build_env(options);
-    std::vector<char*> envp;
-    for (auto& s : env_strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
+    std::vector<char*> envp = sys::c_strings(env_strings);
     std::vector<std::string> args = argv;
-    std::vector<char*> argp;
-    for (auto& s : args) argp.push_back(s.data());
-    argp.push_back(nullptr);
+    std::vector<char*> argp = sys::c_strings(args);
     const char* cwd = options.cwd ? options.cwd->c_str() : "/";
 
     pid_t pid = ::fork();
@@ -99,12 +76,12 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
         if (options.out == Stream::Null) ::dup2(devnull.get(), 1);
         if (options.err == Stream::Capture) ::dup2(err_w.get(), 2);
         if (options.err == Stream::Null) ::dup2(devnull.get(), 2);
-        ::syscall(SYS_close_range, 3U, ~0U, 0U);
+        (void)sandbox::close_fds_from_3();
         if (::chdir(cwd) != 0) ::_exit(127);
         ::execve(argp[0], argp.data(), envp.data());
         ::_exit(127);
     }
-    ChildGuard child(pid, options.new_session);
+    sys::ChildGuard child(pid, options.new_session);
     out_w.reset();
     err_w.reset();
 
@@ -115,7 +92,7 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             result.timed_out = true;
-            child.kill_now();
+            child.kill_and_reap();
             break;
         }
         pollfd fds[2];
@@ -146,12 +123,12 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
         int status = 0;
         pid_t done = ::waitpid(pid, &status, WNOHANG);
         if (done == pid) {
-            child.reaped();
+            child.release();
             if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
             break;
         }
         if (done < 0 && errno != EINTR) {
-            child.reaped();
+            child.release();
             break;
         }
         if (std::chrono::steady_clock::now() >= deadline) {

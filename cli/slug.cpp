@@ -18,14 +18,4 @@ std::string derive_slug(std::string_view project_dir) {
     return slug;
 }
 
-bool is_valid_slug(std::string_view slug) {
-    if (slug.empty() || slug.size() > 63) return false;
-    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    if (!alnum(slug[0])) return false;
-    for (char c : slug) {
-        if (!alnum(c) && c != '-') return false;
-    }
-    return true;
-}
-
 }  // namespace hb::cli

@@ -39,33 +39,11 @@ const OptionSpec kSpecs[] = {{"slug", true, false}, {"purge", false, false}};
 
 }  // namespace
 
-int run_uninstall(int argc, char** argv) {
-    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
-    if (!args) {
-        print_error(kCmd, args.error().message);
-        return kExitUsage;
-    }
-    if (args->help) {
-        std::cout << kHelp;
-        return kExitOk;
-    }
-    auto slug = args->get("slug");
-    if (slug && !is_valid_slug(*slug)) {
-        print_error(kCmd, "--slug " + *slug + " is not a valid slug");
-        return kExitUsage;
-    }
-    auto dirs = host_dirs_from_env();
-    if (!dirs) {
-        print_error(kCmd, dirs.error().message);
-        return kExitFailure;
-    }
-    auto located = locate_install(*dirs, slug);
-    if (!located) {
-        print_error(kCmd, located.error().message);
-        return kExitFailure;
-    }
-    const InstallPaths& p = *located;
-    const bool purge = args->has("purge");
+namespace {
+int run_uninstall(Invocation& in) {
+    const InstallPaths& p = in.paths;
+    const HostDirs* dirs = &in.dirs;
+    const bool purge = in.args.has("purge");
     // The config names the spool and the state dir; without it, only the
     // host-side paths derived from the slug are removed.
     auto config = load_config(p.config_file);
@@ -150,5 +128,10 @@ int run_uninstall(int argc, char** argv) {
     std::cout << "hostbridge uninstall: " << p.slug << " removed\n";
     return kExitOk;
 }
+
+}  // namespace
+
+const Subcommand kUninstall = {kCmd,    kHelp,        kSpecs, Subcommand::Needs::Install,
+                               nullptr, run_uninstall};
 
 }  // namespace hb::cli

@@ -69,26 +69,10 @@ int upgrade_one(const HostDirs& dirs, const std::string& slug) {
 
 }  // namespace
 
-int run_upgrade(int argc, char** argv) {
-    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), kSpecs);
-    if (!args) {
-        print_error(kCmd, args.error().message);
-        return kExitUsage;
-    }
-    if (args->help) {
-        std::cout << kHelp;
-        return kExitOk;
-    }
-    auto only = args->get("slug");
-    if (only && !is_valid_slug(*only)) {
-        print_error(kCmd, "--slug " + *only + " is not a valid slug");
-        return kExitUsage;
-    }
-    auto dirs = host_dirs_from_env();
-    if (!dirs) {
-        print_error(kCmd, dirs.error().message);
-        return kExitFailure;
-    }
+namespace {
+int run_upgrade(Invocation& in) {
+    const auto& only = in.slug;
+    const HostDirs* dirs = &in.dirs;
     std::vector<std::string> slugs = installed_slugs(*dirs);
     if (only) {
         if (std::find(slugs.begin(), slugs.end(), *only) == slugs.end()) {
@@ -116,5 +100,9 @@ int run_upgrade(int argc, char** argv) {
               << "\n";
     return kExitOk;
 }
+
+}  // namespace
+
+const Subcommand kUpgrade = {kCmd, kHelp, kSpecs, Subcommand::Needs::Dirs, nullptr, run_upgrade};
 
 }  // namespace hb::cli

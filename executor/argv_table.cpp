@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "executor/run_tree.hpp"
-#include "executor/verbs.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb::exec {
 namespace {
@@ -93,47 +93,6 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     }
     // A Verb value outside the enum (cast from a bad integer) runs nothing.
     return Denied{ReasonCode::UnknownVerb};
-}
-
-std::vector<ArgvTableRow> enumerate_argv_table(const Config& config) {
-    std::vector<ArgvTableRow> rows;
-    for (Verb verb : kAllVerbs) {
-        if (verb_info(verb).arg == ArgKind::None) {
-            rows.push_back({verb, std::nullopt, argv_for(verb, std::nullopt, config)});
-            continue;
-        }
-        for (std::size_t i = 0; i < config.services.size(); ++i) {
-            rows.push_back({verb, i, argv_for(verb, i, config)});
-        }
-    }
-    return rows;
-}
-
-std::string display_argv(const Argv& argv) {
-    std::string out;
-    for (const std::string& word : argv) {
-        if (!out.empty()) out += ' ';
-        const bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\") == std::string::npos;
-        out += plain ? word : "'" + word + "'";
-    }
-    return out;
-}
-
-std::string describe_outcome(const ArgvOutcome& outcome) {
-    if (const auto* argv = std::get_if<Argv>(&outcome)) return display_argv(*argv);
-    if (std::holds_alternative<NoCommand>(outcome)) {
-        return "(answered by the executor, nothing runs)";
-    }
-    return "denied: " + std::string(reason_text(std::get<Denied>(outcome).reason));
-}
-
-std::string describe_row(const ArgvTableRow& row, const Config& config) {
-    std::string line(verb_name(row.verb));
-    if (row.arg) {
-        line += ' ';
-        line += *row.arg < config.services.size() ? config.services[*row.arg] : "#?";
-    }
-    return line + " -> " + describe_outcome(row.outcome);
 }
 
 }  // namespace hb::exec

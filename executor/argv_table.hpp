@@ -30,22 +30,4 @@ using ArgvOutcome = std::variant<Argv, NoCommand, Denied>;
 // ArgNotBuildable.
 ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& config);
 
-// One line of the complete table, for docs and for property tests.
-struct ArgvTableRow {
-    Verb verb;
-    std::optional<std::size_t> arg;  // index into config.services
-    ArgvOutcome outcome;
-};
-// Every verb, with every service for the verbs that take one (rebuild also
-// with the services it refuses), in kAllVerbs order then service order.
-std::vector<ArgvTableRow> enumerate_argv_table(const Config& config);
-
-// "restart api -> /p/stack restart api", "init -> denied: not supported by
-// the compose backend", "ping -> (answered by the executor, nothing runs)".
-// For display only: empty words and words with blanks, quotes or backslashes
-// are shown in '...'; nothing ever executes this text.
-std::string describe_row(const ArgvTableRow& row, const Config& config);
-std::string describe_outcome(const ArgvOutcome& outcome);  // the part after "->"
-std::string display_argv(const Argv& argv);
-
 }  // namespace hb::exec

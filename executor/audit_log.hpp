@@ -36,7 +36,6 @@ enum class AuditEvent {
     Pruned,   // an admin removed old segments (`hostbridge audit --prune-before`)
 };
 std::string_view audit_event_name(AuditEvent event);
-std::optional<AuditEvent> audit_event_from_name(std::string_view name);
 
 // The log is a list of segments whose names never change: segment 1 is
 // audit.jsonl (the first event ever written, `installed`, is in it), segment
@@ -56,7 +55,6 @@ std::string audit_legacy_rotated_name(int index);
 // then segments by index), as names relative to the dir. A gap in the
 // indices is kept (the verifier reports it).
 Result<std::vector<std::string>> audit_log_files(int dir_fd);
-Result<std::vector<std::string>> audit_log_files(const std::string& state_dir);
 
 // The budget of agent-caused events (docs/AUDIT-LOG.md, "Budget"): what the
 // agent can make the drain log without a command running, per window of
@@ -164,29 +162,5 @@ class AuditLog {
     // excludes its parent too.
     pid_t owner_pid_;
 };
-
-// What a journal entry says the log held: seq -> hash.
-using AuditAnchors = std::vector<std::pair<std::uint64_t, std::string>>;
-
-struct AuditVerifyReport {
-    std::uint64_t lines = 0;               // records checked (torn fragments not counted)
-    std::uint64_t torn_fragments = 0;      // accepted: each directly before a `recovered`
-    std::optional<std::string> first_bad;  // "audit.jsonl line N: why", when broken
-    std::uint64_t segments = 0;            // files read
-    std::uint64_t bytes = 0;               // their total size
-    std::uint64_t first_seq = 0;           // where the chain starts (1, or after a prune)
-    std::uint64_t last_seq = 0;
-    std::string first_event;            // the first line's event (`installed` on a real install)
-    std::uint64_t anchors_checked = 0;  // journal anchors found in the log with their hash
-};
-// Checks the whole chain across segments, oldest first: key order and
-// types, canonical text, seq +1, prev, hash. The chain starts at seq 1 with
-// a zero prev, or where a `pruned` event says it now starts. A missing
-// segment (a gap in the indices), an empty or cut segment, and an
-// unterminated last line are reported, naming the file. With `anchors`,
-// each (seq, hash) must be in the log, and none may lie past its end. I/O
-// failures are errors; a broken chain is a report with first_bad set.
-Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir,
-                                           const AuditAnchors* anchors = nullptr);
 
 }  // namespace hb::exec

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb {
@@ -26,7 +27,6 @@ using nlohmann::ordered_json;
 
 constexpr std::string_view kPrefix = "bridge.json: ";
 constexpr gid_t kMaxGid = 4294967294U;  // (gid_t)-1 means "no change" to chown
-constexpr std::size_t kMaxContainerName = 255;
 
 // Thrown inside this file only and turned into an Error by parse_config, so
 // that each rule stays one line; it never leaves this translation unit.
@@ -118,35 +118,6 @@ std::string string(const json& value, const std::string& key) {
 
 // --- shapes ---------------------------------------------------------------
 
-bool is_lower_digit(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-bool valid_slug(std::string_view slug) {
-    if (slug.empty() || slug.size() > 63 || !is_lower_digit(slug[0])) return false;
-    return std::all_of(slug.begin(), slug.end(),
-                       [](char c) { return is_lower_digit(c) || c == '-'; });
-}
-
-// The protocol's arg shape: ^[a-z][a-z0-9_-]*$, at most 64 bytes.
-bool valid_arg(std::string_view name) {
-    if (name.empty() || name.size() > kMaxServiceName || !(name[0] >= 'a' && name[0] <= 'z'))
-        return false;
-    return std::all_of(name.begin(), name.end(),
-                       [](char c) { return is_lower_digit(c) || c == '_' || c == '-'; });
-}
-
-// Container and network names as podman and docker accept them; the first
-// character being alphanumeric also keeps them from reading as an option.
-bool valid_container_name(std::string_view name) {
-    auto alnum = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    };
-    if (name.empty() || name.size() > kMaxContainerName || !alnum(name[0])) return false;
-    return std::all_of(name.begin(), name.end(),
-                       [&](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
-}
-
 bool lower_hex_sha256(std::string_view text) {
     return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -220,7 +191,7 @@ std::vector<std::string> service_list(const json& value, const std::string& key)
     for (std::size_t i = 0; i < value.size(); ++i) {
         const std::string item_key = index_key(key, i);
         std::string name = string(value[i], item_key);
-        if (!valid_arg(name))
+        if (!is_valid_arg_shape(name))
             invalid(item_key, "must match ^[a-z][a-z0-9_-]*$ and be at most 64 bytes");
         if (!names.empty() && name == names.back()) invalid(item_key, "is listed twice");
         // The wire's arg index is the position in this list: one order only.
@@ -404,10 +375,10 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
     out.engine = absolute_path(obj.required("engine"), obj.key("engine"));
     require_outside_project(config, obj.key("engine"), out.engine);
     out.network = string(obj.required("network"), obj.key("network"));
-    if (!valid_container_name(out.network))
+    if (!is_valid_container_name(out.network))
         invalid(obj.key("network"), "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
     out.agent_container = string(obj.required("agent_container"), obj.key("agent_container"));
-    if (!valid_container_name(out.agent_container))
+    if (!is_valid_container_name(out.agent_container))
         invalid(obj.key("agent_container"),
                 "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
     return out;
@@ -443,7 +414,7 @@ Config read_config(const json& root) {
     c.version = 1;
 
     c.slug = string(top.required("slug"), "slug");
-    if (!valid_slug(c.slug)) invalid("slug", "must match ^[a-z0-9][a-z0-9-]{0,62}$");
+    if (!is_valid_slug(c.slug)) invalid("slug", "must match ^[a-z0-9][a-z0-9-]{0,62}$");
 
     c.project_dir = absolute_path(top.required("project_dir"), "project_dir");
     c.spool_dir = absolute_path(top.required("spool_dir"), "spool_dir");
@@ -595,16 +566,10 @@ Result<Config> load_config(const std::string& path) {
         return make_error(path + ": is larger than 1 MiB");
 
     std::string text;
-    char buffer[65536];
-    while (true) {
-        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(path + ": read: " + std::strerror(errno));
-        if (n == 0) break;
-        text.append(buffer, static_cast<std::size_t>(n));
-        // The file may grow after fstat: bound what we hold either way.
-        if (text.size() > kMaxConfigBytes) return make_error(path + ": is larger than 1 MiB");
-    }
+    if (!sys::read_all(fd.get(), text, kMaxConfigBytes))
+        return make_error(sys::errno_text(path + ": read"));
+    // The file may grow after fstat: bound what we hold either way.
+    if (text.size() > kMaxConfigBytes) return make_error(path + ": is larger than 1 MiB");
     auto config = parse_config(text);
     if (!config) {
         // Name the real file instead of the generic "bridge.json".
@@ -613,110 +578,6 @@ Result<Config> load_config(const std::string& path) {
         return make_error(std::move(message));
     }
     return config;
-}
-
-std::string serialize_config(const Config& config) {
-    ordered_json j;
-    j["version"] = config.version;
-    j["slug"] = config.slug;
-    j["project_dir"] = config.project_dir;
-    j["spool_dir"] = config.spool_dir;
-    j["state_dir"] = config.state_dir;
-    j["policy_file"] = config.policy_file;
-    j["parser"] = config.parser;
-    j["allow_root"] = config.allow_root;
-    char mode[16];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(config.file_mode & 07777));
-    j["file_mode"] = mode;
-    j["agent_gid"] = config.agent_gid ? ordered_json(*config.agent_gid) : ordered_json(nullptr);
-
-    ordered_json backend_json;
-    backend_json["kind"] = config.backend.kind == BackendKind::Stack ? "stack" : "compose";
-    backend_json["argv"] = config.backend.argv;
-    if (config.backend.kind == BackendKind::Compose) {
-        backend_json["file"] = config.backend.file;
-        backend_json["flavour"] = compose_flavour_name(config.backend.flavour);
-    }
-    j["backend"] = std::move(backend_json);
-
-    j["services"] = config.services;
-    j["buildable"] = config.buildable;
-    // `tcb` and `rendered` are the same list of pins (tcb_list reads both).
-    auto pins_json = [](const std::vector<TcbPin>& pins) {
-        ordered_json out = ordered_json::array();
-        for (const TcbPin& pin : pins) {
-            ordered_json item;
-            item["path"] = pin.path;
-            item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
-            out.push_back(std::move(item));
-        }
-        return out;
-    };
-    j["tcb"] = pins_json(config.tcb);
-    j["run_dir"] = config.run_dir;
-    if (!config.rendered.empty()) j["rendered"] = pins_json(config.rendered);
-    if (!config.checkout_paths.empty()) j["checkout_paths"] = config.checkout_paths;
-
-    auto window_json = [](const Window& w) {
-        ordered_json out;
-        out["count"] = w.count;
-        out["seconds"] = w.seconds;
-        return out;
-    };
-    ordered_json limits_json;
-    limits_json["mutating"] = window_json(config.limits.mutating);
-    limits_json["read_only"] = window_json(config.limits.read_only);
-    limits_json["ttl_seconds"] = config.limits.ttl_seconds;
-    limits_json["future_skew_seconds"] = config.limits.future_skew_seconds;
-    j["limits"] = std::move(limits_json);
-
-    ordered_json timeouts_json;
-    timeouts_json["default"] = config.timeouts.default_seconds;
-    timeouts_json["rebuild"] = config.timeouts.rebuild_seconds;
-    // Verb order, not insertion order, so equal configs serialize equally.
-    // A Rebuild entry in per_verb overrides rebuild_seconds and is written
-    // as "rebuild", exactly as for_verb reads it.
-    for (Verb verb : kAllVerbs) {
-        for (const auto& [v, seconds] : config.timeouts.per_verb) {
-            if (v == verb) timeouts_json[std::string(verb_name(verb))] = seconds;
-        }
-    }
-    j["timeouts"] = std::move(timeouts_json);
-
-    ordered_json drain_json;
-    drain_json["time_budget_seconds"] = config.drain.time_budget_seconds;
-    drain_json["linger_seconds"] = config.drain.linger_seconds;
-    j["drain"] = std::move(drain_json);
-
-    ordered_json retention_json;
-    retention_json["archive_days"] = config.retention.archive_days;
-    retention_json["responses_days"] = config.retention.responses_days;
-    j["retention"] = std::move(retention_json);
-
-    // Written only when changed, so an install with the defaults keeps the
-    // schema's exact text.
-    if (config.audit_budget != AuditBudgetSettings{}) {
-        ordered_json budget_json;
-        budget_json["bytes"] = config.audit_budget.bytes;
-        budget_json["seconds"] = config.audit_budget.seconds;
-        j["audit_budget"] = std::move(budget_json);
-    }
-
-    ordered_json systemd_json;
-    systemd_json["enabled"] = config.systemd.enabled;
-    systemd_json["systemd_run"] = config.systemd.systemd_run;
-    j["systemd"] = std::move(systemd_json);
-
-    if (config.join_network) {
-        ordered_json join;
-        join["engine"] = config.join_network->engine;
-        join["network"] = config.join_network->network;
-        join["agent_container"] = config.join_network->agent_container;
-        j["join_network"] = std::move(join);
-    } else {
-        j["join_network"] = nullptr;
-    }
-    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hb

@@ -146,7 +146,5 @@ Result<Config> parse_config(std::string_view text);
 // Reads and parses the file at `path`: refuses a symlink (O_NOFOLLOW), a
 // non-regular file, a world-writable file and anything over kMaxConfigBytes.
 Result<Config> load_config(const std::string& path);
-// The canonical JSON text of a config (what install and approve write).
-std::string serialize_config(const Config& config);
 
 }  // namespace hb

@@ -21,7 +21,8 @@
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/runner.hpp"
-#include "executor/verbs.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb::exec {
 namespace {
@@ -70,16 +71,13 @@ Result<UniqueFd> create_log(const Spool& spool, const Config& config, AuditLog& 
                                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
             UniqueFd log(fd);
-            // Explicit mode and group whatever the umask: the agent's
-            // container user may be another uid.
-            if (::fchmod(log.get(), config.file_mode) != 0) {
-                return make_error("cannot set the mode of archive/" + name + ": " +
-                                  std::strerror(errno));
-            }
-            if (config.agent_gid &&
-                ::fchown(log.get(), static_cast<uid_t>(-1), *config.agent_gid) != 0) {
-                return make_error("cannot set the group of archive/" + name + ": " +
-                                  std::strerror(errno));
+            // The agent's container user may be another uid: group and
+            // mode as for every published file (Spool's apply_file_mode).
+            if (const char* unset =
+                    apply_file_mode(log.get(), FileMode{config.file_mode, config.agent_gid})) {
+                const int err = errno;
+                return make_error(sys::errno_text(
+                    std::string("cannot set the ") + unset + " of archive/" + name, err));
             }
             return log;
         }

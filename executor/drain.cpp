@@ -11,8 +11,9 @@
 #include <ctime>
 
 #include "executor/evidence.hpp"
-#include "executor/request_name.hpp"
-#include "executor/verbs.hpp"
+#include "ipc/request_name.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb::exec {
 namespace {
@@ -80,17 +81,6 @@ Result<UniqueFd> open_lock(const std::string& state_dir) {
     return fd;
 }
 
-class LockHold {
-  public:
-    explicit LockHold(int fd) : fd_(fd) {}
-    ~LockHold() { ::flock(fd_, LOCK_UN); }
-    LockHold(const LockHold&) = delete;
-    LockHold& operator=(const LockHold&) = delete;
-
-  private:
-    int fd_;
-};
-
 AuditRecord record(AuditEvent event, const std::string& name, std::optional<std::string> reason) {
     AuditRecord r;
     r.event = event;
@@ -99,13 +89,15 @@ AuditRecord record(AuditEvent event, const std::string& name, std::optional<std:
     return r;
 }
 
-Response response(ResponseState state, const std::string& name, std::string reason) {
-    Response r;
-    r.state = state;
-    r.request = name;
-    r.updated_at = wall_now();
-    r.reason = std::move(reason);
-    return r;
+// An audit failure stops the drain: nothing may run unlogged.
+Result<void> logged_or_stop(const Result<void>& logged, std::string_view before) {
+    if (logged) return {};
+    return make_error("the audit log cannot be written (" + logged.error().message +
+                      "); stopping before anything " + std::string(before) + "runs");
+}
+
+std::string reason_string(ReasonCode code) {
+    return std::string(reason_text(code));
 }
 
 }  // namespace
@@ -119,6 +111,22 @@ struct Drain::Finish {
     AuditRecord record;
     std::optional<Response> response;
     To to = To::Archive;
+
+    // A request that ran nothing: `event` and `reason` in the log.
+    static Finish of(const std::string& name, AuditEvent event, std::string reason,
+                     To to = To::Archive, SpoolDir from = SpoolDir::Processing) {
+        return Finish{from, name, exec::record(event, name, std::move(reason)), std::nullopt, to};
+    }
+    // ... and the agent told `state` with `reason`.
+    Finish& respond(ResponseState state, std::string reason) {
+        Response r;
+        r.state = state;
+        r.request = name;
+        r.updated_at = wall_now();
+        r.reason = std::move(reason);
+        response = std::move(r);
+        return *this;
+    }
 };
 
 Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd)
@@ -202,7 +210,7 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
         }
         held = true;
         {
-            LockHold hold(lock_fd_.get());
+            const sys::FlockGuard hold(lock_fd_.get());
             // Steps 5 and 6.
             if (auto recovered = recover(); !recovered) {
                 failure_ = recovered.error().message;
@@ -243,10 +251,10 @@ Result<void> Drain::acknowledge() {
             continue;
         }
         if (!*published) continue;  // another drain answered first
-        if (auto logged = audit_.append_agent(record(AuditEvent::Queued, name, std::nullopt));
+        if (auto logged = logged_or_stop(
+                audit_.append_agent(record(AuditEvent::Queued, name, std::nullopt)), "");
             !logged) {
-            return make_error("the audit log cannot be written (" + logged.error().message +
-                              "); stopping before anything runs");
+            return logged;
         }
     }
     return {};
@@ -263,14 +271,9 @@ Result<void> Drain::recover() {
         const bool on_schema = is_request_name(name);
         const bool replay = on_schema && spool_.contains(SpoolDir::Archive, name);
         const bool plain = on_schema && !replay && S_ISREG(st.st_mode) && st.st_nlink == 1;
-        Finish f;
-        f.name = name;
-        f.record = record(AuditEvent::Interrupted, name,
-                          std::string(reason_text(ReasonCode::Interrupted)));
-        f.to = plain ? Finish::To::Archive : Finish::To::Quarantine;
-        if (on_schema && !replay) {
-            f.response = response(ResponseState::Failed, name, *f.record.reason);
-        }
+        Finish f = Finish::of(name, AuditEvent::Interrupted, reason_string(ReasonCode::Interrupted),
+                              plain ? Finish::To::Archive : Finish::To::Quarantine);
+        if (on_schema && !replay) f.respond(ResponseState::Failed, *f.record.reason);
         if (!plain) {
             UniqueFd read_fd;
             if (auto opened = spool_.open_for_reading(SpoolDir::Processing, name, *inspected)) {
@@ -319,14 +322,10 @@ Result<void> Drain::handle(const std::string& name) {
     if (err == EEXIST) {
         // processing/ already holds this name (planted there): a replay.
         auto inspected = spool_.inspect(SpoolDir::Requests, name);
-        Finish f;
-        f.from = SpoolDir::Requests;
-        f.name = name;
-        f.to = Finish::To::Quarantine;
-        f.record = record(AuditEvent::Denied, name,
-                          std::string(reason_text(ReasonCode::NameAlreadyUsed)) +
-                              (inspected ? "; " + describe_evidence(inspected->st, -1) : ""));
-        return finish(f);
+        return finish(Finish::of(name, AuditEvent::Denied,
+                                 reason_string(ReasonCode::NameAlreadyUsed) +
+                                     (inspected ? "; " + describe_evidence(inspected->st, -1) : ""),
+                                 Finish::To::Quarantine, SpoolDir::Requests));
     }
     if (err != 0) return mark_stuck(name, err);
     return handle_claimed(name);
@@ -337,16 +336,11 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     auto inspected = spool_.inspect(SpoolDir::Processing, name);
     if (!inspected) {
         // Only the agent could have taken it out of processing/ meanwhile.
-        Finish f;
-        f.name = name;
-        f.to = Finish::To::Nowhere;
-        f.record = record(
-            AuditEvent::Denied, name,
-            std::string(reason_text(ReasonCode::Unreadable)) + "; " + inspected.error().message);
-        if (on_schema) {
-            f.response = response(ResponseState::Denied, name,
-                                  std::string(reason_text(ReasonCode::Unreadable)));
-        }
+        Finish f =
+            Finish::of(name, AuditEvent::Denied,
+                       reason_string(ReasonCode::Unreadable) + "; " + inspected.error().message,
+                       Finish::To::Nowhere);
+        if (on_schema) f.respond(ResponseState::Denied, reason_string(ReasonCode::Unreadable));
         return finish(f);
     }
     const struct stat& st = inspected->st;
@@ -367,13 +361,10 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     if (!on_schema)
         return quarantine(SpoolDir::Processing, name, ReasonCode::NameSchema, evidence(), false);
     if (spool_.contains(SpoolDir::Archive, name)) {
-        Finish f;
-        f.name = name;
-        f.to = Finish::To::Quarantine;
-        f.record =
-            record(AuditEvent::Denied, name,
-                   std::string(reason_text(ReasonCode::NameAlreadyUsed)) + "; " + evidence());
-        return finish(f);  // no response: that name's response is the original's
+        // No response: that name's response is the original's.
+        return finish(Finish::of(name, AuditEvent::Denied,
+                                 reason_string(ReasonCode::NameAlreadyUsed) + "; " + evidence(),
+                                 Finish::To::Quarantine));
     }
     if (!S_ISREG(st.st_mode)) {
         return quarantine(SpoolDir::Processing, name, ReasonCode::NotRegularFile, evidence(), true);
@@ -392,22 +383,17 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     auto verdict = parser_.classify(read_fd.get(), name);
     if (!verdict) {
         warn("parser failure on " + name + ": " + verdict.error().message);
-        Finish f;
-        f.name = name;
-        const std::string text(reason_text(ReasonCode::ParserFailure));
-        f.record = record(AuditEvent::Denied, name, text);
-        f.response = response(ResponseState::Denied, name, text);
-        return finish(f);
+        const std::string text = reason_string(ReasonCode::ParserFailure);
+        return finish(
+            Finish::of(name, AuditEvent::Denied, text).respond(ResponseState::Denied, text));
     }
     switch (verdict->outcome) {
         case Outcome::Quarantine:
             return quarantine(SpoolDir::Processing, name, verdict->reason, evidence(), true);
         case Outcome::Deny: {
-            Finish f;
-            f.name = name;
-            const std::string text(reason_text(verdict->reason));
-            f.record = record(AuditEvent::Denied, name, text);
-            f.response = response(ResponseState::Denied, name, text);
+            const std::string text = reason_string(verdict->reason);
+            Finish f = Finish::of(name, AuditEvent::Denied, text);
+            f.respond(ResponseState::Denied, text);
             f.record.verb = f.response->verb = verdict->verb;
             if (verdict->arg_index != kNoArg) {
                 f.record.arg = f.response->arg = config_.services.at(verdict->arg_index);
@@ -454,13 +440,10 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
 
 Result<void> Drain::quarantine(SpoolDir from, const std::string& name, ReasonCode code,
                                const std::string& evidence, bool respond) {
-    Finish f;
-    f.from = from;
-    f.name = name;
-    f.to = Finish::To::Quarantine;
-    const std::string text(reason_text(code));
-    f.record = record(AuditEvent::Quarantined, name, text + "; " + evidence);
-    if (respond) f.response = response(ResponseState::Denied, name, text);
+    const std::string text = reason_string(code);
+    Finish f = Finish::of(name, AuditEvent::Quarantined, text + "; " + evidence,
+                          Finish::To::Quarantine, from);
+    if (respond) f.respond(ResponseState::Denied, text);
     return finish(f);
 }
 
@@ -513,11 +496,7 @@ Result<void> Drain::mark_stuck(const std::string& name, int err) {
         skip_.insert(name);
         *r.reason += "; left in place: " + marked.error().message;
     }
-    if (auto logged = audit_.append_agent(r); !logged) {
-        return make_error("the audit log cannot be written (" + logged.error().message +
-                          "); stopping before anything else runs");
-    }
-    return {};
+    return logged_or_stop(audit_.append_agent(r), "else ");
 }
 
 Result<void> Drain::quarantine_stuck(const std::vector<std::string>& names) {
@@ -543,11 +522,7 @@ Result<void> Drain::quarantine_stuck(const std::vector<std::string>& names) {
     r.reason =
         std::to_string(moved) +
         " .stuck-* entries moved from requests/ to quarantine/ in one batch (first: " + first + ")";
-    if (auto logged = audit_.append(r); !logged) {
-        return make_error("the audit log cannot be written (" + logged.error().message +
-                          "); stopping before anything else runs");
-    }
-    return {};
+    return logged_or_stop(audit_.append(r), "else ");
 }
 
 bool Drain::pending() const {

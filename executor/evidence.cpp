@@ -6,6 +6,8 @@
 
 #include "executor/sha256.hpp"
 
+#include "ipc/sys.hpp"
+
 namespace hb::exec {
 
 std::string file_type_name(mode_t mode) {
@@ -28,15 +30,9 @@ std::string describe_evidence(const struct stat& st, int read_fd) {
     }
     // One byte over the cap tells a file that grew since fstat.
     std::string bytes(kMaxHashedBytes + 1, '\0');
-    std::size_t got = 0;
-    while (got < bytes.size()) {
-        const ssize_t n =
-            ::pread(read_fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return out + "sha256 not computed (read error)";
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
-    }
+    const ssize_t n = sys::pread_full(read_fd, bytes.data(), bytes.size(), 0);
+    if (n < 0) return out + "sha256 not computed (read error)";
+    const auto got = static_cast<std::size_t>(n);
     if (got > kMaxHashedBytes) return out + "sha256 not computed (over 1 MiB)";
     bytes.resize(got);
     return out + "sha256 " + sha256_hex(bytes);

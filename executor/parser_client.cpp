@@ -14,8 +14,8 @@
 #include <cstring>
 #include <vector>
 
-#include "executor/request_name.hpp"
 #include "ipc/fd_passing.hpp"
+#include "ipc/request_name.hpp"
 #include "sandbox/fds.hpp"
 
 namespace hb::exec {
@@ -40,10 +40,7 @@ std::vector<std::string> parser_environment() {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     // Signal state is inherited across exec; the parser starts clean.
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
+    sys::reset_signals();
 
     const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(null_fd, 1) < 0) ::_exit(127);
@@ -59,23 +56,6 @@ std::vector<std::string> parser_environment() {
 }
 
 }  // namespace
-
-ParserChild& ParserChild::operator=(ParserChild&& other) noexcept {
-    if (this != &other) {
-        kill_and_reap();
-        pid_ = other.pid_;
-        other.pid_ = -1;
-    }
-    return *this;
-}
-
-void ParserChild::kill_and_reap() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-}
 
 ParserClient::ParserClient(std::string parser_path, Startup startup)
     : path_(std::move(parser_path)), startup_(std::move(startup)) {}
@@ -95,9 +75,7 @@ Result<void> ParserClient::start() {
 
     // Everything the child needs is built before fork: it must not allocate.
     std::vector<std::string> env = parser_environment();
-    std::vector<char*> envp;
-    for (std::string& entry : env) envp.push_back(entry.data());
-    envp.push_back(nullptr);
+    std::vector<char*> envp = sys::c_strings(env);
 
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();

@@ -15,28 +15,14 @@
 #include <string_view>
 
 #include "ipc/result.hpp"
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::exec {
 
 // The parser process, killed (SIGKILL) and reaped when this goes away.
-class ParserChild {
-  public:
-    ParserChild() = default;
-    explicit ParserChild(pid_t pid) : pid_(pid) {}
-    ~ParserChild() { kill_and_reap(); }
-    ParserChild(const ParserChild&) = delete;
-    ParserChild& operator=(const ParserChild&) = delete;
-    ParserChild(ParserChild&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
-    ParserChild& operator=(ParserChild&& other) noexcept;
-
-    [[nodiscard]] pid_t pid() const { return pid_; }
-    void kill_and_reap();
-
-  private:
-    pid_t pid_ = -1;
-};
+using ParserChild = sys::ChildGuard;
 
 class ParserClient {
   public:

@@ -7,8 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "executor/verbs.hpp"
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb::exec {
 namespace {
@@ -41,10 +42,8 @@ std::string echo(std::string_view s) {
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             out += static_cast<char>(c);
         } else {
-            static constexpr char kHex[] = "0123456789abcdef";
             out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 0xf];
+            sys::append_hex_byte(out, c);
         }
     }
     if (s.size() > kMaxEchoed) out += "...";
@@ -169,50 +168,14 @@ Policy load_policy(const std::string& path) {
         return all_denied(path + " is not a regular file; every verb is denied");
     }
     std::string text;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            return all_denied(path + " cannot be read (" + std::strerror(errno) +
-                              "); every verb is denied");
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > kMaxPolicyBytes) {
-            return all_denied(path + " is larger than 64 KiB; every verb is denied");
-        }
+    if (!sys::read_all(fd.get(), text, kMaxPolicyBytes)) {
+        return all_denied(path + " cannot be read (" + std::strerror(errno) +
+                          "); every verb is denied");
+    }
+    if (text.size() > kMaxPolicyBytes) {
+        return all_denied(path + " is larger than 64 KiB; every verb is denied");
     }
     return parse_policy(text, name);
-}
-
-std::string_view default_policy_text() {
-    return R"(# hostbridge policy: per-verb execution mode.
-# Parsed as KEY=value, never sourced. Unknown/missing keys fail CLOSED
-# to deny. There is no "confirm" mode by design: deny it here and run
-# it by hand if you want a human gate.
-#
-# One MODE_<verb>=auto|deny per line, no spaces around '='. A verb that
-# is missing, listed twice or given any other mode is denied.
-# `hostbridge doctor` reports what it could not understand.
-
-MODE_ping=auto
-MODE_status=auto
-MODE_health=auto
-MODE_logs=auto
-
-MODE_up=auto
-MODE_down=auto
-MODE_restart=auto
-MODE_rebuild=auto
-
-# init resets seed data: flip to deny if you would rather run it by hand.
-MODE_init=auto
-
-# join-network connects the agent's container to the application's
-# network; it is denied anyway unless it was configured at install.
-MODE_join-network=auto
-)";
 }
 
 }  // namespace hb::exec

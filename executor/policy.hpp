@@ -45,7 +45,4 @@ Policy parse_policy(std::string_view text, std::string_view name = "policy.conf"
 // a warning saying why.
 Policy load_policy(const std::string& path);
 
-// The text `install` seeds policy.conf with: every verb auto.
-std::string_view default_policy_text();
-
 }  // namespace hb::exec

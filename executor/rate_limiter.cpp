@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
@@ -28,21 +29,13 @@ struct State {
     Stamps read_only;
 };
 
-std::string errno_text(const char* what) {
-    return std::string(what) + ": " + std::strerror(errno);
-}
+using sys::errno_text;
 
 Result<std::string> read_all(int fd) {
     std::string text;
-    char buf[8192];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(errno_text("read"));
-        if (n == 0) return text;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > kMaxStateBytes) return make_error("larger than 4 MiB");
-    }
+    if (!sys::read_all(fd, text, kMaxStateBytes)) return make_error(errno_text("read"));
+    if (text.size() > kMaxStateBytes) return make_error("larger than 4 MiB");
+    return text;
 }
 
 Result<Stamps> parse_stamps(const nlohmann::json& value, std::int64_t now) {
@@ -103,13 +96,7 @@ Result<State> load_state(int dirfd, const std::string& boot_id, std::int64_t now
 }
 
 Result<void> write_all(int fd, const std::string& text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(errno_text("write"));
-        done += static_cast<std::size_t>(n);
-    }
+    if (!sys::write_all(fd, text)) return make_error(errno_text("write"));
     return {};
 }
 
@@ -127,11 +114,7 @@ Result<void> store_state(int dirfd, const State& state, const std::string& boot_
         return make_error(errno_text("getrandom"));
     }
     std::string tmp = std::string(RateLimiter::kStateFile) + ".tmp-";
-    for (unsigned char b : rnd) {
-        static constexpr char kHex[] = "0123456789abcdef";
-        tmp += kHex[b >> 4];
-        tmp += kHex[b & 0xf];
-    }
+    tmp += sys::lower_hex(rnd, sizeof rnd);
     UniqueFd fd(
         ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return make_error(errno_text("create temp file"));
@@ -199,9 +182,7 @@ Admission RateLimiter::try_admit(RateClass rate) {
     if (!dir) return unusable(path, errno_text("open the state dir"));
     UniqueFd lock(::openat(dir.get(), kLockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!lock) return unusable(path, errno_text("open the lock file"));
-    while (::flock(lock.get(), LOCK_EX) != 0) {
-        if (errno != EINTR) return unusable(path, errno_text("flock"));
-    }
+    if (!sys::flock_retry(lock.get(), LOCK_EX)) return unusable(path, errno_text("flock"));
 
     // Read the clock under the lock, so stamps are recorded in order.
     const std::int64_t now = clock_();

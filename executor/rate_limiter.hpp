@@ -18,7 +18,7 @@
 #include <string>
 
 #include "executor/config.hpp"
-#include "executor/verbs.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb::exec {
 

@@ -91,17 +91,6 @@ std::string utf8_tail(std::string_view bytes, std::size_t max_bytes) {
     return out;
 }
 
-std::string format_utc(std::int64_t epoch_seconds) {
-    const std::time_t t = static_cast<std::time_t>(epoch_seconds);
-    std::tm tm{};
-    char buf[32];
-    if (::gmtime_r(&t, &tm) == nullptr ||
-        std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-        return "1970-01-01T00:00:00Z";
-    }
-    return buf;
-}
-
 std::string response_file_name(std::string_view request) {
     return std::string(request) + ".response.json";
 }

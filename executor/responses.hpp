@@ -12,6 +12,7 @@
 
 #include "executor/spool.hpp"
 #include "ipc/result.hpp"
+#include "ipc/sys.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::exec {
@@ -42,8 +43,8 @@ std::string render_response(const Response& response);
 // U+FFFD, so the text is always valid JSON.
 std::string utf8_tail(std::string_view bytes, std::size_t max_bytes = kMaxOutputBytes);
 
-// UTC in the `requested_at` format, YYYY-MM-DDTHH:MM:SSZ.
-std::string format_utc(std::int64_t epoch_seconds);
+// "2026-11-29T08:00:00Z" (ipc/sys.hpp).
+using sys::format_utc;
 
 // responses/<request>.response.json
 std::string response_file_name(std::string_view request);

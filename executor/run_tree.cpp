@@ -11,6 +11,7 @@
 
 #include "executor/integrity_gate.hpp"
 #include "executor/sha256.hpp"
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
@@ -21,9 +22,7 @@ constexpr std::size_t kMaxTreeFileBytes = 64u << 20;
 constexpr int kDirOpen = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 constexpr char kStaging[] = ".staging";
 
-std::string errno_message(const std::string& what) {
-    return what + ": " + std::strerror(errno);
-}
+using sys::errno_text;
 
 bool is_inside(std::string_view path, std::string_view dir) {
     return path.size() > dir.size() + 1 && path.starts_with(dir) && path[dir.size()] == '/';
@@ -48,11 +47,11 @@ Result<UniqueFd> make_dirs_beneath(int at, const std::string& path, bool follow_
         const std::string part = path.substr(start, last ? std::string::npos : slash - start);
         const std::string shown = shown_prefix + path.substr(0, slash);
         if (::mkdirat(at, part.c_str(), 0700) != 0 && errno != EEXIST) {
-            return make_error(errno_message("cannot create " + shown));
+            return make_error(errno_text("cannot create " + shown));
         }
         const int flags = last || !follow_above_last ? kDirOpen : kDirOpen & ~O_NOFOLLOW;
         UniqueFd next(::openat(at, part.c_str(), flags));
-        if (!next) return make_error(errno_message("cannot open " + shown));
+        if (!next) return make_error(errno_text("cannot open " + shown));
         current = std::move(next);
         at = current.get();
         if (last) return current;
@@ -65,18 +64,18 @@ Result<UniqueFd> make_dirs_beneath(int at, const std::string& path, bool follow_
 // directory of ours that nobody else can enter.
 Result<UniqueFd> open_run_dir(const std::string& run_dir) {
     UniqueFd root(::open("/", kDirOpen & ~O_NOFOLLOW));
-    if (!root) return make_error(errno_message("open /"));
+    if (!root) return make_error(errno_text("open /"));
     auto made = make_dirs_beneath(root.get(), run_dir.substr(1), /*follow_above_last=*/true, "/");
     if (!made) return made.error();
     UniqueFd at = std::move(*made);
     struct stat st {};
-    if (::fstat(at.get(), &st) != 0) return make_error(errno_message("fstat " + run_dir));
+    if (::fstat(at.get(), &st) != 0) return make_error(errno_text("fstat " + run_dir));
     if (st.st_uid != ::geteuid()) {
         return make_error(run_dir + " belongs to uid " + std::to_string(st.st_uid) +
                           ", not to us; refusing to run commands from it");
     }
     if ((st.st_mode & 077) != 0 && ::fchmod(at.get(), 0700) != 0) {
-        return make_error(errno_message("chmod 0700 " + run_dir));
+        return make_error(errno_text("chmod 0700 " + run_dir));
     }
     return at;
 }
@@ -90,10 +89,10 @@ Result<void> remove_tree(int dirfd, const std::string& name) {
         if (errno == ENOTDIR || errno == ELOOP) {
             if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return {};
         }
-        return make_error(errno_message("cannot remove " + name));
+        return make_error(errno_text("cannot remove " + name));
     }
     DIR* stream = ::fdopendir(::dup(dir.get()));
-    if (stream == nullptr) return make_error(errno_message("cannot list " + name));
+    if (stream == nullptr) return make_error(errno_text("cannot list " + name));
     std::vector<std::pair<std::string, bool>> entries;
     while (const dirent* entry = ::readdir(stream)) {
         const std::string child = entry->d_name;
@@ -108,11 +107,11 @@ Result<void> remove_tree(int dirfd, const std::string& name) {
         if (is_dir) {
             if (auto removed = remove_tree(dir.get(), child); !removed) return removed;
         } else if (::unlinkat(dir.get(), child.c_str(), 0) != 0 && errno != ENOENT) {
-            return make_error(errno_message("cannot remove " + name + "/" + child));
+            return make_error(errno_text("cannot remove " + name + "/" + child));
         }
     }
     if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        return make_error(errno_message("cannot remove " + name));
+        return make_error(errno_text("cannot remove " + name));
     }
     return {};
 }
@@ -131,15 +130,9 @@ Result<std::string> verified_bytes(int state_fd, const std::string& rel, const s
         return make_error(rel + " is not a regular file");
     }
     std::string bytes;
-    char buffer[65536];
-    for (;;) {
-        const ssize_t n = ::read(opened.fd.get(), buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(errno_message("cannot read " + rel));
-        if (n == 0) break;
-        bytes.append(buffer, static_cast<std::size_t>(n));
-        if (bytes.size() > kMaxTreeFileBytes) return make_error(rel + " is larger than 64 MiB");
-    }
+    if (!sys::read_all(opened.fd.get(), bytes, kMaxTreeFileBytes))
+        return make_error(errno_text("cannot read " + rel));
+    if (bytes.size() > kMaxTreeFileBytes) return make_error(rel + " is larger than 64 MiB");
     if (sha256_hex(bytes) != want) {
         return make_error(rel + " does not match its pin (the host's copy changed after " +
                           "`hostbridge approve`; run it again)");
@@ -163,16 +156,10 @@ Result<void> write_in_tree(int root, const std::string& rel, const std::string& 
     const std::string leaf = slash == std::string::npos ? rel : rel.substr(slash + 1);
     UniqueFd file(
         ::openat(at, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-    if (!file) return make_error(errno_message("cannot create " + rel));
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(file.get(), bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(errno_message("cannot write " + rel));
-        done += static_cast<std::size_t>(n);
-    }
+    if (!file) return make_error(errno_text("cannot create " + rel));
+    if (!sys::write_all(file.get(), bytes)) return make_error(errno_text("cannot write " + rel));
     // Explicit, whatever the umask.
-    if (::fchmod(file.get(), mode) != 0) return make_error(errno_message("chmod " + rel));
+    if (::fchmod(file.get(), mode) != 0) return make_error(errno_text("chmod " + rel));
     return {};
 }
 
@@ -195,7 +182,7 @@ Result<void> build_run_tree(const Config& config) {
     const std::string name = basename_of(config.project_dir);
 
     UniqueFd state(::open(config.state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!state) return make_error(errno_message("cannot open the state dir " + config.state_dir));
+    if (!state) return make_error(errno_text("cannot open the state dir " + config.state_dir));
 
     std::map<std::string, std::string> rendered;  // path -> sha256
     for (const TcbPin& pin : config.rendered) rendered[pin.path] = pin.sha256.value_or("");
@@ -213,10 +200,10 @@ Result<void> build_run_tree(const Config& config) {
 
     if (auto cleared = remove_tree(run_fd, kStaging); !cleared) return cleared;
     if (::mkdirat(run_fd, kStaging, 0700) != 0) {
-        return make_error(errno_message("cannot create " + config.run_dir + "/" + kStaging));
+        return make_error(errno_text("cannot create " + config.run_dir + "/" + kStaging));
     }
     UniqueFd staging(::openat(run_fd, kStaging, kDirOpen));
-    if (!staging) return make_error(errno_message("cannot open the staging tree"));
+    if (!staging) return make_error(errno_text("cannot open the staging tree"));
 
     // Rendered files first: they replace the approved copy of the same path.
     std::map<std::string, std::pair<std::string, std::string>> sources;  // path -> (src, sha)
@@ -244,9 +231,9 @@ Result<void> build_run_tree(const Config& config) {
     if (::renameat2(run_fd, kStaging, run_fd, name.c_str(), RENAME_EXCHANGE) == 0) {
         return remove_tree(run_fd, kStaging);
     }
-    if (errno != ENOENT) return make_error(errno_message("cannot replace the run tree"));
+    if (errno != ENOENT) return make_error(errno_text("cannot replace the run tree"));
     if (::renameat2(run_fd, kStaging, run_fd, name.c_str(), RENAME_NOREPLACE) != 0) {
-        return make_error(errno_message("cannot install the run tree"));
+        return make_error(errno_text("cannot install the run tree"));
     }
     return {};
 }
@@ -254,7 +241,7 @@ Result<void> build_run_tree(const Config& config) {
 Result<void> check_checkout_paths(const Config& config) {
     if (config.checkout_paths.empty()) return {};
     UniqueFd project(::open(config.project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!project) return make_error(errno_message("cannot open " + config.project_dir));
+    if (!project) return make_error(errno_text("cannot open " + config.project_dir));
     for (const std::string& path : config.checkout_paths) {
         if (path == ".") continue;
         // A directory (bind source, build context) or a file (bind source).

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,7 +17,8 @@
 #include <thread>
 #include <utility>
 
-#include "executor/verbs.hpp"
+#include "ipc/verbs.hpp"
+#include "sandbox/fds.hpp"
 
 namespace hb::exec {
 namespace {
@@ -34,12 +34,7 @@ using Clock = std::chrono::steady_clock;
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int devnull,
                              int log_fd, int err_fd, const char* workdir) {
     // The drain may block or ignore signals; the command starts clean.
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    sys::reset_signals();
 
     // Own session, hence own process group: the timeout kills exactly it.
     if (::setsid() < 0) child_fail(err_fd, errno);
@@ -55,24 +50,9 @@ using Clock = std::chrono::steady_clock;
 
     // Every fd above 2 closes at exec (err_fd stays usable until then), so no
     // lock or pinned dirfd leaks into a long-lived container process.
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-        rlimit lim{};
-        rlim_t max = 65536;
-        if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
-            max = lim.rlim_cur;
-        }
-        for (rlim_t fd = 3; fd < max; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-    }
+    if (!sandbox::close_fds_from_3(-1, sandbox::FdAction::CloseOnExec)) child_fail(err_fd, EMFILE);
     ::execve(path, argv, envp);
     child_fail(err_fd, errno);
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    out.reserve(strings.size() + 1);
-    for (std::string& s : strings) out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
 }
 
 std::int64_t ms_since(Clock::time_point start) {
@@ -82,35 +62,7 @@ std::int64_t ms_since(Clock::time_point start) {
 }  // namespace
 
 Child::Child(pid_t pid, UniqueFd pidfd)
-    : pid_(pid), pidfd_(std::move(pidfd)), started_(Clock::now()) {}
-
-Child::Child(Child&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)),
-      pidfd_(std::move(other.pidfd_)),
-      started_(other.started_) {}
-
-Child& Child::operator=(Child&& other) noexcept {
-    if (this != &other) {
-        kill_and_reap();
-        pid_ = std::exchange(other.pid_, -1);
-        pidfd_ = std::move(other.pidfd_);
-        started_ = other.started_;
-    }
-    return *this;
-}
-
-Child::~Child() {
-    kill_and_reap();
-}
-
-void Child::kill_and_reap() noexcept {
-    if (pid_ <= 0) return;
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-}
+    : child_(pid, /*group=*/true), pidfd_(std::move(pidfd)), started_(Clock::now()) {}
 
 Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& workdir,
                            const std::vector<std::string>& extra_env) {
@@ -135,8 +87,8 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     std::vector<std::string> args = argv;
     std::vector<std::string> env = child_environment();
     env.insert(env.end(), extra_env.begin(), extra_env.end());
-    std::vector<char*> c_argv = c_strings(args);
-    std::vector<char*> c_env = c_strings(env);
+    std::vector<char*> c_argv = sys::c_strings(args);
+    std::vector<char*> c_env = sys::c_strings(env);
 
     const pid_t pid = ::fork();
     if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
@@ -154,7 +106,7 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
         n = ::read(err_read.get(), &child_errno, sizeof child_errno);
     } while (n < 0 && errno == EINTR);
     if (n != 0) {
-        child.kill_and_reap();
+        child.child_.kill_and_reap();
         const std::string why = n == static_cast<ssize_t>(sizeof child_errno)
                                     ? std::strerror(child_errno)
                                     : "the child failed before exec";
@@ -165,14 +117,15 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
 
 RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::milliseconds grace) {
     RunResult result;
-    if (pid_ <= 0) {
+    const pid_t pid = child_.pid();
+    if (pid <= 0) {
         result.error = "no child to wait for";
         return result;
     }
     // True once the direct child has exited; it stays a zombie (not reaped),
     // so its pid, and with it the process group id, cannot be reused while we
     // still signal the group.
-    const auto exited_by = [this](Clock::time_point deadline) {
+    const auto exited_by = [this, pid](Clock::time_point deadline) {
         for (;;) {
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -190,7 +143,7 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
             }
             // No pidfd (kernel < 5.3): poll waitid without reaping.
             siginfo_t info{};
-            if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
                 info.si_pid != 0) {
                 return true;
             }
@@ -202,19 +155,15 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
     bool timed_out = false;
     if (!exited_by(Clock::now() + timeout)) {
         timed_out = true;
-        ::kill(-pid_, SIGTERM);
+        ::kill(-pid, SIGTERM);
         exited_by(Clock::now() + grace);
         // The whole group, even where the child itself already left on SIGTERM.
-        ::kill(-pid_, SIGKILL);
+        ::kill(-pid, SIGKILL);
         exited_by(Clock::time_point::max());
     }
 
     int status = 0;
-    pid_t reaped;
-    do {
-        reaped = ::waitpid(pid_, &status, 0);
-    } while (reaped < 0 && errno == EINTR);
-    pid_ = -1;
+    const pid_t reaped = sys::waitpid_retry(child_.release(), &status);
     result.duration_ms = ms_since(started_);
     if (reaped < 0) {
         result.error = std::string("waitpid: ") + std::strerror(errno);
@@ -300,16 +249,10 @@ Result<std::string> read_tail(int fd, std::size_t max_bytes) {
     off_t offset = static_cast<off_t>(size > max_bytes ? size - max_bytes : 0);
     std::string tail;
     tail.resize(size - static_cast<std::size_t>(offset));
-    std::size_t got = 0;
-    while (got < tail.size()) {
-        const ssize_t n = ::pread(fd, tail.data() + got, tail.size() - got, offset);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(std::string("pread: ") + std::strerror(errno));
-        if (n == 0) break;  // the file shrank meanwhile
-        got += static_cast<std::size_t>(n);
-        offset += n;
-    }
-    tail.resize(got);
+    // Fewer bytes than asked: the file shrank meanwhile.
+    const ssize_t got = sys::pread_full(fd, tail.data(), tail.size(), offset);
+    if (got < 0) return make_error(sys::errno_text("pread"));
+    tail.resize(static_cast<std::size_t>(got));
     return tail;
 }
 

@@ -17,6 +17,7 @@
 #include "executor/argv_table.hpp"
 #include "executor/config.hpp"
 #include "ipc/result.hpp"
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
@@ -43,13 +44,7 @@ class Child {
     static Result<Child> spawn(const Argv& argv, int log_fd, const std::string& workdir = {},
                                const std::vector<std::string>& extra_env = {});
 
-    Child(Child&& other) noexcept;
-    Child& operator=(Child&& other) noexcept;
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    ~Child();
-
-    [[nodiscard]] pid_t pid() const { return pid_; }
+    [[nodiscard]] pid_t pid() const { return child_.pid(); }
 
     // Waits for the direct child (not for anything it left running). On
     // timeout: SIGTERM to the group, up to `grace` for the child to exit,
@@ -58,10 +53,9 @@ class Child {
 
   private:
     Child(pid_t pid, UniqueFd pidfd);
-    void kill_and_reap() noexcept;
 
-    pid_t pid_ = -1;  // -1 once reaped
-    UniqueFd pidfd_;  // pidfd_open(2), or invalid where the kernel lacks it
+    sys::ChildGuard child_;  // kills the group and reaps unless waited for
+    UniqueFd pidfd_;         // pidfd_open(2), or invalid where the kernel lacks it
     std::chrono::steady_clock::time_point started_;
 };
 

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include "ipc/sys.hpp"
+
 namespace hb::exec {
 namespace {
 
@@ -26,14 +28,7 @@ std::string finish_hex(EVP_MD_CTX* ctx) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     if (EVP_DigestFinal_ex(ctx, md, &len) != 1) return {};
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(2 * len);
-    for (unsigned int i = 0; i < len; ++i) {
-        hex += kHex[md[i] >> 4];
-        hex += kHex[md[i] & 0xf];
-    }
-    return hex;
+    return sys::lower_hex(md, len);
 }
 
 }  // namespace

@@ -2,9 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +10,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+
+#include "executor/integrity_gate.hpp"
+#include "ipc/sys.hpp"
 
 namespace hb::exec {
 namespace {
@@ -21,10 +22,6 @@ constexpr std::string_view kStuckPrefix = ".stuck-";
 constexpr std::size_t kNameMax = NAME_MAX;
 constexpr int kMaxQuarantineSuffix = 99;
 constexpr std::size_t kShortenedName = 200;  // leaves room for "." + 16 hex digits
-
-std::string errno_text(int err) {
-    return std::strerror(err);
-}
 
 // What an open failure means for a directory that must be a real one.
 std::string describe_dir_error(const std::string& path, int err) {
@@ -38,71 +35,50 @@ std::string describe_dir_error(const std::string& path, int err) {
         case EXDEV:
             return path + " escapes the project directory";
         default:
-            return path + ": " + errno_text(err);
+            return sys::errno_text(path, err);
     }
 }
 
-// Each component opened with O_NOFOLLOW|O_DIRECTORY: every component is the
-// last one of its own open, so none can be a symlink.
-Result<UniqueFd> walk_beneath(int dirfd, const std::vector<std::string>& parts,
-                              const std::string& path) {
-    UniqueFd current;
-    int at = dirfd;
-    for (const std::string& part : parts) {
-        UniqueFd next(::openat(at, part.c_str(), kDirFlags));
-        if (!next) {
-            int err = errno;
-            // O_DIRECTORY reports a symlink as ENOTDIR; say what it is.
-            struct stat st {};
-            if (err == ENOTDIR && ::fstatat(at, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                S_ISLNK(st.st_mode)) {
-                err = ELOOP;
-            }
-            return make_error(describe_dir_error(path, err));
-        }
-        current = std::move(next);
-        at = current.get();
+// The directory `rel` beneath `dirfd`, opened as the integrity gate opens a
+// pinned path (executor/integrity_gate.hpp): openat2 with RESOLVE_BENEATH
+// and no symlinks, or one O_NOFOLLOW component at a time.
+Result<UniqueFd> open_beneath(int dirfd, const std::string& rel, const std::string& path,
+                              Spool::Resolve resolve) {
+    const bool walk = resolve == Spool::Resolve::ComponentWalk;
+    Opened opened = open_pinned(dirfd, rel, /*directory=*/true,
+                                walk ? Resolver::ComponentWise : Resolver::Openat2);
+    // openat2 reports a final symlink as "not a directory"; the walk names
+    // the culprit. It is only a diagnosis: the open has failed either way.
+    if (!opened.fd && !walk && opened.state == FileState::NotRegular) {
+        Opened diagnosis = open_pinned(dirfd, rel, /*directory=*/true, Resolver::ComponentWise);
+        if (!diagnosis.fd) opened = std::move(diagnosis);
     }
-    return current;
+    if (opened.fd) return std::move(opened.fd);
+    switch (opened.state) {
+        case FileState::Symlink:
+            return make_error(describe_dir_error(path, ELOOP));
+        case FileState::NotRegular:
+            return make_error(describe_dir_error(path, ENOTDIR));
+        case FileState::Absent:
+            return make_error(describe_dir_error(path, ENOENT));
+        case FileState::BadPath:
+            return make_error(describe_dir_error(path, EXDEV));
+        default:
+            return make_error(path + ": " + opened.error);
+    }
 }
 
-Result<UniqueFd> open_beneath(int dirfd, const std::vector<std::string>& parts,
-                              const std::string& path, Spool::Resolve resolve) {
-    if (resolve == Spool::Resolve::Auto) {
-        std::string rel;
-        for (const std::string& part : parts) rel += (rel.empty() ? "" : "/") + part;
-        struct open_how how {};
-        how.flags = kDirFlags;
-        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-        // glibc 2.36 has no openat2 wrapper.
-        const long fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
-        if (fd >= 0) return UniqueFd(static_cast<int>(fd));
-        const int err = errno;
-        if (err != ENOSYS) {
-            // openat2 reports a final symlink as ENOTDIR; the walk names the
-            // culprit. It is only a diagnosis: the open has failed either way.
-            auto diagnosis = walk_beneath(dirfd, parts, path);
-            if (!diagnosis) return diagnosis.error();
-            return make_error(describe_dir_error(path, err));
-        }
-    }
-    return walk_beneath(dirfd, parts, path);
-}
-
-// "a/b/c" -> {"a","b","c"}; empty, "." and ".." components are refused.
-Result<std::vector<std::string>> split_relative(std::string_view rel, const std::string& path) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= rel.size()) {
+// Empty, "." and ".." components are refused.
+Result<void> check_plain_relative(std::string_view rel, const std::string& path) {
+    for (std::size_t start = 0; start <= rel.size();) {
         const std::size_t slash = std::min(rel.find('/', start), rel.size());
         const std::string_view part = rel.substr(start, slash - start);
         if (part.empty() || part == "." || part == "..") {
             return make_error(path + " must be a plain path beneath the project directory");
         }
-        parts.emplace_back(part);
         start = slash + 1;
     }
-    return parts;
+    return {};
 }
 
 std::string strip_trailing_slashes(std::string path) {
@@ -111,6 +87,12 @@ std::string strip_trailing_slashes(std::string path) {
 }
 
 }  // namespace
+
+const char* apply_file_mode(int fd, const FileMode& mode) {
+    if (mode.gid && ::fchown(fd, static_cast<uid_t>(-1), *mode.gid) != 0) return "group";
+    if (::fchmod(fd, mode.mode) != 0) return "mode";
+    return nullptr;
+}
 
 std::string_view spool_dir_name(SpoolDir dir) {
     switch (dir) {
@@ -143,14 +125,7 @@ std::string random_hex(std::size_t bytes) {
         if (n <= 0) std::abort();
         got += static_cast<std::size_t>(n);
     }
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes * 2);
-    for (unsigned char c : raw) {
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
-    }
-    return out;
+    return sys::lower_hex(raw.data(), raw.size());
 }
 
 Result<Spool> Spool::open(const std::string& project_dir_in, const std::string& spool_dir_in,
@@ -162,15 +137,15 @@ Result<Spool> Spool::open(const std::string& project_dir_in, const std::string& 
         return make_error("spool_dir " + spool_dir + " does not lie inside project_dir " +
                           project_dir);
     }
-    auto parts = split_relative(std::string_view(spool_dir).substr(prefix.size()), spool_dir);
-    if (!parts) return parts.error();
+    const std::string rel = spool_dir.substr(prefix.size());
+    if (auto plain = check_plain_relative(rel, spool_dir); !plain) return plain.error();
 
     UniqueFd project(::open(project_dir.c_str(), kDirFlags));
     if (!project) return make_error("project_dir " + describe_dir_error(project_dir, errno));
 
     Spool spool;
     spool.path_ = spool_dir;
-    auto root = open_beneath(project.get(), *parts, "spool " + spool_dir, resolve);
+    auto root = open_beneath(project.get(), rel, "spool " + spool_dir, resolve);
     if (!root) return root.error();
     spool.root_ = std::move(*root);
     struct stat root_st {};
@@ -181,7 +156,7 @@ Result<Spool> Spool::open(const std::string& project_dir_in, const std::string& 
     for (SpoolDir dir : kAllSpoolDirs) {
         const std::string name(spool_dir_name(dir));
         const std::string path = spool_dir + "/" + name;
-        auto sub = open_beneath(spool.root_.get(), {name}, "spool directory " + path, resolve);
+        auto sub = open_beneath(spool.root_.get(), name, "spool directory " + path, resolve);
         if (!sub) return sub.error();
         struct stat st {};
         if (::fstat(sub->get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -220,7 +195,7 @@ Result<std::vector<std::string>> Spool::list(SpoolDir dir) const {
     ::closedir(stream);
     if (err != 0) {
         return make_error("cannot list " + std::string(spool_dir_name(dir)) +
-                          "/: " + errno_text(err));
+                          sys::errno_text("/", err));
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -259,7 +234,7 @@ Result<std::string> Spool::quarantine(SpoolDir from, const std::string& name) co
         err = try_name(target);
         if (err == 0) return target;
     }
-    return make_error("cannot move into quarantine/: " + errno_text(err));
+    return make_error(sys::errno_text("cannot move into quarantine/", err));
 }
 
 Result<std::string> Spool::mark_stuck(const std::string& name) const {
@@ -267,7 +242,7 @@ Result<std::string> Spool::mark_stuck(const std::string& name) const {
     if (target.size() > kNameMax) return make_error("name too long to mark as stuck");
     if (::renameat2(fd(SpoolDir::Requests), name.c_str(), fd(SpoolDir::Requests), target.c_str(),
                     RENAME_NOREPLACE) != 0) {
-        return make_error("cannot rename within requests/: " + errno_text(errno));
+        return make_error(sys::errno_text("cannot rename within requests/", errno));
     }
     return target;
 }
@@ -275,9 +250,9 @@ Result<std::string> Spool::mark_stuck(const std::string& name) const {
 Result<Inspected> Spool::inspect(SpoolDir dir, const std::string& name) const {
     Inspected out;
     out.path_fd.reset(::openat(fd(dir), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    if (!out.path_fd) return make_error("cannot look at the file: " + errno_text(errno));
+    if (!out.path_fd) return make_error(sys::errno_text("cannot look at the file", errno));
     if (::fstat(out.path_fd.get(), &out.st) != 0) {
-        return make_error("cannot stat the file: " + errno_text(errno));
+        return make_error(sys::errno_text("cannot stat the file", errno));
     }
     return out;
 }
@@ -294,7 +269,7 @@ Result<UniqueFd> Spool::open_for_reading(SpoolDir dir, const std::string& name,
         // the same inode.
         fd_read.reset(::openat(fd(dir), name.c_str(), kReadFlags | O_NOFOLLOW));
     }
-    if (!fd_read) return make_error("cannot open the file for reading: " + errno_text(errno));
+    if (!fd_read) return make_error(sys::errno_text("cannot open the file for reading", errno));
     struct stat st {};
     if (::fstat(fd_read.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
         st.st_dev != inspected.st.st_dev || st.st_ino != inspected.st.st_ino) {
@@ -311,25 +286,16 @@ Result<bool> Spool::publish(SpoolDir dir, const std::string& name, std::string_v
     const std::string temp = ".hb-" + random_hex(8);
     UniqueFd out(
         ::openat(tmp, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!out) return make_error("cannot create a file in tmp/: " + errno_text(errno));
+    if (!out) return make_error(sys::errno_text("cannot create a file in tmp/", errno));
     const auto fail = [&](const std::string& what) -> Result<bool> {
         const int err = errno;
         ::unlinkat(tmp, temp.c_str(), 0);
-        return make_error(what + ": " + errno_text(err));
+        return make_error(sys::errno_text(what, err));
     };
-    std::size_t written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n = ::write(out.get(), bytes.data() + written, bytes.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return fail("cannot write a file in tmp/");
-        written += static_cast<std::size_t>(n);
+    if (!sys::write_all(out.get(), bytes)) return fail("cannot write a file in tmp/");
+    if (const char* unset = apply_file_mode(out.get(), mode)) {
+        return fail(std::string("cannot set the ") + unset + " of a published file");
     }
-    if (mode.gid && ::fchown(out.get(), static_cast<uid_t>(-1), *mode.gid) != 0) {
-        return fail("cannot set the group of a published file");
-    }
-    // After fchown, which may clear set-id bits; explicit, so the umask
-    // never decides what the agent can read.
-    if (::fchmod(out.get(), mode.mode) != 0) return fail("cannot set the mode of a published file");
     out.reset();
     const unsigned flags = how == Publish::NoReplace ? RENAME_NOREPLACE : 0;
     if (::renameat2(tmp, temp.c_str(), fd(dir), name.c_str(), flags) != 0) {

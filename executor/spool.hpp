@@ -39,6 +39,12 @@ struct FileMode {
     std::optional<gid_t> gid;  // agent_gid: chgrp'd to it when set
 };
 
+// Sets the group (when set) and then the mode of an open file: fchown may
+// clear set-id bits, and the umask must never decide what the agent can
+// read. Nothing on success; on failure what could not be set ("group" or
+// "mode"), with errno kept.
+const char* apply_file_mode(int fd, const FileMode& mode);
+
 enum class Publish { Replace, NoReplace };
 
 class Spool {

@@ -80,64 +80,32 @@ constexpr std::size_t kSlotSize = 1 + kMaxServiceName;
 
 }  // namespace
 
-std::string_view verb_name(Verb verb) {
-    switch (verb) {
-        case Verb::Ping:
-            return "ping";
-        case Verb::Status:
-            return "status";
-        case Verb::Health:
-            return "health";
-        case Verb::Logs:
-            return "logs";
-        case Verb::Up:
-            return "up";
-        case Verb::Down:
-            return "down";
-        case Verb::Restart:
-            return "restart";
-        case Verb::Rebuild:
-            return "rebuild";
-        case Verb::Init:
-            return "init";
-        case Verb::JoinNetwork:
-            return "join-network";
-    }
-    return "";  // a value outside the enum
+namespace {
+bool is_lower_or_digit(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
-
-std::optional<Verb> verb_from_name(std::string_view name) {
-    for (Verb v : kAllVerbs) {
-        if (verb_name(v) == name) return v;
-    }
-    return std::nullopt;
+bool is_alnum(char c) {
+    return is_lower_or_digit(c) || (c >= 'A' && c <= 'Z');
 }
-
-ArgKind verb_arg_kind(Verb verb) {
-    switch (verb) {
-        case Verb::Logs:
-        case Verb::Restart:
-            return ArgKind::Service;
-        case Verb::Rebuild:
-            return ArgKind::Buildable;
-        case Verb::Ping:
-        case Verb::Status:
-        case Verb::Health:
-        case Verb::Up:
-        case Verb::Down:
-        case Verb::Init:
-        case Verb::JoinNetwork:
-            return ArgKind::None;
-    }
-    return ArgKind::None;
-}
+}  // namespace
 
 bool is_valid_arg_shape(std::string_view arg) {
     if (arg.empty() || arg.size() > kMaxServiceName) return false;
     if (arg[0] < 'a' || arg[0] > 'z') return false;
-    return std::all_of(arg.begin() + 1, arg.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
+    return std::all_of(arg.begin() + 1, arg.end(),
+                       [](char c) { return is_lower_or_digit(c) || c == '_' || c == '-'; });
+}
+
+bool is_valid_slug(std::string_view slug) {
+    if (slug.empty() || slug.size() > 63 || !is_lower_or_digit(slug[0])) return false;
+    return std::all_of(slug.begin(), slug.end(),
+                       [](char c) { return is_lower_or_digit(c) || c == '-'; });
+}
+
+bool is_valid_container_name(std::string_view name) {
+    if (name.empty() || name.size() > kMaxContainerName || !is_alnum(name[0])) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [](char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; });
 }
 
 // ---------------------------------------------------------------- Startup

@@ -20,39 +20,23 @@
 #include <vector>
 
 #include "ipc/result.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb {
-
-// The closed set of verbs a request may name. Declared once; wire values are
-// fixed forever (a new verb gets a new number, none is ever reused).
-enum class Verb : std::uint8_t {
-    Ping = 1,
-    Status = 2,
-    Health = 3,
-    Logs = 4,
-    Up = 5,
-    Down = 6,
-    Restart = 7,
-    Rebuild = 8,
-    Init = 9,
-    JoinNetwork = 10,
-};
-inline constexpr std::array<Verb, 10> kAllVerbs = {
-    Verb::Ping, Verb::Status,  Verb::Health,  Verb::Logs, Verb::Up,
-    Verb::Down, Verb::Restart, Verb::Rebuild, Verb::Init, Verb::JoinNetwork};
-
-// The protocol's spelling of a verb ("join-network"), and back.
-std::string_view verb_name(Verb verb);
-std::optional<Verb> verb_from_name(std::string_view name);
-
-// What argument a verb takes (protocol.md "Verbs"): none, a member of the
-// service enumeration, or a member of the narrower buildable enumeration.
-enum class ArgKind : std::uint8_t { None, Service, Buildable };
-ArgKind verb_arg_kind(Verb verb);
 
 // The shape of an arg and of a service name: ^[a-z][a-z0-9_-]*$, at most
 // kMaxServiceName (64) bytes.
 bool is_valid_arg_shape(std::string_view arg);
+
+// The project slug, carried by every host-global name so that two projects
+// never share a bridge: ^[a-z0-9][a-z0-9-]{0,62}$.
+bool is_valid_slug(std::string_view slug);
+
+// Container and network names as podman and docker accept them, at most
+// kMaxContainerName bytes; the first character being alphanumeric also
+// keeps them from reading as an option.
+inline constexpr std::size_t kMaxContainerName = 255;
+bool is_valid_container_name(std::string_view name);
 
 // What the parser decided about one request.
 enum class Outcome : std::uint8_t {

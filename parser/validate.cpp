@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "ipc/request_name.hpp"
 #include "parser/body_json.hpp"
-#include "parser/name_schema.hpp"
 #include "parser/requested_at.hpp"
 
 namespace hb::parser {

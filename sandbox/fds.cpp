@@ -1,5 +1,6 @@
 // fd hygiene. Both paths are async-signal-safe (no allocation on success):
-// the executor's runner calls this in a forked child.
+// executor/parser_client.cpp, executor/runner.cpp and cli/process.cpp call
+// this in a forked child.
 #include "sandbox/fds.hpp"
 
 #include <dirent.h>
@@ -14,8 +15,9 @@ namespace {
 
 // close_range(2) through syscall(2): the result does not depend on whether
 // this glibc has the wrapper, and ENOSYS reaches us unchanged.
-bool close_range_raw(unsigned first, unsigned last) {
-    return ::syscall(SYS_close_range, first, last, 0U) == 0;
+bool close_range_raw(unsigned first, unsigned last, FdAction action) {
+    const unsigned flags = action == FdAction::CloseOnExec ? CLOSE_RANGE_CLOEXEC : 0U;
+    return ::syscall(SYS_close_range, first, last, flags) == 0;
 }
 
 // "123" -> 123; anything else ("." and "..") -> -1. No strtol: no locale.
@@ -32,21 +34,21 @@ int parse_fd_name(const char* name) {
 
 }  // namespace
 
-Result<void> close_fds_from_3(int keep) {
+Result<void> close_fds_from_3(int keep, FdAction action) {
     if (keep >= 0 && keep < 3) keep = -1;  // 0-2 stay open anyway
     bool ok = false;
     if (keep < 0) {
-        ok = close_range_raw(3, ~0U);
+        ok = close_range_raw(3, ~0U, action);
     } else {
         const auto k = static_cast<unsigned>(keep);
-        ok = (k == 3 || close_range_raw(3, k - 1)) && close_range_raw(k + 1, ~0U);
+        ok = (k == 3 || close_range_raw(3, k - 1, action)) && close_range_raw(k + 1, ~0U, action);
     }
     if (ok) return {};
     // ENOSYS (kernel < 5.9) or anything unexpected: the slow path is complete too.
-    return close_fds_by_proc_walk(keep);
+    return close_fds_by_proc_walk(keep, action);
 }
 
-Result<void> close_fds_by_proc_walk(int keep) {
+Result<void> close_fds_by_proc_walk(int keep, FdAction action) {
     if (keep >= 0 && keep < 3) keep = -1;
     const int dir = ::open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0)
@@ -74,6 +76,10 @@ Result<void> close_fds_by_proc_walk(int keep) {
                 off += entry->d_reclen;
                 const int fd = parse_fd_name(entry->d_name);
                 if (fd < 3 || fd == dir || fd == keep) continue;
+                if (action == FdAction::CloseOnExec) {
+                    ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // the listing stays as it is
+                    continue;
+                }
                 ::close(fd);  // on Linux the fd is gone even when close reports an error
                 closed_any = true;
             }

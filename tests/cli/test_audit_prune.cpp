@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "admin/audit_verify.hpp"
 #include "cli/audit_tools.hpp"
 #include "executor/audit_log.hpp"
 #include "tests/cli/cli_harness.hpp"

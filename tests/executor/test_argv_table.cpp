@@ -9,8 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "admin/argv_table_render.hpp"
 #include "executor/runner.hpp"
-#include "executor/verbs.hpp"
+#include "ipc/verbs.hpp"
 
 namespace hb::exec {
 namespace {

@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "admin/audit_verify.hpp"
 #include "executor/audit_log.hpp"
 
 namespace {

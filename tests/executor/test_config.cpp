@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "admin/config_write.hpp"
 #include "executor/config.hpp"
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "admin/audit_verify.hpp"
 #include "drain_fixture.hpp"
 #include "executor/audit_log.hpp"
 

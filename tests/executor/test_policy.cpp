@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "executor/verbs.hpp"
+#include "admin/config_write.hpp"
+#include "ipc/verbs.hpp"
 #include "temp_tree.hpp"
 
 namespace hb::exec {

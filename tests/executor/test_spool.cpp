@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "executor/request_name.hpp"
+#include "ipc/request_name.hpp"
 
 namespace hb::exec {
 namespace {

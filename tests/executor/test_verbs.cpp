@@ -1,4 +1,4 @@
-#include "executor/verbs.hpp"
+#include "ipc/verbs.hpp"
 
 #include <gtest/gtest.h>
 

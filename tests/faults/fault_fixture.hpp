@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/audit_verify.hpp"
 #include "executor/audit_log.hpp"
 #include "tests/executor/drain_fixture.hpp"
 

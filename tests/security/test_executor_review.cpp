@@ -1,14 +1,18 @@
 // docs/EXECUTOR-REVIEW.md held to the code, so the reviewer's guide cannot
 // drift: its command list is the argv table, its syscall tables are the
 // parser's seccomp policy, and its reading order names every executor file.
+#include <cxxabi.h>
 #include <dirent.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
 
+#include "admin/argv_table_render.hpp"
 #include "doc_text.hpp"
 #include "executor/argv_table.hpp"
 #include "sandbox/seccomp_policy.hpp"
@@ -150,6 +154,56 @@ TEST(ExecutorReview, EveryExecutorFileIsInTheReadingOrder) {
     }
     ::closedir(dir);
     EXPECT_GT(files, 20);
+}
+
+// The linker's map of hb_executor_reach (tests/security/CMakeLists.txt):
+// each function of executor/ in a section of its own, nothing inlined,
+// --gc-sections from main. A function whose section is only ever discarded
+// is one that neither `drain` nor `watch` can reach.
+TEST(ExecutorReview, EveryExecutorFunctionIsReachableFromMain) {
+    std::ifstream map(HB_REACH_MAP);
+    ASSERT_TRUE(map) << "cannot read " << HB_REACH_MAP;
+    std::set<std::string> discarded;
+    std::set<std::string> kept;
+    bool in_discarded = false;
+    std::string line;
+    std::string pending;  // a section name whose object is on the next line
+    auto note = [&](const std::string& section, const std::string& object) {
+        if (object.find("hb_executor_reach.dir") == std::string::npos) return;
+        (in_discarded ? discarded : kept).insert(section);
+    };
+    while (std::getline(map, line)) {
+        if (line.starts_with("Discarded input sections")) in_discarded = true;
+        if (line.starts_with("Memory Configuration")) in_discarded = false;
+        if (!pending.empty()) {
+            note(pending, line);
+            pending.clear();
+            continue;
+        }
+        if (!line.starts_with(" .text._ZN2hb")) continue;
+        const auto end = line.find(' ', 1);
+        const std::string section = line.substr(7, end == std::string::npos ? end : end - 7);
+        if (end == std::string::npos) {
+            pending = section;
+        } else {
+            note(section, line);
+        }
+    }
+    EXPECT_FALSE(kept.empty()) << "no executor function found in " << HB_REACH_MAP;
+    std::vector<std::string> unreachable;
+    for (const std::string& symbol : discarded) {
+        if (kept.contains(symbol)) continue;  // a duplicate of an inline function that is kept
+        int status = 0;
+        char* text = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+        unreachable.push_back(status == 0 ? text : symbol);
+        std::free(text);
+    }
+    std::string list;
+    for (const auto& name : unreachable) list += "  " + name + "\n";
+    EXPECT_TRUE(unreachable.empty())
+        << "functions compiled from executor/ that neither drain nor watch can reach (move "
+           "them to admin/, or delete them):\n"
+        << list;
 }
 
 }  // namespace

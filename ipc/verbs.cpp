@@ -1,35 +1,52 @@
-#include "executor/verbs.hpp"
+#include "ipc/verbs.hpp"
 
-namespace hb::exec {
+namespace hb {
 namespace {
 
 // The table is complete, in kAllVerbs order, and every verb has one row.
 constexpr bool table_matches_all_verbs() {
     for (std::size_t i = 0; i < kAllVerbs.size(); ++i) {
         if (kVerbTable[i].verb != kAllVerbs[i]) return false;
+        if (kVerbTable[i].policy_key.size() >= verbs_detail::kMaxKey) return false;
     }
     return true;
 }
 static_assert(table_matches_all_verbs(),
               "kVerbTable must list every Verb once, in kAllVerbs order");
 
-// Invariants the rest of the executor relies on.
+// Invariants the rest of the bridge relies on.
 constexpr bool table_is_consistent() {
     for (const VerbInfo& row : kVerbTable) {
         // A verb that runs nothing can change nothing and has nothing to outlive.
         if (!row.runs_command && (row.mutating || row.long_lived)) return false;
         // Long-lived verbs start containers: they are mutating.
         if (row.long_lived && !row.mutating) return false;
-        if (!row.policy_key.starts_with("MODE_")) return false;
     }
     return true;
 }
 static_assert(table_is_consistent());
+static_assert(kVerbTable[9].policy_key == "MODE_join-network");
 static_assert(rate_class(Verb::Ping) == RateClass::Exempt);
 static_assert(rate_class(Verb::Logs) == RateClass::ReadOnly);
 static_assert(rate_class(Verb::Rebuild) == RateClass::Mutating);
 
 }  // namespace
+
+std::string_view verb_name(Verb verb) {
+    const VerbInfo& row = verb_info(verb);
+    return row.verb == verb ? row.name : std::string_view();
+}
+
+std::optional<Verb> verb_from_name(std::string_view name) {
+    for (const VerbInfo& row : kVerbTable) {
+        if (row.name == name) return row.verb;
+    }
+    return std::nullopt;
+}
+
+ArgKind verb_arg_kind(Verb verb) {
+    return verb_info(verb).arg;
+}
 
 std::string_view rate_class_name(RateClass rate) {
     switch (rate) {
@@ -43,4 +60,4 @@ std::string_view rate_class_name(RateClass rate) {
     return "?";
 }
 
-}  // namespace hb::exec
+}  // namespace hb

@@ -1,6 +1,6 @@
-#include "executor/request_name.hpp"
+#include "ipc/request_name.hpp"
 
-namespace hb::exec {
+namespace hb {
 namespace {
 
 constexpr std::string_view kSuffix = ".json";
@@ -49,4 +49,4 @@ bool is_request_name(std::string_view name) {
     return request_name_verb(name).has_value();
 }
 
-}  // namespace hb::exec
+}  // namespace hb

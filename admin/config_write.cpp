@@ -1,0 +1,147 @@
+#include "admin/config_write.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace hb {
+
+using nlohmann::ordered_json;
+
+std::string serialize_config(const Config& config) {
+    ordered_json j;
+    j["version"] = config.version;
+    j["slug"] = config.slug;
+    j["project_dir"] = config.project_dir;
+    j["spool_dir"] = config.spool_dir;
+    j["state_dir"] = config.state_dir;
+    j["policy_file"] = config.policy_file;
+    j["parser"] = config.parser;
+    j["allow_root"] = config.allow_root;
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(config.file_mode & 07777));
+    j["file_mode"] = mode;
+    j["agent_gid"] = config.agent_gid ? ordered_json(*config.agent_gid) : ordered_json(nullptr);
+
+    ordered_json backend_json;
+    backend_json["kind"] = config.backend.kind == BackendKind::Stack ? "stack" : "compose";
+    backend_json["argv"] = config.backend.argv;
+    if (config.backend.kind == BackendKind::Compose) {
+        backend_json["file"] = config.backend.file;
+        backend_json["flavour"] = compose_flavour_name(config.backend.flavour);
+    }
+    j["backend"] = std::move(backend_json);
+
+    j["services"] = config.services;
+    j["buildable"] = config.buildable;
+    // `tcb` and `rendered` are the same list of pins (tcb_list reads both).
+    auto pins_json = [](const std::vector<TcbPin>& pins) {
+        ordered_json out = ordered_json::array();
+        for (const TcbPin& pin : pins) {
+            ordered_json item;
+            item["path"] = pin.path;
+            item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
+            out.push_back(std::move(item));
+        }
+        return out;
+    };
+    j["tcb"] = pins_json(config.tcb);
+    j["run_dir"] = config.run_dir;
+    if (!config.rendered.empty()) j["rendered"] = pins_json(config.rendered);
+    if (!config.checkout_paths.empty()) j["checkout_paths"] = config.checkout_paths;
+
+    auto window_json = [](const Window& w) {
+        ordered_json out;
+        out["count"] = w.count;
+        out["seconds"] = w.seconds;
+        return out;
+    };
+    ordered_json limits_json;
+    limits_json["mutating"] = window_json(config.limits.mutating);
+    limits_json["read_only"] = window_json(config.limits.read_only);
+    limits_json["ttl_seconds"] = config.limits.ttl_seconds;
+    limits_json["future_skew_seconds"] = config.limits.future_skew_seconds;
+    j["limits"] = std::move(limits_json);
+
+    ordered_json timeouts_json;
+    timeouts_json["default"] = config.timeouts.default_seconds;
+    timeouts_json["rebuild"] = config.timeouts.rebuild_seconds;
+    // Verb order, not insertion order, so equal configs serialize equally.
+    // A Rebuild entry in per_verb overrides rebuild_seconds and is written
+    // as "rebuild", exactly as for_verb reads it.
+    for (Verb verb : kAllVerbs) {
+        for (const auto& [v, seconds] : config.timeouts.per_verb) {
+            if (v == verb) timeouts_json[std::string(verb_name(verb))] = seconds;
+        }
+    }
+    j["timeouts"] = std::move(timeouts_json);
+
+    ordered_json drain_json;
+    drain_json["time_budget_seconds"] = config.drain.time_budget_seconds;
+    drain_json["linger_seconds"] = config.drain.linger_seconds;
+    j["drain"] = std::move(drain_json);
+
+    ordered_json retention_json;
+    retention_json["archive_days"] = config.retention.archive_days;
+    retention_json["responses_days"] = config.retention.responses_days;
+    j["retention"] = std::move(retention_json);
+
+    // Written only when changed, so an install with the defaults keeps the
+    // schema's exact text.
+    if (config.audit_budget != AuditBudgetSettings{}) {
+        ordered_json budget_json;
+        budget_json["bytes"] = config.audit_budget.bytes;
+        budget_json["seconds"] = config.audit_budget.seconds;
+        j["audit_budget"] = std::move(budget_json);
+    }
+
+    ordered_json systemd_json;
+    systemd_json["enabled"] = config.systemd.enabled;
+    systemd_json["systemd_run"] = config.systemd.systemd_run;
+    j["systemd"] = std::move(systemd_json);
+
+    if (config.join_network) {
+        ordered_json join;
+        join["engine"] = config.join_network->engine;
+        join["network"] = config.join_network->network;
+        join["agent_container"] = config.join_network->agent_container;
+        j["join_network"] = std::move(join);
+    } else {
+        j["join_network"] = nullptr;
+    }
+    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace hb
+
+namespace hb::exec {
+
+std::string_view default_policy_text() {
+    return R"(# hostbridge policy: per-verb execution mode.
+# Parsed as KEY=value, never sourced. Unknown/missing keys fail CLOSED
+# to deny. There is no "confirm" mode by design: deny it here and run
+# it by hand if you want a human gate.
+#
+# One MODE_<verb>=auto|deny per line, no spaces around '='. A verb that
+# is missing, listed twice or given any other mode is denied.
+# `hostbridge doctor` reports what it could not understand.
+
+MODE_ping=auto
+MODE_status=auto
+MODE_health=auto
+MODE_logs=auto
+
+MODE_up=auto
+MODE_down=auto
+MODE_restart=auto
+MODE_rebuild=auto
+
+# init resets seed data: flip to deny if you would rather run it by hand.
+MODE_init=auto
+
+# join-network connects the agent's container to the application's
+# network; it is denied anyway unless it was configured at install.
+MODE_join-network=auto
+)";
+}
+
+}  // namespace hb::exec

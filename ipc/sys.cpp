@@ -1,0 +1,134 @@
+#include "ipc/sys.hpp"
+
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+namespace hb::sys {
+
+std::string errno_text(std::string_view what, int err) {
+    return std::string(what) + ": " + std::strerror(err);
+}
+
+bool write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) {
+            errno = EIO;
+            return false;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+bool read_all(int fd, std::string& out, std::size_t limit) {
+    char buffer[65536];
+    while (out.size() <= limit) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) break;
+        out.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+ssize_t pread_full(int fd, char* buffer, std::size_t length, off_t offset) {
+    std::size_t got = 0;
+    while (got < length) {
+        const ssize_t n = ::pread(fd, buffer + got, length - got, offset + static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    return static_cast<ssize_t>(got);
+}
+
+bool flock_retry(int fd, int operation) {
+    while (::flock(fd, operation) != 0) {
+        if (errno != EINTR) return false;
+    }
+    return true;
+}
+
+pid_t waitpid_retry(pid_t pid, int* status, int options) {
+    pid_t reaped;
+    do {
+        reaped = ::waitpid(pid, status, options);
+    } while (reaped < 0 && errno == EINTR);
+    return reaped;
+}
+
+std::string format_utc(std::int64_t epoch_seconds) {
+    const std::time_t t = static_cast<std::time_t>(epoch_seconds);
+    std::tm tm{};
+    char buf[32];
+    if (::gmtime_r(&t, &tm) == nullptr ||
+        std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+        return "1970-01-01T00:00:00Z";
+    }
+    return buf;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (std::string& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+void reset_signals() {
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+}
+
+void append_hex_byte(std::string& out, unsigned char byte) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+}
+
+std::string lower_hex(const void* bytes, std::size_t length) {
+    std::string out;
+    out.reserve(length * 2);
+    const auto* p = static_cast<const unsigned char*>(bytes);
+    for (std::size_t i = 0; i < length; ++i) append_hex_byte(out, p[i]);
+    return out;
+}
+
+FlockGuard::~FlockGuard() {
+    ::flock(fd_, LOCK_UN);
+}
+
+ChildGuard& ChildGuard::operator=(ChildGuard&& other) noexcept {
+    if (this != &other) {
+        kill_and_reap();
+        pid_ = other.pid_;
+        group_ = other.group_;
+        other.pid_ = -1;
+    }
+    return *this;
+}
+
+void ChildGuard::kill_and_reap() {
+    if (pid_ <= 0) return;
+    if (group_) ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    waitpid_retry(pid_, nullptr);
+    pid_ = -1;
+}
+
+}  // namespace hb::sys
