@@ -368,9 +368,10 @@ Result<void> save_budget(int dir_fd, const BudgetState& state) {
     const std::string name(kAuditBudgetName);
     // The counts change with every event the agent causes. Where they fit
     // in one page, the file is that page, padded with blanks (still JSON),
-    // and overwritten in place with one page-aligned pwrite, which a crash
-    // leaves old or new; on an ext4 root filesystem a file renamed over
-    // another per event costs a freed inode and block (docs/PERFORMANCE.md).
+    // and overwritten in place with one page-aligned pwrite, which a killed
+    // drain leaves old or new (a power cut might tear it: load_budget then
+    // fails closed); on an ext4 root filesystem a file renamed over another
+    // per event costs a freed inode and block (docs/PERFORMANCE.md).
     if (text.size() < kBudgetPage) {
         text.resize(kBudgetPage - 1, ' ');
         text += '\n';
