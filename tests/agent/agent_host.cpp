@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "admin/config_write.hpp"
 #include "cli/agent_manifest.hpp"
 #include "executor/config.hpp"
 #include "executor/policy.hpp"
