@@ -1,4 +1,4 @@
-// The request file name schema of protocol.md, checked on the trusted side:
+// The request file name schema (docs/PROTOCOL.md), checked on the trusted side:
 //   ^[0-9]{8}T[0-9]{6}Z-[a-z-]+-[0-9a-f]{16}\.json$
 // The executor needs it before any parser runs: to acknowledge (`queued`
 // only for on-schema names) and to decide whether a quarantined file earns

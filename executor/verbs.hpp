@@ -10,7 +10,7 @@
 
 namespace hb::exec {
 
-// Which sliding window a verb counts against (architecture.md step 6).
+// Which sliding window a verb counts against (docs/ARCHITECTURE.md, step 6).
 enum class RateClass {
     Exempt,    // ping: nothing runs
     ReadOnly,  // status, health, logs: read-only but they run a command

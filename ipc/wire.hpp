@@ -45,7 +45,7 @@ inline constexpr std::array<Verb, 10> kAllVerbs = {
 std::string_view verb_name(Verb verb);
 std::optional<Verb> verb_from_name(std::string_view name);
 
-// What argument a verb takes (protocol.md "Verbs"): none, a member of the
+// What argument a verb takes (docs/PROTOCOL.md "Verbs"): none, a member of the
 // service enumeration, or a member of the narrower buildable enumeration.
 enum class ArgKind : std::uint8_t { None, Service, Buildable };
 ArgKind verb_arg_kind(Verb verb);

@@ -1,4 +1,4 @@
-// The request file name schema of protocol.md:
+// The request file name schema (docs/PROTOCOL.md, "Request files"):
 //   ^[0-9]{8}T[0-9]{6}Z-[a-z-]+-[0-9a-f]{16}\.json$
 #pragma once
 

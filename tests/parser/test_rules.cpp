@@ -1,4 +1,4 @@
-// One test per rule of protocol.md "Request files" and "Verbs". Each test
+// One test per rule of docs/PROTOCOL.md "Request files" and "Verbs". Each test
 // pairs a request that breaks exactly that rule with the closest request
 // that keeps it, so removing the rule (or breaking the check) fails it.
 #include <gtest/gtest.h>
