@@ -101,6 +101,8 @@ bool plain_safe(const std::string& s) {
     });
 }
 
+struct MapEntry;
+
 // This reader's own tree of a document: merge keys resolved, aliases
 // copied, so rendering and every lookup see one meaning.
 struct Value {
@@ -110,25 +112,36 @@ struct Value {
     bool plain = false;  // Scalar written without quotes: the engine types it
     int line = 0;        // 1-based
     std::vector<Value> items;
-    std::vector<std::pair<Value, Value>> entries;  // Map; keys are scalars
+    // Map; keys are scalars. A struct of its own, not std::pair<Value, Value>:
+    // clang 14 with libstdc++ refuses a pair of a type still incomplete here.
+    std::vector<MapEntry> entries;
 
     [[nodiscard]] bool is_map() const { return kind == Kind::Map; }
     [[nodiscard]] bool is_seq() const { return kind == Kind::Seq; }
     [[nodiscard]] bool is_scalar() const { return kind == Kind::Scalar; }
     [[nodiscard]] bool is_null() const { return kind == Kind::Null; }
-    [[nodiscard]] const Value* get(std::string_view key) const {
-        for (const auto& [k, v] : entries) {
-            if (k.text == key) return &v;
-        }
-        return nullptr;
-    }
-    Value* get(std::string_view key) {
-        for (auto& [k, v] : entries) {
-            if (k.text == key) return &v;
-        }
-        return nullptr;
-    }
+    [[nodiscard]] const Value* get(std::string_view key) const;
+    Value* get(std::string_view key);
 };
+
+struct MapEntry {
+    Value key;
+    Value value;
+};
+
+const Value* Value::get(std::string_view key) const {
+    for (const auto& [k, v] : entries) {
+        if (k.text == key) return &v;
+    }
+    return nullptr;
+}
+
+Value* Value::get(std::string_view key) {
+    for (auto& [k, v] : entries) {
+        if (k.text == key) return &v;
+    }
+    return nullptr;
+}
 
 Value scalar_value(std::string text, int line) {
     Value v;
@@ -265,13 +278,13 @@ class Converter {
             k.plain = item.first.Tag() == "?";
             auto child = convert(item.second, nesting + 1);
             if (!child) return child.error();
-            v.entries.emplace_back(std::move(k), std::move(*child));
+            v.entries.push_back({std::move(k), std::move(*child)});
         }
         // Explicit keys win, then the merged mappings in order (YAML's
         // merge-key rule, as PyYAML and Go's yaml apply it).
         for (auto& m : merges) {
             for (auto& entry : m.entries) {
-                if (seen.emplace(entry.first.text, entry.first.line).second) {
+                if (seen.emplace(entry.key.text, entry.key.line).second) {
                     if (++visited_ > kMaxComposeNodes) {
                         return make_error(file_ + " line " + std::to_string(line) +
                                           ": anchors and merge keys expand to more than " +

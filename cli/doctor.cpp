@@ -1,5 +1,5 @@
 // `hostbridge doctor`: checks one install end to end and prints each problem
-// with the bare command that fixes it (cli.md, "doctor").
+// with the bare command that fixes it (docs/COMMANDS.md, "doctor").
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>

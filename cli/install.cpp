@@ -529,7 +529,7 @@ class Installer {
         longest = std::max(c.timeouts.default_seconds, c.timeouts.rebuild_seconds);
         for (const auto& p : c.timeouts.per_verb) longest = std::max(longest, p.second);
         // The unit's start timeout must leave room for the longest verb, or
-        // the drain would never take that verb up (architecture.md, step 7).
+        // the drain would never take that verb up (docs/ARCHITECTURE.md, drain step 7).
         c.drain.time_budget_seconds = std::max(1800, longest + c.drain.linger_seconds + 60);
         c.systemd.enabled = !o_.no_systemd;
         c.systemd.systemd_run = systemd_run_;

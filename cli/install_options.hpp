@@ -1,4 +1,4 @@
-// `hostbridge install` options (cli.md, "The admin tool"), parsed and checked
+// `hostbridge install` options (docs/COMMANDS.md, "install"), parsed and checked
 // for shape; everything wrong here is a usage error (exit 2).
 #pragma once
 

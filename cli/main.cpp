@@ -1,5 +1,5 @@
 // `hostbridge`: the admin tool. Dispatches to one subcommand per file; no
-// exception leaves main (cli.md: exit 0 success, 1 failure, 2 usage).
+// exception leaves main (docs/COMMANDS.md: exit 0 success, 1 failure, 2 usage).
 #include <cstring>
 #include <exception>
 #include <iostream>

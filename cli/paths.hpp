@@ -1,5 +1,5 @@
-// Where the host-side files of one install live (architecture.md, "Host-side
-// files"). HOME, XDG_CONFIG_HOME and XDG_STATE_HOME are honoured here and
+// Where the host-side files of one install live (docs/ARCHITECTURE.md, "Files
+// on the host"). HOME, XDG_CONFIG_HOME and XDG_STATE_HOME are honoured here and
 // only here: bridge.json then records absolute paths for everything else.
 #pragma once
 

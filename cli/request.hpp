@@ -1,5 +1,5 @@
 // `hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB [ARG]`:
-// the agent client of protocol.md ("Agent clients") in C++, waiting on the
+// the agent client of docs/PROTOCOL.md ("Agent clients") in C++, waiting on the
 // response with inotify instead of polling. Needs no host config, so it
 // also runs inside a container.
 #pragma once
@@ -8,7 +8,7 @@
 
 namespace hb::cli {
 
-// Exit codes of every agent client (protocol.md), not the admin tool's.
+// Exit codes of every agent client (docs/PROTOCOL.md), not the admin tool's.
 inline constexpr int kRequestDone = 0;
 inline constexpr int kRequestUsage = 64;
 inline constexpr int kRequestRefused = 70;  // denied, expired or failed

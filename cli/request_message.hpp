@@ -1,5 +1,5 @@
 // What an agent client puts into the spool: the shape checks on VERB and
-// ARG, the request's name and its body (protocol.md, "Request files").
+// ARG, the request's name and its body (docs/PROTOCOL.md, "Request files").
 // Shapes only: which verbs and services are allowed is the host's call.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Reading the host's answer to one request (protocol.md, "Response files").
+// Reading the host's answer to one request (docs/PROTOCOL.md, "Response files").
 // The client needs four fields: state, reason, exit_code and output.
 #pragma once
 

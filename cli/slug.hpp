@@ -1,5 +1,5 @@
 // The project slug: carried by every host-global name so that two projects
-// never share a bridge (cli.md, "--slug").
+// never share a bridge (docs/COMMANDS.md, "install").
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The spool as install creates it and doctor checks it (protocol.md, "Spool
+// The spool as install creates it and doctor checks it (docs/PROTOCOL.md, "Spool
 // layout"): real directories, no symlink anywhere below the project dir,
 // owned by the host user, mode 0755; with --agent-gid, tmp/ and requests/
 // are 2770 and owned by that group, so an agent of another uid can publish.

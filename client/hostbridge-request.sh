@@ -1,7 +1,7 @@
 #!/bin/sh
 # hostbridge-request.sh: the agent's client for the hostbridge spool.
 # Writes one request, waits for the host's answer, prints its output.
-# Contract: ../shared/design/protocol.md, "Agent clients". Plain POSIX sh
+# Contract: docs/PROTOCOL.md, "Agent clients". Plain POSIX sh
 # plus awk, od, date, mv, rm and sleep, all of which busybox provides: it has
 # to run in a minimal container with no bash, no jq and none of our binaries.
 #
@@ -99,7 +99,7 @@ if [ $# -eq 2 ]; then
     has_arg=1
 fi
 
-# Shapes only (protocol.md): the host decides what is allowed. A verb is
+# Shapes only (docs/PROTOCOL.md): the host decides what is allowed. A verb is
 # lowercase letters and dashes, as the request name schema demands.
 lower=abcdefghijklmnopqrstuvwxyz
 digits=0123456789

@@ -1,7 +1,7 @@
 // The audit log: hash-chained JSON lines, appended under an exclusive flock
 // on the log file itself, since drains acknowledging requests write
-// concurrently from several processes. Format: architecture.md, "Audit log";
-// choices the contract left open: docs/AUDIT-LOG.md.
+// concurrently from several processes. Format, and the choices made where
+// the design left one open: docs/AUDIT-LOG.md.
 #include "executor/audit_log.hpp"
 #include "executor/audit_format.hpp"
 

@@ -1,5 +1,5 @@
 // The authoritative audit log: append-only, hash-chained JSON lines in the
-// host state dir, off the shared mount. Format: architecture.md, "Audit log".
+// host state dir, off the shared mount. Format: docs/AUDIT-LOG.md.
 #pragma once
 
 #include <sys/types.h>

@@ -161,7 +161,7 @@ bool is_inside_or_at(std::string_view path, std::string_view dir) {
 }
 
 // Host-side files must be out of the agent's reach: it can write anywhere
-// in the checkout (architecture.md, "Host-side files").
+// in the checkout (docs/ARCHITECTURE.md, "Files on the host").
 void require_outside_project(const Config& config, const std::string& key,
                              const std::string& path) {
     if (is_inside_or_at(path, config.project_dir))
@@ -385,7 +385,7 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
 }
 
 // A verb whose timeout exceeds the budget would never be taken by a drain
-// (architecture.md, step 7): refuse the config instead of starving it.
+// (docs/ARCHITECTURE.md, drain step 7): refuse the config instead of starving it.
 void check_budget(const Config& config) {
     const int budget = config.drain.time_budget_seconds;
     auto check = [&](std::string_view name, int seconds) {

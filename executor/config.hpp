@@ -1,5 +1,5 @@
 // bridge.json: the install-time configuration, read strictly.
-// Schema: ../shared/design/architecture.md, "bridge.json". Every path is
+// Schema: docs/CONFIG.md (and docs/ARCHITECTURE.md, "bridge.json"). Every path is
 // absolute; nothing here consults HOME or the XDG variables.
 #pragma once
 

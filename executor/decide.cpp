@@ -1,4 +1,4 @@
-// The decide-and-run step, in the order of architecture.md step 6: expiry,
+// The decide-and-run step, in the order of docs/ARCHITECTURE.md step 6: expiry,
 // policy, supported by this install, integrity gate, rate limit, run. Each
 // gate either lets the request through or returns the one refusal that
 // stopped it; only the last step spawns anything, and only an argv that

@@ -1,4 +1,4 @@
-// The drain: steps 1-7 of architecture.md "The drain, step by step", and
+// The drain: steps 1-7 of docs/ARCHITECTURE.md "The drain, step by step", and
 // nothing else. Deciding and running an accepted request is one call into
 // decide.hpp; waiting for more work is the caller's (main.cpp, wakeup.hpp).
 #pragma once

@@ -1,5 +1,5 @@
-// hostbridge-executor drain|watch: the command line (cli.md), the exit
-// status (architecture.md "Exit status") and the wait between drains.
+// hostbridge-executor drain|watch: the command line (docs/COMMANDS.md), the
+// exit status (docs/EXECUTOR-DRAIN.md, "Exit status") and the wait between drains.
 // Nothing here touches the spool; drain.cpp does.
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 // Response files: what the agent polls in responses/. The JSON shape is
-// protocol.md "Response files", every field on every response; this is the
+// docs/PROTOCOL.md "Response files", every field on every response; this is the
 // one place where a response becomes text.
 #pragma once
 

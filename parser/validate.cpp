@@ -1,6 +1,6 @@
 // The order of the rules is part of the contract: it decides which reason a
 // request that breaks several rules gets. Quarantine (unclassifiable) comes
-// before any refusal, and refusals follow protocol.md's tables top down.
+// before any refusal, and refusals follow docs/PROTOCOL.md's tables top down.
 #include "parser/validate.hpp"
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 namespace hb::parser {
 namespace {
 
-// Never allowed, whatever the policy file says (protocol.md "Verbs").
+// Never allowed, whatever the policy file says (docs/PROTOCOL.md, "Verbs").
 bool is_hardcoded_deny(std::string_view verb) {
     return verb == "reset-db" || verb == "exec" || verb.starts_with("shell");
 }

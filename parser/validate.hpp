@@ -1,5 +1,5 @@
 // The parser's whole judgement of one request, as a pure function: no I/O,
-// no clock, no globals. Everything protocol.md says about a request's name
+// no clock, no globals. Everything docs/PROTOCOL.md says about a request's name
 // and body is decided here; expiry and future skew are the executor's (it
 // has the clock), so only the requested_at epoch is reported.
 #pragma once

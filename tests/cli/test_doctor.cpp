@@ -1,4 +1,4 @@
-// `hostbridge doctor`: a healthy install, then each check of cli.md broken
+// `hostbridge doctor`: a healthy install, then each check of docs/COMMANDS.md broken
 // on its own: doctor must name exactly that thing and print the bare fix.
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-// `hostbridge install` in a temporary home: every point of cli.md "install"
+// `hostbridge install` in a temporary home: every point of docs/COMMANDS.md "install"
 // and issue 5 item 1, against real git work trees and a recording stack.
 #include <grp.h>
 #include <sys/stat.h>

@@ -37,7 +37,7 @@ class TempDir {
     std::string path_;
 };
 
-// Creates a spool with every subdirectory protocol.md lists.
+// Creates a spool with every subdirectory docs/PROTOCOL.md lists.
 void make_spool(const std::string& dir);
 // Every regular file below `dir`, as paths relative to it, sorted.
 std::vector<std::string> files_under(const std::string& dir);

@@ -1,4 +1,4 @@
-// Where the agent clients look for the spool (protocol.md, "Agent
+// Where the agent clients look for the spool (docs/PROTOCOL.md, "Agent
 // clients"; the order is in docs/agent-clients.md): the installed copy's
 // own directory, --project-dir (C++), HOSTBRIDGE_SPOOL, REPO_ROOT, the git
 // top level. Each case publishes with --no-wait and looks where it landed.

@@ -60,7 +60,7 @@ Argv join(const Argv& a, const Argv& b) {
     return out;
 }
 
-// protocol.md's table, restated by hand: what every (verb, arg) must give.
+// docs/PROTOCOL.md's table, restated by hand: what every (verb, arg) must give.
 ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c) {
     const ArgKind kind = verb_info(verb).arg;
     if (kind == ArgKind::None && arg) return Denied{ReasonCode::ArgForbidden};

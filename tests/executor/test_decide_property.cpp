@@ -167,7 +167,7 @@ std::string scratch_base() {
 }
 
 TEST(DecideProperty, FiveThousandRequestsThroughTheDrainRunOnlyTableRows) {
-    // The name check above agrees with protocol.md on a few names.
+    // The name check above agrees with docs/PROTOCOL.md on a few names.
     ASSERT_TRUE(on_schema("20261129T080000Z-join-network-0123456789abcdef.json"));
     ASSERT_FALSE(on_schema("20261129T080000Z-Status-0123456789abcdef.json"));
     ASSERT_FALSE(on_schema("20261129T080000Z-status-0123456789abcde.json"));

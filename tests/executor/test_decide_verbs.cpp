@@ -1,7 +1,7 @@
 // Every verb end to end: the real hostbridge-executor drain and the real
 // parser against a recording stack script (and a recording script standing
 // in for the compose command and the container engine). The expected argv
-// are written out here by hand from protocol.md, not taken from argv_for().
+// are written out here by hand from docs/PROTOCOL.md, not taken from argv_for().
 #include <gtest/gtest.h>
 
 #include <pwd.h>

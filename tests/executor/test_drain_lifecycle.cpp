@@ -1,4 +1,4 @@
-// Every lifecycle path of protocol.md, driven through the real
+// Every lifecycle path of docs/PROTOCOL.md, driven through the real
 // hostbridge-executor and hostbridge-parser binaries on a temporary spool.
 #include <gtest/gtest.h>
 #include <sys/file.h>

@@ -30,7 +30,7 @@ TEST(Verbs, PolicyKeyIsModeAndTheProtocolSpelling) {
     EXPECT_EQ(verb_info(Verb::JoinNetwork).policy_key, "MODE_join-network");
 }
 
-// protocol.md, "Verbs", restated independently of the table.
+// docs/PROTOCOL.md, "Verbs", restated independently of the table.
 TEST(Verbs, PropertiesMatchTheProtocol) {
     const std::set<Verb> mutating = {Verb::Up,      Verb::Down, Verb::Restart,
                                      Verb::Rebuild, Verb::Init, Verb::JoinNetwork};

@@ -1,4 +1,4 @@
-// One test per rule of protocol.md "Request files" and "Verbs". Each test
+// One test per rule of docs/PROTOCOL.md "Request files" and "Verbs". Each test
 // pairs a request that breaks exactly that rule with the closest request
 // that keeps it, so removing the rule (or breaking the check) fails it.
 #include <gtest/gtest.h>
@@ -37,7 +37,7 @@ TEST(NameRule, OffSchemaIsQuarantined) {
         "20261129T080000Z-ping-0123456789abcdef0.json",      // 17-char nonce
         "20261129T080000Z-ping-0123456789abcdeg.json",       // non-hex nonce
         "20261129T080000Z-PING-0123456789abcdef.json",       // uppercase verb
-        "20261129T080000Z-shell:web-0123456789abcdef.json",  // the article's names
+        "20261129T080000Z-shell:web-0123456789abcdef.json",  // `shell:SERVICE` names
         "20261129T080000Z-re_start-0123456789abcdef.json",   // '_' not in [a-z-]
         "20261129T080000Z--0123456789abcdef.json",           // empty verb
         "20261129T080000Z-ping0123456789abcdef.json",        // no dash before nonce

@@ -32,7 +32,9 @@ std::string open_fd_list() {
 class CloseFds : public testing::TestWithParam<std::tuple<Path, int>> {};
 
 TEST_P(CloseFds, LeavesOnlyStdioAndKeep) {
-    const auto [path, keep] = GetParam();
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    const Path path = std::get<0>(GetParam());
+    const int keep = std::get<1>(GetParam());
     LockedChild child(
         [path, keep] {
             // The child holds fd 3 (the socket) already; add many more.

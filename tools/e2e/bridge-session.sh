@@ -449,8 +449,9 @@ cmd_session() {
         check "rebuild web: exit 0, new image ${img_after:0:12} (was ${img_before:0:12}) runs and serves the change" \
             eval '[ "$REQ_RC" -eq 0 ] && [ "$img_after" != "$img_before" ] && serves web | grep -q "rebuilt by the agent"'
         if [ "$mode" = systemd ]; then
-            # rebuild is not a long-lived verb (protocol.md): no scope of its
-            # own; the new container outlives the oneshot by KillMode=process.
+            # rebuild runs in a scope of its own (docs/DECIDE-AND-RUN.md, "`rebuild`
+            # runs in a scope too"): the new container's conmon is there, not in the
+            # drain's unit.
             say "         web's new container: conmon in $(sed -n 's/^[0-9]*:name=systemd://p; s/^0:://p' \
                 "/proc/$(conmon_pid web)/cgroup" 2>/dev/null | head -n 1)"
         fi

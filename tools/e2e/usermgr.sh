@@ -1,7 +1,7 @@
 #!/bin/bash
 # usermgr.sh: runs a command next to a real `systemd --user` manager on hosts
 # where systemd is not PID 1 (CI, containers, firecracker VMs), following
-# shared/recipes/real-systemd-and-podman.md:
+# the steps tools/e2e/README.md ("How a user manager runs here") explains:
 #   - everything happens in a private mount namespace, where /run/systemd and
 #     /run/systemd/system are a tmpfs (systemd's "booted with systemd" check)
 #     and /run/user is a tmpfs holding the user's XDG_RUNTIME_DIR;
