@@ -24,9 +24,10 @@ selftest=tests/security/docs_self_contained_selftest.sh
 # Names of documents that were never part of the repository.
 pattern='shared/design|shared/recipes|shared/peers|\.\./shared|protocol\.md|architecture\.md|cli\.md|background-article'
 
-# Known lines the lead fixes on another branch, as FILE<TAB>exact line. Each
+# Lines tolerated while their fix lands elsewhere, as FILE<TAB>exact line (none
+# now). Each
 # entry must be removed once its line is gone (the test says so).
-exceptions=$'SECURITY.md\t   protocol (`protocol.md`) is the only contract; the agent may break it in'
+exceptions=""
 
 list=$(mktemp) || exit 2
 trap 'rm -f "$list"' EXIT
