@@ -24,9 +24,9 @@ selftest=tests/security/docs_self_contained_selftest.sh
 # Names of documents that were never part of the repository.
 pattern='shared/design|shared/recipes|shared/peers|\.\./shared|protocol\.md|architecture\.md|cli\.md|background-article'
 
-# Lines tolerated while their fix lands elsewhere, as FILE<TAB>exact line (none
-# now). Each
-# entry must be removed once its line is gone (the test says so).
+# Lines tolerated while their fix lands elsewhere, as FILE<TAB>exact line
+# (none now). Each entry must be removed once its line is gone (the test
+# says so).
 exceptions=""
 
 list=$(mktemp) || exit 2
