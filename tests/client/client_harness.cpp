@@ -222,6 +222,11 @@ ClientProcess::ClientProcess(ClientKind kind, const std::vector<std::string>& ar
     // or REPO_ROOT of its own) may leak in. A UTF-8 locale on purpose: the
     // shell client must not depend on the caller's.
     std::vector<std::string> env = {"PATH=" + path, "HOME=" + capture_.path(), "LANG=C.UTF-8"};
+    // Except the sanitizers' settings (./run-tests --sanitize): without them
+    // a sanitized client runs its own defaults (LeakSanitizer's ptrace check
+    // at exit, no abort), not what ./run-tests chose for every binary.
+    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
+        if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
     env.insert(env.end(), options.env.begin(), options.env.end());
 
     started_ = Clock::now();
