@@ -24,10 +24,6 @@ selftest=tests/security/docs_self_contained_selftest.sh
 # Names of documents that were never part of the repository.
 pattern='shared/design|shared/recipes|shared/peers|\.\./shared|protocol\.md|architecture\.md|cli\.md|background-article'
 
-# Lines tolerated while their fix lands elsewhere, as FILE<TAB>exact line
-# (none now). Each entry must be removed once its line is gone (the test
-# says so).
-exceptions=""
 
 list=$(mktemp) || exit 2
 trap 'rm -f "$list"' EXIT
@@ -58,29 +54,14 @@ fail() {
 
 # 1. Names of outside documents, in every text file but these two (one grep
 # over all of them; -I skips binary files).
-used_exceptions=""
 while IFS= read -r hit; do
     file=${hit%%:*}
     rest=${hit#*:}
     lineno=${rest%%:*}
     text=${rest#*:}
-    if printf '%s\n' "$exceptions" | grep -qxF -- "$file"$'\t'"$text"; then
-        used_exceptions+="$file:$lineno "
-        continue
-    fi
     fail "$file:$lineno cites a document outside the repository: $text"
 done < <(cd "$src" && grep -vxF -e "$self" -e "$selftest" "$list" | tr '\n' '\0' |
     xargs -0 grep -HInE -- "$pattern" 2>/dev/null)
-
-# An exception whose line is gone must be dropped, or it would let the same
-# text back in later.
-while IFS=$'\t' read -r efile etext; do
-    [ -n "$efile" ] || continue
-    case " $used_exceptions" in
-        *" $efile:"*) echo "known exception, to be fixed: $efile: $etext" ;;
-        *) fail "the exception for $efile is no longer needed: remove it from $self" ;;
-    esac
-done <<<"$exceptions"
 
 # 2. Relative links in Markdown files resolve inside the repository.
 in_repo() {  # $1: a path relative to src, already normalised

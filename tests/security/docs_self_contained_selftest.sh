@@ -9,12 +9,10 @@ tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# A minimal tree that passes: the exception's file and line, and good links.
+# A minimal tree that passes: good links, and an outside name only in build/.
 make_tree() {
     rm -rf "$tmp/t"
     mkdir -p "$tmp/t/docs" "$tmp/t/src" "$tmp/t/build/x"
-    printf '%s\n' '   protocol (`protocol.md`) is the only contract; the agent may break it in' \
-        >"$tmp/t/SECURITY.md"
     printf '# x\n\nSee [the protocol](docs/PROTOCOL.md#responses), [src](src) and\n[web](https://example.org/a.md).\n' \
         >"$tmp/t/README.md"
     printf '# Protocol\n\n[Back](../README.md), [self](#top)\n\n[ref]: ../src/main.cpp\n\n```\n[not a link](nowhere.md)\n```\n' \
@@ -80,11 +78,6 @@ for mode in walk git; do
     printf 'See [abs](/etc/passwd).\n' >>"$tmp/t/docs/PROTOCOL.md"
     track
     expect "$mode: an absolute link" 1 "links to an absolute path"
-
-    setup
-    printf '   fixed\n' >"$tmp/t/SECURITY.md"
-    track
-    expect "$mode: an exception no longer needed" 1 "no longer needed"
 
     if [ "$mode" = git ]; then
         # Only tracked files count in a checkout: an untracked scratch file does not.
