@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "admin/audit_verify.hpp"
+#include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"
 #include "cli/change_view.hpp"
 #include "cli/commands.hpp"
@@ -31,6 +32,7 @@
 #include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
+#include "ipc/sys.hpp"
 #include "executor/config.hpp"
 #include "executor/integrity_gate.hpp"
 #include "executor/policy.hpp"
@@ -420,7 +422,38 @@ class Doctor {
         }
         if (policy.warnings.empty()) ok("policy " + c_.policy_file);
         if (!denied.empty()) info("the policy denies: " + denied);
+        check_agent_manifest(policy);
     }
+
+    // The MCP tool list is built from the manifest install wrote; an edit of
+    // policy.conf since then leaves it offering what is now denied, or
+    // missing what is now allowed (cli/agent_manifest.hpp). The host still
+    // decides every call; this only keeps the agent's tool list honest.
+    void check_agent_manifest(const exec::Policy& policy) {
+        if (!spool_ || !spool_->root) return;  // reported by check_spool_dirs
+        const std::string shown = c_.spool_dir + "/" + kAgentBinDir + "/" + kAgentManifest;
+        UniqueFd bin(::openat(spool_->root.get(), kAgentBinDir,
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        UniqueFd file(bin ? ::openat(bin.get(), kAgentManifest,
+                                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                          : -1);
+        struct stat st {};
+        std::string have;
+        if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            !sys::read_all(file.get(), have, kMaxManifest + 1)) {
+            problem("the agent's tool manifest " + shown + " is missing", {reinstall()});
+            return;
+        }
+        const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
+        if (have != render_agent_manifest(c_, policy, rel)) {
+            problem("the agent's tool manifest " + shown +
+                        " does not match this install and policy.conf (edited since install?)",
+                    {reinstall()});
+        } else {
+            ok("the agent's tool manifest matches the policy");
+        }
+    }
+    static constexpr std::size_t kMaxManifest = 1 << 20;
 
     // The single-flight lock: held by anything but a running drain, it is a
     // descriptor leaked into a long-lived child, and no drain will run again.

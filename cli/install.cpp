@@ -701,8 +701,10 @@ class Installer {
     std::optional<Stop> write_agent(int spool_fd) {
         std::optional<std::string> binary;
         if (auto source = bundled_binary(kAgentBinary)) {
-            auto content = read_file_if_exists(*source, 16u << 20);
-            if (!content || !content->has_value()) return fail("cannot read " + *source);
+            // The default cap: a sanitized build's agent is over 20 MiB.
+            auto content = read_file_if_exists(*source);
+            if (!content) return fail(content.error().message);
+            if (!content->has_value()) return fail("cannot read " + *source + ": it is gone");
             binary = std::move(**content);
         } else {
             std::cout << "note: this hostbridge has no " << kAgentBinary

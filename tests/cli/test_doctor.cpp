@@ -189,6 +189,24 @@ TEST_F(Doctor, NamesAMissingAgentClient) {
     expect_problem("agent client", reinstall_prefix());
 }
 
+TEST_F(Doctor, NamesAnAgentManifestLeftBehindByAPolicyEditAndTheReinstallRenewsIt) {
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    std::string text = read_file(policy);
+    const auto at = text.find("MODE_restart=auto");
+    ASSERT_NE(at, std::string::npos) << text;
+    write_file(policy, text.replace(at, 17, "MODE_restart=deny"));
+    expect_problem("tool manifest", reinstall_prefix());
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    Ran healed = doctor();
+    EXPECT_EQ(healed.code, 0) << healed.out;
+    EXPECT_TRUE(contains(healed.out, "the agent's tool manifest matches the policy")) << healed.out;
+}
+
+TEST_F(Doctor, NamesAMissingAgentManifest) {
+    ASSERT_EQ(::unlink((project.spool() + "/bin/hostbridge-agent.json").c_str()), 0);
+    expect_problem("tool manifest", reinstall_prefix());
+}
+
 TEST_F(Doctor, NamesAnUnreadableConfig) {
     write_file(home.config_dir("demo-app") + "/bridge.json", "{\"version\": 1}");
     expect_problem("cannot read " + home.config_dir("demo-app") + "/bridge.json",
