@@ -32,11 +32,11 @@
 #include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "executor/audit_log.hpp"
-#include "ipc/sys.hpp"
 #include "executor/config.hpp"
 #include "executor/integrity_gate.hpp"
 #include "executor/policy.hpp"
 #include "executor/sha256.hpp"
+#include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {

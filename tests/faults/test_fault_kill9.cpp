@@ -142,9 +142,8 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
     std::cout << "kill -9: " << kRuns << " runs, " << all.size() << " requests, " << killed_alive
               << " kills hit a live executor, " << interrupted << " requests interrupted, "
               << f.total_runs() << " commands run, " << report->torn_fragments
-              << " torn lines recovered, " << report->lines
-              << " audit events; kills spread over " << span.count()
-              << " us; the lock was still held just after " << lock_still_held
+              << " torn lines recovered, " << report->lines << " audit events; kills spread over "
+              << span.count() << " us; the lock was still held just after " << lock_still_held
               << " kills (at most " << max_held.count() << " us); " << f.count("tmp")
               << " temp files left in tmp/\n";
 }
