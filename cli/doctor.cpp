@@ -298,7 +298,7 @@ class Doctor {
                     {reinstall()});
             return;
         }
-        const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
+        const std::string rel = spool_rel();
         // Every later look into the spool goes through these fds: a link
         // planted on the way is reported above and never followed.
         if (auto pinned = open_spool(c_.project_dir, rel); pinned && pinned->root) {
@@ -444,7 +444,7 @@ class Doctor {
             problem("the agent's tool manifest " + shown + " is missing", {reinstall()});
             return;
         }
-        const std::string rel = c_.spool_dir.substr(c_.project_dir.size() + 1);
+        const std::string rel = spool_rel();
         if (have != render_agent_manifest(c_, policy, rel)) {
             problem("the agent's tool manifest " + shown +
                         " does not match this install and policy.conf (edited since install?)",
@@ -454,6 +454,10 @@ class Doctor {
         }
     }
     static constexpr std::size_t kMaxManifest = 1 << 20;
+
+    // The spool as install's --spool-rel gave it (check_spool_dirs has
+    // checked that it lies inside the project).
+    std::string spool_rel() const { return c_.spool_dir.substr(c_.project_dir.size() + 1); }
 
     // The single-flight lock: held by anything but a running drain, it is a
     // descriptor leaked into a long-lived child, and no drain will run again.
