@@ -733,8 +733,8 @@ class Installer {
 
     std::optional<Stop> write_record_and_audit() {
         record_.reinstall_argv = {"install"};
-        record_.reinstall_argv.insert(record_.reinstall_argv.end(), o_.reinstall_args.begin(),
-                                      o_.reinstall_args.end());
+        const std::vector<std::string> options = reinstall_args(o_);
+        record_.reinstall_argv.insert(record_.reinstall_argv.end(), options.begin(), options.end());
         record_.reinstall_argv.insert(record_.reinstall_argv.end(), {"--slug", slug_});
         record_.no_systemd = o_.no_systemd;
         record_.compose_file = compose_rel_;

@@ -3,6 +3,7 @@
 #include <grp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "cli/args.hpp"
@@ -122,10 +123,8 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     InstallOptions o;
     o.help = a.help;
     if (o.help) return o;
-    auto& re = o.reinstall_args;
 
     o.project_dir = absolute_path(a.get("project-dir").value_or("."));
-    re.insert(re.end(), {"--project-dir", o.project_dir});
     if (auto slug = a.get("slug")) {
         if (!is_valid_slug(*slug)) {
             return make_error("--slug " + *slug +
@@ -136,7 +135,6 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     o.spool_rel = a.get("spool").value_or(std::string(kDefaultSpool));
     while (o.spool_rel.size() > 1 && o.spool_rel.back() == '/') o.spool_rel.pop_back();
     if (auto valid = validate_spool_rel(o.spool_rel); !valid) return valid.error();
-    if (a.has("spool")) re.insert(re.end(), {"--spool", o.spool_rel});
 
     if (auto backend = a.get("backend")) {
         if (*backend == "stack") {
@@ -146,11 +144,9 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         } else {
             return make_error("--backend must be stack or compose, not " + *backend);
         }
-        re.insert(re.end(), {"--backend", *backend});
     }
     if (auto stack = a.get("stack-bin")) {
         o.stack_bin = stack->find('/') != std::string::npos ? absolute_path(*stack) : *stack;
-        re.insert(re.end(), {"--stack-bin", *o.stack_bin});
     }
     if (o.backend == BackendKind::Stack && !o.stack_bin) {
         return make_error("--backend stack needs --stack-bin");
@@ -161,7 +157,6 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     if (auto file = a.get("compose-file")) {
         if (file->empty()) return make_error("--compose-file is empty");
         o.compose_file = file;
-        re.insert(re.end(), {"--compose-file", *file});
     }
     if (auto cmd = a.get("compose-cmd")) {
         std::vector<std::string> words;
@@ -174,19 +169,16 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         }
         if (words.empty()) return make_error("--compose-cmd is empty");
         o.compose_cmd = words;
-        re.insert(re.end(), {"--compose-cmd", *cmd});
     }
     if (auto services = a.get("services")) {
         auto list = split_list("services", *services);
         if (!list) return list.error();
         o.services = *list;
-        re.insert(re.end(), {"--services", *services});
     }
     if (auto buildable = a.get("buildable")) {
         auto list = split_list("buildable", *buildable);
         if (!list) return list.error();
         o.buildable = *list;
-        re.insert(re.end(), {"--buildable", *buildable});
     }
     if (o.services && o.buildable) {
         for (const auto& b : *o.buildable) {
@@ -198,7 +190,6 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     for (const auto& tcb : a.all("tcb")) {
         if (tcb.empty()) return make_error("--tcb is empty");
         o.tcb.push_back(tcb);
-        re.insert(re.end(), {"--tcb", tcb});
     }
     o.agent_container = a.get("agent-container");
     o.network = a.get("network");
@@ -215,29 +206,24 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         if (!is_valid_container_name(*o.network)) {
             return make_error("--network " + *o.network + " is not a network name");
         }
-        re.insert(re.end(), {"--agent-container", *o.agent_container, "--network", *o.network});
     }
     if (o.engine) {
         if (o.engine->find('/') != std::string::npos) o.engine = absolute_path(*o.engine);
-        re.insert(re.end(), {"--engine", *o.engine});
     }
     if (auto limit = a.get("rate-limit")) {
         auto w = parse_window("rate-limit", *limit);
         if (!w) return w.error();
         o.rate_limit = *w;
-        re.insert(re.end(), {"--rate-limit", *limit});
     }
     if (auto limit = a.get("read-rate-limit")) {
         auto w = parse_window("read-rate-limit", *limit);
         if (!w) return w.error();
         o.read_rate_limit = *w;
-        re.insert(re.end(), {"--read-rate-limit", *limit});
     }
     if (auto ttl = a.get("ttl")) {
         auto n = parse_number(*ttl, 86400 * 7);
         if (!n || *n < 1) return make_error("--ttl must be a positive number of seconds");
         o.ttl_seconds = static_cast<int>(*n);
-        re.insert(re.end(), {"--ttl", *ttl});
     }
     for (const auto& vt : a.all("verb-timeout")) {
         const auto eq = vt.find('=');
@@ -256,7 +242,6 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
             if (*v == Verb::Ping) return make_error("--verb-timeout: ping runs no command");
         }
         o.verb_timeouts.emplace_back(verb, static_cast<int>(seconds));
-        re.insert(re.end(), {"--verb-timeout", vt});
     }
     if (auto mode = a.get("file-mode")) {
         bool octal =
@@ -268,7 +253,6 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
             return make_error("--file-mode must not make published files world-writable");
         if ((m & 0600) != 0600) return make_error("--file-mode must let the owner read and write");
         o.file_mode = m;
-        re.insert(re.end(), {"--file-mode", *mode});
     }
     if (auto gid = a.get("agent-gid")) {
         if (auto n = parse_number(*gid, 0x7fffffff)) {
@@ -278,14 +262,68 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         } else {
             return make_error("--agent-gid " + *gid + " is neither a number nor a group name");
         }
-        re.insert(re.end(), {"--agent-gid", std::to_string(*o.agent_gid)});
     }
     o.allow_root = a.has("allow-root");
     o.no_systemd = a.has("no-systemd");
     o.force = a.has("force");
-    if (o.allow_root) re.push_back("--allow-root");
-    if (o.no_systemd) re.push_back("--no-systemd");
     return o;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& words, char separator) {
+    std::string out;
+    for (const auto& w : words) {
+        if (!out.empty()) out += separator;
+        out += w;
+    }
+    return out;
+}
+
+std::string window_text(const Window& w) {
+    return std::to_string(w.count) + "/" + std::to_string(w.seconds);
+}
+
+}  // namespace
+
+// Derived from the parsed options, not from the words typed, so it cannot
+// drift from what parse_install_options accepts: only what differs from a
+// default is repeated (tests/cli/test_install_options.cpp parses it back).
+std::vector<std::string> reinstall_args(const InstallOptions& o) {
+    const InstallOptions d;
+    std::vector<std::string> re = {"--project-dir", o.project_dir};
+    const auto add = [&re](const char* flag, std::string value) {
+        re.emplace_back(flag);
+        re.push_back(std::move(value));
+    };
+    if (o.spool_rel != kDefaultSpool) add("--spool", o.spool_rel);
+    if (o.backend) add("--backend", *o.backend == BackendKind::Stack ? "stack" : "compose");
+    if (o.stack_bin) add("--stack-bin", *o.stack_bin);
+    if (o.compose_file) add("--compose-file", *o.compose_file);
+    if (o.compose_cmd) add("--compose-cmd", joined(*o.compose_cmd, ' '));
+    if (o.services) add("--services", joined(*o.services, ','));
+    if (o.buildable) add("--buildable", joined(*o.buildable, ','));
+    for (const auto& tcb : o.tcb) add("--tcb", tcb);
+    if (o.agent_container) add("--agent-container", *o.agent_container);
+    if (o.network) add("--network", *o.network);
+    if (o.engine) add("--engine", *o.engine);
+    if (o.rate_limit != d.rate_limit) add("--rate-limit", window_text(o.rate_limit));
+    if (o.read_rate_limit != d.read_rate_limit) {
+        add("--read-rate-limit", window_text(o.read_rate_limit));
+    }
+    if (o.ttl_seconds != d.ttl_seconds) add("--ttl", std::to_string(o.ttl_seconds));
+    for (const auto& [verb, seconds] : o.verb_timeouts) {
+        add("--verb-timeout", verb + "=" + std::to_string(seconds));
+    }
+    if (o.file_mode != d.file_mode) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(o.file_mode));
+        add("--file-mode", mode);
+    }
+    if (o.agent_gid) add("--agent-gid", std::to_string(*o.agent_gid));
+    if (o.allow_root) re.emplace_back("--allow-root");
+    if (o.no_systemd) re.emplace_back("--no-systemd");
+    return re;
 }
 
 }  // namespace hb::cli

@@ -40,11 +40,12 @@ struct InstallOptions {
     bool allow_root = false;
     bool no_systemd = false;
     bool force = false;
-    // The options again, with paths absolute, minus --force: what doctor
-    // prints to re-run this install.
-    std::vector<std::string> reinstall_args;
 };
 
 Result<InstallOptions> parse_install_options(int argc, char** argv);
+
+// The options again, with paths absolute, minus --force and --slug: what
+// doctor prints to re-run this install.
+std::vector<std::string> reinstall_args(const InstallOptions& options);
 
 }  // namespace hb::cli

@@ -124,7 +124,8 @@ Result<Verdict> ParserClient::round_trip(int fd, std::string_view basename) {
     if (!received) return make_error("bad reply: " + received.error().message);
     switch (received->kind) {
         case Received::Kind::Timeout:
-            return make_error("no verdict within " + std::to_string(kRoundTripTimeout.count()) + " s");
+            return make_error("no verdict within " + std::to_string(kRoundTripTimeout.count()) +
+                              " s");
         case Received::Kind::Eof:
             return make_error("the parser exited");
         case Received::Kind::Message:

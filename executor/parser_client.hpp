@@ -45,7 +45,9 @@ class ParserClient {
     Result<Verdict> classify(int fd, std::string_view basename);
 
     // The running parser's pid, or -1 (tests and benchmarks).
-    [[nodiscard]] pid_t pid() const { return child_.pid(); }
+    [[nodiscard]] pid_t pid() const {
+        return child_.pid();
+    }
     // Kills and reaps the running parser, if any.
     void stop();
 

@@ -145,7 +145,8 @@ TEST_P(ClientWatchTest, FiftyClientsAtOnceEachGetTheirOwnAnswer) {
     std::vector<std::unique_ptr<ClientProcess>> clients;
     for (int i = 0; i < 50; ++i)
         clients.push_back(std::make_unique<ClientProcess>(
-            GetParam(), std::vector<std::string>{"--timeout", kStampedeSeconds, i % 2 == 0 ? "ping" : "exec"},
+            GetParam(),
+            std::vector<std::string>{"--timeout", kStampedeSeconds, i % 2 == 0 ? "ping" : "exec"},
             options()));
     for (int i = 0; i < 50; ++i) {
         ClientResult r = clients[i]->wait(kStampedeWait);
@@ -169,7 +170,8 @@ TEST_P(ClientWatchTest, FiftyCommandsAtOnceEachGetTheirOwnOutput) {
         char service[16];
         std::snprintf(service, sizeof service, "svc%02d", i);
         clients.push_back(std::make_unique<ClientProcess>(
-            GetParam(), std::vector<std::string>{"--timeout", kStampedeSeconds, "logs", service}, options()));
+            GetParam(), std::vector<std::string>{"--timeout", kStampedeSeconds, "logs", service},
+            options()));
     }
     for (int i = 0; i < 50; ++i) {
         ClientResult r = clients[i]->wait(kStampedeWait);
