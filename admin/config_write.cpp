@@ -117,13 +117,17 @@ namespace hb::exec {
 
 std::string_view default_policy_text() {
     return R"(# hostbridge policy: per-verb execution mode.
-# Parsed as KEY=value, never sourced. Unknown/missing keys fail CLOSED
-# to deny. There is no "confirm" mode by design: deny it here and run
-# it by hand if you want a human gate.
+# Parsed as KEY=value, never sourced; read again for every request.
 #
-# One MODE_<verb>=auto|deny per line, no spaces around '='. A verb that
-# is missing, listed twice or given any other mode is denied.
-# `hostbridge doctor` reports what it could not understand.
+# One MODE_<verb>=MODE per line, no spaces around '='. MODE is
+#   auto     run it
+#   deny     refuse it
+#   dry-run  check it as usual, run nothing, answer what would have run
+# MODE_<verb>.<service>=MODE (e.g. MODE_restart.db=deny) decides for that
+# service and wins over MODE_<verb>.
+# Fails CLOSED: a verb missing or listed twice is denied, and a line this
+# hostbridge does not understand (an unknown key, verb, service or mode)
+# denies every command until it is fixed. `hostbridge doctor` names it.
 
 MODE_ping=auto
 MODE_status=auto

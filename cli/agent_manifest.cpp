@@ -42,9 +42,20 @@ std::string render_agent_manifest(const Config& config, const exec::Policy& poli
         // The same verbs AGENT.md lists for this install.
         if (verb == Verb::Init && compose) continue;
         if (verb == Verb::JoinNetwork && !config.join_network) continue;
-        verbs.push_back({{"verb", std::string(verb_name(verb))},
-                         {"arg", arg_word(verb_arg_kind(verb))},
-                         {"mode", policy.mode(verb) == exec::Mode::Auto ? "auto" : "deny"}});
+        // Where a per-service rule differs from the verb's own mode, the
+        // service is named with its mode, so the agent knows before it asks.
+        nlohmann::json services = nlohmann::json::object();
+        for (const auto& rule : policy.service_rules) {
+            if (rule.verb == verb && rule.mode.mode != policy.mode(verb)) {
+                services[rule.service] =
+                    std::string(exec::mode_name(policy.mode(verb, rule.service)));
+            }
+        }
+        nlohmann::json item = {{"verb", std::string(verb_name(verb))},
+                               {"arg", arg_word(verb_arg_kind(verb))},
+                               {"mode", std::string(exec::mode_name(policy.mode(verb)))}};
+        if (!services.empty()) item["service_modes"] = services;
+        verbs.push_back(item);
     }
     nlohmann::json out = {
         {"format", 1},

@@ -31,6 +31,7 @@
 #include "cli/units.hpp"
 #include "cli/versions.hpp"
 #include "cli/visible.hpp"
+#include "executor/argv_table.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 #include "executor/integrity_gate.hpp"
@@ -410,19 +411,48 @@ class Doctor {
                     {reinstall()});
             return;
         }
-        exec::Policy policy = exec::load_policy(c_.policy_file);
+        exec::Policy policy = exec::load_policy(c_.policy_file, c_.services);
         for (const auto& warning : policy.warnings) {
             problem("policy: " + warning, {"\"${EDITOR:-vi}\" " + shell_quote(c_.policy_file)});
         }
+        check_policy_shadows(policy);
         std::string denied;
+        std::string dry_run;
         for (Verb verb : kAllVerbs) {
-            if (policy.mode(verb) == exec::Mode::Deny) {
-                denied += (denied.empty() ? "" : ", ") + std::string(verb_name(verb));
-            }
+            const exec::Mode mode = policy.mode(verb);
+            if (mode == exec::Mode::Auto) continue;
+            std::string& list = mode == exec::Mode::DryRun ? dry_run : denied;
+            list += (list.empty() ? "" : ", ") + std::string(verb_name(verb));
+        }
+        for (const auto& rule : policy.service_rules) {
+            info("the policy makes " + std::string(verb_name(rule.verb)) + " " + rule.service +
+                 " " + std::string(exec::mode_name(policy.mode(rule.verb, rule.service))));
         }
         if (policy.warnings.empty()) ok("policy " + c_.policy_file);
         if (!denied.empty()) info("the policy denies: " + denied);
+        if (!dry_run.empty()) info("the policy dry-runs (answers, runs nothing): " + dry_run);
         check_agent_manifest(policy);
+    }
+
+    // A rule that allows what the argv table refuses anyway (rebuild of a
+    // service that is not buildable, init under compose, join-network where
+    // it was not configured) says something the bridge will never do.
+    void check_policy_shadows(const exec::Policy& policy) {
+        const auto shadowed = [&](Verb verb, std::optional<std::size_t> arg,
+                                  const std::string& key) {
+            const auto outcome = exec::argv_for(verb, arg, c_);
+            const auto* denied = std::get_if<exec::Denied>(&outcome);
+            if (denied == nullptr) return;
+            warn(key + " in " + c_.policy_file + " has no effect: " +
+                 std::string(reason_text(denied->reason)) + ", whatever the policy says");
+        };
+        for (const auto& rule : policy.service_rules) {
+            if (rule.mode.mode == exec::Mode::Deny) continue;
+            const auto at = std::find(c_.services.begin(), c_.services.end(), rule.service);
+            shadowed(rule.verb, static_cast<std::size_t>(at - c_.services.begin()),
+                     std::string(verb_info(rule.verb).policy_key) + "." + rule.service + "=" +
+                         std::string(exec::mode_name(rule.mode.mode)));
+        }
     }
 
     // The MCP tool list is built from the manifest install wrote; an edit of

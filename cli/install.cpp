@@ -710,7 +710,7 @@ class Installer {
             std::cout << "note: this hostbridge has no " << kAgentBinary
                       << " beside it; agents use the `request` client\n";
         }
-        const auto policy = exec::load_policy(paths_.policy_file);
+        const auto policy = exec::load_policy(paths_.policy_file, config_.services);
         auto dropped = drop_agent(spool_fd, spool_dir_, binary,
                                   render_agent_manifest(config_, policy, o_.spool_rel));
         if (!dropped) return fail(spool_refusal(dropped.error().message));

@@ -95,4 +95,24 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     return Denied{ReasonCode::UnknownVerb};
 }
 
+Config symbolic_config(Config config) {
+    const bool stack = config.backend.kind == BackendKind::Stack;
+    config.backend.argv = {stack ? "$STACK" : "$COMPOSE"};
+    config.backend.file = stack ? "" : "$COMPOSE_FILE";
+    if (config.join_network)
+        config.join_network = JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
+    return config;
+}
+
+std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config) {
+    const ArgvOutcome outcome = argv_for(verb, arg, symbolic_config(config));
+    if (const auto* denied = std::get_if<Denied>(&outcome)) {
+        return std::string(reason_text(denied->reason));
+    }
+    if (std::holds_alternative<NoCommand>(outcome)) return "nothing (answered by the executor)";
+    std::string out;
+    for (const std::string& word : std::get<Argv>(outcome)) out += (out.empty() ? "" : " ") + word;
+    return out;
+}
+
 }  // namespace hb::exec

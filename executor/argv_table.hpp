@@ -30,4 +30,13 @@ using ArgvOutcome = std::variant<Argv, NoCommand, Denied>;
 // ArgNotBuildable.
 ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& config);
 
+// `config` with the install's words replaced by the names docs/ARGV-TABLE.md
+// gives them ($STACK, $COMPOSE, $COMPOSE_FILE, $ENGINE, ...): what a dry run
+// answers and what the table shows, with no host path in it.
+Config symbolic_config(Config config);
+
+// What argv_for would run, in those names, words joined by spaces; a denial's
+// reason text, or "nothing (answered by the executor)" for ping.
+std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config);
+
 }  // namespace hb::exec

@@ -203,20 +203,33 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
 
     if (auto expired = check_expiry(config, verdict)) return *expired;
 
-    // Read on every request, so an edit to policy.conf takes effect at once.
-    const Policy policy = load_policy(config.policy_file);
-    if (policy.mode(verb) != Mode::Auto) {
-        return refuse(FinalState::Denied, ReasonCode::PolicyDeny,
-                      with_detail(ReasonCode::PolicyDeny, policy.deny_detail(verb)));
-    }
-
     std::optional<std::size_t> arg;
     if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
+    // A per-service rule (MODE_restart.db) is looked up by the name the index
+    // stands for; an index out of range is refused by argv_for below.
+    const std::string_view service =
+        arg && *arg < config.services.size() ? std::string_view(config.services[*arg]) : "";
+
+    // Read on every request, so an edit to policy.conf takes effect at once.
+    const Policy policy = load_policy(config.policy_file, config.services);
+    const Mode mode = policy.mode(verb, service);
+    if (mode == Mode::Deny) {
+        return refuse(FinalState::Denied, ReasonCode::PolicyDeny,
+                      with_detail(ReasonCode::PolicyDeny, policy.deny_detail(verb, service)));
+    }
+    // A dry run answers in docs/ARGV-TABLE.md's names, never a host path.
+    const auto dry_run = [&] {
+        return refuse(
+            FinalState::Denied, ReasonCode::DryRun,
+            with_detail(ReasonCode::DryRun, "would run " + symbolic_command(verb, arg, config)));
+    };
+
     const ArgvOutcome outcome = argv_for(verb, arg, config);
     if (const auto* denied = std::get_if<Denied>(&outcome)) {
         return refuse(FinalState::Denied, denied->reason);
     }
     if (std::holds_alternative<NoCommand>(outcome)) {
+        if (mode == Mode::DryRun) return dry_run();
         Decision pong;  // ping: answered here, nothing runs, nothing counted
         pong.state = FinalState::Done;
         pong.output = "pong";
@@ -241,6 +254,9 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     if (auto walked = check_checkout_paths(config); !walked) {
         return gate_refusal(walked.error().message);
     }
+    // Past the gate, before the run tree and the rate limit: nothing is
+    // written, nothing runs, no slot is used.
+    if (mode == Mode::DryRun) return dry_run();
     if (auto tree = build_run_tree(config); !tree) return gate_refusal(tree.error().message);
 
     // Last, so only what is about to run uses a slot.

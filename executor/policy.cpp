@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "ipc/result.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/verbs.hpp"
@@ -68,31 +70,107 @@ std::string_view basename_of(std::string_view path) {
 
 }  // namespace
 
-Mode Policy::mode(Verb verb) const {
-    return verbs[index_of(verb)].mode;
+std::string_view mode_name(Mode mode) {
+    switch (mode) {
+        case Mode::Auto:
+            return "auto";
+        case Mode::Deny:
+            return "deny";
+        case Mode::DryRun:
+            return "dry-run";
+    }
+    return "deny";
 }
 
-std::string Policy::deny_detail(Verb verb) const {
-    const std::string key(verb_info(verb).policy_key);
-    switch (verbs[index_of(verb)].source) {
+VerbMode Policy::rule(Verb verb, std::string_view service) const {
+    // A rule this executor cannot read may have been meant to deny this very
+    // command: nothing that runs a command is allowed until it is fixed.
+    if (!not_understood.empty() && verb_info(verb).runs_command) {
+        return {Mode::Deny, ModeSource::NotUnderstood};
+    }
+    if (!service.empty()) {
+        for (const ServiceRule& r : service_rules) {
+            if (r.verb == verb && r.service == service) return r.mode;
+        }
+    }
+    return verbs[index_of(verb)];
+}
+
+std::string Policy::deny_detail(Verb verb, std::string_view service) const {
+    std::string key(verb_info(verb).policy_key);
+    const VerbMode vm = rule(verb, service);
+    if (!service.empty() && vm.source != ModeSource::NotUnderstood &&
+        std::any_of(service_rules.begin(), service_rules.end(),
+                    [&](const ServiceRule& r) { return r.verb == verb && r.service == service; })) {
+        key += "." + std::string(service);
+    }
+    switch (vm.source) {
         case ModeSource::Set:
-            return key + "=deny in policy.conf";
+            return key + "=" + std::string(mode_name(vm.mode)) + " in policy.conf";
         case ModeSource::Missing:
             return key + " is missing from policy.conf";
-        case ModeSource::UnknownMode:
-            return key + " has an unknown mode in policy.conf";
         case ModeSource::Duplicate:
             return key + " appears more than once in policy.conf";
+        case ModeSource::NotUnderstood:
+            return "policy.conf " + not_understood +
+                   ", so every command is denied until it is fixed";
         case ModeSource::FileUnavailable:
             return "policy.conf could not be read";
     }
     return "policy";
 }
 
-Policy parse_policy(std::string_view text, std::string_view name) {
+namespace {
+
+// One line's key and value, understood: the verb, its service or "", the mode.
+struct Line {
+    Verb verb;
+    std::string_view service;
+    Mode mode;
+};
+
+// Why a KEY=value this executor cannot use is not understood, or the line.
+Result<Line> understand(std::string_view key, std::string_view value,
+                        std::span<const std::string> services) {
+    if (!key.starts_with(verbs_detail::kPolicyPrefix)) {
+        return make_error("unknown key " + echo(key));
+    }
+    std::string_view verb_text = key.substr(verbs_detail::kPolicyPrefix.size());
+    std::string_view service;
+    if (const auto dot = verb_text.find('.'); dot != std::string_view::npos) {
+        service = verb_text.substr(dot + 1);
+        verb_text = verb_text.substr(0, dot);
+    }
+    const auto verb = verb_from_name(verb_text);
+    if (!verb) return make_error("unknown verb in key " + echo(key));
+    if (key.find('.') != std::string_view::npos) {
+        if (verb_arg_kind(*verb) == ArgKind::None) {
+            return make_error("key " + echo(key) + ": " + std::string(verb_text) +
+                              " takes no service");
+        }
+        if (std::find(services.begin(), services.end(), service) == services.end()) {
+            return make_error("key " + echo(key) + " names no service of this install");
+        }
+    }
+    for (Mode mode : {Mode::Auto, Mode::Deny, Mode::DryRun}) {
+        if (value == mode_name(mode)) return Line{*verb, service, mode};
+    }
+    return make_error("unknown mode " + echo(value) + " for " + echo(key) +
+                      " (auto, deny or dry-run)");
+}
+
+}  // namespace
+
+Policy parse_policy(std::string_view text, std::span<const std::string> services,
+                    std::string_view name) {
     Policy policy;
     std::array<bool, kAllVerbs.size()> seen{};
     const std::string where(name);
+    const auto not_understood = [&](const std::string& at_line, const std::string& why) {
+        if (policy.not_understood.empty()) policy.not_understood = at_line + ": " + why;
+        policy.warnings.push_back(where + " " + at_line + ": " + why +
+                                  "; every command is denied until it is fixed");
+    };
 
     std::size_t line_no = 0;
     while (!text.empty()) {
@@ -100,48 +178,50 @@ Policy parse_policy(std::string_view text, std::string_view name) {
         const auto nl = text.find('\n');
         std::string_view line = trim(text.substr(0, nl));
         text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        const std::string at = where + " line " + std::to_string(line_no) + ": ";
+        const std::string at = "line " + std::to_string(line_no);
 
         if (line.empty() || line.front() == '#') continue;
         const auto eq = line.find('=');
         if (eq == std::string_view::npos) {
-            policy.warnings.push_back(at + "not KEY=value, ignored: " + echo(line));
+            not_understood(at, "not KEY=value: " + echo(line));
             continue;
         }
         const std::string_view key = line.substr(0, eq);
         const std::string_view value = line.substr(eq + 1);
         if (has_blank(key) || has_blank(value)) {
-            policy.warnings.push_back(at + "whitespace inside KEY=value, ignored: " + echo(line));
+            not_understood(at, "whitespace inside KEY=value: " + echo(line));
             continue;
         }
-        if (!key.starts_with("MODE_")) {
-            policy.warnings.push_back(at + "unknown key " + echo(key) + ", ignored");
+        auto understood = understand(key, value, services);
+        if (!understood) {
+            not_understood(at, understood.error().message);
             continue;
         }
-        const auto verb = verb_from_name(key.substr(5));
-        if (!verb) {
-            policy.warnings.push_back(at + "unknown verb in key " + echo(key) +
-                                      ", ignored (no file can enable a verb outside the table)");
+        const VerbMode set{understood->mode, ModeSource::Set};
+        const std::string again = where + " " + at + ": " + std::string(key) + " appears again: ";
+        if (understood->service.empty()) {
+            const std::size_t i = index_of(understood->verb);
+            if (seen[i]) {
+                policy.verbs[i] = {Mode::Deny, ModeSource::Duplicate};
+                policy.warnings.push_back(again + std::string(verb_name(understood->verb)) +
+                                          " is denied");
+                continue;
+            }
+            seen[i] = true;
+            policy.verbs[i] = set;
             continue;
         }
-        const std::size_t i = index_of(*verb);
-        if (seen[i]) {
-            policy.verbs[i] = {Mode::Deny, ModeSource::Duplicate};
-            policy.warnings.push_back(at + std::string(key) + " appears again: " +
-                                      std::string(verb_name(*verb)) + " is denied");
+        auto& rules = policy.service_rules;
+        auto earlier = std::find_if(rules.begin(), rules.end(), [&](const ServiceRule& r) {
+            return r.verb == understood->verb && r.service == understood->service;
+        });
+        if (earlier != rules.end()) {
+            earlier->mode = {Mode::Deny, ModeSource::Duplicate};
+            policy.warnings.push_back(again + std::string(verb_name(understood->verb)) + " " +
+                                      std::string(understood->service) + " is denied");
             continue;
         }
-        seen[i] = true;
-        if (value == "auto") {
-            policy.verbs[i] = {Mode::Auto, ModeSource::Set};
-        } else if (value == "deny") {
-            policy.verbs[i] = {Mode::Deny, ModeSource::Set};
-        } else {
-            policy.verbs[i] = {Mode::Deny, ModeSource::UnknownMode};
-            policy.warnings.push_back(
-                at + "unknown mode " + echo(value) + " for " + std::string(key) +
-                " (auto or deny): " + std::string(verb_name(*verb)) + " is denied");
-        }
+        rules.push_back({understood->verb, std::string(understood->service), set});
     }
     for (std::size_t i = 0; i < kAllVerbs.size(); ++i) {
         if (!seen[i]) {
@@ -153,7 +233,7 @@ Policy parse_policy(std::string_view text, std::string_view name) {
     return policy;
 }
 
-Policy load_policy(const std::string& path) {
+Policy load_policy(const std::string& path, std::span<const std::string> services) {
     const std::string name(basename_of(path));
     // O_NONBLOCK: a FIFO planted in place of the file must not hang the drain.
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
@@ -175,7 +255,7 @@ Policy load_policy(const std::string& path) {
     if (text.size() > kMaxPolicyBytes) {
         return all_denied(path + " is larger than 64 KiB; every verb is denied");
     }
-    return parse_policy(text, name);
+    return parse_policy(text, services, name);
 }
 
 }  // namespace hb::exec

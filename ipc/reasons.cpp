@@ -89,6 +89,8 @@ std::string_view reason_text(ReasonCode code) {
             return "audit log cannot be written";
         case ReasonCode::Stuck:
             return "request could not be moved out of requests/";
+        case ReasonCode::DryRun:
+            return "dry run";
     }
     return "unknown reason";  // only for a value outside the enum
 }
@@ -141,6 +143,7 @@ bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {
         case ReasonCode::Interrupted:
         case ReasonCode::AuditUnavailable:
         case ReasonCode::Stuck:
+        case ReasonCode::DryRun:
             return false;
     }
     return false;  // a value outside the enum

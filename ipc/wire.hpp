@@ -92,6 +92,7 @@ enum class ReasonCode : std::uint16_t {
     Interrupted = 54,       // found in processing/ after a crashed drain
     AuditUnavailable = 55,  // the audit log cannot be written: fail closed
     Stuck = 56,             // could not be moved out of requests/
+    DryRun = 57,            // MODE_<verb>=dry-run: detail says what would have run
 };
 
 // The fixed text of a reason code, e.g. "empty request body". Codes that

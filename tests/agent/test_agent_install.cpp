@@ -59,6 +59,25 @@ TEST_F(AgentInstall, AReinstallAfterAPolicyEditRewritesOnlyTheManifest) {
     EXPECT_EQ(verb_mode(manifest(), "ping"), "auto");
 }
 
+// Dry-run and per-service modes reach the agent's tool list, so it knows
+// before it asks which calls will only be answered or refused.
+TEST_F(AgentInstall, TheManifestCarriesDryRunAndPerServiceModes) {
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    write_file(home.config_dir("demo-app") + "/policy.conf",
+               "MODE_ping=auto\nMODE_down=dry-run\nMODE_restart=auto\nMODE_restart.db=deny\n"
+               "MODE_restart.api=auto\n");
+    Ran again = home.hostbridge(install_args(project, {"--no-systemd"}));
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    const nlohmann::json m = manifest();
+    EXPECT_EQ(verb_mode(m, "down"), "dry-run");
+    EXPECT_EQ(verb_mode(m, "restart"), "auto");
+    for (const auto& v : m["verbs"]) {
+        if (v["verb"] != "restart") continue;
+        // Only where the service's mode differs from the verb's.
+        EXPECT_EQ(v["service_modes"], nlohmann::json({{"db", "deny"}})) << v.dump();
+    }
+}
+
 // The agent owns the checkout: a bin/ it swapped for a link is refused and
 // nothing is written through it; binaries it swapped for links are
 // replaced, never followed.

@@ -122,6 +122,29 @@ TEST_F(Doctor, NamesPolicyWarnings) {
     expect_problem("MODE_up", "\"${EDITOR:-vi}\" " + policy);
 }
 
+// Lint: a rule the executor cannot read is a problem (it denies every
+// command); a rule the argv table makes moot is a warning; per-service and
+// dry-run rules are listed.
+TEST_F(Doctor, LintsPerServiceRules) {
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    const std::string seeded = read_file(policy);
+    write_file(policy, seeded + "MODE_restart.dbb=deny\n");
+    expect_problem("MODE_restart.dbb\" names no service of this install",
+                   "\"${EDITOR:-vi}\" " + policy);
+    write_file(policy, seeded + "MODE_up.api=deny\n");
+    expect_problem("up takes no service", "\"${EDITOR:-vi}\" " + policy);
+
+    write_file(policy,
+               seeded + "MODE_rebuild.db=auto\nMODE_restart.db=deny\nMODE_logs.api=dry-run\n");
+    Ran run = doctor();  // the tool manifest is stale now: a problem of its own
+    EXPECT_FALSE(contains(run.out, "PROBLEM: policy")) << run.out;
+    EXPECT_TRUE(contains(run.out, "WARNING: MODE_rebuild.db=auto in " + policy +
+                                      " has no effect: arg is not a buildable service"))
+        << run.out;
+    EXPECT_TRUE(contains(run.out, "info:    the policy makes restart db deny")) << run.out;
+    EXPECT_TRUE(contains(run.out, "info:    the policy makes logs api dry-run")) << run.out;
+}
+
 TEST_F(Doctor, NamesAMissingPolicyFile) {
     ASSERT_EQ(::unlink((home.config_dir("demo-app") + "/policy.conf").c_str()), 0);
     expect_problem("policy file", reinstall_prefix());

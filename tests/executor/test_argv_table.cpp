@@ -261,11 +261,13 @@ TEST(ArgvTable, NothingOutsideTheTableEverComesOut) {
 
 // Placeholders instead of one install's paths: the doc shows the shapes.
 Config doc_config(BackendKind kind, ComposeFlavour flavour = ComposeFlavour::Docker) {
+    // The same names a dry run answers in (symbolic_config, executor/argv_table.cpp).
     Config c = base_config();
+    c.backend.kind = kind;
+    c.backend.flavour = kind == BackendKind::Stack ? ComposeFlavour::Docker : flavour;
+    c.join_network = JoinNetwork{"/usr/bin/podman", "net", "agent"};
+    c = symbolic_config(std::move(c));
     c.slug = "$SLUG";
-    c.backend = kind == BackendKind::Stack ? Backend{kind, {"$STACK"}, "", ComposeFlavour::Docker}
-                                           : Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE", flavour};
-    c.join_network = JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
     c.systemd = {true, "$SYSTEMD_RUN"};
     return c;
 }

@@ -1,6 +1,6 @@
 // Every refusal before the integrity gate, end to end through the real drain
-// and parser: policy (deny, missing key, unknown mode, duplicate key, an
-// unreadable file), policy edits on the next drain, expiry and the future
+// and parser: policy (deny, a per-service deny, missing key, duplicate key,
+// a line not understood, an unreadable file), policy edits on the next drain, expiry and the future
 // skew, and the parser's own refusals. Each one with its exact reason in the
 // response and the audit log, and the recording stack never called.
 #include <gtest/gtest.h>
@@ -40,34 +40,63 @@ void expect_refused(const StackFixture& f, const std::string& name, const std::s
     EXPECT_TRUE(hb::test::fs::exists(f.path("archive", name)));
 }
 
-TEST(DecideDenials, PolicyDenyMissingUnknownModeAndDuplicateKeyEachSayWhy) {
+TEST(DecideDenials, PolicyDenyMissingAndDuplicateKeyEachSayWhy) {
     StackFixture f;
-    write_policy(
-        f, policy_text({"MODE_ping=auto", "MODE_status=auto", "MODE_health=auto",
-                        "MODE_health=auto", "MODE_logs=auto", "MODE_up=deny", "MODE_restart=ask",
-                        "MODE_rebuild=auto", "MODE_init=AUTO", "MODE_join-network=auto"}));
+    write_policy(f, policy_text({"MODE_ping=auto", "MODE_status=auto", "MODE_health=auto",
+                                 "MODE_health=auto", "MODE_logs=auto", "MODE_up=deny",
+                                 "MODE_restart=auto", "MODE_restart.db=deny", "MODE_rebuild=auto",
+                                 "MODE_init=auto", "MODE_join-network=auto"}));
     const std::string status = f.publish("status");
     const std::string health = f.publish("health");
     const std::string up = f.publish("up");
     const std::string down = f.publish("down");
-    const std::string restart = f.publish("restart", "api");
-    const std::string init = f.publish("init");
+    const std::string restart_api = f.publish("restart", "api");
+    const std::string restart_db = f.publish("restart", "db");
     const std::string rebuild = f.publish("rebuild", "web");
     f.drain();
 
     EXPECT_EQ(f.state_of(status), "done");
+    EXPECT_EQ(f.state_of(restart_api), "done");
     EXPECT_EQ(f.state_of(rebuild), "done");
     expect_refused(f, health, "denied",
                    kPolicyPrefix + "MODE_health appears more than once in policy.conf");
     expect_refused(f, up, "denied", kPolicyPrefix + "MODE_up=deny in policy.conf");
     expect_refused(f, down, "denied", kPolicyPrefix + "MODE_down is missing from policy.conf");
-    expect_refused(f, restart, "denied",
-                   kPolicyPrefix + "MODE_restart has an unknown mode in policy.conf");
-    expect_refused(f, init, "denied",
-                   kPolicyPrefix + "MODE_init has an unknown mode in policy.conf");
+    expect_refused(f, restart_db, "denied", kPolicyPrefix + "MODE_restart.db=deny in policy.conf");
     EXPECT_EQ(f.recorded(),
               (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "status"},
+                                                     {f.in_tree("stack"), "restart", "api"},
                                                      {f.in_tree("stack"), "build", "web"}}));
+}
+
+// What a newer hostbridge may write (an `ask` mode, a key for a verb this
+// one lacks) or a typo of a rule meant to deny: this executor cannot tell
+// which, so no command runs until the file is fixed; ping still answers.
+TEST(DecideDenials, ALineTheExecutorDoesNotUnderstandDeniesEveryCommand) {
+    for (const std::string& line :
+         {std::string("MODE_restart=ask"), std::string("MODE_restart.dbb=deny"),
+          std::string("MODE_deploy=auto"), std::string("MODE_init=AUTO")}) {
+        SCOPED_TRACE(line);
+        StackFixture f;
+        write_policy(
+            f, policy_text({"MODE_ping=auto", "MODE_status=auto", "MODE_restart=auto", line}));
+        const std::string ping = f.publish("ping");
+        const std::string status = f.publish("status");
+        const std::string restart = f.publish("restart", "db");
+        f.drain();
+        EXPECT_EQ(f.state_of(ping), "done");
+        const std::string why = kPolicyPrefix + "policy.conf line 6: ";
+        for (const std::string& name : {status, restart}) {
+            const auto r = f.response(name);
+            ASSERT_TRUE(r.has_value());
+            EXPECT_EQ((*r)["state"], "denied");
+            const std::string reason = (*r)["reason"];
+            EXPECT_EQ(reason.rfind(why, 0), 0u) << reason;
+            EXPECT_NE(reason.find("every command is denied until it is fixed"), std::string::npos);
+            EXPECT_EQ(f.audit_reason(name, "denied"), reason);
+        }
+        EXPECT_TRUE(f.recorded().empty());
+    }
 }
 
 TEST(DecideDenials, PolicyEditsTakeEffectOnTheNextDrainBothWays) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "admin/config_write.hpp"
 #include "ipc/verbs.hpp"
@@ -37,13 +39,33 @@ void expect_only_denied(const Policy& p, Verb denied) {
     }
 }
 
+// A line this executor cannot read: every verb that runs a command is
+// denied, with that line as the reason; ping is still answered.
+void expect_every_command_denied(const Policy& p, const std::string& why) {
+    for (Verb verb : kAllVerbs) {
+        if (verb == Verb::Ping) {
+            EXPECT_EQ(p.mode(verb), Mode::Auto);
+            continue;
+        }
+        EXPECT_EQ(p.mode(verb), Mode::Deny) << verb_name(verb);
+        EXPECT_EQ(p.rule(verb).source, ModeSource::NotUnderstood) << verb_name(verb);
+        EXPECT_NE(p.deny_detail(verb).find(why), std::string::npos) << p.deny_detail(verb);
+        EXPECT_NE(p.deny_detail(verb).find("every command is denied until it is fixed"),
+                  std::string::npos);
+    }
+    EXPECT_TRUE(any_warning_contains(p, why)) << (p.warnings.empty() ? "" : p.warnings[0]);
+}
+
+const std::vector<std::string> kServices = {"api", "db", "worker"};
+
 TEST(Policy, SeededDefaultAllowsEveryVerbWithoutWarnings) {
     const Policy p = parse_policy(default_policy_text());
     for (Verb verb : kAllVerbs) EXPECT_EQ(p.mode(verb), Mode::Auto) << verb_name(verb);
     EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
     const std::string_view text = default_policy_text();
     EXPECT_NE(text.find("init resets seed data"), std::string_view::npos);
-    EXPECT_NE(text.find("no \"confirm\" mode"), std::string_view::npos);
+    EXPECT_NE(text.find("MODE_<verb>.<service>"), std::string_view::npos);
+    EXPECT_NE(text.find("dry-run"), std::string_view::npos);
     EXPECT_NE(text.find("never sourced"), std::string_view::npos);
 }
 
@@ -67,14 +89,14 @@ TEST(Policy, EmptyFileDeniesEverything) {
     EXPECT_EQ(p.warnings.size(), kAllVerbs.size());
 }
 
-TEST(Policy, UnknownModesDeny) {
+// A mode a newer executor may understand (ask) or a typo: this one cannot
+// tell what it was meant to stop, so it stops every command.
+TEST(Policy, AnUnknownModeDeniesEveryCommand) {
     for (const std::string value : {"ask", "confirm", "AUTO", "Auto", "\"auto\"", "'auto'",
-                                    "auto=1", "", "auto#x", "yes", "1", "auto;true"}) {
+                                    "auto=1", "", "auto#x", "yes", "1", "auto;true", "dry_run"}) {
         const Policy p = parse_policy(all_auto_except(Verb::Up, "MODE_up=" + value + "\n"));
         SCOPED_TRACE(value);
-        expect_only_denied(p, Verb::Up);
-        EXPECT_TRUE(any_warning_contains(p, "line 5: unknown mode"));
-        EXPECT_EQ(p.deny_detail(Verb::Up), "MODE_up has an unknown mode in policy.conf");
+        expect_every_command_denied(p, "line 5: unknown mode");
     }
 }
 
@@ -85,7 +107,7 @@ TEST(Policy, NeverSourced) {
          {"MODE_up=$(touch${IFS}" + marker + ")", "MODE_up=`touch${IFS}" + marker + "`",
           "MODE_up=auto;touch${IFS}" + marker, "MODE_up=$(touch " + marker + ")"}) {
         const Policy p = parse_policy(all_auto_except(Verb::Up, line + "\n"));
-        expect_only_denied(p, Verb::Up);
+        EXPECT_EQ(p.mode(Verb::Up), Mode::Deny);
     }
     EXPECT_FALSE(std::filesystem::exists(marker));
 }
@@ -106,8 +128,7 @@ TEST(Policy, WhitespaceAroundEqualsIsRejectedStrictly) {
                                    "export MODE_down=auto", "MODE_down=auto # comment"}) {
         const Policy p = parse_policy(all_auto_except(Verb::Down, line + "\n"));
         SCOPED_TRACE(line);
-        expect_only_denied(p, Verb::Down);
-        EXPECT_TRUE(any_warning_contains(p, "whitespace inside KEY=value"));
+        expect_every_command_denied(p, "whitespace inside KEY=value");
     }
 }
 
@@ -127,25 +148,78 @@ TEST(Policy, LastLineWithoutNewline) {
     EXPECT_TRUE(p.warnings.empty());
 }
 
-TEST(Policy, UnknownKeysAndMalformedLinesWarnAndChangeNothing) {
-    std::string text = all_auto_except(Verb::Ping, "MODE_ping=auto\n");
-    text += "MODE_exec=auto\nMODE_reset-db=auto\nMODE_shell=auto\nMODE_=auto\nmode_up=deny\n";
-    text += "FOO=bar\njust words\n=auto\nMODE_UP=deny\n";
-    text += std::string("MODE_up\0x=deny\n", 15);
-    const Policy p = parse_policy(text);
-    for (Verb verb : kAllVerbs) EXPECT_EQ(p.mode(verb), Mode::Auto) << verb_name(verb);
-    EXPECT_TRUE(any_warning_contains(p, "unknown verb in key \"MODE_exec\""));
-    EXPECT_TRUE(any_warning_contains(p, "unknown verb in key \"MODE_reset-db\""));
-    EXPECT_TRUE(any_warning_contains(p, "unknown key \"FOO\""));
-    EXPECT_TRUE(any_warning_contains(p, "not KEY=value, ignored: \"just words\""));
-    EXPECT_TRUE(any_warning_contains(p, "unknown key \"mode_up\""));
-    EXPECT_TRUE(any_warning_contains(p, "\"MODE_up\\x00x\""));  // control bytes escaped
-    EXPECT_EQ(p.warnings.size(), 10u);
+// Each of these alone is a line this executor cannot read: it may be a
+// rule for a newer one, or a typo of a rule meant to deny.
+TEST(Policy, UnknownKeysAndMalformedLinesDenyEveryCommand) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"MODE_exec=auto", "unknown verb in key \"MODE_exec\""},
+        {"MODE_reset-db=auto", "unknown verb in key \"MODE_reset-db\""},
+        {"MODE_=auto", "unknown verb in key \"MODE_\""},
+        {"MODE_UP=deny", "unknown verb in key \"MODE_UP\""},
+        {"mode_up=deny", "unknown key \"mode_up\""},
+        {"FOO=bar", "unknown key \"FOO\""},
+        {"just words", "not KEY=value: \"just words\""},
+        {"=auto", "unknown key \"\""},
+        {std::string("MODE_up\0x=deny", 14), "\"MODE_up\\x00x\""},  // control bytes escaped
+        {"MODE_restart.nosuch=deny", "key \"MODE_restart.nosuch\" names no service"},
+        {"MODE_restart.=deny", "names no service"},
+        {"MODE_up.api=deny", "key \"MODE_up.api\": up takes no service"},
+        {"MODE_restart.api.x=deny", "names no service"},
+    };
+    for (const auto& [line, why] : cases) {
+        SCOPED_TRACE(line);
+        const std::string text = all_auto_except(Verb::Ping, "MODE_ping=auto\n") + line + "\n";
+        expect_every_command_denied(parse_policy(text, kServices), why);
+    }
 }
 
 TEST(Policy, WarningsNameTheFileAndLine) {
-    const Policy p = parse_policy("# x\nMODE_up=maybe\n", "my.conf");
+    const Policy p = parse_policy("# x\nMODE_up=maybe\n", {}, "my.conf");
     EXPECT_TRUE(any_warning_contains(p, "my.conf line 2: unknown mode \"maybe\""));
+}
+
+// --- per-service rules -----------------------------------------------------
+
+TEST(Policy, TheMoreSpecificKeyWinsEitherWay) {
+    std::string text = all_auto_except(Verb::Restart, "MODE_restart=auto\n");
+    text += "MODE_restart.db=deny\nMODE_logs.db=dry-run\n";
+    text = text.replace(text.find("MODE_rebuild=auto"), 17, "MODE_rebuild=deny");
+    text += "MODE_rebuild.api=auto\n";
+    const Policy p = parse_policy(text, kServices);
+    EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
+    EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Restart, "db"), Mode::Deny);
+    EXPECT_EQ(p.deny_detail(Verb::Restart, "db"), "MODE_restart.db=deny in policy.conf");
+    EXPECT_EQ(p.mode(Verb::Logs, "db"), Mode::DryRun);
+    EXPECT_EQ(p.mode(Verb::Logs, "api"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Rebuild, "api"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Rebuild, "worker"), Mode::Deny);
+    EXPECT_EQ(p.deny_detail(Verb::Rebuild, "worker"), "MODE_rebuild=deny in policy.conf");
+}
+
+TEST(Policy, AServiceRuleStandsWhereTheVerbsOwnKeyIsMissing) {
+    const Policy p = parse_policy(all_auto_except(Verb::Logs, "MODE_logs.api=auto\n"), kServices);
+    EXPECT_EQ(p.mode(Verb::Logs, "api"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Logs, "db"), Mode::Deny);
+    EXPECT_EQ(p.deny_detail(Verb::Logs, "db"), "MODE_logs is missing from policy.conf");
+}
+
+TEST(Policy, ADuplicateServiceRuleDeniesThatServiceOnly) {
+    std::string text = all_auto_except(Verb::Ping, "MODE_ping=auto\n");
+    text += "MODE_restart.db=auto\nMODE_restart.db=auto\n";
+    const Policy p = parse_policy(text, kServices);
+    EXPECT_EQ(p.mode(Verb::Restart, "db"), Mode::Deny);
+    EXPECT_EQ(p.deny_detail(Verb::Restart, "db"),
+              "MODE_restart.db appears more than once in policy.conf");
+    EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Auto);
+    EXPECT_TRUE(any_warning_contains(p, "MODE_restart.db appears again"));
+}
+
+TEST(Policy, DryRunIsAModeOfItsOwn) {
+    const Policy p = parse_policy(all_auto_except(Verb::Down, "MODE_down=dry-run\n"));
+    EXPECT_EQ(p.mode(Verb::Down), Mode::DryRun);
+    EXPECT_TRUE(p.warnings.empty());
+    EXPECT_EQ(mode_name(Mode::DryRun), "dry-run");
 }
 
 // --- load_policy: the file itself ----------------------------------------
