@@ -15,9 +15,59 @@ std::string join(const std::vector<std::string>& items) {
     return out;
 }
 
+std::string policy_section(const Config& config, const exec::Policy& policy) {
+    std::vector<std::string> denied;
+    std::vector<std::string> dry_run;
+    std::vector<std::string> allowed;  // a service excepted from its verb's refusal
+    const auto file = [&](exec::Mode mode, const std::string& what) {
+        if (mode == exec::Mode::Deny) denied.push_back(what);
+        if (mode == exec::Mode::DryRun) dry_run.push_back(what);
+        if (mode == exec::Mode::Auto) allowed.push_back(what);
+    };
+    for (Verb verb : kAllVerbs) {
+        const exec::Mode mode = policy.mode(verb);
+        if (verb_offered(verb, config) && mode != exec::Mode::Auto) {
+            file(mode, std::string(verb_name(verb)));
+        }
+    }
+    for (const auto& rule : policy.service_rules) {
+        if (!verb_offered(rule.verb, config)) continue;
+        const exec::Mode mode = policy.mode(rule.verb, rule.service);
+        if (mode == policy.mode(rule.verb)) continue;
+        file(mode, std::string(verb_name(rule.verb)) + " " + rule.service);
+    }
+    std::ostringstream o;
+    o << "## This host's policy\n\n";
+    if (denied.empty() && dry_run.empty()) {
+        o << "Today the host's policy allows every verb above. A person may change that;\n"
+          << "a refusal then says so.\n\n";
+        return o.str();
+    }
+    if (!denied.empty()) {
+        o << "Refused by the host's policy: " << join(denied) << ". Asking again will not\n"
+          << "help; if the work needs it, tell the person you work with.\n\n";
+    }
+    if (!dry_run.empty()) {
+        o << "Dry run only: " << join(dry_run) << ". The host checks such a request as\n"
+          << "usual, runs nothing, and answers `denied` with the reason\n"
+          << "`dry run: would run ...`; if it must really run, tell the person you work with.\n\n";
+    }
+    if (!allowed.empty()) {
+        o << "Allowed all the same, for these services only: " << join(allowed) << ".\n\n";
+    }
+    return o.str();
+}
+
 }  // namespace
 
-std::string render_agent_doc(const Config& config, const std::string& spool_rel) {
+bool verb_offered(Verb verb, const Config& config) {
+    if (verb == Verb::Init) return config.backend.kind != BackendKind::Compose;
+    if (verb == Verb::JoinNetwork) return config.join_network.has_value();
+    return true;
+}
+
+std::string render_agent_doc(const Config& config, const exec::Policy& policy,
+                             const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
     const std::string req = spool_rel + "/request";
     const std::string example = config.services.empty() ? "api" : config.services.front();
@@ -67,7 +117,7 @@ std::string render_agent_doc(const Config& config, const std::string& spool_rel)
       << "refuse a verb; the\nanswer then says why.\n\n"
       << "Services: " << join(config.services) << "\n\n"
       << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n"
-      << "## Answers\n\n"
+      << policy_section(config, policy) << "## Answers\n\n"
       << "| state | meaning |\n|---|---|\n"
       << "| `queued` | the host has seen the request (not final) |\n"
       << "| `running` | the command has started (not final) |\n"

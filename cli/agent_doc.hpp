@@ -6,11 +6,20 @@
 #include <string>
 
 #include "executor/config.hpp"
+#include "executor/policy.hpp"
 
 namespace hb::cli {
 
 // `spool_rel` is the spool's path relative to the project root, which is
-// how the agent (whose mount point is unknown to the host) finds it.
-std::string render_agent_doc(const Config& config, const std::string& spool_rel);
+// how the agent (whose mount point is unknown to the host) finds it. The
+// policy's refusals and dry runs are listed, so the agent stops retrying
+// what only a person can change.
+std::string render_agent_doc(const Config& config, const exec::Policy& policy,
+                             const std::string& spool_rel);
+
+// Whether this install offers `verb` at all (no init under compose,
+// join-network only where configured): AGENT.md and the tool manifest list
+// the same verbs.
+bool verb_offered(Verb verb, const Config& config);
 
 }  // namespace hb::cli

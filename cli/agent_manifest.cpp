@@ -8,6 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "cli/agent_doc.hpp"
 #include "cli/fs_util.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
@@ -40,8 +41,7 @@ std::string render_agent_manifest(const Config& config, const exec::Policy& poli
     nlohmann::json verbs = nlohmann::json::array();
     for (Verb verb : kAllVerbs) {
         // The same verbs AGENT.md lists for this install.
-        if (verb == Verb::Init && compose) continue;
-        if (verb == Verb::JoinNetwork && !config.join_network) continue;
+        if (!verb_offered(verb, config)) continue;
         // Where a per-service rule differs from the verb's own mode, the
         // service is named with its mode, so the agent knows before it asks.
         nlohmann::json services = nlohmann::json::object();

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "admin/audit_verify.hpp"
+#include "cli/agent_doc.hpp"
 #include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"
 #include "cli/change_view.hpp"
@@ -481,6 +482,28 @@ class Doctor {
                     {reinstall()});
         } else {
             ok("the agent's tool manifest matches the policy");
+        }
+        check_agent_doc(policy);
+    }
+
+    // AGENT.md lists what the policy refuses or only dry-runs: an edit of
+    // policy.conf since install leaves it telling the agent something else.
+    void check_agent_doc(const exec::Policy& policy) {
+        const std::string shown = c_.spool_dir + "/AGENT.md";
+        UniqueFd file(::openat(spool_->root.get(), "AGENT.md",
+                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat st {};
+        std::string have;
+        if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            !sys::read_all(file.get(), have, kMaxManifest + 1)) {
+            problem(shown + " is missing or not a regular file", {reinstall()});
+            return;
+        }
+        if (have != render_agent_doc(c_, policy, spool_rel())) {
+            problem(shown +
+                        " does not say what this install and policy.conf say now (edited since "
+                        "install?)",
+                    {reinstall()});
         }
     }
     static constexpr std::size_t kMaxManifest = 1 << 20;

@@ -688,9 +688,10 @@ class Installer {
                                                spool_dir_ + "/request");
         if (!client) return fail(client.error().message);
         report_.item(spool_dir_ + "/request", outcome_word(*client));
-        auto doc =
-            write_file_at_if_changed(dir, "AGENT.md", render_agent_doc(config_, o_.spool_rel),
-                                     o_.file_mode, spool_dir_ + "/AGENT.md");
+        const auto policy = exec::load_policy(paths_.policy_file, config_.services);
+        auto doc = write_file_at_if_changed(dir, "AGENT.md",
+                                            render_agent_doc(config_, policy, o_.spool_rel),
+                                            o_.file_mode, spool_dir_ + "/AGENT.md");
         if (!doc) return fail(doc.error().message);
         report_.item(spool_dir_ + "/AGENT.md", outcome_word(*doc));
         return write_agent(dir);

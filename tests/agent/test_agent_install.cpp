@@ -45,14 +45,15 @@ TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     EXPECT_EQ(m["ttl_seconds"], 600);
 }
 
-TEST_F(AgentInstall, AReinstallAfterAPolicyEditRewritesOnlyTheManifest) {
+TEST_F(AgentInstall, AReinstallAfterAPolicyEditRewritesOnlyTheManifestAndAgentMd) {
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
     write_file(home.config_dir("demo-app") + "/policy.conf", "MODE_ping=auto\nMODE_up=deny\n");
     Ran again = home.hostbridge(install_args(project, {"--no-systemd"}));
     ASSERT_EQ(again.code, 0) << again.out << again.err;
     EXPECT_TRUE(contains(again.out, "hostbridge-agent.json: updated")) << again.out;
     EXPECT_TRUE(contains(again.out, "bin/hostbridge-agent: no change")) << again.out;
-    EXPECT_TRUE(contains(again.out, "1 item(s) changed")) << again.out;
+    EXPECT_TRUE(contains(again.out, "AGENT.md: updated")) << again.out;
+    EXPECT_TRUE(contains(again.out, "2 item(s) changed")) << again.out;
     EXPECT_EQ(verb_mode(manifest(), "up"), "deny");
     // A verb missing from the policy is denied there, and so here.
     EXPECT_EQ(verb_mode(manifest(), "status"), "deny");
@@ -76,6 +77,13 @@ TEST_F(AgentInstall, TheManifestCarriesDryRunAndPerServiceModes) {
         // Only where the service's mode differs from the verb's.
         EXPECT_EQ(v["service_modes"], nlohmann::json({{"db", "deny"}})) << v.dump();
     }
+    // AGENT.md says the same in words, so the agent stops retrying.
+    const std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_TRUE(contains(doc,
+                         "Refused by the host's policy: `status`, `health`, `logs`, `up`, "
+                         "`rebuild`, `init`, `restart db`."))
+        << doc;
+    EXPECT_TRUE(contains(doc, "Dry run only: `down`.")) << doc;
 }
 
 // The agent owns the checkout: a bin/ it swapped for a link is refused and

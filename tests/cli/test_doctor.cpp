@@ -145,6 +145,13 @@ TEST_F(Doctor, LintsPerServiceRules) {
     EXPECT_TRUE(contains(run.out, "info:    the policy makes logs api dry-run")) << run.out;
 }
 
+TEST_F(Doctor, NamesAnAgentDocThatNoLongerSaysWhatThePolicySays) {
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    write_file(policy, read_file(policy) + "MODE_restart.db=deny\n");
+    expect_problem("AGENT.md does not say what this install and policy.conf say now",
+                   reinstall_prefix());
+}
+
 TEST_F(Doctor, NamesAMissingPolicyFile) {
     ASSERT_EQ(::unlink((home.config_dir("demo-app") + "/policy.conf").c_str()), 0);
     expect_problem("policy file", reinstall_prefix());

@@ -30,14 +30,16 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
 
     Ran second = home.hostbridge(install_args(project));
     ASSERT_EQ(second.code, 0) << second.out << second.err;
-    // The agent's tool manifest follows the policy (tests/agent); nothing else changes.
-    EXPECT_TRUE(contains(second.out, "1 item(s) changed")) << second.out;
+    // The agent's tool manifest and AGENT.md follow the policy (tests/agent);
+    // nothing else changes.
+    EXPECT_TRUE(contains(second.out, "2 item(s) changed")) << second.out;
     // Every other item line says "no change".
     int items = 0;
     for (const auto& line : lines_of(second.out)) {
         if (line.rfind("  ", 0) != 0 || line.rfind("    ", 0) == 0) continue;
         ++items;
         if (line.ends_with("/bin/hostbridge-agent.json: updated")) continue;
+        if (line.ends_with("/AGENT.md: updated")) continue;
         EXPECT_TRUE(line.ends_with(": no change")) << line;
     }
     EXPECT_GE(items, 10);
