@@ -21,7 +21,7 @@
 # OPTIONS
 #   --prefix P        names everything of the run (default hb-e2e-KIND-XXXXXX;
 #                     a throwaway user's name must start with hb-e2e-)
-#   --rate-limit N/S  passed on (default 8/600)
+#   --rate-limit N/S  passed on (default 9/600)
 #   --watch-fallback  where no user manager can run (not root, systemd is
 #                     PID 1, no cgroup delegation), run in --mode watch
 #                     instead of skipping, and say why
@@ -43,7 +43,7 @@ skip() {
     exit 77
 }
 
-prefix="" rate_limit=8/600 fallback=0 force_watch=0
+prefix="" rate_limit=9/600 fallback=0 force_watch=0
 while [ $# -gt 0 ]; do
     case $1 in
         --prefix) prefix=${2:?}; shift 2 ;;

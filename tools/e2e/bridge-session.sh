@@ -22,7 +22,7 @@
 #                       --user manager (run inside tools/e2e/usermgr.sh), or
 #                       a `hostbridge-executor watch` this script starts
 #   --backend stack|compose   the bridge's backend (compose: podman-compose)
-#   --rate-limit N/S    mutating requests per window (default 8/600: the
+#   --rate-limit N/S    mutating requests per window (default 9/600: the
 #                       session's burst meets it after one more restart)
 #
 # Run it inside `usermgr.sh run` for --mode systemd: rootful podman must share
@@ -47,7 +47,7 @@ usage() {
 
 cmd=${1:-}
 [ $# -ge 1 ] && shift
-project_dir="" bin="" mode=systemd backend=stack rate_limit=8/600
+project_dir="" bin="" mode=systemd backend=stack rate_limit=9/600
 while [ $# -gt 0 ]; do
     case $1 in
         --project) project_dir=${2:?}; shift 2 ;;
@@ -510,14 +510,37 @@ cmd_session() {
         eval '[ -z "$(podman port "$(ctr api)" 2>/dev/null)" ]'
     fact "join-network: the agent container reached http://api:8080/ by name; no host port is open"
 
+    # A person's rules in policy.conf (docs/DECIDE-AND-RUN.md, "Policy"): a
+    # per-service rule refuses `restart db` while `restart api` runs, and
+    # `down` under dry-run is checked and answered, never run. Edited in
+    # place (same inode and owner), then put back byte for byte.
+    local policy_file="$config_dir/policy.conf" policy_saved
+    policy_saved=$(cat "$policy_file")
+    { sed 's/^MODE_down=auto$/MODE_down=dry-run/' <<<"$policy_saved"; echo 'MODE_restart.db=deny'; } \
+        >"$policy_file"
+    say "host\$ the person sets MODE_down=dry-run and adds MODE_restart.db=deny to policy.conf"
+    request restart db
+    check "restart db: denied by the per-service rule, exit 70 ($REQ_ERR)" \
+        eval '[ "$REQ_RC" -eq 70 ] && grep -q "MODE_restart.db=deny" <<<"$REQ_ERR"'
+    before=$(started_at api)
+    request restart api
+    check "restart api: still allowed, api restarted" \
+        eval '[ "$REQ_RC" -eq 0 ] && [ "$(started_at api)" != "$before" ]'
+    request down
+    check "down: a dry run, exit 70, says what would run ($REQ_ERR); web still serves" \
+        eval '[ "$REQ_RC" -eq 70 ] && grep -q "dry run: would run" <<<"$REQ_ERR" && serves web >/dev/null'
+    printf '%s\n' "$policy_saved" >"$policy_file"
+    fact "policy: restart db refused by a per-service rule while restart api ran; down under dry-run answered what it would run, and nothing stopped"
+
     # Mutating requests so far that used a slot: restart, the MCP restart,
     # the hostbridge-agent request restart, rebuild, the restart the
     # integrity gate refused (probing the gate is not free:
-    # docs/DECIDE-AND-RUN.md), restart, join-network.
-    local allowed=$((rate_count - 7)) burst
+    # docs/DECIDE-AND-RUN.md), restart, join-network, restart api under the
+    # per-service rule. The dry-run `down` and the refused `restart db` used none.
+    local allowed=$((rate_count - 8)) burst
     [ "$allowed" -ge 0 ] || allowed=0
     burst=$((allowed + 1))
-    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 7 used so far)"
+    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 8 used so far)"
     in_agent "i=0; while [ \$i -lt $burst ]; do i=\$((i + 1));
                   ( $client --timeout 60 restart api >/dev/null 2>/tmp/burst.\$i; echo \$? >/tmp/burst.\$i.rc ) &
               done; wait" >/dev/null 2>&1
