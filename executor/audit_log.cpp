@@ -574,37 +574,7 @@ Result<std::vector<std::string>> audit_log_files(int dir_fd) {
 }
 
 std::string_view audit_event_name(AuditEvent event) {
-    switch (event) {
-        case AuditEvent::Installed:
-            return "installed";
-        case AuditEvent::Approved:
-            return "approved";
-        case AuditEvent::Queued:
-            return "queued";
-        case AuditEvent::Quarantined:
-            return "quarantined";
-        case AuditEvent::Denied:
-            return "denied";
-        case AuditEvent::Expired:
-            return "expired";
-        case AuditEvent::Started:
-            return "started";
-        case AuditEvent::Succeeded:
-            return "succeeded";
-        case AuditEvent::Failed:
-            return "failed";
-        case AuditEvent::Interrupted:
-            return "interrupted";
-        case AuditEvent::Stuck:
-            return "stuck";
-        case AuditEvent::Recovered:
-            return "recovered";
-        case AuditEvent::Summary:
-            return "summary";
-        case AuditEvent::Pruned:
-            return "pruned";
-    }
-    return "unknown";
+    return name_of(kAuditEventNames, event);
 }
 
 Result<AuditLog> AuditLog::open(const std::string& state_dir) {
