@@ -349,16 +349,22 @@ Result<BudgetState> load_budget(int dir_fd) {
     return state;
 }
 
+// The pending counts, as the state file keeps them and the summary event
+// reports them (under the same keys).
+void add_pending_counts(ordered_json& j, const BudgetState& state) {
+    j["events"] = state.suppressed;
+    j["bytes"] = state.suppressed_bytes;
+    j["by_event"] = state.by_event;
+    j["by_reason"] = state.by_reason;
+    j["first"] = state.first;
+    j["last"] = state.last;
+    j["sha256"] = state.sha256;
+}
+
 Result<void> save_budget(int dir_fd, const BudgetState& state) {
     ordered_json p;
     p["window_start"] = state.pending_window;
-    p["events"] = state.suppressed;
-    p["bytes"] = state.suppressed_bytes;
-    p["by_event"] = state.by_event;
-    p["by_reason"] = state.by_reason;
-    p["first"] = state.first;
-    p["last"] = state.last;
-    p["sha256"] = state.sha256;
+    add_pending_counts(p, state);
     ordered_json j;
     j["window_start"] = state.window_start;
     j["used"] = state.used;
@@ -454,13 +460,7 @@ AuditRecord summary_record(const BudgetState& state, const AuditBudget& budget) 
     d["window_start"] = sys::format_utc(state.pending_window);
     d["window_end"] = sys::format_utc(state.pending_window + budget.window_seconds);
     d["budget_bytes"] = budget.bytes;
-    d["events"] = state.suppressed;
-    d["bytes"] = state.suppressed_bytes;
-    d["by_event"] = state.by_event;
-    d["by_reason"] = state.by_reason;
-    d["first"] = state.first;
-    d["last"] = state.last;
-    d["sha256"] = state.sha256;
+    add_pending_counts(d, state);
     r.detail = std::move(d);
     return r;
 }
