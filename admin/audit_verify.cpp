@@ -24,12 +24,7 @@ using nlohmann::ordered_json;
 using sys::errno_text;
 
 std::optional<AuditEvent> audit_event_from_name(std::string_view name) {
-    for (int i = static_cast<int>(AuditEvent::Installed); i <= static_cast<int>(AuditEvent::Pruned);
-         ++i) {
-        const auto event = static_cast<AuditEvent>(i);
-        if (audit_event_name(event) == name) return event;
-    }
-    return std::nullopt;
+    return value_of(kAuditEventNames, name);
 }
 
 Result<std::vector<std::string>> audit_log_files(const std::string& state_dir) {

@@ -8,23 +8,26 @@ namespace hb {
 using nlohmann::ordered_json;
 
 std::string serialize_config(const Config& config) {
-    ordered_json j;
-    j["version"] = config.version;
-    j["slug"] = config.slug;
-    j["project_dir"] = config.project_dir;
-    j["spool_dir"] = config.spool_dir;
-    j["state_dir"] = config.state_dir;
-    j["policy_file"] = config.policy_file;
-    j["parser"] = config.parser;
-    j["allow_root"] = config.allow_root;
     char mode[16];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(config.file_mode & 07777));
-    j["file_mode"] = mode;
-    j["agent_gid"] = config.agent_gid ? ordered_json(*config.agent_gid) : ordered_json(nullptr);
+    // Objects are written as lists of {key, value}, in the schema's order.
+    ordered_json j = {
+        {"version", config.version},
+        {"slug", config.slug},
+        {"project_dir", config.project_dir},
+        {"spool_dir", config.spool_dir},
+        {"state_dir", config.state_dir},
+        {"policy_file", config.policy_file},
+        {"parser", config.parser},
+        {"allow_root", config.allow_root},
+        {"file_mode", mode},
+        {"agent_gid", config.agent_gid ? ordered_json(*config.agent_gid) : ordered_json(nullptr)},
+    };
 
-    ordered_json backend_json;
-    backend_json["kind"] = config.backend.kind == BackendKind::Stack ? "stack" : "compose";
-    backend_json["argv"] = config.backend.argv;
+    ordered_json backend_json = {
+        {"kind", config.backend.kind == BackendKind::Stack ? "stack" : "compose"},
+        {"argv", config.backend.argv},
+    };
     if (config.backend.kind == BackendKind::Compose) {
         backend_json["file"] = config.backend.file;
         backend_json["flavour"] = compose_flavour_name(config.backend.flavour);
@@ -37,10 +40,9 @@ std::string serialize_config(const Config& config) {
     auto pins_json = [](const std::vector<TcbPin>& pins) {
         ordered_json out = ordered_json::array();
         for (const TcbPin& pin : pins) {
-            ordered_json item;
-            item["path"] = pin.path;
-            item["sha256"] = pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr);
-            out.push_back(std::move(item));
+            out.push_back(
+                {{"path", pin.path},
+                 {"sha256", pin.sha256 ? ordered_json(*pin.sha256) : ordered_json(nullptr)}});
         }
         return out;
     };
@@ -50,21 +52,19 @@ std::string serialize_config(const Config& config) {
     if (!config.checkout_paths.empty()) j["checkout_paths"] = config.checkout_paths;
 
     auto window_json = [](const Window& w) {
-        ordered_json out;
-        out["count"] = w.count;
-        out["seconds"] = w.seconds;
-        return out;
+        return ordered_json{{"count", w.count}, {"seconds", w.seconds}};
     };
-    ordered_json limits_json;
-    limits_json["mutating"] = window_json(config.limits.mutating);
-    limits_json["read_only"] = window_json(config.limits.read_only);
-    limits_json["ttl_seconds"] = config.limits.ttl_seconds;
-    limits_json["future_skew_seconds"] = config.limits.future_skew_seconds;
-    j["limits"] = std::move(limits_json);
+    j["limits"] = {
+        {"mutating", window_json(config.limits.mutating)},
+        {"read_only", window_json(config.limits.read_only)},
+        {"ttl_seconds", config.limits.ttl_seconds},
+        {"future_skew_seconds", config.limits.future_skew_seconds},
+    };
 
-    ordered_json timeouts_json;
-    timeouts_json["default"] = config.timeouts.default_seconds;
-    timeouts_json["rebuild"] = config.timeouts.rebuild_seconds;
+    ordered_json timeouts_json = {
+        {"default", config.timeouts.default_seconds},
+        {"rebuild", config.timeouts.rebuild_seconds},
+    };
     // Verb order, not insertion order, so equal configs serialize equally.
     // A Rebuild entry in per_verb overrides rebuild_seconds and is written
     // as "rebuild", exactly as for_verb reads it.
@@ -75,36 +75,22 @@ std::string serialize_config(const Config& config) {
     }
     j["timeouts"] = std::move(timeouts_json);
 
-    ordered_json drain_json;
-    drain_json["time_budget_seconds"] = config.drain.time_budget_seconds;
-    drain_json["linger_seconds"] = config.drain.linger_seconds;
-    j["drain"] = std::move(drain_json);
-
-    ordered_json retention_json;
-    retention_json["archive_days"] = config.retention.archive_days;
-    retention_json["responses_days"] = config.retention.responses_days;
-    j["retention"] = std::move(retention_json);
-
+    j["drain"] = {{"time_budget_seconds", config.drain.time_budget_seconds},
+                  {"linger_seconds", config.drain.linger_seconds}};
+    j["retention"] = {{"archive_days", config.retention.archive_days},
+                      {"responses_days", config.retention.responses_days}};
     // Written only when changed, so an install with the defaults keeps the
     // schema's exact text.
     if (config.audit_budget != AuditBudgetSettings{}) {
-        ordered_json budget_json;
-        budget_json["bytes"] = config.audit_budget.bytes;
-        budget_json["seconds"] = config.audit_budget.seconds;
-        j["audit_budget"] = std::move(budget_json);
+        j["audit_budget"] = {{"bytes", config.audit_budget.bytes},
+                             {"seconds", config.audit_budget.seconds}};
     }
-
-    ordered_json systemd_json;
-    systemd_json["enabled"] = config.systemd.enabled;
-    systemd_json["systemd_run"] = config.systemd.systemd_run;
-    j["systemd"] = std::move(systemd_json);
-
+    j["systemd"] = {{"enabled", config.systemd.enabled},
+                    {"systemd_run", config.systemd.systemd_run}};
     if (config.join_network) {
-        ordered_json join;
-        join["engine"] = config.join_network->engine;
-        join["network"] = config.join_network->network;
-        join["agent_container"] = config.join_network->agent_container;
-        j["join_network"] = std::move(join);
+        j["join_network"] = {{"engine", config.join_network->engine},
+                             {"network", config.join_network->network},
+                             {"agent_container", config.join_network->agent_container}};
     } else {
         j["join_network"] = nullptr;
     }

@@ -19,16 +19,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "admin/config_write.hpp"
-#include "executor/config.hpp"
 #include "ipc/unique_fd.hpp"
-#include "ipc/wire.hpp"
+#include "tests/executor/drain_fixture.hpp"
 
 namespace {
 
@@ -37,19 +34,17 @@ using Clock = std::chrono::steady_clock;
 
 extern "C" char** environ;
 
-void write_text(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + path);
+// The words as the null-terminated array of C strings that exec takes.
+std::vector<char*> c_strings(const std::vector<std::string>& words) {
+    std::vector<char*> out;
+    for (const auto& w : words) out.push_back(const_cast<char*>(w.c_str()));
+    out.push_back(nullptr);
+    return out;
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
+    std::vector<char*> args = c_strings(argv);
+    std::vector<char*> envp = c_strings(env);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -71,35 +66,11 @@ enum class Answerer {
 // answering on it, for the whole benchmark run.
 class Host {
   public:
-    explicit Host(Answerer answerer) {
-        char tmpl[] = "/tmp/hb-bench-client-XXXXXX";
-        if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-        root_ = fs::canonical(tmpl).string();
-        const std::string project = root_ + "/project";
-        spool_ = project + "/untracked/hostbridge";
-        for (const char* sub :
-             {"tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"})
-            fs::create_directories(spool_ + "/" + sub);
-        fs::create_directories(root_ + "/state");
-        write_text(root_ + "/policy.conf", "MODE_ping=auto\n");
-
-        hb::Config config;
-        config.slug = "bench-client";
-        config.project_dir = project;
-        config.spool_dir = spool_;
-        config.state_dir = root_ + "/state";
-        config.run_dir = root_ + "/run";
-        config.policy_file = root_ + "/policy.conf";
-        config.parser = HB_PARSER_BIN;
-        config.allow_root = true;
-        config.backend.argv = {"/bin/true"};
-        config.services = {"api"};
-        config.systemd.enabled = false;
-        write_text(root_ + "/bridge.json", hb::serialize_config(config));
-
+    // The install is the drain tests' (every verb auto, no systemd).
+    explicit Host(Answerer answerer) : spool_(install_.spool) {
         if (answerer == Answerer::Watch) {
             std::vector<std::string> argv = {HB_EXECUTOR_BIN, "watch", "--config",
-                                             root_ + "/bridge.json"};
+                                             install_.config_path};
             if (::geteuid() == 0) argv.push_back("--allow-root");
             watcher_ = spawn(argv, {"PATH=/usr/bin:/bin"});
         } else {
@@ -121,8 +92,6 @@ class Host {
             stop_ = true;
             responder_.join();
         }
-        std::error_code ec;
-        fs::remove_all(root_, ec);
     }
 
     [[nodiscard]] const std::string& spool() const { return spool_; }
@@ -154,8 +123,9 @@ class Host {
                 const auto* event = reinterpret_cast<const inotify_event*>(buf + at);
                 const std::string name = event->name;
                 const std::string temp = spool_ + "/tmp/.answer";
-                write_text(temp, R"({"state":"done","request":")" + name +
-                                     R"(","exit_code":null,"reason":null,"output":"pong"})");
+                hb::test::write_file(temp,
+                                     R"({"state":"done","request":")" + name +
+                                         R"(","exit_code":null,"reason":null,"output":"pong"})");
                 fs::rename(temp, spool_ + "/responses/" + name + ".response.json");
                 at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
             }
@@ -171,7 +141,7 @@ class Host {
         return seen;
     }
 
-    std::string root_;
+    hb::test::DrainFixture install_;
     std::string spool_;
     pid_t watcher_ = -1;
     std::thread responder_;

@@ -105,21 +105,35 @@ void BM_IntegrityGate(benchmark::State& state) {
 }
 BENCHMARK(BM_IntegrityGate)->Arg(0)->Arg(1);
 
-// Admits until the window (100) is full, then starts over from an empty
-// state file, so the file holds 50 entries on average.
-void BM_RateLimiterAdmit(benchmark::State& state) {
-    Project p;
-    RateLimiter limiter(p.config);
-    int in_window = 0;
-    for (auto _ : state) {
-        if (in_window == 100) {
+// Admits read-only requests until the window (100) is full, then starts
+// over from an empty state file (untimed), so the file holds 50 entries on
+// average.
+class Admitter {
+  public:
+    explicit Admitter(const Config& config)
+        : limiter_(config), state_file_(config.state_dir + "/" + RateLimiter::kStateFile) {}
+    bool admit(benchmark::State& state) {
+        if (in_window_ == 100) {
             state.PauseTiming();
-            std::filesystem::remove(p.config.state_dir + "/" + RateLimiter::kStateFile);
-            in_window = 0;
+            std::filesystem::remove(state_file_);
+            in_window_ = 0;
             state.ResumeTiming();
         }
-        if (!limiter.try_admit(RateClass::ReadOnly).admitted()) state.SkipWithError("refused");
-        ++in_window;
+        ++in_window_;
+        return limiter_.try_admit(RateClass::ReadOnly).admitted();
+    }
+
+  private:
+    RateLimiter limiter_;
+    std::string state_file_;
+    int in_window_ = 0;
+};
+
+void BM_RateLimiterAdmit(benchmark::State& state) {
+    Project p;
+    Admitter admitter(p.config);
+    for (auto _ : state) {
+        if (!admitter.admit(state)) state.SkipWithError("refused");
     }
 }
 BENCHMARK(BM_RateLimiterAdmit);
@@ -139,21 +153,13 @@ BENCHMARK(BM_RateLimiterRefuse);
 void BM_DecidePerRequest(benchmark::State& state) {
     Project p;
     const Policy policy = load_policy(p.config.policy_file);
-    RateLimiter limiter(p.config);
-    int in_window = 0;
+    Admitter admitter(p.config);
     for (auto _ : state) {
-        if (in_window == 100) {
-            state.PauseTiming();
-            std::filesystem::remove(p.config.state_dir + "/" + RateLimiter::kStateFile);
-            in_window = 0;
-            state.ResumeTiming();
-        }
         if (policy.mode(Verb::Logs) != Mode::Auto) state.SkipWithError("policy");
         const ArgvOutcome argv = argv_for(Verb::Logs, 0, p.config);
         benchmark::DoNotOptimize(argv);
         if (!check_tcb(p.config.project_dir, p.config.tcb).passed()) state.SkipWithError("gate");
-        if (!limiter.try_admit(RateClass::ReadOnly).admitted()) state.SkipWithError("limit");
-        ++in_window;
+        if (!admitter.admit(state)) state.SkipWithError("limit");
     }
 }
 BENCHMARK(BM_DecidePerRequest);

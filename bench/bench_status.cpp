@@ -112,6 +112,22 @@ int runner_loop(const std::string& script, const std::string& log, const std::st
     return 0;
 }
 
+// Runs `args` in a child (argv[0] on PATH unless it has a slash) and waits
+// for it: its wait status.
+int run_and_wait(std::vector<std::string> args) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execvp(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+}
+
 // ms per run of `kind` ("direct" or "runner") in a fresh process.
 double fresh_loop_ms(const std::string& kind, const std::string& base, int n) {
     Install in(base);
@@ -119,16 +135,7 @@ double fresh_loop_ms(const std::string& kind, const std::string& base, int n) {
         "/proc/self/exe", "--loop",         kind, in.stack, in.f.root + "/" + kind + ".log",
         in.f.project,     std::to_string(n)};
     const auto t0 = Clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    const int status = run_and_wait(args);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         std::fprintf(stderr, "%s loop failed\n", kind.c_str());
         std::exit(1);
@@ -170,16 +177,7 @@ double profiled_drain_ms(const std::string& base, int n, const std::vector<std::
     const auto drain = in.f.argv_for("drain", {});
     args.insert(args.end(), drain.begin(), drain.end());
     const auto t0 = Clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execvp(argv[0], argv.data());
-        ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    const int status = run_and_wait(args);
     const double ms = ms_since(t0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
         in.f.count("archive") != static_cast<std::size_t>(2 * n)) {

@@ -10,6 +10,7 @@
 
 #include "cli/agent_doc.hpp"
 #include "cli/fs_util.hpp"
+#include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
 #include "packaging/version.hpp"
@@ -17,16 +18,10 @@
 namespace hb::cli {
 namespace {
 
-const char* arg_word(ArgKind kind) {
-    switch (kind) {
-        case ArgKind::None:
-            return "none";
-        case ArgKind::Service:
-            return "service";
-        case ArgKind::Buildable:
-            return "buildable";
-    }
-    return "none";
+std::string_view arg_word(ArgKind kind) {
+    static constexpr auto kWords =
+        dense_names<ArgKind::Buildable>({"none", "service", "buildable"}, "none");
+    return name_of(kWords, kind);
 }
 
 nlohmann::json window(const Window& w) {

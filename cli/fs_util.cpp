@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/visible.hpp"
+#include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
@@ -141,15 +142,9 @@ Result<WriteOutcome> write_file_if_changed(const std::string& path, std::string_
 }
 
 std::string_view outcome_word(WriteOutcome outcome) {
-    switch (outcome) {
-        case WriteOutcome::Unchanged:
-            return "no change";
-        case WriteOutcome::Created:
-            return "created";
-        case WriteOutcome::Updated:
-            return "updated";
-    }
-    return "?";
+    static constexpr auto kWords =
+        dense_names<WriteOutcome::Updated>({"no change", "created", "updated"}, "?");
+    return name_of(kWords, outcome);
 }
 
 Result<void> make_dirs(const std::string& path, mode_t mode) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <set>
@@ -91,15 +92,23 @@ class Installer {
     }
 
   private:
+    using Step = std::optional<Stop> (Installer::*)();
+
+    // The first step that stops the install stops the rest.
+    std::optional<Stop> run_in_order(std::initializer_list<Step> steps) {
+        for (Step step : steps) {
+            if (auto s = (this->*step)()) return s;
+        }
+        return std::nullopt;
+    }
+
     std::optional<Stop> run_steps() {
-        // --- everything below is checked before anything is written ---
-        if (auto s = check_project()) return s;
-        if (auto s = check_existing()) return s;
-        if (auto s = check_spool_links()) return s;
-        if (auto s = resolve_binaries()) return s;
-        if (auto s = read_services()) return s;
-        if (auto s = collect_tcb()) return s;
-        if (auto s = build_config()) return s;
+        // Everything is checked before anything is written.
+        if (auto s = run_in_order({&Installer::check_project, &Installer::check_existing,
+                                   &Installer::check_spool_links, &Installer::resolve_binaries,
+                                   &Installer::read_services, &Installer::collect_tcb,
+                                   &Installer::build_config}))
+            return s;
         // --- writes ---
         std::cout << "hostbridge install: " << slug_ << " for " << visible(project_dir_) << "\n";
         if (backend_.kind == BackendKind::Compose) {
@@ -115,15 +124,12 @@ class Installer {
                           "you are root, and the drain refuses to run as root unless "
                           "installed with --allow-root");
         }
-        if (auto s = write_dirs_and_spool()) return s;
-        if (auto s = write_pins()) return s;
-        if (auto s = write_rendered()) return s;
-        if (auto s = write_binaries()) return s;
-        if (auto s = write_config_files()) return s;
-        if (auto s = write_spool_files()) return s;
-        if (auto s = write_units()) return s;
-        if (auto s = write_record_and_audit()) return s;
-        if (auto s = enable_units()) return s;
+        if (auto s = run_in_order({&Installer::write_dirs_and_spool, &Installer::write_pins,
+                                   &Installer::write_rendered, &Installer::write_binaries,
+                                   &Installer::write_config_files, &Installer::write_spool_files,
+                                   &Installer::write_units, &Installer::write_record_and_audit,
+                                   &Installer::enable_units}))
+            return s;
         std::cout << (report_.changes() == 0
                           ? "hostbridge install: nothing changed\n"
                           : "hostbridge install: " + std::to_string(report_.changes()) +

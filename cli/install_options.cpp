@@ -114,6 +114,18 @@ Result<Window> parse_window(const std::string& option, const std::string& text) 
     return make_error("--" + option + " must be N/SECONDS with both positive, e.g. 20/600");
 }
 
+// Sets `field` from --`name` through `parse` (split_list, parse_window),
+// when the option is given; leaves it alone otherwise.
+template <typename Field, typename Parse>
+Result<void> read_option(const ParsedArgs& a, const std::string& name, Parse parse, Field& field) {
+    if (auto text = a.get(name)) {
+        auto value = parse(name, *text);
+        if (!value) return value.error();
+        field = *value;
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<InstallOptions> parse_install_options(int argc, char** argv) {
@@ -170,16 +182,8 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         if (words.empty()) return make_error("--compose-cmd is empty");
         o.compose_cmd = words;
     }
-    if (auto services = a.get("services")) {
-        auto list = split_list("services", *services);
-        if (!list) return list.error();
-        o.services = *list;
-    }
-    if (auto buildable = a.get("buildable")) {
-        auto list = split_list("buildable", *buildable);
-        if (!list) return list.error();
-        o.buildable = *list;
-    }
+    if (auto r = read_option(a, "services", split_list, o.services); !r) return r.error();
+    if (auto r = read_option(a, "buildable", split_list, o.buildable); !r) return r.error();
     if (o.services && o.buildable) {
         for (const auto& b : *o.buildable) {
             if (!std::binary_search(o.services->begin(), o.services->end(), b)) {
@@ -210,16 +214,9 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     if (o.engine) {
         if (o.engine->find('/') != std::string::npos) o.engine = absolute_path(*o.engine);
     }
-    if (auto limit = a.get("rate-limit")) {
-        auto w = parse_window("rate-limit", *limit);
-        if (!w) return w.error();
-        o.rate_limit = *w;
-    }
-    if (auto limit = a.get("read-rate-limit")) {
-        auto w = parse_window("read-rate-limit", *limit);
-        if (!w) return w.error();
-        o.read_rate_limit = *w;
-    }
+    if (auto r = read_option(a, "rate-limit", parse_window, o.rate_limit); !r) return r.error();
+    if (auto r = read_option(a, "read-rate-limit", parse_window, o.read_rate_limit); !r)
+        return r.error();
     if (auto ttl = a.get("ttl")) {
         auto n = parse_number(*ttl, 86400 * 7);
         if (!n || *n < 1) return make_error("--ttl must be a positive number of seconds");

@@ -60,6 +60,19 @@ Result<UniqueFd> ensure_dir_at(int parent, const std::string& name, const std::s
     return fd;
 }
 
+// The components of a spool path from the top down, as ensure_spool and
+// open_spool walk them (a trailing slash adds none).
+std::vector<std::string> components(const std::string& rel) {
+    std::vector<std::string> parts;
+    std::size_t pos = 0;
+    while (pos < rel.size()) {
+        const std::size_t slash = rel.find('/', pos);
+        parts.push_back(rel.substr(pos, slash == std::string::npos ? slash : slash - pos));
+        pos = slash == std::string::npos ? rel.size() : slash + 1;
+    }
+    return parts;
+}
+
 }  // namespace
 
 std::string mode_text(mode_t mode) {
@@ -104,15 +117,11 @@ Result<std::vector<SpoolChange>> ensure_spool(const std::string& project_dir,
     UniqueFd dir(::open(project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir) return make_error("cannot open " + project_dir + ": " + std::strerror(errno));
     std::string shown = project_dir;
-    std::size_t pos = 0;
-    while (pos < spool_rel.size()) {
-        std::size_t slash = spool_rel.find('/', pos);
-        std::string part = spool_rel.substr(pos, slash == std::string::npos ? slash : slash - pos);
+    for (const std::string& part : components(spool_rel)) {
         shown += "/" + part;
         auto next = ensure_dir_at(dir.get(), part, shown, 0755, kNoGroup, changes);
         if (!next) return next.error();
         dir = std::move(*next);
-        pos = slash == std::string::npos ? spool_rel.size() : slash + 1;
     }
     for (std::string_view sub : kSpoolSubdirs) {
         const std::string name(sub);
@@ -155,15 +164,13 @@ Result<PinnedSpool> open_spool(const std::string& project_dir, const std::string
     UniqueFd dir(::open(project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dir) return make_error("cannot open " + project_dir + ": " + std::strerror(errno));
     std::string shown = project_dir;
-    std::size_t pos = 0;
-    while (pos < spool_rel.size()) {
-        std::size_t slash = spool_rel.find('/', pos);
-        std::string part = spool_rel.substr(pos, slash == std::string::npos ? slash : slash - pos);
+    const std::vector<std::string> parts = components(spool_rel);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const std::string& part = parts[i];
         shown += "/" + part;
-        pos = slash == std::string::npos ? spool_rel.size() : slash + 1;
         auto next = open_dir_nofollow(dir.get(), part, shown);
         if (!next) return next.error();
-        if (pos >= spool_rel.size()) {
+        if (i + 1 == parts.size()) {
             out.parent = std::move(dir);
             out.name = part;
             out.path = shown;

@@ -74,43 +74,48 @@ void code_point(std::string& out, std::uint32_t cp, bool json) {
     out += buf;
 }
 
-std::string render(std::string_view text, bool multiline) {
+// Copies `text`, escaping what a person could not see: an ASCII byte goes
+// through `ascii`, a byte that is not UTF-8 through `not_utf8`, an invisible
+// code point becomes an escape (JSON's spelling when `json`).
+template <typename Ascii, typename NotUtf8>
+std::string escaped(std::string_view text, bool json, Ascii ascii, NotUtf8 not_utf8) {
     std::string out;
     out.reserve(text.size());
     std::size_t i = 0;
     while (i < text.size()) {
         const auto c = static_cast<unsigned char>(text[i]);
-        if (c < 0x80) {
-            if (c == '\n' && multiline) {
-                out += '\n';
-            } else if (c == '\t') {
-                out += multiline ? "\t" : "\\t";
-            } else if (c == '\n') {
-                out += "\\n";
-            } else if (c == '\r') {
-                out += "\\r";
-            } else if (c < 0x20 || c == 0x7f) {
-                hex_byte(out, c);
-            } else {
-                out += static_cast<char>(c);
-            }
-            ++i;
-            continue;
-        }
         const Decoded d = decode(text.substr(i));
-        if (d.len == 0) {
-            hex_byte(out, c);  // not UTF-8: the byte itself, as evidence
-            ++i;
-            continue;
-        }
-        if (is_invisible(d.cp)) {
-            code_point(out, d.cp, false);
+        if (c < 0x80) {
+            ascii(out, c);
+        } else if (d.len == 0) {
+            not_utf8(out, c);
+        } else if (is_invisible(d.cp)) {
+            code_point(out, d.cp, json);
         } else {
             out.append(text.substr(i, d.len));
         }
-        i += d.len;
+        i += d.len == 0 ? 1 : d.len;
     }
     return out;
+}
+
+std::string render(std::string_view text, bool multiline) {
+    const auto ascii = [multiline](std::string& out, unsigned char c) {
+        if (c == '\n' && multiline) {
+            out += '\n';
+        } else if (c == '\t') {
+            out += multiline ? "\t" : "\\t";
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c < 0x20 || c == 0x7f) {
+            hex_byte(out, c);
+        } else {
+            out += static_cast<char>(c);
+        }
+    };
+    return escaped(text, false, ascii, hex_byte);  // not UTF-8: the byte itself, as evidence
 }
 
 }  // namespace
@@ -128,34 +133,15 @@ bool is_plain_text(std::string_view text) {
 }
 
 std::string visible_json(std::string_view line) {
-    std::string out;
-    out.reserve(line.size());
-    std::size_t i = 0;
-    while (i < line.size()) {
-        const auto c = static_cast<unsigned char>(line[i]);
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7f) {
-                code_point(out, c, true);
-            } else {
-                out += static_cast<char>(c);
-            }
-            ++i;
-            continue;
-        }
-        const Decoded d = decode(line.substr(i));
-        if (d.len == 0) {
-            out += "\\ufffd";  // JSON cannot carry the byte; the log file keeps it
-            ++i;
-            continue;
-        }
-        if (is_invisible(d.cp)) {
-            code_point(out, d.cp, true);
+    const auto ascii = [](std::string& out, unsigned char c) {
+        if (c < 0x20 || c == 0x7f) {
+            code_point(out, c, true);
         } else {
-            out.append(line.substr(i, d.len));
+            out += static_cast<char>(c);
         }
-        i += d.len;
-    }
-    return out;
+    };
+    // JSON cannot carry a byte that is not UTF-8; the log file keeps it.
+    return escaped(line, true, ascii, [](std::string& out, unsigned char) { out += "\\ufffd"; });
 }
 
 }  // namespace hb::cli

@@ -349,16 +349,22 @@ Result<BudgetState> load_budget(int dir_fd) {
     return state;
 }
 
+// The pending counts, as the state file keeps them and the summary event
+// reports them (under the same keys).
+void add_pending_counts(ordered_json& j, const BudgetState& state) {
+    j["events"] = state.suppressed;
+    j["bytes"] = state.suppressed_bytes;
+    j["by_event"] = state.by_event;
+    j["by_reason"] = state.by_reason;
+    j["first"] = state.first;
+    j["last"] = state.last;
+    j["sha256"] = state.sha256;
+}
+
 Result<void> save_budget(int dir_fd, const BudgetState& state) {
     ordered_json p;
     p["window_start"] = state.pending_window;
-    p["events"] = state.suppressed;
-    p["bytes"] = state.suppressed_bytes;
-    p["by_event"] = state.by_event;
-    p["by_reason"] = state.by_reason;
-    p["first"] = state.first;
-    p["last"] = state.last;
-    p["sha256"] = state.sha256;
+    add_pending_counts(p, state);
     ordered_json j;
     j["window_start"] = state.window_start;
     j["used"] = state.used;
@@ -454,13 +460,7 @@ AuditRecord summary_record(const BudgetState& state, const AuditBudget& budget) 
     d["window_start"] = sys::format_utc(state.pending_window);
     d["window_end"] = sys::format_utc(state.pending_window + budget.window_seconds);
     d["budget_bytes"] = budget.bytes;
-    d["events"] = state.suppressed;
-    d["bytes"] = state.suppressed_bytes;
-    d["by_event"] = state.by_event;
-    d["by_reason"] = state.by_reason;
-    d["first"] = state.first;
-    d["last"] = state.last;
-    d["sha256"] = state.sha256;
+    add_pending_counts(d, state);
     r.detail = std::move(d);
     return r;
 }
@@ -574,37 +574,7 @@ Result<std::vector<std::string>> audit_log_files(int dir_fd) {
 }
 
 std::string_view audit_event_name(AuditEvent event) {
-    switch (event) {
-        case AuditEvent::Installed:
-            return "installed";
-        case AuditEvent::Approved:
-            return "approved";
-        case AuditEvent::Queued:
-            return "queued";
-        case AuditEvent::Quarantined:
-            return "quarantined";
-        case AuditEvent::Denied:
-            return "denied";
-        case AuditEvent::Expired:
-            return "expired";
-        case AuditEvent::Started:
-            return "started";
-        case AuditEvent::Succeeded:
-            return "succeeded";
-        case AuditEvent::Failed:
-            return "failed";
-        case AuditEvent::Interrupted:
-            return "interrupted";
-        case AuditEvent::Stuck:
-            return "stuck";
-        case AuditEvent::Recovered:
-            return "recovered";
-        case AuditEvent::Summary:
-            return "summary";
-        case AuditEvent::Pruned:
-            return "pruned";
-    }
-    return "unknown";
+    return name_of(kAuditEventNames, event);
 }
 
 Result<AuditLog> AuditLog::open(const std::string& state_dir) {

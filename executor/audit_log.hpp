@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ipc/enum_names.hpp"
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
@@ -35,6 +36,11 @@ enum class AuditEvent {
     Summary,  // agent-caused events over the budget of one window (docs/AUDIT-LOG.md)
     Pruned,   // an admin removed old segments (`hostbridge audit --prune-before`)
 };
+// The word for each event in the log, read back by the verifier.
+inline constexpr auto kAuditEventNames = dense_names<AuditEvent::Pruned>(
+    {"installed", "approved", "queued", "quarantined", "denied", "expired", "started", "succeeded",
+     "failed", "interrupted", "stuck", "recovered", "summary", "pruned"},
+    "unknown");
 std::string_view audit_event_name(AuditEvent event);
 
 // The log is a list of segments whose names never change: segment 1 is

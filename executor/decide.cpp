@@ -39,6 +39,11 @@ std::string with_detail(ReasonCode reason, const std::string& detail) {
     return std::string(reason_text(reason)) + ": " + detail;
 }
 
+// A refusal whose sentence is the reason's text and then `detail`.
+Decision refuse_with(FinalState state, ReasonCode reason, const std::string& detail) {
+    return refuse(state, reason, with_detail(reason, detail));
+}
+
 // Expiry uses the wall clock on purpose: requested_at is wall-clock time
 // written by the agent; the rate limiter, which must not jump, does not.
 std::optional<Decision> check_expiry(const Config& config, const Verdict& verdict) {
@@ -47,16 +52,13 @@ std::optional<Decision> check_expiry(const Config& config, const Verdict& verdic
         return refuse(FinalState::Denied, ReasonCode::BadRequestedAt);
     }
     if (verdict.requested_at - now > config.limits.future_skew_seconds) {
-        return refuse(FinalState::Denied, ReasonCode::InFuture,
-                      with_detail(ReasonCode::InFuture,
-                                  "more than " + std::to_string(config.limits.future_skew_seconds) +
-                                      " s ahead of the host clock"));
+        return refuse_with(FinalState::Denied, ReasonCode::InFuture,
+                           "more than " + std::to_string(config.limits.future_skew_seconds) +
+                               " s ahead of the host clock");
     }
     if (now - verdict.requested_at > config.limits.ttl_seconds) {
-        return refuse(
-            FinalState::Expired, ReasonCode::Expired,
-            with_detail(ReasonCode::Expired,
-                        "older than " + std::to_string(config.limits.ttl_seconds) + " s"));
+        return refuse_with(FinalState::Expired, ReasonCode::Expired,
+                           "older than " + std::to_string(config.limits.ttl_seconds) + " s");
     }
     return std::nullopt;
 }
@@ -123,8 +125,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     const std::string log_name = request.name + ".log";
     auto log = create_log(context.spool, config, context.audit, log_name);
     if (!log) {
-        return refuse(FinalState::Failed, ReasonCode::SpawnFailed,
-                      with_detail(ReasonCode::SpawnFailed, log.error().message));
+        return refuse_with(FinalState::Failed, ReasonCode::SpawnFailed, log.error().message);
     }
 
     AuditRecord started;
@@ -134,8 +135,8 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     if (verdict.arg_index != kNoArg) started.arg = config.services.at(verdict.arg_index);
     // Durable before the spawn: nothing runs without a record of it.
     if (auto audited = context.audit.append(started, /*sync=*/true); !audited) {
-        return refuse(FinalState::Denied, ReasonCode::AuditUnavailable,
-                      with_detail(ReasonCode::AuditUnavailable, audited.error().message));
+        return refuse_with(FinalState::Denied, ReasonCode::AuditUnavailable,
+                           audited.error().message);
     }
 
     Response running;
@@ -214,14 +215,13 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     const Policy policy = load_policy(config.policy_file, config.services);
     const Mode mode = policy.mode(verb, service);
     if (mode == Mode::Deny) {
-        return refuse(FinalState::Denied, ReasonCode::PolicyDeny,
-                      with_detail(ReasonCode::PolicyDeny, policy.deny_detail(verb, service)));
+        return refuse_with(FinalState::Denied, ReasonCode::PolicyDeny,
+                           policy.deny_detail(verb, service));
     }
     // A dry run answers in docs/ARGV-TABLE.md's names, never a host path.
     const auto dry_run = [&] {
-        return refuse(
-            FinalState::Denied, ReasonCode::DryRun,
-            with_detail(ReasonCode::DryRun, "would run " + symbolic_command(verb, arg, config)));
+        return refuse_with(FinalState::Denied, ReasonCode::DryRun,
+                           "would run " + symbolic_command(verb, arg, config));
     };
 
     const ArgvOutcome outcome = argv_for(verb, arg, config);
@@ -244,8 +244,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     RateLimiter limiter(config);
     const auto gate_refusal = [&](const std::string& detail) {
         (void)limiter.try_admit(rate_class(verb));
-        return refuse(FinalState::Denied, ReasonCode::IntegrityGate,
-                      with_detail(ReasonCode::IntegrityGate, detail));
+        return refuse_with(FinalState::Denied, ReasonCode::IntegrityGate, detail);
     };
     const GateReport gate = check_tcb(config.project_dir, config.tcb);
     if (!gate.passed()) return gate_refusal(gate.detail());
@@ -262,8 +261,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     // Last, so only what is about to run uses a slot.
     const Admission admission = limiter.try_admit(rate_class(verb));
     if (!admission.admitted()) {
-        return refuse(FinalState::Denied, ReasonCode::RateLimited,
-                      with_detail(ReasonCode::RateLimited, admission.detail));
+        return refuse_with(FinalState::Denied, ReasonCode::RateLimited, admission.detail);
     }
     return run(context, request, verdict, argv);
 }

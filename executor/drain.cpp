@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,32 +35,25 @@ bool is_stuck_name(std::string_view name) {
     return name.starts_with(kStuckPrefix);
 }
 
-ResponseState response_state(FinalState state) {
-    switch (state) {
-        case FinalState::Done:
-            return ResponseState::Done;
-        case FinalState::Failed:
-            return ResponseState::Failed;
-        case FinalState::Denied:
-            return ResponseState::Denied;
-        case FinalState::Expired:
-            return ResponseState::Expired;
-    }
-    return ResponseState::Denied;
-}
+// How each final state is written down: the response's state and the
+// audit event, side by side so that the two cannot disagree.
+struct Recorded {
+    FinalState state;
+    ResponseState response;
+    AuditEvent event;
+};
+constexpr std::array<Recorded, 4> kRecorded = {{
+    {FinalState::Done, ResponseState::Done, AuditEvent::Succeeded},
+    {FinalState::Failed, ResponseState::Failed, AuditEvent::Failed},
+    {FinalState::Denied, ResponseState::Denied, AuditEvent::Denied},
+    {FinalState::Expired, ResponseState::Expired, AuditEvent::Expired},
+}};
 
-AuditEvent audit_event(FinalState state) {
-    switch (state) {
-        case FinalState::Done:
-            return AuditEvent::Succeeded;
-        case FinalState::Failed:
-            return AuditEvent::Failed;
-        case FinalState::Denied:
-            return AuditEvent::Denied;
-        case FinalState::Expired:
-            return AuditEvent::Expired;
+const Recorded& recorded_as(FinalState state) {
+    for (const Recorded& row : kRecorded) {
+        if (row.state == state) return row;
     }
-    return AuditEvent::Denied;
+    return kRecorded[2];  // denied, for a value outside the enum
 }
 
 Result<void> check_parser_binary(const std::string& path) {
@@ -415,7 +409,7 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
     const Decision decision = decide_and_run(context, Claimed{name}, verdict);
     Finish f;
     f.name = name;
-    f.record.event = audit_event(decision.state);
+    f.record.event = recorded_as(decision.state).event;
     f.record.request = name;
     f.record.verb = verdict.verb;
     if (verdict.arg_index != kNoArg) f.record.arg = config_.services.at(verdict.arg_index);
@@ -424,7 +418,7 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
     f.record.duration_ms = decision.duration_ms;
 
     Response r;
-    r.state = response_state(decision.state);
+    r.state = recorded_as(decision.state).response;
     r.request = name;
     r.verb = verdict.verb;
     r.arg = f.record.arg;

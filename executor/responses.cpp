@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include "ipc/enum_names.hpp"
+
 namespace hb::exec {
 namespace {
 
@@ -50,21 +52,9 @@ nlohmann::ordered_json optional_string(const std::optional<std::string>& value) 
 }  // namespace
 
 std::string_view response_state_name(ResponseState state) {
-    switch (state) {
-        case ResponseState::Queued:
-            return "queued";
-        case ResponseState::Running:
-            return "running";
-        case ResponseState::Done:
-            return "done";
-        case ResponseState::Failed:
-            return "failed";
-        case ResponseState::Denied:
-            return "denied";
-        case ResponseState::Expired:
-            return "expired";
-    }
-    return "denied";
+    static constexpr auto kNames = dense_names<ResponseState::Expired>(
+        {"queued", "running", "done", "failed", "denied", "expired"}, "denied");
+    return name_of(kNames, state);
 }
 
 std::string utf8_tail(std::string_view bytes, std::size_t max_bytes) {

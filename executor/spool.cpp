@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "executor/integrity_gate.hpp"
+#include "ipc/enum_names.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::exec {
@@ -95,23 +96,10 @@ const char* apply_file_mode(int fd, const FileMode& mode) {
 }
 
 std::string_view spool_dir_name(SpoolDir dir) {
-    switch (dir) {
-        case SpoolDir::Tmp:
-            return "tmp";
-        case SpoolDir::Requests:
-            return "requests";
-        case SpoolDir::Processing:
-            return "processing";
-        case SpoolDir::Responses:
-            return "responses";
-        case SpoolDir::Archive:
-            return "archive";
-        case SpoolDir::Quarantine:
-            return "quarantine";
-        case SpoolDir::Diagnostics:
-            return "diagnostics";
-    }
-    return "?";
+    static constexpr auto kNames = dense_names<SpoolDir::Diagnostics>(
+        {"tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"},
+        "?");
+    return name_of(kNames, dir);
 }
 
 std::string random_hex(std::size_t bytes) {

@@ -1,98 +1,75 @@
 // The one table of human text for reason codes, and which codes the parser
 // may put in a verdict. Everything else in hostbridge refers to reasons by
 // their code only.
+#include "ipc/enum_names.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb {
 
-std::string_view reason_text(ReasonCode code) {
-    switch (code) {
-        case ReasonCode::None:
-            return "";
-        case ReasonCode::NameSchema:
-            return "request name does not match the schema";
-        case ReasonCode::BodyTooLarge:
-            return "request body is larger than 4096 bytes";
-        case ReasonCode::InvalidUtf8:
-            return "request body is not valid UTF-8";
-        case ReasonCode::NulByte:
-            return "request body contains a NUL byte";
-        case ReasonCode::ByteOrderMark:
-            return "request body starts with a byte-order mark";
-        case ReasonCode::JsonSyntax:
-            return "request body is not well-formed JSON";
-        case ReasonCode::TrailingBytes:
-            return "request body has bytes after the JSON object";
-        case ReasonCode::NotAnObject:
-            return "request body is not a JSON object";
-        case ReasonCode::DuplicateKey:
-            return "request body has a duplicate key";
-        case ReasonCode::EmptyBody:
-            return "empty request body";
-        case ReasonCode::UnknownKey:
-            return "request has an unknown key";
-        case ReasonCode::MissingVerb:
-            return "request has no verb";
-        case ReasonCode::MissingRequestedAt:
-            return "request has no requested_at";
-        case ReasonCode::NotAString:
-            return "a request value is not a string";
-        case ReasonCode::VerbMismatch:
-            return "verb in the name does not match the body";
-        case ReasonCode::HardcodedDeny:
-            return "verb is never allowed";
-        case ReasonCode::UnknownVerb:
-            return "unknown verb";
-        case ReasonCode::ArgRequired:
-            return "verb needs an arg";
-        case ReasonCode::ArgForbidden:
-            return "verb takes no arg";
-        case ReasonCode::ArgShape:
-            return "arg has an invalid shape";
-        case ReasonCode::ArgNotAService:
-            return "arg is not a known service";
-        case ReasonCode::ArgNotBuildable:
-            return "arg is not a buildable service";
-        case ReasonCode::BadRequestedAt:
-            return "requested_at is not a valid UTC time";
-        case ReasonCode::NotRegularFile:
-            return "request is not a regular file";
-        case ReasonCode::TooManyLinks:
-            return "request file has more than one link";
-        case ReasonCode::Unreadable:
-            return "request file cannot be read";
-        case ReasonCode::ParserFailure:
-            return "parser failure";
-        case ReasonCode::NameAlreadyUsed:
-            return "request name already used";
-        case ReasonCode::Expired:
-            return "request expired";
-        case ReasonCode::InFuture:
-            return "requested_at is too far in the future";
-        case ReasonCode::PolicyDeny:
-            return "verb is denied by policy";
-        case ReasonCode::JoinNetworkNotConfigured:
-            return "join-network is not configured";
-        case ReasonCode::NotSupportedByCompose:
-            return "not supported by the compose backend";
-        case ReasonCode::IntegrityGate:
-            return "integrity gate";
-        case ReasonCode::RateLimited:
-            return "rate limited";
-        case ReasonCode::Timeout:
-            return "timeout";
-        case ReasonCode::SpawnFailed:
-            return "command could not be started";
-        case ReasonCode::Interrupted:
-            return "interrupted";
-        case ReasonCode::AuditUnavailable:
-            return "audit log cannot be written";
-        case ReasonCode::Stuck:
-            return "request could not be moved out of requests/";
-        case ReasonCode::DryRun:
-            return "dry run";
+namespace {
+
+constexpr NameTable<ReasonCode, 42> kReasonTexts = {
+    {{
+        {ReasonCode::None, ""},
+        {ReasonCode::NameSchema, "request name does not match the schema"},
+        {ReasonCode::BodyTooLarge, "request body is larger than 4096 bytes"},
+        {ReasonCode::InvalidUtf8, "request body is not valid UTF-8"},
+        {ReasonCode::NulByte, "request body contains a NUL byte"},
+        {ReasonCode::ByteOrderMark, "request body starts with a byte-order mark"},
+        {ReasonCode::JsonSyntax, "request body is not well-formed JSON"},
+        {ReasonCode::TrailingBytes, "request body has bytes after the JSON object"},
+        {ReasonCode::NotAnObject, "request body is not a JSON object"},
+        {ReasonCode::DuplicateKey, "request body has a duplicate key"},
+        {ReasonCode::EmptyBody, "empty request body"},
+        {ReasonCode::UnknownKey, "request has an unknown key"},
+        {ReasonCode::MissingVerb, "request has no verb"},
+        {ReasonCode::MissingRequestedAt, "request has no requested_at"},
+        {ReasonCode::NotAString, "a request value is not a string"},
+        {ReasonCode::VerbMismatch, "verb in the name does not match the body"},
+        {ReasonCode::HardcodedDeny, "verb is never allowed"},
+        {ReasonCode::UnknownVerb, "unknown verb"},
+        {ReasonCode::ArgRequired, "verb needs an arg"},
+        {ReasonCode::ArgForbidden, "verb takes no arg"},
+        {ReasonCode::ArgShape, "arg has an invalid shape"},
+        {ReasonCode::ArgNotAService, "arg is not a known service"},
+        {ReasonCode::ArgNotBuildable, "arg is not a buildable service"},
+        {ReasonCode::BadRequestedAt, "requested_at is not a valid UTC time"},
+        {ReasonCode::NotRegularFile, "request is not a regular file"},
+        {ReasonCode::TooManyLinks, "request file has more than one link"},
+        {ReasonCode::Unreadable, "request file cannot be read"},
+        {ReasonCode::ParserFailure, "parser failure"},
+        {ReasonCode::NameAlreadyUsed, "request name already used"},
+        {ReasonCode::Expired, "request expired"},
+        {ReasonCode::InFuture, "requested_at is too far in the future"},
+        {ReasonCode::PolicyDeny, "verb is denied by policy"},
+        {ReasonCode::JoinNetworkNotConfigured, "join-network is not configured"},
+        {ReasonCode::NotSupportedByCompose, "not supported by the compose backend"},
+        {ReasonCode::IntegrityGate, "integrity gate"},
+        {ReasonCode::RateLimited, "rate limited"},
+        {ReasonCode::Timeout, "timeout"},
+        {ReasonCode::SpawnFailed, "command could not be started"},
+        {ReasonCode::Interrupted, "interrupted"},
+        {ReasonCode::AuditUnavailable, "audit log cannot be written"},
+        {ReasonCode::Stuck, "request could not be moved out of requests/"},
+        {ReasonCode::DryRun, "dry run"},
+    }},
+    "unknown reason"};
+
+// Each code once: the codes are sparse, so no count checks the table.
+constexpr bool each_code_once() {
+    for (std::size_t i = 0; i < kReasonTexts.rows.size(); ++i) {
+        for (std::size_t k = 0; k < i; ++k) {
+            if (kReasonTexts.rows[k].value == kReasonTexts.rows[i].value) return false;
+        }
     }
-    return "unknown reason";  // only for a value outside the enum
+    return true;
+}
+static_assert(each_code_once());
+
+}  // namespace
+
+std::string_view reason_text(ReasonCode code) {
+    return name_of(kReasonTexts, code);
 }
 
 bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {

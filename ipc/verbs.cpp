@@ -1,5 +1,7 @@
 #include "ipc/verbs.hpp"
 
+#include "ipc/enum_names.hpp"
+
 namespace hb {
 namespace {
 
@@ -49,15 +51,9 @@ ArgKind verb_arg_kind(Verb verb) {
 }
 
 std::string_view rate_class_name(RateClass rate) {
-    switch (rate) {
-        case RateClass::Exempt:
-            return "exempt";
-        case RateClass::ReadOnly:
-            return "read_only";
-        case RateClass::Mutating:
-            return "mutating";
-    }
-    return "?";
+    static constexpr auto kNames =
+        dense_names<RateClass::Mutating>({"exempt", "read_only", "mutating"}, "?");
+    return name_of(kNames, rate);
 }
 
 }  // namespace hb

@@ -58,6 +58,13 @@ hb::Result<std::vector<std::uint8_t>> read_body(int fd) {
     return buf;
 }
 
+// Says why the parser stops and gives the exit status.
+template <typename T>
+int stop(const hb::Result<T>& failed, int status) {
+    say(failed.error().message);
+    return status;
+}
+
 int run() {
     if (auto locked = hb::sandbox::lock_down(kSocket); !locked) {
         say("lockdown failed: " + locked.error().message);
@@ -65,43 +72,25 @@ int run() {
     }
 
     auto first = hb::recv_message(kSocket, hb::kStartupSize, hb::FdPolicy::None);
-    if (!first) {
-        say(first.error().message);
-        return kExitProtocol;
-    }
+    if (!first) return stop(first, kExitProtocol);
     if (first->kind == hb::Received::Kind::Eof) return 0;
     auto startup = hb::decode_startup(first->bytes);
-    if (!startup) {
-        say(startup.error().message);
-        return kExitProtocol;
-    }
+    if (!startup) return stop(startup, kExitProtocol);
 
     for (;;) {
         auto msg = hb::recv_message(kSocket, hb::kRequestSize, hb::FdPolicy::ExactlyOne);
-        if (!msg) {
-            say(msg.error().message);
-            return kExitProtocol;
-        }
+        if (!msg) return stop(msg, kExitProtocol);
         if (msg->kind == hb::Received::Kind::Eof) return 0;
         auto request = hb::decode_request(msg->bytes);
-        if (!request) {
-            say(request.error().message);
-            return kExitProtocol;
-        }
+        if (!request) return stop(request, kExitProtocol);
         auto body = read_body(msg->fd.get());
         msg->fd.reset();
-        if (!body) {
-            say(body.error().message);
-            return kExitIo;
-        }
+        if (!body) return stop(body, kExitIo);
 
         hb::Verdict verdict = hb::parser::validate(request->basename, *body, *startup);
         verdict.seq = request->seq;
         const auto bytes = hb::encode_verdict(verdict);
-        if (auto sent = hb::send_message(kSocket, bytes); !sent) {
-            say(sent.error().message);
-            return kExitIo;
-        }
+        if (auto sent = hb::send_message(kSocket, bytes); !sent) return stop(sent, kExitIo);
     }
 }
 

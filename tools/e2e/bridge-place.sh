@@ -113,14 +113,9 @@ cleanup() {
     if [ "$mode" = watch ] && [ -d "$work" ]; then
         HB_BRIDGE_HOME=$work/home "$stools/bridge-session.sh" teardown "${session_args[@]}"
     fi
-    [ "$made_user" -eq 0 ] || "$tools/testuser.sh" delete "$prefix" >/dev/null 2>&1
-    rm -rf --one-file-system "$work" "$stage"
-    if [ "$(id -u)" -eq 0 ]; then
-        if ! "$tools/leftovers.sh" "$prefix"; then
-            echo "FAIL: the run left things behind"
-            rc=1
-        fi
-    fi
+    local delete_user=()
+    [ "$made_user" -eq 0 ] || delete_user=(--user)
+    "$tools/remove-run.sh" "$prefix" "${delete_user[@]}" "$work" "$stage" || rc=1
     exit "$rc"
 }
 trap cleanup EXIT

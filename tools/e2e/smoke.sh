@@ -42,12 +42,9 @@ rc=1
 stage=/tmp/$prefix.tools
 cleanup() {
     cd / || true # the work dir goes away
-    [ "$mode" = rootless ] && "$here/testuser.sh" delete "$prefix" >/dev/null 2>&1
-    rm -rf --one-file-system "$work" "$stage"
-    if ! "$here/leftovers.sh" "$prefix"; then
-        echo "FAIL: the run left things behind"
-        rc=1
-    fi
+    local made_user=()
+    [ "$mode" = rootless ] && made_user=(--user)
+    "$here/remove-run.sh" "$prefix" "${made_user[@]}" "$work" "$stage" || rc=1
     exit "$rc"
 }
 trap cleanup EXIT
