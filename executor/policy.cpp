@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ipc/enum_names.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -70,16 +71,11 @@ std::string_view basename_of(std::string_view path) {
 
 }  // namespace
 
+// The spelling of each mode in policy.conf, in Mode's order.
+constexpr auto kModeNames = dense_names<Mode::DryRun>({"auto", "deny", "dry-run"}, "deny");
+
 std::string_view mode_name(Mode mode) {
-    switch (mode) {
-        case Mode::Auto:
-            return "auto";
-        case Mode::Deny:
-            return "deny";
-        case Mode::DryRun:
-            return "dry-run";
-    }
-    return "deny";
+    return name_of(kModeNames, mode);
 }
 
 VerbMode Policy::rule(Verb verb, std::string_view service) const {
@@ -152,9 +148,7 @@ Result<Line> understand(std::string_view key, std::string_view value,
             return make_error("key " + echo(key) + " names no service of this install");
         }
     }
-    for (Mode mode : {Mode::Auto, Mode::Deny, Mode::DryRun}) {
-        if (value == mode_name(mode)) return Line{*verb, service, mode};
-    }
+    if (const auto mode = value_of(kModeNames, value)) return Line{*verb, service, *mode};
     return make_error("unknown mode " + echo(value) + " for " + echo(key) +
                       " (auto, deny or dry-run)");
 }
