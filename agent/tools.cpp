@@ -126,7 +126,15 @@ Manifest parse_manifest(const std::string& text) {
         if (!item.is_object() || !item.contains("verb") || !item["verb"].is_string()) continue;
         const auto* v = verb_text(item["verb"].get<std::string>());
         if (v == nullptr) continue;  // a verb of a newer host: this agent cannot describe it
-        const bool denied = item.contains("mode") && item["mode"] == "deny";
+        // A verb the policy denies may still be allowed for some services
+        // (MODE_rebuild=deny, MODE_rebuild.api=auto): offered, and the host
+        // decides each call.
+        bool denied = item.contains("mode") && item["mode"] == "deny";
+        if (denied && item.contains("service_modes") && item["service_modes"].is_object()) {
+            for (const auto& [service, mode] : item["service_modes"].items()) {
+                if (mode != "deny") denied = false;
+            }
+        }
         m.verbs.push_back({v->verb, v->arg, denied});
     }
     m.services = names_of(j, "services");

@@ -435,9 +435,10 @@ class Doctor {
         check_agent_manifest(policy);
     }
 
-    // A rule that allows what the argv table refuses anyway (rebuild of a
-    // service that is not buildable, init under compose, join-network where
-    // it was not configured) says something the bridge will never do.
+    // A per-service rule that allows what the argv table refuses anyway
+    // (rebuild of a service that is not buildable) says something the bridge
+    // will never do. Verb-level keys are left alone: the seeded policy.conf
+    // has `auto` for init and join-network whatever this install offers.
     void check_policy_shadows(const exec::Policy& policy) {
         const auto shadowed = [&](Verb verb, std::optional<std::size_t> arg,
                                   const std::string& key) {

@@ -36,7 +36,8 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
 Config symbolic_config(Config config);
 
 // What argv_for would run, in those names, words joined by spaces; a denial's
-// reason text, or "nothing (answered by the executor)" for ping.
+// reason text, or "nothing (answered by the executor)" for ping (whose dry
+// run executor/decide.cpp answers `pong` instead).
 std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config);
 
 }  // namespace hb::exec

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "ipc/enum_names.hpp"
 #include "ipc/result.hpp"
@@ -159,6 +160,7 @@ Policy parse_policy(std::string_view text, std::span<const std::string> services
                     std::string_view name) {
     Policy policy;
     std::array<bool, kAllVerbs.size()> seen{};
+    std::vector<std::pair<std::size_t, Verb>> verb_denied;  // warning index, its verb
     const std::string where(name);
     const auto not_understood = [&](const std::string& at_line, const std::string& why) {
         if (policy.not_understood.empty()) policy.not_understood = at_line + ": " + why;
@@ -197,6 +199,7 @@ Policy parse_policy(std::string_view text, std::span<const std::string> services
             const std::size_t i = index_of(understood->verb);
             if (seen[i]) {
                 policy.verbs[i] = {Mode::Deny, ModeSource::Duplicate};
+                verb_denied.emplace_back(policy.warnings.size(), understood->verb);
                 policy.warnings.push_back(again + std::string(verb_name(understood->verb)) +
                                           " is denied");
                 continue;
@@ -219,10 +222,20 @@ Policy parse_policy(std::string_view text, std::span<const std::string> services
     }
     for (std::size_t i = 0; i < kAllVerbs.size(); ++i) {
         if (!seen[i]) {
+            verb_denied.emplace_back(policy.warnings.size(), kAllVerbs[i]);
             policy.warnings.push_back(where + ": " + std::string(kVerbTable[i].policy_key) +
                                       " is missing: " + std::string(verb_name(kAllVerbs[i])) +
                                       " is denied");
         }
+    }
+    // Known only once the whole file is read: the services that a rule of
+    // their own still decides for.
+    for (const auto& [warning, verb] : verb_denied) {
+        std::string own;
+        for (const ServiceRule& r : policy.service_rules) {
+            if (r.verb == verb) own += (own.empty() ? "" : ", ") + r.service;
+        }
+        if (!own.empty()) policy.warnings[warning] += ", but for " + own + " (a rule of their own)";
     }
     return policy;
 }

@@ -62,7 +62,9 @@ AgentHost::AgentHost(const HostOptions& options) {
                "esac\n",
                0755);
     const std::string policy_file = root_ + "/policy.conf";
-    write_file(policy_file, policy_text(options.denied));
+    std::string policy = policy_text(options.denied);
+    for (const auto& line : options.extra_policy) policy += line + "\n";
+    write_file(policy_file, policy);
 
     Config config;
     config.slug = "agent-test";

@@ -24,6 +24,8 @@ struct HostOptions {
     std::vector<std::string> denied_later;
     // Denied before the manifest is written: not offered at all.
     std::vector<std::string> denied;
+    // More policy.conf lines, before the manifest (per-service rules).
+    std::vector<std::string> extra_policy;
     int mutating_count = 20;
 };
 

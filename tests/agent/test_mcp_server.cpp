@@ -178,6 +178,21 @@ TEST_F(McpServerTest, TheHostStillDecidesWhatTheManifestOffers) {
     EXPECT_NE(text_of(down).find("retrying will not help"), std::string::npos) << down;
 }
 
+// A verb the policy denies but allows for one service is still a tool; the
+// host decides each call by its service.
+TEST_F(McpServerTest, AVerbAllowedForOneServiceOnlyIsOfferedAndTheHostDecides) {
+    HostOptions options = denying({"restart"});
+    options.extra_policy = {"MODE_restart.api=auto"};
+    McpSession& s = start(options);
+    s.initialize();
+    EXPECT_FALSE(tool_named(s.request(1, "tools/list"), "restart").is_null());
+    json api = s.call(2, "restart", {{"service", "api"}});
+    EXPECT_EQ(api["result"]["isError"], false) << api;
+    json worker = s.call(3, "restart", {{"service", "worker"}});
+    EXPECT_EQ(worker["result"]["isError"], true) << worker;
+    EXPECT_NE(text_of(worker).find("MODE_restart=deny"), std::string::npos) << worker;
+}
+
 TEST_F(McpServerTest, ARateLimitedCallSaysToWait) {
     McpSession& s = start(mutating(1));
     s.initialize();

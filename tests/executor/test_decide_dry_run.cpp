@@ -83,6 +83,16 @@ TEST(DecideDryRun, StillMeetsTheArgvTableAndTheIntegrityGate) {
     EXPECT_TRUE(f.recorded().empty());
 }
 
+// ping runs nothing: under dry-run it is still the agent's liveness check.
+TEST(DecideDryRun, PingStillAnswersPong) {
+    StackFixture f;
+    write_policy(f, "MODE_ping=dry-run\n");
+    const std::string ping = f.publish("ping");
+    f.drain();
+    EXPECT_EQ(f.state_of(ping), "done") << reason_of(f, ping);
+    EXPECT_EQ((*f.response(ping))["output"], "pong");
+}
+
 TEST(DecideDryRun, AnExpiredRequestIsExpiredNotDryRun) {
     StackFixture f;
     write_policy(f, "MODE_down=dry-run\n");

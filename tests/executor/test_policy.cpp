@@ -215,6 +215,20 @@ TEST(Policy, ADuplicateServiceRuleDeniesThatServiceOnly) {
     EXPECT_TRUE(any_warning_contains(p, "MODE_restart.db appears again"));
 }
 
+TEST(Policy, AWarningThatDeniesAVerbNamesTheServicesWithARuleOfTheirOwn) {
+    std::string text = all_auto_except(Verb::Restart, "MODE_restart=deny\nMODE_restart=deny\n");
+    text += "MODE_restart.api=auto\n";
+    const Policy p = parse_policy(text, kServices);
+    EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Restart, "db"), Mode::Deny);
+    EXPECT_TRUE(any_warning_contains(
+        p, "MODE_restart appears again: restart is denied, but for api (a rule of their own)"));
+    const Policy missing =
+        parse_policy(all_auto_except(Verb::Logs, "MODE_logs.db=dry-run\n"), kServices);
+    EXPECT_TRUE(any_warning_contains(
+        missing, "MODE_logs is missing: logs is denied, but for db (a rule of their own)"));
+}
+
 TEST(Policy, DryRunIsAModeOfItsOwn) {
     const Policy p = parse_policy(all_auto_except(Verb::Down, "MODE_down=dry-run\n"));
     EXPECT_EQ(p.mode(Verb::Down), Mode::DryRun);
