@@ -433,6 +433,7 @@ class Doctor {
         if (!denied.empty()) info("the policy denies: " + denied);
         if (!dry_run.empty()) info("the policy dry-runs (answers, runs nothing): " + dry_run);
         check_agent_manifest(policy);
+        check_agent_doc(policy);
     }
 
     // A per-service rule that allows what the argv table refuses anyway
@@ -466,41 +467,31 @@ class Doctor {
         const std::string shown = c_.spool_dir + "/" + kAgentBinDir + "/" + kAgentManifest;
         UniqueFd bin(::openat(spool_->root.get(), kAgentBinDir,
                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        UniqueFd file(bin ? ::openat(bin.get(), kAgentManifest,
-                                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-                          : -1);
-        struct stat st {};
-        std::string have;
-        if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-            !sys::read_all(file.get(), have, kMaxManifest + 1)) {
+        const auto have = read_regular_at(bin.get(), kAgentManifest);
+        if (!have) {
             problem("the agent's tool manifest " + shown + " is missing", {reinstall()});
             return;
         }
-        const std::string rel = spool_rel();
-        if (have != render_agent_manifest(c_, policy, rel)) {
+        if (*have != render_agent_manifest(c_, policy, spool_rel())) {
             problem("the agent's tool manifest " + shown +
                         " does not match this install and policy.conf (edited since install?)",
                     {reinstall()});
         } else {
             ok("the agent's tool manifest matches the policy");
         }
-        check_agent_doc(policy);
     }
 
     // AGENT.md lists what the policy refuses or only dry-runs: an edit of
     // policy.conf since install leaves it telling the agent something else.
     void check_agent_doc(const exec::Policy& policy) {
+        if (!spool_ || !spool_->root) return;  // reported by check_spool_dirs
         const std::string shown = c_.spool_dir + "/AGENT.md";
-        UniqueFd file(::openat(spool_->root.get(), "AGENT.md",
-                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-        struct stat st {};
-        std::string have;
-        if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-            !sys::read_all(file.get(), have, kMaxManifest + 1)) {
+        const auto have = read_regular_at(spool_->root.get(), "AGENT.md");
+        if (!have) {
             problem(shown + " is missing or not a regular file", {reinstall()});
             return;
         }
-        if (have != render_agent_doc(c_, policy, spool_rel())) {
+        if (*have != render_agent_doc(c_, policy, spool_rel())) {
             problem(shown +
                         " does not say what this install and policy.conf say now (edited since "
                         "install?)",
@@ -508,6 +499,20 @@ class Doctor {
         }
     }
     static constexpr std::size_t kMaxManifest = 1 << 20;
+
+    // A regular file `name` in `dir` (-1: none), never through a link and
+    // never blocking on a FIFO; nullopt when it is not there to read.
+    static std::optional<std::string> read_regular_at(int dir, const char* name) {
+        UniqueFd file(
+            dir < 0 ? -1 : ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat st {};
+        std::string text;
+        if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            !sys::read_all(file.get(), text, kMaxManifest + 1)) {
+            return std::nullopt;
+        }
+        return text;
+    }
 
     // The spool as install's --spool-rel gave it (check_spool_dirs has
     // checked that it lies inside the project).

@@ -237,6 +237,14 @@ TEST_F(Doctor, NamesAMissingAgentManifest) {
     expect_problem("tool manifest", reinstall_prefix());
 }
 
+// AGENT.md is checked on its own, not only where the manifest is there.
+TEST_F(Doctor, NamesAStaleAgentDocEvenWithTheManifestGone) {
+    ASSERT_EQ(::unlink((project.spool() + "/bin/hostbridge-agent.json").c_str()), 0);
+    write_file(project.spool() + "/AGENT.md", "You may run anything.\n");
+    expect_problem("AGENT.md does not say what this install and policy.conf say now",
+                   reinstall_prefix());
+}
+
 TEST_F(Doctor, NamesAnUnreadableConfig) {
     write_file(home.config_dir("demo-app") + "/bridge.json", "{\"version\": 1}");
     expect_problem("cannot read " + home.config_dir("demo-app") + "/bridge.json",
