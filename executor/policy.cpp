@@ -85,20 +85,21 @@ VerbMode Policy::rule(Verb verb, std::string_view service) const {
     if (!not_understood.empty() && verb_info(verb).runs_command) {
         return {Mode::Deny, ModeSource::NotUnderstood};
     }
-    if (!service.empty()) {
-        for (const ServiceRule& r : service_rules) {
-            if (r.verb == verb && r.service == service) return r.mode;
-        }
-    }
+    if (const ServiceRule* own = service_rule(verb, service)) return own->mode;
     return verbs[index_of(verb)];
+}
+
+const ServiceRule* Policy::service_rule(Verb verb, std::string_view service) const {
+    const auto it =
+        std::find_if(service_rules.begin(), service_rules.end(),
+                     [&](const ServiceRule& r) { return r.verb == verb && r.service == service; });
+    return it == service_rules.end() ? nullptr : &*it;
 }
 
 std::string Policy::deny_detail(Verb verb, std::string_view service) const {
     std::string key(verb_info(verb).policy_key);
     const VerbMode vm = rule(verb, service);
-    if (!service.empty() && vm.source != ModeSource::NotUnderstood &&
-        std::any_of(service_rules.begin(), service_rules.end(),
-                    [&](const ServiceRule& r) { return r.verb == verb && r.service == service; })) {
+    if (vm.source != ModeSource::NotUnderstood && service_rule(verb, service) != nullptr) {
         key += "." + std::string(service);
     }
     switch (vm.source) {
@@ -134,13 +135,14 @@ Result<Line> understand(std::string_view key, std::string_view value,
     }
     std::string_view verb_text = key.substr(verbs_detail::kPolicyPrefix.size());
     std::string_view service;
-    if (const auto dot = verb_text.find('.'); dot != std::string_view::npos) {
+    const auto dot = verb_text.find('.');
+    if (dot != std::string_view::npos) {
         service = verb_text.substr(dot + 1);
         verb_text = verb_text.substr(0, dot);
     }
     const auto verb = verb_from_name(verb_text);
     if (!verb) return make_error("unknown verb in key " + echo(key));
-    if (key.find('.') != std::string_view::npos) {
+    if (dot != std::string_view::npos) {
         if (verb_arg_kind(*verb) == ArgKind::None) {
             return make_error("key " + echo(key) + ": " + std::string(verb_text) +
                               " takes no service");
@@ -209,11 +211,10 @@ Policy parse_policy(std::string_view text, std::span<const std::string> services
             continue;
         }
         auto& rules = policy.service_rules;
-        auto earlier = std::find_if(rules.begin(), rules.end(), [&](const ServiceRule& r) {
-            return r.verb == understood->verb && r.service == understood->service;
-        });
-        if (earlier != rules.end()) {
-            earlier->mode = {Mode::Deny, ModeSource::Duplicate};
+        if (const ServiceRule* earlier =
+                policy.service_rule(understood->verb, understood->service)) {
+            rules[static_cast<std::size_t>(earlier - rules.data())].mode = {Mode::Deny,
+                                                                            ModeSource::Duplicate};
             policy.warnings.push_back(again + std::string(verb_name(understood->verb)) + " " +
                                       std::string(understood->service) + " is denied");
             continue;

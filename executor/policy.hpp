@@ -54,6 +54,8 @@ struct Policy {
     [[nodiscard]] Mode mode(Verb verb, std::string_view service = {}) const {
         return rule(verb, service).mode;
     }
+    // The MODE_<verb>.<service> rule for them, or nullptr.
+    [[nodiscard]] const ServiceRule* service_rule(Verb verb, std::string_view service) const;
     // Why it is denied, e.g. "MODE_up=deny in policy.conf",
     // "MODE_restart.db=deny in policy.conf", "MODE_up is missing from policy.conf".
     [[nodiscard]] std::string deny_detail(Verb verb, std::string_view service = {}) const;
