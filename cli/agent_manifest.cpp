@@ -40,11 +40,13 @@ std::string render_agent_manifest(const Config& config, const exec::Policy& poli
         // Where a per-service rule differs from the verb's own mode, the
         // service is named with its mode, so the agent knows before it asks.
         nlohmann::json services = nlohmann::json::object();
+        // Effective modes on both sides, as AGENT.md compares them
+        // (cli/agent_doc.cpp): a line not understood denies both alike.
         for (const auto& rule : policy.service_rules) {
-            if (rule.verb == verb && rule.mode.mode != policy.mode(verb)) {
-                services[rule.service] =
-                    std::string(exec::mode_name(policy.mode(verb, rule.service)));
-            }
+            if (rule.verb != verb) continue;
+            const exec::Mode mode = policy.mode(verb, rule.service);
+            if (mode != policy.mode(verb))
+                services[rule.service] = std::string(exec::mode_name(mode));
         }
         nlohmann::json item = {{"verb", std::string(verb_name(verb))},
                                {"arg", arg_word(verb_arg_kind(verb))},
