@@ -73,7 +73,8 @@ std::string_view basename_of(std::string_view path) {
 }  // namespace
 
 // The spelling of each mode in policy.conf, in Mode's order.
-constexpr auto kModeNames = dense_names<Mode::DryRun>({"auto", "deny", "dry-run"}, "deny");
+constexpr auto kModeNames =
+    dense_names<Mode::Ask>({"auto", "deny", "dry-run", "ask"}, "deny");
 
 std::string_view mode_name(Mode mode) {
     return name_of(kModeNames, mode);
@@ -153,7 +154,7 @@ Result<Line> understand(std::string_view key, std::string_view value,
     }
     if (const auto mode = value_of(kModeNames, value)) return Line{*verb, service, *mode};
     return make_error("unknown mode " + echo(value) + " for " + echo(key) +
-                      " (auto, deny or dry-run)");
+                      " (auto, deny, ask or dry-run)");
 }
 
 }  // namespace

@@ -22,8 +22,9 @@
 namespace hb::exec {
 
 // auto: run it; deny: refuse it; dry-run: pass every check, run nothing,
-// answer what would have run (executor/decide.cpp).
-enum class Mode { Auto, Deny, DryRun };
+// answer what would have run; ask: pass every check, then hold it until a
+// person allows or denies it on the host (executor/decide.cpp, held.hpp).
+enum class Mode { Auto, Deny, DryRun, Ask };
 
 // Why a verb has its mode; everything but Set means Deny.
 enum class ModeSource { Set, Missing, Duplicate, NotUnderstood, FileUnavailable };
@@ -61,7 +62,7 @@ struct Policy {
     [[nodiscard]] std::string deny_detail(Verb verb, std::string_view service = {}) const;
 };
 
-// The spelling of a mode in policy.conf ("auto", "deny", "dry-run").
+// The spelling of a mode in policy.conf ("auto", "deny", "dry-run", "ask").
 std::string_view mode_name(Mode mode);
 
 // `services`: this install's services (bridge.json), which a per-service key

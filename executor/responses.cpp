@@ -52,8 +52,8 @@ nlohmann::ordered_json optional_string(const std::optional<std::string>& value) 
 }  // namespace
 
 std::string_view response_state_name(ResponseState state) {
-    static constexpr auto kNames = dense_names<ResponseState::Expired>(
-        {"queued", "running", "done", "failed", "denied", "expired"}, "denied");
+    static constexpr auto kNames = dense_names<ResponseState::Pending>(
+        {"queued", "running", "done", "failed", "denied", "expired", "pending"}, "denied");
     return name_of(kNames, state);
 }
 
@@ -98,6 +98,8 @@ std::string render_response(const Response& r) {
     j["reason"] = optional_string(r.reason);
     j["output"] = r.output ? nlohmann::ordered_json(utf8_tail(*r.output)) : nullptr;
     j["log"] = optional_string(r.log);
+    j["expires_at"] = r.expires_at ? nlohmann::ordered_json(format_utc(*r.expires_at))
+                                   : nlohmann::ordered_json(nullptr);
     // Every string is valid UTF-8 by now (names are ASCII, output repaired);
     // `replace` only guards a reason text that somehow is not.
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

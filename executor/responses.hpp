@@ -17,7 +17,8 @@
 
 namespace hb::exec {
 
-enum class ResponseState { Queued, Running, Done, Failed, Denied, Expired };
+// Pending: held for a person (policy `ask`), not terminal (docs/PROTOCOL.md).
+enum class ResponseState { Queued, Running, Done, Failed, Denied, Expired, Pending };
 std::string_view response_state_name(ResponseState state);  // "queued"
 
 struct Response {
@@ -31,6 +32,7 @@ struct Response {
     std::optional<std::string> reason;
     std::optional<std::string> output;  // raw bytes; trimmed and repaired when rendered
     std::optional<std::string> log;     // "archive/<name>.log"
+    std::optional<std::int64_t> expires_at;  // Pending only: when the hold ends
 };
 
 inline constexpr std::size_t kMaxOutputBytes = 16384;

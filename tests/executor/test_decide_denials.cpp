@@ -69,12 +69,12 @@ TEST(DecideDenials, PolicyDenyMissingAndDuplicateKeyEachSayWhy) {
                                                      {f.in_tree("stack"), "build", "web"}}));
 }
 
-// What a newer hostbridge may write (an `ask` mode, a key for a verb this
+// What a newer hostbridge may write (a `confirm` mode, a key for a verb this
 // one lacks) or a typo of a rule meant to deny: this executor cannot tell
 // which, so no command runs until the file is fixed; ping still answers.
 TEST(DecideDenials, ALineTheExecutorDoesNotUnderstandDeniesEveryCommand) {
     for (const std::string& line :
-         {std::string("MODE_restart=ask"), std::string("MODE_restart.dbb=deny"),
+         {std::string("MODE_restart=confirm"), std::string("MODE_restart.dbb=deny"),
           std::string("MODE_deploy=auto"), std::string("MODE_init=AUTO")}) {
         SCOPED_TRACE(line);
         StackFixture f;

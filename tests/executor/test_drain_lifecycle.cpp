@@ -14,10 +14,11 @@ namespace {
 
 void expect_terminal_shape(const json& r) {
     for (const char* key : {"state", "request", "verb", "arg", "requested_at", "updated_at",
-                            "exit_code", "reason", "output", "log"}) {
+                            "exit_code", "reason", "output", "log", "expires_at"}) {
         EXPECT_TRUE(r.contains(key)) << key;
     }
-    EXPECT_EQ(r.size(), 10u);
+    EXPECT_EQ(r.size(), 11u);
+    EXPECT_TRUE(r["expires_at"].is_null());
 }
 
 TEST(DrainLifecycle, PingIsAnsweredDone) {

@@ -89,10 +89,10 @@ TEST(Policy, EmptyFileDeniesEverything) {
     EXPECT_EQ(p.warnings.size(), kAllVerbs.size());
 }
 
-// A mode a newer executor may understand (ask) or a typo: this one cannot
+// A mode a newer executor may understand (confirm) or a typo: this one cannot
 // tell what it was meant to stop, so it stops every command.
 TEST(Policy, AnUnknownModeDeniesEveryCommand) {
-    for (const std::string value : {"ask", "confirm", "AUTO", "Auto", "\"auto\"", "'auto'",
+    for (const std::string value : {"Ask", "confirm", "AUTO", "Auto", "\"auto\"", "'auto'",
                                     "auto=1", "", "auto#x", "yes", "1", "auto;true", "dry_run"}) {
         const Policy p = parse_policy(all_auto_except(Verb::Up, "MODE_up=" + value + "\n"));
         SCOPED_TRACE(value);
