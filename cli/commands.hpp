@@ -15,5 +15,8 @@ extern const Subcommand kApprove;
 extern const Subcommand kAudit;
 extern const Subcommand kList;
 extern const Subcommand kUpgrade;
+extern const Subcommand kPending;
+extern const Subcommand kAllow;
+extern const Subcommand kDeny;
 
 }  // namespace hb::cli

@@ -514,6 +514,7 @@ class Installer {
         c.limits.mutating = o_.rate_limit;
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
+        c.limits.max_held = o_.max_held;
         // No option sets it: a re-install keeps what the person wrote by hand.
         if (previous_) c.audit_budget = previous_->audit_budget;
         int longest = 0;

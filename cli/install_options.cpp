@@ -21,7 +21,7 @@ const char* const kInstallHelp =
                           [--services a,b,c] [--buildable a,b] [--tcb FILE]...
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
-                          [--ttl SECONDS] [--verb-timeout VERB=SECONDS]...
+                          [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
                           [--file-mode OCTAL] [--agent-gid GID] [--allow-root]
                           [--no-systemd] [--force]
 
@@ -51,6 +51,8 @@ policy.conf once, installs the executor and parser, drops the agent client
   --rate-limit N/S       mutating verbs per window (default 20/600)
   --read-rate-limit N/S  status, health, logs per window (default 120/60)
   --ttl SECONDS          requests older than this expire (default 600)
+  --max-held N           requests held for a person at once (policy ask;
+                         default 10)
   --verb-timeout V=S     timeout of verb V, or of every verb with default=S
                          (default 300, rebuild 1200; repeatable)
   --file-mode OCTAL      mode of files published into the spool (default 0644)
@@ -74,6 +76,7 @@ const OptionSpec kSpecs[] = {
     {"agent-container", true, false}, {"network", true, false},
     {"engine", true, false},          {"rate-limit", true, false},
     {"read-rate-limit", true, false}, {"ttl", true, false},
+    {"max-held", true, false},
     {"verb-timeout", true, true},     {"file-mode", true, false},
     {"agent-gid", true, false},       {"allow-root", false, false},
     {"no-systemd", false, false},     {"force", false, false},
@@ -222,6 +225,11 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         if (!n || *n < 1) return make_error("--ttl must be a positive number of seconds");
         o.ttl_seconds = static_cast<int>(*n);
     }
+    if (auto held = a.get("max-held")) {
+        auto n = parse_number(*held, 1000);
+        if (!n || *n < 1) return make_error("--max-held must be a number from 1 to 1000");
+        o.max_held = static_cast<int>(*n);
+    }
     for (const auto& vt : a.all("verb-timeout")) {
         const auto eq = vt.find('=');
         long seconds = 0;
@@ -309,6 +317,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
         add("--read-rate-limit", window_text(o.read_rate_limit));
     }
     if (o.ttl_seconds != d.ttl_seconds) add("--ttl", std::to_string(o.ttl_seconds));
+    if (o.max_held != d.max_held) add("--max-held", std::to_string(o.max_held));
     for (const auto& [verb, seconds] : o.verb_timeouts) {
         add("--verb-timeout", verb + "=" + std::to_string(seconds));
     }

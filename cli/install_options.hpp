@@ -34,6 +34,7 @@ struct InstallOptions {
     Window rate_limit{20, 600};
     Window read_rate_limit{120, 60};
     int ttl_seconds = 600;
+    int max_held = 10;
     std::vector<std::pair<std::string, int>> verb_timeouts;  // verb name or "default"
     mode_t file_mode = 0644;
     std::optional<gid_t> agent_gid;

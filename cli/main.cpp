@@ -25,6 +25,9 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   audit       read the audit log (table, --json, --follow, --verify)
   list        every install of this user, with the version each runs
   upgrade     bring every install up to this hostbridge (binaries, units)
+  pending     the requests the policy holds for a person (MODE_<verb>=ask)
+  allow       run a held request now (checked again first)
+  deny        refuse a held request
   request     send a request through a spool (the agent client)
 
 `hostbridge COMMAND --help` describes each command;
@@ -35,7 +38,8 @@ Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 // Parsed, --help, --slug and the install located once, in run_subcommand.
 const hb::cli::Subcommand* const kSubcommands[] = {
     &hb::cli::kUninstall, &hb::cli::kDoctor, &hb::cli::kApprove,
-    &hb::cli::kAudit,     &hb::cli::kList,   &hb::cli::kUpgrade,
+    &hb::cli::kAudit,     &hb::cli::kList,   &hb::cli::kUpgrade,  &hb::cli::kPending,
+    &hb::cli::kAllow,     &hb::cli::kDeny,
 };
 
 int dispatch(int argc, char** argv) {

@@ -33,6 +33,7 @@ struct Subcommand {
     // code to stop with, or nothing. May be null.
     std::optional<int> (*check)(const ParsedArgs& args);
     int (*run)(Invocation& invocation);
+    std::size_t max_positional = 0;  // arguments that are not options
 };
 
 // argv[0] is the subcommand's name.

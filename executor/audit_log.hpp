@@ -35,11 +35,13 @@ enum class AuditEvent {
     Recovered,
     Summary,  // agent-caused events over the budget of one window (docs/AUDIT-LOG.md)
     Pruned,   // an admin removed old segments (`hostbridge audit --prune-before`)
+    Held,     // waits for a person (policy `ask`), or merged into one that does
+    Allowed,  // a person allowed a held request (`hostbridge allow`)
 };
 // The word for each event in the log, read back by the verifier.
-inline constexpr auto kAuditEventNames = dense_names<AuditEvent::Pruned>(
+inline constexpr auto kAuditEventNames = dense_names<AuditEvent::Allowed>(
     {"installed", "approved", "queued", "quarantined", "denied", "expired", "started", "succeeded",
-     "failed", "interrupted", "stuck", "recovered", "summary", "pruned"},
+     "failed", "interrupted", "stuck", "recovered", "summary", "pruned", "held", "allowed"},
     "unknown");
 std::string_view audit_event_name(AuditEvent event);
 

@@ -299,13 +299,14 @@ Window window(const json& value, const std::string& key) {
 
 Limits limits(const json& value) {
     const Object obj(value, "limits",
-                     {"mutating", "read_only", "ttl_seconds", "future_skew_seconds"});
+                     {"mutating", "read_only", "ttl_seconds", "future_skew_seconds", "max_held"});
     Limits out;
     out.mutating = window(obj.required("mutating"), obj.key("mutating"));
     out.read_only = window(obj.required("read_only"), obj.key("read_only"));
     out.ttl_seconds = positive(obj.required("ttl_seconds"), obj.key("ttl_seconds"));
     out.future_skew_seconds =
         positive(obj.required("future_skew_seconds"), obj.key("future_skew_seconds"));
+    if (const json* held = obj.optional("max_held")) out.max_held = positive(*held, obj.key("max_held"));
     return out;
 }
 

@@ -58,6 +58,9 @@ struct Limits {
     Window read_only{120, 60};
     int ttl_seconds = 600;
     int future_skew_seconds = 120;
+    // Requests held for a person at once (policy `ask`); optional in
+    // bridge.json ("max_held"), written only when it is not the default.
+    int max_held = 10;
     bool operator==(const Limits&) const = default;
 };
 

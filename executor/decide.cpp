@@ -197,7 +197,8 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
 
 }  // namespace
 
-Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict) {
+Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
+                        Approval approval) {
     const Config& config = context.config;
     if (!verdict.verb) return refuse(FinalState::Denied, ReasonCode::ParserFailure);
     const Verb verb = *verdict.verb;
@@ -257,6 +258,13 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     // Past the gate, before the run tree and the rate limit: nothing is
     // written, nothing runs, no slot is used.
     if (mode == Mode::DryRun) return dry_run();
+    // Held for a person with what they will be shown; once allowed, it comes
+    // back here and meets every gate again (the drain, executor/drain.cpp).
+    if (mode == Mode::Ask && approval != Approval::Given) {
+        Decision held = refuse(FinalState::Held, ReasonCode::AwaitingApproval);
+        held.command = symbolic_command(verb, arg, config);
+        return held;
+    }
     if (auto tree = build_run_tree(config); !tree) return gate_refusal(tree.error().message);
 
     // Last, so only what is about to run uses a slot.

@@ -31,7 +31,8 @@ struct Claimed {
     std::string name;  // on-schema basename, in processing/
 };
 
-enum class FinalState { Done, Failed, Denied, Expired };
+// Held: not final; the drain holds it for a person (executor/held.hpp).
+enum class FinalState { Done, Failed, Denied, Expired, Held };
 
 struct Decision {
     FinalState state = FinalState::Denied;
@@ -43,6 +44,7 @@ struct Decision {
     std::optional<std::string> output;        // raw bytes; the drain trims and repairs them
     std::optional<std::string> log;           // "archive/<name>.log" when a command ran
     std::optional<std::int64_t> duration_ms;  // the command's run time
+    std::string command;  // Held: what would run, in docs/ARGV-TABLE.md's names
 };
 
 // The reason text a Decision stands for (null when it has none).
@@ -52,8 +54,13 @@ inline std::optional<std::string> decision_reason(const Decision& decision) {
     return std::string(reason_text(decision.reason));
 }
 
+// Whether a person has allowed this very request (`hostbridge allow`): only
+// then does a verb under `ask` get past the hold.
+enum class Approval { None, Given };
+
 // Decides (expiry, policy, support, integrity gate, rate limit) and runs.
-// Called only for an Accept verdict.
-Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict);
+// Called for an Accept verdict, and for a held request a person allowed.
+Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
+                        Approval approval = Approval::None);
 
 }  // namespace hb::exec

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "executor/drain_finish.hpp"
 #include "executor/evidence.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
@@ -27,33 +28,8 @@ constexpr std::size_t kMirrorBytes = 1 << 20;
 constexpr auto kPruneInterval = std::chrono::minutes(1);
 constexpr std::time_t kDay = 24 * 60 * 60;
 
-std::time_t wall_now() {
-    return std::time(nullptr);
-}
-
 bool is_stuck_name(std::string_view name) {
     return name.starts_with(kStuckPrefix);
-}
-
-// How each final state is written down: the response's state and the
-// audit event, side by side so that the two cannot disagree.
-struct Recorded {
-    FinalState state;
-    ResponseState response;
-    AuditEvent event;
-};
-constexpr std::array<Recorded, 4> kRecorded = {{
-    {FinalState::Done, ResponseState::Done, AuditEvent::Succeeded},
-    {FinalState::Failed, ResponseState::Failed, AuditEvent::Failed},
-    {FinalState::Denied, ResponseState::Denied, AuditEvent::Denied},
-    {FinalState::Expired, ResponseState::Expired, AuditEvent::Expired},
-}};
-
-const Recorded& recorded_as(FinalState state) {
-    for (const Recorded& row : kRecorded) {
-        if (row.state == state) return row;
-    }
-    return kRecorded[2];  // denied, for a value outside the enum
 }
 
 Result<void> check_parser_binary(const std::string& path) {
@@ -75,14 +51,6 @@ Result<UniqueFd> open_lock(const std::string& state_dir) {
     return fd;
 }
 
-AuditRecord record(AuditEvent event, const std::string& name, std::optional<std::string> reason) {
-    AuditRecord r;
-    r.event = event;
-    r.request = name;
-    r.reason = std::move(reason);
-    return r;
-}
-
 // An audit failure stops the drain: nothing may run unlogged.
 Result<void> logged_or_stop(const Result<void>& logged, std::string_view before) {
     if (logged) return {};
@@ -96,39 +64,14 @@ std::string reason_string(ReasonCode code) {
 
 }  // namespace
 
-// One finished request: what the audit log records, what the agent is told
-// and where the file goes, done in that order.
-struct Drain::Finish {
-    enum class To { Archive, Quarantine, Nowhere };
-    SpoolDir from = SpoolDir::Processing;
-    std::string name;
-    AuditRecord record;
-    std::optional<Response> response;
-    To to = To::Archive;
-
-    // A request that ran nothing: `event` and `reason` in the log.
-    static Finish of(const std::string& name, AuditEvent event, std::string reason,
-                     To to = To::Archive, SpoolDir from = SpoolDir::Processing) {
-        return Finish{from, name, exec::record(event, name, std::move(reason)), std::nullopt, to};
-    }
-    // ... and the agent told `state` with `reason`.
-    Finish& respond(ResponseState state, std::string reason) {
-        Response r;
-        r.state = state;
-        r.request = name;
-        r.updated_at = wall_now();
-        r.reason = std::move(reason);
-        response = std::move(r);
-        return *this;
-    }
-};
-
-Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd)
+Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd,
+             UniqueFd held_fd)
     : config_path_(std::move(config_path)),
       config_(std::move(config)),
       spool_(std::move(spool)),
       audit_(std::move(audit)),
       lock_fd_(std::move(lock_fd)),
+      held_fd_(std::move(held_fd)),
       responses_(spool_, FileMode{config_.file_mode, config_.agent_gid}),
       parser_(config_.parser, Startup{config_.services, config_.buildable}),
       started_(std::chrono::steady_clock::now()) {}
@@ -160,9 +103,11 @@ Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
                        .window_seconds = config->audit_budget.seconds});
     auto lock = open_lock(config->state_dir);
     if (!lock) return lock.error();
+    auto held = open_held_dir(config->state_dir);
+    if (!held) return held.error();
     return std::unique_ptr<Drain>(new Drain(options.config_path, std::move(*config),
                                             std::move(*spool), std::move(*audit),
-                                            std::move(*lock)));
+                                            std::move(*lock), std::move(*held)));
 }
 
 void Drain::refresh_pins() {
@@ -205,9 +150,13 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
         held = true;
         {
             const sys::FlockGuard hold(lock_fd_.get());
-            // Steps 5 and 6.
+            // Steps 5 and 6; held requests first, so an allow does not wait
+            // behind a burst of new requests.
             if (auto recovered = recover(); !recovered) {
                 failure_ = recovered.error().message;
+                end = CycleEnd::Failed;
+            } else if (auto settled = settle_held(); !settled) {
+                failure_ = settled.error().message;
                 end = CycleEnd::Failed;
             } else {
                 end = claim_loop(stop, enforce_budget);
@@ -406,29 +355,13 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
     // needs the pins, so it does not pay for re-reading bridge.json.
     if (verdict.verb && verb_info(*verdict.verb).runs_command) refresh_pins();
     DrainContext context{config_, spool_, audit_, responses_};
-    const Decision decision = decide_and_run(context, Claimed{name}, verdict);
-    Finish f;
-    f.name = name;
-    f.record.event = recorded_as(decision.state).event;
-    f.record.request = name;
-    f.record.verb = verdict.verb;
-    if (verdict.arg_index != kNoArg) f.record.arg = config_.services.at(verdict.arg_index);
-    f.record.reason = decision_reason(decision);
-    f.record.exit_code = decision.exit_code;
-    f.record.duration_ms = decision.duration_ms;
-
-    Response r;
-    r.state = recorded_as(decision.state).response;
-    r.request = name;
-    r.verb = verdict.verb;
-    r.arg = f.record.arg;
-    r.requested_at = verdict.requested_at;
-    r.updated_at = wall_now();
-    r.exit_code = decision.exit_code;
-    r.reason = f.record.reason;
-    r.output = decision.output;
-    r.log = decision.log;
-    f.response = std::move(r);
+    Decision decision = decide_and_run(context, Claimed{name}, verdict);
+    std::optional<std::int64_t> expires_at;
+    if (decision.state == FinalState::Held) decision = hold(name, verdict, decision, expires_at);
+    std::optional<std::string> arg;
+    if (verdict.arg_index != kNoArg) arg = config_.services.at(verdict.arg_index);
+    Finish f = Finish::decided(name, verdict.verb, arg, verdict.requested_at, decision);
+    f.response->expires_at = expires_at;
     return finish(f);
 }
 
@@ -520,6 +453,7 @@ Result<void> Drain::quarantine_stuck(const std::vector<std::string>& names) {
 }
 
 bool Drain::pending() const {
+    if (decision_waiting()) return true;
     auto names = spool_.list(SpoolDir::Requests);
     if (!names) return false;
     for (const std::string& name : *names) {

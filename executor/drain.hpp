@@ -14,6 +14,7 @@
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
 #include "executor/decide.hpp"
+#include "executor/held.hpp"
 #include "executor/parser_client.hpp"
 #include "executor/responses.hpp"
 #include "executor/spool.hpp"
@@ -62,11 +63,17 @@ class Drain {
     [[nodiscard]] const Spool& spool() const { return spool_; }
     [[nodiscard]] const Config& config() const { return config_; }
     [[nodiscard]] const std::string& failure() const { return failure_; }
+    // <state_dir>/held, where `hostbridge allow|deny` publish decisions.
+    [[nodiscard]] int held_fd() const { return held_fd_.get(); }
+    // When the first request still held for a person expires (wall clock),
+    // as of the last cycle: `watch` wakes then to answer it `expired`.
+    [[nodiscard]] std::optional<std::int64_t> next_expiry() const { return next_expiry_; }
     // When the drain started (for the time budget).
     [[nodiscard]] std::chrono::steady_clock::time_point started() const { return started_; }
 
   private:
-    Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd);
+    Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd,
+          UniqueFd held_fd);
 
     struct Finish;  // one outcome: audit record, response, where the file goes
     Result<void> acknowledge();
@@ -75,6 +82,17 @@ class Drain {
     Result<void> handle(const std::string& name);
     Result<void> handle_claimed(const std::string& name);
     Result<void> handle_accepted(const std::string& name, const Verdict& verdict);
+    // Held for a person (executor/drain_held.cpp): writes the record, or
+    // merges into one for the same thing; the decision to record, with the
+    // pending sentence, or a denial.
+    Decision hold(const std::string& name, const Verdict& verdict, const Decision& held,
+                  std::optional<std::int64_t>& expires_at);
+    // Under the lock: answers what a person decided, expires what waited
+    // too long, fails what a crashed drain had taken up.
+    Result<void> settle_held();
+    Result<void> act_on_decision(const std::string& record_name, const HeldRequest& held);
+    Result<void> finish_held(const HeldRequest& held, const Decision& decision);
+    [[nodiscard]] bool decision_waiting() const;
     Result<void> quarantine(SpoolDir from, const std::string& name, ReasonCode code,
                             const std::string& evidence, bool respond);
     Result<void> finish(const Finish& outcome);
@@ -94,6 +112,8 @@ class Drain {
     Spool spool_;
     AuditLog audit_;
     UniqueFd lock_fd_;
+    UniqueFd held_fd_;
+    std::optional<std::int64_t> next_expiry_;
     ResponseWriter responses_;
     ParserClient parser_;
     std::chrono::steady_clock::time_point started_;

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <optional>
 #include <string>
@@ -118,6 +120,16 @@ int exit_status(hb::exec::CycleEnd end, hb::exec::Drain& drain) {
     return kExitOk;  // drained, busy (another drain has it), budget, stopped
 }
 
+// A request held for a person is answered `expired` at its TTL: `watch`
+// wakes for the first one (a drain run by systemd meets it on its next
+// activation).
+std::optional<std::chrono::steady_clock::time_point> held_expiry(const hb::exec::Drain& drain) {
+    const auto expiry = drain.next_expiry();
+    if (!expiry) return std::nullopt;
+    const auto left = std::chrono::seconds(std::max<std::int64_t>(*expiry - std::time(nullptr), 0));
+    return std::chrono::steady_clock::now() + left + std::chrono::milliseconds(100);
+}
+
 int run_watch(hb::exec::Drain& drain, hb::exec::Wakeup& wakeup) {
     using Event = hb::exec::Wakeup::Event;
     const auto stop = [&] { return wakeup.stop_requested(); };
@@ -131,7 +143,7 @@ int run_watch(hb::exec::Drain& drain, hb::exec::Wakeup& wakeup) {
             event = wakeup.wait(std::chrono::steady_clock::now() + kMirrorWhenIdle);
             if (event == Event::Timeout) drain.mirror_audit_log();
         }
-        if (event == Event::Timeout) event = wakeup.wait(std::nullopt);
+        if (event == Event::Timeout) event = wakeup.wait(held_expiry(drain));
         if (event == Event::Stop) return exit_status(hb::exec::CycleEnd::Stopped, drain);
     }
 }
@@ -158,6 +170,7 @@ int run(const Args& args) {
     auto drain = hb::exec::Drain::prepare(args.drain);
     if (!drain) return fail(drain.error().message);
     auto wakeup = hb::exec::Wakeup::open((*drain)->spool().fd(hb::exec::SpoolDir::Requests),
+                                         (*drain)->held_fd(),
                                          args.watch || args.linger_seconds > 0);
     if (!wakeup) return fail(wakeup.error().message);
     return args.watch ? run_watch(**drain, *wakeup)

@@ -23,7 +23,7 @@ void drain_fd(int fd) {
 
 }  // namespace
 
-Result<Wakeup> Wakeup::open(int requests_fd, bool watch_requests) {
+Result<Wakeup> Wakeup::open(int requests_fd, int held_fd, bool watch_requests) {
     Wakeup out;
     sigset_t stop_set;
     ::sigemptyset(&stop_set);
@@ -45,6 +45,11 @@ Result<Wakeup> Wakeup::open(int requests_fd, bool watch_requests) {
     if (::inotify_add_watch(out.inotify_fd_.get(), proc_path,
                             IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
         return make_error(std::string("cannot watch requests/: ") + std::strerror(errno));
+    }
+    // `hostbridge allow|deny` publish a decision by rename.
+    std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", held_fd);
+    if (::inotify_add_watch(out.inotify_fd_.get(), proc_path, IN_MOVED_TO) < 0) {
+        return make_error(std::string("cannot watch the held requests: ") + std::strerror(errno));
     }
     return out;
 }

@@ -8,7 +8,7 @@ namespace hb {
 
 namespace {
 
-constexpr NameTable<ReasonCode, 42> kReasonTexts = {
+constexpr NameTable<ReasonCode, 46> kReasonTexts = {
     {{
         {ReasonCode::None, ""},
         {ReasonCode::NameSchema, "request name does not match the schema"},
@@ -52,6 +52,10 @@ constexpr NameTable<ReasonCode, 42> kReasonTexts = {
         {ReasonCode::AuditUnavailable, "audit log cannot be written"},
         {ReasonCode::Stuck, "request could not be moved out of requests/"},
         {ReasonCode::DryRun, "dry run"},
+        {ReasonCode::AwaitingApproval, "waiting for a person's approval on the host"},
+        {ReasonCode::DeniedByPerson, "denied by a person on the host"},
+        {ReasonCode::TooManyHeld, "too many requests are waiting for a person's approval"},
+        {ReasonCode::ChangedSinceHeld, "the install changed since the request was held"},
     }},
     "unknown reason"};
 
@@ -121,6 +125,10 @@ bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {
         case ReasonCode::AuditUnavailable:
         case ReasonCode::Stuck:
         case ReasonCode::DryRun:
+        case ReasonCode::AwaitingApproval:
+        case ReasonCode::DeniedByPerson:
+        case ReasonCode::TooManyHeld:
+        case ReasonCode::ChangedSinceHeld:
             return false;
     }
     return false;  // a value outside the enum

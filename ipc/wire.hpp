@@ -93,6 +93,10 @@ enum class ReasonCode : std::uint16_t {
     AuditUnavailable = 55,  // the audit log cannot be written: fail closed
     Stuck = 56,             // could not be moved out of requests/
     DryRun = 57,            // MODE_<verb>=dry-run: detail says what would have run
+    AwaitingApproval = 58,  // MODE_<verb>=ask: held for a person (state pending)
+    DeniedByPerson = 59,    // `hostbridge deny`
+    TooManyHeld = 60,       // the held requests are at their limit
+    ChangedSinceHeld = 61,  // a re-install or approve since it was held
 };
 
 // The fixed text of a reason code, e.g. "empty request body". Codes that

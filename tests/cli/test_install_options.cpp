@@ -66,6 +66,8 @@ TEST(InstallOptions, TheReinstallLineParsesBackToTheSameOptions) {
          "300/30",
          "--ttl",
          "90",
+         "--max-held",
+         "3",
          "--verb-timeout",
          "rebuild=3000",
          "--verb-timeout",

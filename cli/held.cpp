@@ -1,0 +1,263 @@
+// `hostbridge pending`, `allow NAME`, `deny NAME`: a person's say on the
+// requests the policy holds (`ask`). The admin tool only reads the records
+// the drain wrote in <state_dir>/held and publishes a decision next to one
+// (executor/held.hpp); the executor runs or refuses it, checking every gate
+// again (docs/DECIDE-AND-RUN.md, "Held for a person").
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/systemd_user.hpp"
+#include "cli/visible.hpp"
+#include "executor/config.hpp"
+#include "executor/held.hpp"
+#include "ipc/request_name.hpp"
+
+namespace hb::cli {
+namespace {
+
+constexpr std::size_t kMaxReason = 200;
+
+const char* const kPendingHelp = R"(usage: hostbridge pending [--slug SLUG]
+
+Lists the requests the policy holds for a person (MODE_<verb>=ask): name,
+verb, service, how long ago it was held, when it expires, what would run
+(in the names of docs/ARGV-TABLE.md) and how many later requests were
+merged into it. `hostbridge allow NAME` runs one, `hostbridge deny NAME`
+refuses it; one not decided by its expiry is answered `expired`.
+
+Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
+)";
+
+const char* const kAllowHelp = R"(usage: hostbridge allow [--slug SLUG] NAME
+
+Shows the held request NAME again and has the executor run it now: the
+installed service is started (or `hostbridge-executor drain` is run where
+the install has no systemd units). The executor checks the policy, the
+integrity gate and the rate limit again before it runs anything. Refused
+when NAME is not held, has expired, was decided already, or when the install
+changed since it was held (a re-install or `hostbridge approve`): then the
+agent must send it again. A decision is used once.
+
+Exit: 0 allowed, 1 refused or failed, 2 usage error.
+)";
+
+const char* const kDenyHelp = R"(usage: hostbridge deny [--slug SLUG] [--reason TEXT] NAME
+
+Refuses the held request NAME: the agent is answered `denied` with the
+reason "denied by a person on the host", and TEXT after a colon (printable
+text, at most 200 bytes).
+
+Exit: 0 denied, 1 refused or failed, 2 usage error.
+)";
+
+const OptionSpec kSlugOnly[] = {{"slug", true, false}};
+const OptionSpec kDenySpecs[] = {{"slug", true, false}, {"reason", true, false}};
+
+std::string duration(std::int64_t seconds) {
+    if (seconds < 0) seconds = 0;
+    if (seconds < 120) return std::to_string(seconds) + " s";
+    if (seconds < 7200) return std::to_string(seconds / 60) + " min";
+    return std::to_string(seconds / 3600) + " h";
+}
+
+std::string service_of(const exec::HeldRequest& held) {
+    return held.service ? visible(*held.service) : "-";
+}
+
+// NAME is the one positional, on the request-name schema (nothing else can
+// be held, and it is never a path).
+std::optional<int> check_name(const ParsedArgs& args, std::string_view command) {
+    if (args.positional.size() != 1 || !is_request_name(args.positional[0])) {
+        print_error(command, args.positional.empty()
+                                 ? "which request? `hostbridge pending` lists them"
+                                 : "`" + visible(args.positional[0]) +
+                                       "` is not a request name (`hostbridge pending` lists them)");
+        return kExitUsage;
+    }
+    return std::nullopt;
+}
+
+std::optional<int> check_allow(const ParsedArgs& args) {
+    return check_name(args, "allow");
+}
+
+std::optional<int> check_deny(const ParsedArgs& args) {
+    if (auto stop = check_name(args, "deny")) return stop;
+    const std::string reason = args.get("reason").value_or("");
+    const bool plain = std::all_of(reason.begin(), reason.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+    });
+    if (reason.size() > kMaxReason || !plain || !is_plain_text(reason)) {
+        print_error("deny", "--reason must be printable text of at most 200 bytes");
+        return kExitUsage;
+    }
+    return std::nullopt;
+}
+
+struct Opened {
+    Config config;
+    UniqueFd held_fd;
+};
+
+Result<Opened> open_install(const InstallPaths& paths) {
+    auto config = load_config(paths.config_file);
+    if (!config) return config.error();
+    auto fd = exec::open_held_dir(paths.state_dir);
+    if (!fd) return fd.error();
+    return Opened{std::move(*config), std::move(*fd)};
+}
+
+Result<exec::HeldRequest> read_held(int held_fd, const std::string& name) {
+    auto text = exec::read_held_file(held_fd, name);
+    if (!text) return text.error();
+    if (!*text) {
+        struct stat st {};
+        const bool taken = ::fstatat(held_fd, (name + std::string(exec::kTakenSuffix)).c_str(),
+                                     &st, AT_SYMLINK_NOFOLLOW) == 0;
+        return make_error(name + (taken ? " is being run or refused by the executor now"
+                                        : " is not held: it was decided or expired, or never "
+                                          "held (`hostbridge pending` lists what is)"));
+    }
+    auto held = exec::parse_held(**text);
+    if (!held) return make_error("held/" + name + " cannot be read: " + held.error().message);
+    return held;
+}
+
+void show(const exec::HeldRequest& held, std::time_t now) {
+    std::cout << "request:   " << held.request << "\n"
+              << "verb:      " << verb_name(held.verb) << "\n"
+              << "service:   " << service_of(held) << "\n"
+              << "would run: " << visible(held.command) << "\n"
+              << "held:      " << duration(now - held.held_at) << " ago; expires in "
+              << duration(held.expires_at - now) << "\n";
+    if (!held.merged.empty()) {
+        std::cout << "merged:    " << held.merged.size()
+                  << " later request(s) for the same get the same answer\n";
+    }
+}
+
+// The executor takes the decision up now: the installed service, or a
+// drain of its own where there are no units. A running `watch` wakes for
+// the decision by itself (executor/wakeup.hpp).
+void wake_executor(std::string_view command, const InstallPaths& paths,
+                   const Config& config) {
+    if (config.systemd.enabled) {
+        if (auto systemctl = SystemctlUser::find(); systemctl && systemctl->manager_reachable()) {
+            auto started = systemctl->run({"start", "--no-block", paths.service_unit_name});
+            if (started && started->ok()) return;
+            print_warning(command, "cannot start " + paths.service_unit_name +
+                                       "; running a drain instead");
+        }
+    }
+    std::vector<std::string> argv = {paths.executor, "drain", "--config", paths.config_file};
+    if (config.allow_root && ::geteuid() == 0) argv.push_back("--allow-root");
+    RunOptions options;
+    options.timeout = std::chrono::seconds(config.timeouts.for_verb(Verb::Rebuild) + 60);
+    options.out = Stream::Null;
+    auto ran = run_process(argv, options);
+    if (!ran || !ran->ok()) {
+        print_warning(command, "the drain did not finish cleanly: " +
+                                   (ran ? visible(ran->err) : ran.error().message));
+    }
+}
+
+int decide(Invocation& in, bool allow) {
+    const std::string_view command = allow ? "allow" : "deny";
+    const std::string& name = in.args.positional[0];
+    auto opened = open_install(in.paths);
+    if (!opened) {
+        print_error(command, opened.error().message);
+        return kExitFailure;
+    }
+    const int fd = opened->held_fd.get();
+    auto held = read_held(fd, name);
+    if (!held) {
+        print_error(command, held.error().message);
+        return kExitFailure;
+    }
+    const std::time_t now = std::time(nullptr);
+    show(*held, now);
+    if (held->expires_at <= now) {
+        print_error(command, name + " has expired: it can no longer be " +
+                                 (allow ? "allowed" : "denied") + " (the agent is told so)");
+        wake_executor(command, in.paths, opened->config);
+        return kExitFailure;
+    }
+    // What the person was shown must still be what would run.
+    if (exec::config_generation(opened->config) != held->generation) {
+        print_error(command, "the install changed since " + name +
+                                 " was held (a re-install or `hostbridge approve`): what is "
+                                 "shown may no longer be what would run; refused. The agent "
+                                 "must send it again");
+        return kExitFailure;
+    }
+    exec::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or("")};
+    auto published = exec::publish_held_file(fd, name + std::string(exec::kDecisionSuffix),
+                                             exec::render_decision(decision), true);
+    if (!published) {
+        print_error(command, published.error().message);
+        return kExitFailure;
+    }
+    if (!*published) {
+        print_error(command, name + " was decided already (a decision is used once)");
+        return kExitFailure;
+    }
+    std::cout << (allow ? "allowed: " : "denied: ") << name
+              << (allow ? "; the executor checks it again and runs it now\n"
+                        : "; the agent is told so now\n");
+    wake_executor(command, in.paths, opened->config);
+    return kExitOk;
+}
+
+int run_allow(Invocation& in) {
+    return decide(in, true);
+}
+
+int run_deny(Invocation& in) {
+    return decide(in, false);
+}
+
+int run_pending(Invocation& in) {
+    auto opened = open_install(in.paths);
+    if (!opened) {
+        print_error("pending", opened.error().message);
+        return kExitFailure;
+    }
+    auto names = exec::list_held(opened->held_fd.get());
+    if (!names) {
+        print_error("pending", names.error().message);
+        return kExitFailure;
+    }
+    const std::time_t now = std::time(nullptr);
+    std::size_t shown = 0;
+    for (const std::string& name : *names) {
+        if (!is_request_name(name)) continue;
+        auto held = read_held(opened->held_fd.get(), name);
+        if (!held) {
+            print_warning("pending", held.error().message);
+            continue;
+        }
+        if (shown++ > 0) std::cout << "\n";
+        show(*held, now);
+    }
+    if (shown == 0) std::cout << "no request waits for a person\n";
+    return kExitOk;
+}
+
+}  // namespace
+
+const Subcommand kPending{"pending",  kPendingHelp, kSlugOnly, Subcommand::Needs::Install,
+                          nullptr,    run_pending};
+const Subcommand kAllow{"allow", kAllowHelp, kSlugOnly, Subcommand::Needs::Install,
+                        check_allow, run_allow, 1};
+const Subcommand kDeny{"deny", kDenyHelp, kDenySpecs, Subcommand::Needs::Install,
+                       check_deny, run_deny, 1};
+
+}  // namespace hb::cli

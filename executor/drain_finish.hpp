@@ -1,0 +1,108 @@
+// What drain.cpp and drain_held.cpp share inside the drain: how one
+// finished request is written down. Not a public interface.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <ctime>
+#include <optional>
+#include <string>
+
+#include "executor/audit_log.hpp"
+#include "executor/decide.hpp"
+#include "executor/drain.hpp"
+#include "executor/responses.hpp"
+
+namespace hb::exec {
+
+inline std::time_t wall_now() {
+    return std::time(nullptr);
+}
+
+// How each state of a decision is written down: the response's state and
+// the audit event, side by side so that the two cannot disagree.
+struct Recorded {
+    FinalState state;
+    ResponseState response;
+    AuditEvent event;
+};
+inline constexpr std::array<Recorded, 5> kRecorded = {{
+    {FinalState::Done, ResponseState::Done, AuditEvent::Succeeded},
+    {FinalState::Failed, ResponseState::Failed, AuditEvent::Failed},
+    {FinalState::Denied, ResponseState::Denied, AuditEvent::Denied},
+    {FinalState::Expired, ResponseState::Expired, AuditEvent::Expired},
+    {FinalState::Held, ResponseState::Pending, AuditEvent::Held},
+}};
+
+inline const Recorded& recorded_as(FinalState state) {
+    for (const Recorded& row : kRecorded) {
+        if (row.state == state) return row;
+    }
+    return kRecorded[2];  // denied, for a value outside the enum
+}
+
+inline AuditRecord record(AuditEvent event, const std::string& name,
+                          std::optional<std::string> reason) {
+    AuditRecord r;
+    r.event = event;
+    r.request = name;
+    r.reason = std::move(reason);
+    return r;
+}
+
+// One finished request: what the audit log records, what the agent is told
+// and where the file goes, done in that order.
+struct Drain::Finish {
+    enum class To { Archive, Quarantine, Nowhere };
+    SpoolDir from = SpoolDir::Processing;
+    std::string name;
+    AuditRecord record;
+    std::optional<Response> response;
+    To to = To::Archive;
+
+    // A request that ran nothing: `event` and `reason` in the log.
+    static Finish of(const std::string& name, AuditEvent event, std::string reason,
+                     To to = To::Archive, SpoolDir from = SpoolDir::Processing) {
+        return Finish{from, name, exec::record(event, name, std::move(reason)), std::nullopt, to};
+    }
+    // A decided request: the audit record and the response both from
+    // `decision`; the file itself goes to archive/.
+    static Finish decided(const std::string& name, std::optional<Verb> verb,
+                          std::optional<std::string> arg, std::optional<std::int64_t> requested_at,
+                          const Decision& decision) {
+        Finish f;
+        f.name = name;
+        f.record.event = recorded_as(decision.state).event;
+        f.record.request = name;
+        f.record.verb = verb;
+        f.record.arg = arg;
+        f.record.reason = decision_reason(decision);
+        f.record.exit_code = decision.exit_code;
+        f.record.duration_ms = decision.duration_ms;
+        Response r;
+        r.state = recorded_as(decision.state).response;
+        r.request = name;
+        r.verb = verb;
+        r.arg = std::move(arg);
+        r.requested_at = requested_at;
+        r.updated_at = wall_now();
+        r.exit_code = decision.exit_code;
+        r.reason = f.record.reason;
+        r.output = decision.output;
+        r.log = decision.log;
+        f.response = std::move(r);
+        return f;
+    }
+    // ... and the agent told `state` with `reason`.
+    Finish& respond(ResponseState state, std::string reason) {
+        Response r;
+        r.state = state;
+        r.request = name;
+        r.updated_at = wall_now();
+        r.reason = std::move(reason);
+        response = std::move(r);
+        return *this;
+    }
+};
+
+}  // namespace hb::exec

@@ -1,0 +1,254 @@
+// The drain's side of requests held for a person (policy `ask`,
+// docs/DECIDE-AND-RUN.md "Held for a person"): hold or merge a request,
+// and, under the drain lock, act on what a person decided, expire what
+// waited past its TTL and fail what a crashed drain had taken up. The
+// records live in <state_dir>/held (executor/held.hpp), never in the spool.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "executor/drain.hpp"
+#include "executor/drain_finish.hpp"
+#include "ipc/request_name.hpp"
+#include "ipc/sys.hpp"
+
+namespace hb::exec {
+namespace {
+
+Decision denied(ReasonCode code, std::string detail = {}) {
+    Decision d;
+    d.state = FinalState::Denied;
+    d.reason = code;
+    d.reason_detail = detail.empty() ? std::string()
+                                     : std::string(reason_text(code)) + ": " + std::move(detail);
+    return d;
+}
+
+bool exists_at(int dirfd, const std::string& name) {
+    struct stat st {};
+    return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+std::string allow_or_deny(const std::string& name) {
+    return "`hostbridge allow " + name + "` runs it, `hostbridge deny " + name + "` refuses it";
+}
+
+}  // namespace
+
+Decision Drain::hold(const std::string& name, const Verdict& verdict, const Decision& held,
+                     std::optional<std::int64_t>& expires_at) {
+    const int fd = held_fd_.get();
+    auto names = list_held(fd);
+    if (!names) return denied(ReasonCode::AwaitingApproval, "cannot hold it: " + names.error().message);
+    std::optional<std::string> service;
+    if (verdict.arg_index != kNoArg) service = config_.services.at(verdict.arg_index);
+    const std::string generation = config_generation(config_);
+    const std::int64_t now = wall_now();
+
+    std::size_t count = 0;
+    for (const std::string& other_name : *names) {
+        if (!is_request_name(other_name)) continue;  // decisions, taken, temporary files
+        auto text = read_held_file(fd, other_name);
+        if (!text || !*text) continue;
+        auto other = parse_held(**text);
+        if (!other) continue;
+        ++count;
+        // The same command, checked against the same install, not yet
+        // decided: one decision answers both, and it runs at most once.
+        if (other->verb != *verdict.verb || other->service != service ||
+            other->generation != generation || other->expires_at <= now ||
+            exists_at(fd, other_name + std::string(kDecisionSuffix))) {
+            continue;
+        }
+        if (other->merged.size() >= kMaxMerged) {
+            return denied(ReasonCode::TooManyHeld,
+                          std::to_string(kMaxMerged) + " requests already wait with " + other_name);
+        }
+        other->merged.push_back(name);
+        if (auto kept = publish_held_file(fd, other_name, render_held(*other), false); !kept) {
+            return denied(ReasonCode::AwaitingApproval,
+                          "cannot hold it: " + kept.error().message);
+        }
+        expires_at = other->expires_at;
+        Decision merged = held;
+        merged.reason_detail = std::string(reason_text(ReasonCode::AwaitingApproval)) +
+                               ", together with " + other_name + " (the same request): " +
+                               allow_or_deny(other_name);
+        return merged;
+    }
+    if (count >= static_cast<std::size_t>(config_.limits.max_held)) {
+        return denied(ReasonCode::TooManyHeld,
+                      std::to_string(count) + " already wait; `hostbridge pending` lists them");
+    }
+    HeldRequest record;
+    record.request = name;
+    record.verb = *verdict.verb;
+    record.service = service;
+    record.command = held.command;
+    record.generation = generation;
+    record.requested_at = verdict.requested_at;
+    record.held_at = now;
+    record.expires_at = verdict.requested_at + config_.limits.ttl_seconds;
+    auto written = publish_held_file(fd, name, render_held(record), true);
+    if (!written || !*written) {
+        return denied(ReasonCode::AwaitingApproval,
+                      "cannot hold it: " + (written ? std::string("the name is taken")
+                                                    : written.error().message));
+    }
+    // The person is told in the service log (and the journal, by the audit
+    // event): what would run, in the names of docs/ARGV-TABLE.md.
+    warn("held " + name + " for a person: would run " + record.command + "; " +
+         allow_or_deny(name));
+    expires_at = record.expires_at;
+    Decision out = held;
+    out.reason_detail =
+        std::string(reason_text(ReasonCode::AwaitingApproval)) + ": " + allow_or_deny(name);
+    return out;
+}
+
+Result<void> Drain::settle_held() {
+    next_expiry_.reset();
+    const int fd = held_fd_.get();
+    auto names = list_held(fd);
+    if (!names) return make_error("cannot list the held requests: " + names.error().message);
+    const std::int64_t now = wall_now();
+    for (const std::string& name : *names) {
+        if (name.ends_with(kTakenSuffix)) {
+            // Taken up by a drain that did not finish: it may have run, so
+            // it is never run again.
+            auto text = read_held_file(fd, name);
+            auto held = text && *text ? parse_held(**text) : Result<HeldRequest>(make_error(""));
+            if (held) {
+                Decision interrupted = denied(ReasonCode::Interrupted);
+                interrupted.state = FinalState::Failed;
+                if (auto done = finish_held(*held, interrupted); !done) return done;
+            }
+            ::unlinkat(fd, name.c_str(), 0);
+            continue;
+        }
+        if (name.ends_with(kDecisionSuffix)) {
+            // A decision for a request that is gone (expired first): moot.
+            const std::string record = name.substr(0, name.size() - kDecisionSuffix.size());
+            if (!exists_at(fd, record) && !exists_at(fd, record + std::string(kTakenSuffix))) {
+                ::unlinkat(fd, name.c_str(), 0);
+            }
+            continue;
+        }
+        if (!is_request_name(name)) continue;
+        auto text = read_held_file(fd, name);
+        if (!text || !*text) continue;
+        auto held = parse_held(**text);
+        if (!held) {
+            warn("held/" + name + " cannot be read (" + held.error().message +
+                 "); moved aside as held/.unreadable-" + name);
+            ::renameat(fd, name.c_str(), fd, (".unreadable-" + name).c_str());
+            continue;
+        }
+        if (exists_at(fd, name + std::string(kDecisionSuffix))) {
+            if (auto acted = act_on_decision(name, *held); !acted) return acted;
+            continue;
+        }
+        if (held->expires_at <= now) {
+            Decision expired;
+            expired.state = FinalState::Expired;
+            expired.reason = ReasonCode::Expired;
+            expired.reason_detail = std::string(reason_text(ReasonCode::Expired)) +
+                                    ": no person allowed it within " +
+                                    std::to_string(config_.limits.ttl_seconds) + " s";
+            if (auto done = finish_held(*held, expired); !done) return done;
+            ::unlinkat(fd, name.c_str(), 0);
+            continue;
+        }
+        next_expiry_ = std::min(next_expiry_.value_or(held->expires_at), held->expires_at);
+    }
+    return {};
+}
+
+Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRequest& held) {
+    const int fd = held_fd_.get();
+    const std::string decision_name = record_name + std::string(kDecisionSuffix);
+    const std::string taken = record_name + std::string(kTakenSuffix);
+    auto text = read_held_file(fd, decision_name);
+    // Taken before anything is done: a crash from here on fails it, never
+    // runs it twice (settle_held).
+    if (::renameat(fd, record_name.c_str(), fd, taken.c_str()) != 0) {
+        return make_error(sys::errno_text("cannot take up held/" + record_name));
+    }
+    ::unlinkat(fd, decision_name.c_str(), 0);
+    auto decision = text && *text ? parse_decision(**text)
+                                  : Result<HeldDecision>(make_error("it is not a regular file"));
+
+    Decision outcome;
+    if (!decision) {
+        outcome = denied(ReasonCode::DeniedByPerson,
+                         "the decision could not be read (" + decision.error().message + ")");
+    } else if (!decision->allow) {
+        outcome = denied(ReasonCode::DeniedByPerson, decision->reason);
+    } else {
+        AuditRecord allowed = record(AuditEvent::Allowed, held.request, "allowed by a person");
+        allowed.verb = held.verb;
+        allowed.arg = held.service;
+        if (auto logged = audit_.append(allowed, /*sync=*/true); !logged) {
+            return make_error("the audit log cannot be written (" + logged.error().message +
+                              "); stopping before anything else runs");
+        }
+        // Checked against what is installed now: what the person was shown
+        // must be what this drain and bridge.json still say.
+        refresh_pins();
+        auto fresh = load_config(config_path_);
+        const auto index = held.service ? std::find(config_.services.begin(),
+                                                    config_.services.end(), *held.service)
+                                        : config_.services.end();
+        if (!fresh || config_generation(*fresh) != held.generation ||
+            config_generation(config_) != held.generation ||
+            decision->generation != held.generation ||
+            (held.service && index == config_.services.end())) {
+            outcome = denied(ReasonCode::ChangedSinceHeld,
+                             "a re-install or `hostbridge approve` came between; send it again");
+        } else {
+            Verdict verdict;
+            verdict.outcome = Outcome::Accept;
+            verdict.verb = held.verb;
+            verdict.arg_index = held.service ? static_cast<std::uint16_t>(index -
+                                                                          config_.services.begin())
+                                             : kNoArg;
+            verdict.requested_at = held.requested_at;
+            DrainContext context{config_, spool_, audit_, responses_};
+            outcome = decide_and_run(context, Claimed{held.request}, verdict, Approval::Given);
+            if (outcome.state == FinalState::Held) outcome = denied(ReasonCode::AwaitingApproval);
+        }
+    }
+    if (auto done = finish_held(held, outcome); !done) return done;
+    ::unlinkat(fd, taken.c_str(), 0);
+    return {};
+}
+
+Result<void> Drain::finish_held(const HeldRequest& held, const Decision& decision) {
+    // The request file is in archive/ since it was held; every request
+    // merged into it gets the same answer.
+    std::vector<std::string> names = held.merged;
+    names.insert(names.begin(), held.request);
+    for (const std::string& name : names) {
+        Finish f = Finish::decided(name, held.verb, held.service,
+                                   name == held.request ? std::optional(held.requested_at)
+                                                        : std::nullopt,
+                                   decision);
+        f.to = Finish::To::Nowhere;
+        if (auto done = finish(f); !done) return done;
+    }
+    return {};
+}
+
+bool Drain::decision_waiting() const {
+    auto names = list_held(held_fd_.get());
+    if (!names) return false;
+    return std::any_of(names->begin(), names->end(), [&](const std::string& name) {
+        return name.ends_with(kDecisionSuffix) &&
+               exists_at(held_fd_.get(), name.substr(0, name.size() - kDecisionSuffix.size()));
+    });
+}
+
+}  // namespace hb::exec

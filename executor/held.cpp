@@ -1,0 +1,208 @@
+#include "executor/held.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "executor/sha256.hpp"
+#include "ipc/request_name.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/verbs.hpp"
+
+namespace hb::exec {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::size_t kMaxHeldFile = 64 * 1024;
+
+// Written by this host only, but read back strictly all the same: a
+// record that does not parse is never acted on.
+template <typename T>
+Result<T> field(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end()) return make_error(std::string("no \"") + key + "\"");
+    try {
+        return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+        return make_error(std::string("\"") + key + "\" has the wrong type");
+    }
+}
+
+json pins_json(const std::vector<TcbPin>& pins) {
+    json out = json::array();
+    for (const TcbPin& pin : pins) {
+        out.push_back({pin.path, pin.sha256 ? json(*pin.sha256) : json(nullptr)});
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string render_held(const HeldRequest& h) {
+    json j;
+    j["request"] = h.request;
+    j["verb"] = verb_name(h.verb);
+    j["service"] = h.service ? json(*h.service) : json(nullptr);
+    j["command"] = h.command;
+    j["generation"] = h.generation;
+    j["requested_at"] = h.requested_at;
+    j["held_at"] = h.held_at;
+    j["expires_at"] = h.expires_at;
+    j["merged"] = h.merged;
+    return j.dump(2) + "\n";
+}
+
+Result<HeldRequest> parse_held(std::string_view text) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error("not a JSON object");
+    HeldRequest h;
+    auto request = field<std::string>(j, "request");
+    auto verb = field<std::string>(j, "verb");
+    auto command = field<std::string>(j, "command");
+    auto generation = field<std::string>(j, "generation");
+    auto requested = field<std::int64_t>(j, "requested_at");
+    auto held = field<std::int64_t>(j, "held_at");
+    auto expires = field<std::int64_t>(j, "expires_at");
+    auto merged = field<std::vector<std::string>>(j, "merged");
+    for (const auto* r : {&request, &verb, &command, &generation}) {
+        if (!*r) return r->error();
+    }
+    for (const auto* r : {&requested, &held, &expires}) {
+        if (!*r) return r->error();
+    }
+    if (!merged) return merged.error();
+    const auto known = verb_from_name(*verb);
+    if (!known) return make_error("unknown verb");
+    if (!is_request_name(*request)) return make_error("\"request\" is not a request name");
+    for (const std::string& name : *merged) {
+        if (!is_request_name(name)) return make_error("\"merged\" holds a name off the schema");
+    }
+    if (merged->size() > kMaxMerged) return make_error("\"merged\" is too long");
+    const auto service = j.find("service");
+    if (service == j.end()) return make_error("no \"service\"");
+    if (service->is_string()) {
+        h.service = service->get<std::string>();
+    } else if (!service->is_null()) {
+        return make_error("\"service\" has the wrong type");
+    }
+    h.request = std::move(*request);
+    h.verb = *known;
+    h.command = std::move(*command);
+    h.generation = std::move(*generation);
+    h.requested_at = *requested;
+    h.held_at = *held;
+    h.expires_at = *expires;
+    h.merged = std::move(*merged);
+    return h;
+}
+
+std::string render_decision(const HeldDecision& d) {
+    json j;
+    j["decision"] = d.allow ? "allow" : "deny";
+    j["generation"] = d.generation;
+    j["reason"] = d.reason;
+    return j.dump(2) + "\n";
+}
+
+Result<HeldDecision> parse_decision(std::string_view text) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error("not a JSON object");
+    auto decision = field<std::string>(j, "decision");
+    auto generation = field<std::string>(j, "generation");
+    auto reason = field<std::string>(j, "reason");
+    for (const auto* r : {&decision, &generation, &reason}) {
+        if (!*r) return r->error();
+    }
+    if (*decision != "allow" && *decision != "deny") return make_error("unknown decision");
+    return HeldDecision{*decision == "allow", std::move(*generation), std::move(*reason)};
+}
+
+std::string config_generation(const Config& c) {
+    json j;
+    j["project_dir"] = c.project_dir;
+    j["services"] = c.services;
+    j["buildable"] = c.buildable;
+    j["backend"] = {static_cast<int>(c.backend.kind), c.backend.argv, c.backend.file,
+                    static_cast<int>(c.backend.flavour)};
+    j["tcb"] = pins_json(c.tcb);
+    j["rendered"] = pins_json(c.rendered);
+    j["checkout_paths"] = c.checkout_paths;
+    return sha256_hex(j.dump());
+}
+
+Result<UniqueFd> open_held_dir(const std::string& state_dir) {
+    const std::string path = state_dir + "/" + std::string(kHeldDir);
+    if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+        return make_error(sys::errno_text("cannot create " + path));
+    }
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return make_error(sys::errno_text("cannot open " + path));
+    return fd;
+}
+
+Result<std::vector<std::string>> list_held(int held_fd) {
+    const int dup = ::openat(held_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dup < 0) return make_error(sys::errno_text("held/"));
+    DIR* dir = ::fdopendir(dup);
+    if (dir == nullptr) {
+        ::close(dup);
+        return make_error(sys::errno_text("held/"));
+    }
+    std::vector<std::string> names;
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string_view name = entry->d_name;
+        if (name != "." && name != "..") names.emplace_back(name);
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+Result<std::optional<std::string>> read_held_file(int held_fd, const std::string& name) {
+    UniqueFd fd(::openat(held_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) {
+        if (errno == ENOENT) return std::optional<std::string>{};
+        return make_error(sys::errno_text("held/" + name));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return make_error(sys::errno_text("held/" + name));
+    if (!S_ISREG(st.st_mode) || st.st_size > static_cast<off_t>(kMaxHeldFile)) {
+        return make_error("held/" + name + " is not a regular file of at most 64 KiB");
+    }
+    std::string text;
+    if (!sys::read_all(fd.get(), text, kMaxHeldFile)) {
+        return make_error(sys::errno_text("held/" + name));
+    }
+    return std::optional<std::string>(std::move(text));
+}
+
+Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
+                               bool no_replace) {
+    std::random_device random;
+    const std::string temp = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(random());
+    UniqueFd fd(
+        ::openat(held_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return make_error(sys::errno_text("held/" + temp));
+    if (!sys::write_all(fd.get(), bytes) || ::fsync(fd.get()) != 0) {
+        const int err = errno;
+        ::unlinkat(held_fd, temp.c_str(), 0);
+        return make_error(sys::errno_text("held/" + temp, err));
+    }
+    const unsigned flags = no_replace ? RENAME_NOREPLACE : 0;
+    if (::renameat2(held_fd, temp.c_str(), held_fd, name.c_str(), flags) != 0) {
+        const int err = errno;
+        ::unlinkat(held_fd, temp.c_str(), 0);
+        if (err == EEXIST && no_replace) return false;
+        return make_error(sys::errno_text("held/" + name, err));
+    }
+    return true;
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,71 @@
+// Requests held for a person (policy `ask`): the record the drain writes
+// and the decision `hostbridge allow|deny` writes, both in <state_dir>/held/,
+// out of the agent's reach (docs/DECIDE-AND-RUN.md, "Held for a person").
+// Linked into both the executor and the admin tool, so the two read one
+// format and compare one generation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor/config.hpp"
+#include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb::exec {
+
+inline constexpr std::string_view kHeldDir = "held";
+// held/<request>: the record; held/<request>.decision: the person's say;
+// held/<request>.taken: the record once a drain has taken it up.
+inline constexpr std::string_view kDecisionSuffix = ".decision";
+inline constexpr std::string_view kTakenSuffix = ".taken";
+// At most this many requests merged into one held request.
+inline constexpr std::size_t kMaxMerged = 16;
+
+struct HeldRequest {
+    std::string request;                 // on-schema name (archive/ has the file)
+    Verb verb = Verb::Ping;
+    std::optional<std::string> service;  // the service's name, not its index
+    std::string command;                 // what would run, docs/ARGV-TABLE.md's names
+    std::string generation;              // config_generation() when it was held
+    std::int64_t requested_at = 0;
+    std::int64_t held_at = 0;
+    std::int64_t expires_at = 0;         // requested_at + the TTL
+    std::vector<std::string> merged;     // later requests for the same thing
+    bool operator==(const HeldRequest&) const = default;
+};
+
+struct HeldDecision {
+    bool allow = false;
+    std::string generation;  // what the person was shown
+    std::string reason;      // deny only, may be empty
+    bool operator==(const HeldDecision&) const = default;
+};
+
+std::string render_held(const HeldRequest& held);
+Result<HeldRequest> parse_held(std::string_view text);
+std::string render_decision(const HeldDecision& decision);
+Result<HeldDecision> parse_decision(std::string_view text);
+
+// SHA-256 over everything a held request was checked against that a
+// re-install or `approve` can change: services and their order, what is
+// buildable, the backend, the pins and the rendered files.
+std::string config_generation(const Config& config);
+
+// <state_dir>/held, created 0700 if missing; never a symlink.
+Result<UniqueFd> open_held_dir(const std::string& state_dir);
+// The names in it (records, decisions, taken records, temporary files).
+Result<std::vector<std::string>> list_held(int held_fd);
+// A regular file of at most 64 KiB in it, read without following a link;
+// nullopt when there is none.
+Result<std::optional<std::string>> read_held_file(int held_fd, const std::string& name);
+// Writes `bytes` to held/<name> atomically (a temporary file, then a
+// rename); with `no_replace`, fails with EEXIST (false) if the name exists.
+Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
+                               bool no_replace);
+
+}  // namespace hb::exec
