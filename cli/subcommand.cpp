@@ -8,8 +8,8 @@
 namespace hb::cli {
 
 int run_subcommand(const Subcommand& command, int argc, char** argv) {
-    auto args =
-        parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)), command.options);
+    auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)),
+                           command.options, command.max_positional);
     if (!args) {
         print_error(command.name, args.error().message);
         return kExitUsage;
