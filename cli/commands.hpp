@@ -15,5 +15,6 @@ extern const Subcommand kApprove;
 extern const Subcommand kAudit;
 extern const Subcommand kList;
 extern const Subcommand kUpgrade;
+extern const Subcommand kPolicy;  // `policy suggest` (cli/policy_suggest.cpp)
 
 }  // namespace hb::cli

@@ -25,6 +25,7 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   audit       read the audit log (table, --json, --follow, --verify)
   list        every install of this user, with the version each runs
   upgrade     bring every install up to this hostbridge (binaries, units)
+  policy      `policy suggest`: a policy.conf learned from the audit log
   request     send a request through a spool (the agent client)
 
 `hostbridge COMMAND --help` describes each command;
@@ -34,8 +35,8 @@ Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 
 // Parsed, --help, --slug and the install located once, in run_subcommand.
 const hb::cli::Subcommand* const kSubcommands[] = {
-    &hb::cli::kUninstall, &hb::cli::kDoctor, &hb::cli::kApprove,
-    &hb::cli::kAudit,     &hb::cli::kList,   &hb::cli::kUpgrade,
+    &hb::cli::kUninstall, &hb::cli::kDoctor,  &hb::cli::kApprove, &hb::cli::kAudit,
+    &hb::cli::kList,      &hb::cli::kUpgrade, &hb::cli::kPolicy,
 };
 
 int dispatch(int argc, char** argv) {
