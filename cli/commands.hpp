@@ -18,5 +18,6 @@ extern const Subcommand kUpgrade;
 extern const Subcommand kPending;
 extern const Subcommand kAllow;
 extern const Subcommand kDeny;
+extern const Subcommand kPolicy;  // `policy suggest` (cli/policy_suggest.cpp)
 
 }  // namespace hb::cli

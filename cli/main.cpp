@@ -28,6 +28,7 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   pending     the requests the policy holds for a person (MODE_<verb>=ask)
   allow       run a held request now (checked again first)
   deny        refuse a held request
+  policy      `policy suggest`: a policy.conf learned from the audit log
   request     send a request through a spool (the agent client)
 
 `hostbridge COMMAND --help` describes each command;
@@ -37,8 +38,8 @@ Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 
 // Parsed, --help, --slug and the install located once, in run_subcommand.
 const hb::cli::Subcommand* const kSubcommands[] = {
-    &hb::cli::kUninstall, &hb::cli::kDoctor, &hb::cli::kApprove,
-    &hb::cli::kAudit,     &hb::cli::kList,   &hb::cli::kUpgrade,  &hb::cli::kPending,
+    &hb::cli::kUninstall, &hb::cli::kDoctor,  &hb::cli::kApprove, &hb::cli::kAudit,
+    &hb::cli::kList,      &hb::cli::kUpgrade, &hb::cli::kPolicy,  &hb::cli::kPending,
     &hb::cli::kAllow,     &hb::cli::kDeny,
 };
 

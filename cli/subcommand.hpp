@@ -5,6 +5,7 @@
 // same message and exit code.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,7 +34,9 @@ struct Subcommand {
     // code to stop with, or nothing. May be null.
     std::optional<int> (*check)(const ParsedArgs& args);
     int (*run)(Invocation& invocation);
-    std::size_t max_positional = 0;  // arguments that are not options
+    // How many positional arguments it takes (`policy suggest`: one); a
+    // further one is a usage error. `check` says which are valid.
+    std::size_t max_positional = 0;
 };
 
 // argv[0] is the subcommand's name.

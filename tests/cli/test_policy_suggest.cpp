@@ -1,0 +1,395 @@
+// `hostbridge policy suggest`: a policy.conf learned from a real audit log
+// (written through exec::AuditLog into an install made by the real
+// `hostbridge install`), read back with the executor's own parser. Also the
+// pure suggest_policy over every combination of verbs and services.
+#include <pty.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli/policy_suggest.hpp"
+#include "executor/audit_log.hpp"
+#include "executor/policy.hpp"
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+using exec::AuditEvent;
+using exec::AuditRecord;
+using exec::Mode;
+
+const std::vector<std::string> kServices = {"api", "db", "web", "worker"};
+
+class Suggest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+        const auto services = home.bridge_json("demo-app")["services"];
+        ASSERT_EQ(services, nlohmann::json(kServices));
+        policy_file = home.config_dir("demo-app") + "/policy.conf";
+        ASSERT_TRUE(exists(policy_file));
+    }
+
+    // `event` of `verb` (with `arg`) through the executor's own writer.
+    void log(AuditEvent event, Verb verb, const std::string& arg = "", int times = 1,
+             const std::string& reason = "") {
+        auto audit = exec::AuditLog::open(home.state_dir("demo-app"));
+        ASSERT_TRUE(audit.ok()) << audit.error().message;
+        audit->set_journal_anchor(false);
+        for (int i = 0; i < times; ++i) {
+            AuditRecord r;
+            r.event = event;
+            r.request =
+                "20260101T000000Z-" + std::string(verb_name(verb)) + "-0123456789abcdef.json";
+            r.verb = verb;
+            if (!arg.empty()) r.arg = arg;
+            if (!reason.empty()) r.reason = reason;
+            ASSERT_TRUE(audit->append(r).ok());
+        }
+    }
+    void ran(Verb verb, const std::string& arg = "", int times = 1) {
+        log(AuditEvent::Started, verb, arg, times);
+    }
+
+    Ran suggest(const std::vector<std::string>& extra = {}) const {
+        std::vector<std::string> args = {"policy", "suggest", "--slug", "demo-app"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return home.hostbridge(args);
+    }
+
+    // The suggestion as the executor reads it, which must understand every
+    // line and have nothing to warn about.
+    static exec::Policy parsed(const std::string& text) {
+        exec::Policy p = exec::parse_policy(text, kServices);
+        EXPECT_EQ(p.not_understood, "") << text;
+        EXPECT_TRUE(p.warnings.empty()) << (p.warnings.empty() ? "" : p.warnings[0]) << "\n"
+                                        << text;
+        return p;
+    }
+
+    // The comment line just before `key_line`.
+    static std::string comment_before(const std::string& text, const std::string& key_line) {
+        const auto lines = lines_of(text);
+        for (std::size_t i = 1; i < lines.size(); ++i) {
+            if (lines[i] == key_line) return lines[i - 1];
+        }
+        return "(no line " + key_line + ")";
+    }
+
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+    std::string policy_file;
+};
+
+TEST_F(Suggest, UsedVerbsAreAutoWithHowOftenAndSinceWhen) {
+    ran(Verb::Status, "", 3);
+    ran(Verb::Up);
+    ran(Verb::Logs, "api", 2);
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    const exec::Policy p = parsed(run.out);
+    EXPECT_EQ(p.mode(Verb::Ping), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Status), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
+    EXPECT_TRUE(has_line(run.out, "MODE_status=auto")) << run.out;
+    const std::string status = comment_before(run.out, "MODE_status=auto");
+    EXPECT_TRUE(contains(status, "# status: ran 3 times, 20")) << status;  // from .. to
+    const std::string up = comment_before(run.out, "MODE_up=auto");
+    EXPECT_TRUE(contains(up, "# up: ran once, at 20")) << up;
+    // Only api's logs ran: logs is denied but for api.
+    EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "MODE_logs.api=auto")) << run.out;
+    EXPECT_TRUE(contains(comment_before(run.out, "MODE_logs.api=auto"), "ran 2 times"));
+    EXPECT_EQ(p.mode(Verb::Logs, "api"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Logs, "db"), Mode::Deny);
+    EXPECT_EQ(p.service_rules.size(), 1u);
+}
+
+TEST_F(Suggest, UnusedAndRefusedVerbsAreDenied) {
+    ran(Verb::Status);
+    // Refused by policy (and a dry run, audited `denied`): not use.
+    log(AuditEvent::Denied, Verb::Health, "", 4, "verb is denied by policy: MODE_health=deny");
+    log(AuditEvent::Denied, Verb::Up, "", 1, "dry run: would run $STACK start");
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    const exec::Policy p = parsed(run.out);
+    for (Verb verb : kAllVerbs) {
+        if (verb == Verb::Ping || verb == Verb::Status) continue;
+        EXPECT_EQ(p.mode(verb), Mode::Deny) << verb_name(verb);
+        EXPECT_EQ(p.mode(verb, "api"), Mode::Deny) << verb_name(verb);
+    }
+    EXPECT_TRUE(has_line(run.out, "MODE_health=deny")) << run.out;
+    EXPECT_TRUE(contains(comment_before(run.out, "MODE_health=deny"), "never ran; refused 4"));
+    EXPECT_TRUE(contains(comment_before(run.out, "MODE_join-network=deny"), "never ran"));
+}
+
+TEST_F(Suggest, DownInitAndRebuildAreAskNeverAuto) {
+    ran(Verb::Down, "", 2);
+    ran(Verb::Init);
+    ran(Verb::Rebuild, "api");
+    ran(Verb::Rebuild, "web");  // api and web: every buildable service
+    ran(Verb::Restart, "db");
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    const exec::Policy p = parsed(run.out);
+    EXPECT_EQ(p.mode(Verb::Down), Mode::Ask);
+    EXPECT_EQ(p.mode(Verb::Init), Mode::Ask);
+    EXPECT_EQ(p.mode(Verb::Rebuild), Mode::Ask);
+    EXPECT_TRUE(has_line(run.out, "MODE_down=ask")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "MODE_init=ask")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "MODE_rebuild=ask")) << run.out;
+    for (const auto& line : lines_of(run.out)) {
+        for (const char* key : {"MODE_down", "MODE_init", "MODE_rebuild"}) {
+            if (line.rfind(key, 0) == 0) {
+                EXPECT_FALSE(contains(line, "=auto")) << line;
+            }
+        }
+    }
+    EXPECT_TRUE(contains(comment_before(run.out, "MODE_down=ask"), "never auto")) << run.out;
+    // restart, which is not one of the three, ran for db only.
+    EXPECT_EQ(p.mode(Verb::Restart, "db"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Deny);
+}
+
+TEST_F(Suggest, RebuildOfSomeServicesIsAskForThoseOnly) {
+    ran(Verb::Rebuild, "web", 2);
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    const exec::Policy p = parsed(run.out);
+    EXPECT_TRUE(has_line(run.out, "MODE_rebuild=deny")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "MODE_rebuild.web=ask")) << run.out;
+    EXPECT_EQ(p.mode(Verb::Rebuild, "web"), Mode::Ask);
+    EXPECT_EQ(p.mode(Verb::Rebuild, "api"), Mode::Deny);
+}
+
+TEST_F(Suggest, EveryServiceUsedIsOneVerbLine) {
+    for (const auto& service : kServices) ran(Verb::Restart, service);
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    const exec::Policy p = parsed(run.out);
+    EXPECT_TRUE(has_line(run.out, "MODE_restart=auto")) << run.out;
+    EXPECT_FALSE(contains(run.out, "MODE_restart.")) << run.out;
+    EXPECT_TRUE(p.service_rules.empty());
+    EXPECT_TRUE(contains(comment_before(run.out, "MODE_restart=auto"), "for every service"));
+}
+
+TEST_F(Suggest, ARemovedServiceIsNamedInACommentNotInAKey) {
+    ran(Verb::Restart, "api");
+    ran(Verb::Restart, "oldsvc", 3);
+    ran(Verb::Logs, "gone");  // logs ran only for a service that is gone
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    const exec::Policy p = parsed(run.out);  // a key naming it would not parse cleanly
+    EXPECT_TRUE(has_line(run.out, "MODE_restart.api=auto")) << run.out;
+    EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;
+    bool named = false;
+    for (const auto& line : lines_of(run.out)) {
+        if (!contains(line, "oldsvc") && !contains(line, "gone")) continue;
+        EXPECT_EQ(line.rfind("#", 0), 0u) << line;
+        if (contains(line, "\"oldsvc\" (no longer a service of this install): ran 3 times"))
+            named = true;
+    }
+    EXPECT_TRUE(named) << run.out;
+    EXPECT_EQ(p.service_rules.size(), 1u);
+}
+
+TEST_F(Suggest, ANameWithControlCharactersIsShownEscaped) {
+    // The verifier takes any string as arg: a name with an escape sequence
+    // and a newline still verifies, and must neither reach the terminal nor
+    // start a line of its own.
+    ran(Verb::Restart, "db\x1b[2J\nMODE_up=auto");
+    ASSERT_EQ(home.hostbridge({"audit", "--slug", "demo-app", "--verify"}).code, 0);
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+    EXPECT_TRUE(contains(run.out, "\"db\\x1b[2J\\nMODE_up=auto\"")) << run.out;
+    const exec::Policy p = parsed(run.out);
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Deny);
+    EXPECT_EQ(p.mode(Verb::Restart), Mode::Deny);
+    EXPECT_TRUE(p.service_rules.empty());
+}
+
+TEST_F(Suggest, AnAuditLogThatFailsVerificationIsRefused) {
+    ran(Verb::Status, "", 2);
+    const std::string file = home.state_dir("demo-app") + "/audit.jsonl";
+    auto lines = lines_of(read_file(file));
+    ASSERT_EQ(lines.size(), 3u);
+    // Forge the second status into an `up`: the hash no longer matches.
+    const auto pos = lines[2].find("\"verb\":\"status\"");
+    ASSERT_NE(pos, std::string::npos);
+    lines[2].replace(pos, 15, "\"verb\":\"up\"");
+    write_file(file, lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n", 0600);
+    const std::string before = read_file(policy_file);
+    Ran run = suggest();
+    EXPECT_EQ(run.code, 1);
+    EXPECT_FALSE(contains(run.out, "MODE_")) << run.out;
+    EXPECT_TRUE(contains(run.err, "fails verification (audit.jsonl line 3")) << run.err;
+    EXPECT_TRUE(contains(run.err, " audit --slug demo-app --verify")) << run.err;
+    EXPECT_EQ(suggest({"--write", "--yes"}).code, 1);
+    EXPECT_EQ(read_file(policy_file), before);
+}
+
+TEST_F(Suggest, NothingIsWrittenWithoutWriteOrAConfirmation) {
+    ran(Verb::Status);
+    const std::string before = read_file(policy_file);
+    Ran run = suggest();
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(read_file(policy_file), before);
+    // --write with stdin not a terminal and no --yes: shown, not written.
+    Ran write = suggest({"--write"});
+    EXPECT_EQ(write.code, 1);
+    EXPECT_TRUE(contains(write.out, "-MODE_health=auto")) << write.out;
+    EXPECT_TRUE(contains(write.out, "+MODE_health=deny")) << write.out;
+    EXPECT_TRUE(contains(write.err, "nothing was written")) << write.err;
+    EXPECT_TRUE(contains(write.err, "policy suggest --slug demo-app --write --yes")) << write.err;
+    EXPECT_EQ(read_file(policy_file), before);
+}
+
+TEST_F(Suggest, WriteWithYesReplacesTheFileKeepingItsMode) {
+    ran(Verb::Logs, "db");
+    ran(Verb::Down);
+    ASSERT_EQ(::chmod(policy_file.c_str(), 0640), 0);
+    const std::string suggested = suggest().out;
+    Ran write = suggest({"--write", "--yes"});
+    ASSERT_EQ(write.code, 0) << write.err;
+    EXPECT_TRUE(contains(write.out, "+MODE_down=ask")) << write.out;
+    EXPECT_EQ(read_file(policy_file), suggested);
+    EXPECT_EQ(mode_of(policy_file), 0640u);
+    // What the executor will read from the file it wrote.
+    const exec::Policy p = exec::load_policy(policy_file, kServices);
+    EXPECT_EQ(p.not_understood, "");
+    EXPECT_TRUE(p.warnings.empty());
+    EXPECT_EQ(p.mode(Verb::Logs, "db"), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Down), Mode::Ask);
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Deny);
+    // Again: the file already says it.
+    Ran again = suggest({"--write", "--yes"});
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_TRUE(contains(again.out, "nothing written")) << again.out;
+}
+
+TEST_F(Suggest, WriteAsksOnATerminal) {
+    ran(Verb::Status);
+    const std::string before = read_file(policy_file);
+    const std::string suggested = suggest().out;
+    for (const char* answer : {"n\n", "y\n"}) {
+        int master = -1;
+        const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            for (const auto& e : home.env()) ::putenv(::strdup(e.c_str()));
+            ::execl(HB_BIN_DIR "/hostbridge", "hostbridge", "policy", "suggest", "--slug",
+                    "demo-app", "--write", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        std::string seen;
+        char buf[4096];
+        while (!contains(seen, "[y/N]")) {
+            const ssize_t n = ::read(master, buf, sizeof buf);
+            if (n <= 0) break;
+            seen.append(buf, static_cast<std::size_t>(n));
+        }
+        ASSERT_TRUE(contains(seen, "+MODE_up=deny")) << seen;
+        ASSERT_EQ(::write(master, answer, 2), 2);
+        while (::read(master, buf, sizeof buf) > 0) {
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        ::close(master);
+        EXPECT_EQ(WEXITSTATUS(status), answer[0] == 'y' ? 0 : 1) << answer;
+        EXPECT_EQ(read_file(policy_file), answer[0] == 'y' ? suggested : before) << answer;
+    }
+}
+
+TEST_F(Suggest, UsageErrors) {
+    EXPECT_EQ(home.hostbridge({"policy", "--slug", "demo-app"}).code, 2);
+    EXPECT_EQ(home.hostbridge({"policy", "show", "--slug", "demo-app"}).code, 2);
+    EXPECT_EQ(home.hostbridge({"policy", "suggest", "more", "--slug", "demo-app"}).code, 2);
+    EXPECT_EQ(suggest({"--yes"}).code, 2);
+    Ran help = home.hostbridge({"policy", "--help"});
+    EXPECT_EQ(help.code, 0);
+    EXPECT_TRUE(contains(help.out, "usage: hostbridge policy suggest")) << help.out;
+    EXPECT_TRUE(contains(home.hostbridge({"--help"}).out, "policy suggest"));
+}
+
+// The pure function, without an install: every verb with every subset of
+// {api, db, a removed service}, and an install with no service at all.
+TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
+    const cli::InstallServices install{kServices, {"api", "web"}};
+    const std::vector<std::string> candidates = {"api", "db", "web", "old"};
+    for (Verb verb : kAllVerbs) {
+        for (unsigned subset = 0; subset < (1u << candidates.size()); ++subset) {
+            std::vector<cli::AuditUse> events;
+            std::uint64_t seq = 0;
+            auto add = [&](AuditEvent event, std::optional<std::string> arg) {
+                cli::AuditUse u;
+                u.seq = ++seq;
+                u.ts = "2026-01-0" + std::to_string(1 + seq % 9) + "T00:00:00.000Z";
+                u.event = event;
+                u.verb = verb;
+                u.arg = std::move(arg);
+                events.push_back(u);
+            };
+            const bool takes = verb_arg_kind(verb) != ArgKind::None;
+            for (std::size_t i = 0; i < candidates.size(); ++i) {
+                if ((subset & (1u << i)) != 0)
+                    add(AuditEvent::Started, takes ? std::optional(candidates[i]) : std::nullopt);
+            }
+            add(AuditEvent::Denied, std::nullopt);
+            const cli::Suggestion s = cli::suggest_policy(events, install, "demo");
+            const exec::Policy p = exec::parse_policy(s.text, kServices);
+            ASSERT_EQ(p.not_understood, "") << s.text;
+            ASSERT_TRUE(p.warnings.empty()) << p.warnings[0];
+            for (const auto& [v, mode] : s.verbs) EXPECT_EQ(p.mode(v), mode) << s.text;
+            ASSERT_EQ(p.service_rules.size(), s.service_rules.size());
+            for (const auto& rule : s.service_rules)
+                EXPECT_EQ(p.mode(rule.verb, rule.service), rule.mode);
+            const bool ran_any = subset != 0;
+            const Mode used = cli::needs_a_person(verb) ? Mode::Ask : Mode::Auto;
+            for (const auto& service : kServices) {
+                const auto i = std::find(candidates.begin(), candidates.end(), service);
+                const bool ran_it =
+                    i != candidates.end() && (subset & (1u << (i - candidates.begin()))) != 0;
+                Mode expected = Mode::Deny;
+                if (verb == Verb::Ping) {
+                    expected = Mode::Auto;
+                } else if (verb_arg_kind(verb) == ArgKind::None) {
+                    expected = ran_any ? used : Mode::Deny;
+                } else if (verb_arg_kind(verb) == ArgKind::Service) {
+                    expected = ran_it ? used : Mode::Deny;
+                } else {
+                    // Buildable: api and web. Both ran: the verb's own line,
+                    // which also covers db and worker (the argv table refuses
+                    // them whatever the policy says).
+                    const bool buildable = service == "api" || service == "web";
+                    const bool every = (subset & 0b101u) == 0b101u;
+                    expected = every || (buildable && ran_it) ? used : Mode::Deny;
+                }
+                EXPECT_EQ(p.mode(verb, takes ? service : ""), expected)
+                    << verb_name(verb) << " " << service << " subset " << subset << "\n"
+                    << s.text;
+            }
+            EXPECT_FALSE(cli::needs_a_person(verb) &&
+                         contains(s.text, std::string(verb_info(verb).policy_key) + "=auto"));
+        }
+    }
+    // No services at all, no events: ping alone.
+    const cli::Suggestion none = cli::suggest_policy({}, {}, "demo");
+    const exec::Policy p = exec::parse_policy(none.text);
+    EXPECT_EQ(p.not_understood, "");
+    EXPECT_TRUE(p.warnings.empty());
+    for (Verb verb : kAllVerbs)
+        EXPECT_EQ(p.mode(verb), verb == Verb::Ping ? Mode::Auto : Mode::Deny);
+}
+
+}  // namespace
+}  // namespace hb::test
