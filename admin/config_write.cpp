@@ -60,7 +60,8 @@ std::string serialize_config(const Config& config) {
         {"ttl_seconds", config.limits.ttl_seconds},
         {"future_skew_seconds", config.limits.future_skew_seconds},
     };
-    if (config.limits.max_held != Limits{}.max_held) j["limits"]["max_held"] = config.limits.max_held;
+    if (config.limits.max_held != Limits{}.max_held)
+        j["limits"]["max_held"] = config.limits.max_held;
 
     ordered_json timeouts_json = {
         {"default", config.timeouts.default_seconds},

@@ -119,8 +119,8 @@ Result<exec::HeldRequest> read_held(int held_fd, const std::string& name) {
     if (!text) return text.error();
     if (!*text) {
         struct stat st {};
-        const bool taken = ::fstatat(held_fd, (name + std::string(exec::kTakenSuffix)).c_str(),
-                                     &st, AT_SYMLINK_NOFOLLOW) == 0;
+        const bool taken = ::fstatat(held_fd, (name + std::string(exec::kTakenSuffix)).c_str(), &st,
+                                     AT_SYMLINK_NOFOLLOW) == 0;
         return make_error(name + (taken ? " is being run or refused by the executor now"
                                         : " is not held: it was decided or expired, or never "
                                           "held (`hostbridge pending` lists what is)"));
@@ -146,14 +146,13 @@ void show(const exec::HeldRequest& held, std::time_t now) {
 // The executor takes the decision up now: the installed service, or a
 // drain of its own where there are no units. A running `watch` wakes for
 // the decision by itself (executor/wakeup.hpp).
-void wake_executor(std::string_view command, const InstallPaths& paths,
-                   const Config& config) {
+void wake_executor(std::string_view command, const InstallPaths& paths, const Config& config) {
     if (config.systemd.enabled) {
         if (auto systemctl = SystemctlUser::find(); systemctl && systemctl->manager_reachable()) {
             auto started = systemctl->run({"start", "--no-block", paths.service_unit_name});
             if (started && started->ok()) return;
-            print_warning(command, "cannot start " + paths.service_unit_name +
-                                       "; running a drain instead");
+            print_warning(command,
+                          "cannot start " + paths.service_unit_name + "; running a drain instead");
         }
     }
     std::vector<std::string> argv = {paths.executor, "drain", "--config", paths.config_file};
@@ -253,11 +252,11 @@ int run_pending(Invocation& in) {
 
 }  // namespace
 
-const Subcommand kPending{"pending",  kPendingHelp, kSlugOnly, Subcommand::Needs::Install,
-                          nullptr,    run_pending};
-const Subcommand kAllow{"allow", kAllowHelp, kSlugOnly, Subcommand::Needs::Install,
-                        check_allow, run_allow, 1};
-const Subcommand kDeny{"deny", kDenyHelp, kDenySpecs, Subcommand::Needs::Install,
-                       check_deny, run_deny, 1};
+const Subcommand kPending{"pending", kPendingHelp, kSlugOnly, Subcommand::Needs::Install,
+                          nullptr,   run_pending};
+const Subcommand kAllow{"allow",     kAllowHelp, kSlugOnly, Subcommand::Needs::Install,
+                        check_allow, run_allow,  1};
+const Subcommand kDeny{"deny",     kDenyHelp, kDenySpecs, Subcommand::Needs::Install,
+                       check_deny, run_deny,  1};
 
 }  // namespace hb::cli

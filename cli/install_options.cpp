@@ -76,10 +76,10 @@ const OptionSpec kSpecs[] = {
     {"agent-container", true, false}, {"network", true, false},
     {"engine", true, false},          {"rate-limit", true, false},
     {"read-rate-limit", true, false}, {"ttl", true, false},
-    {"max-held", true, false},
-    {"verb-timeout", true, true},     {"file-mode", true, false},
-    {"agent-gid", true, false},       {"allow-root", false, false},
-    {"no-systemd", false, false},     {"force", false, false},
+    {"max-held", true, false},        {"verb-timeout", true, true},
+    {"file-mode", true, false},       {"agent-gid", true, false},
+    {"allow-root", false, false},     {"no-systemd", false, false},
+    {"force", false, false},
 };
 
 Result<std::vector<std::string>> split_list(const std::string& option, const std::string& text) {

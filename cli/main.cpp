@@ -38,9 +38,8 @@ Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 
 // Parsed, --help, --slug and the install located once, in run_subcommand.
 const hb::cli::Subcommand* const kSubcommands[] = {
-    &hb::cli::kUninstall, &hb::cli::kDoctor,  &hb::cli::kApprove, &hb::cli::kAudit,
-    &hb::cli::kList,      &hb::cli::kUpgrade, &hb::cli::kPolicy,  &hb::cli::kPending,
-    &hb::cli::kAllow,     &hb::cli::kDeny,
+    &hb::cli::kUninstall, &hb::cli::kDoctor, &hb::cli::kApprove, &hb::cli::kAudit, &hb::cli::kList,
+    &hb::cli::kUpgrade,   &hb::cli::kPolicy, &hb::cli::kPending, &hb::cli::kAllow, &hb::cli::kDeny,
 };
 
 int dispatch(int argc, char** argv) {

@@ -306,7 +306,8 @@ Limits limits(const json& value) {
     out.ttl_seconds = positive(obj.required("ttl_seconds"), obj.key("ttl_seconds"));
     out.future_skew_seconds =
         positive(obj.required("future_skew_seconds"), obj.key("future_skew_seconds"));
-    if (const json* held = obj.optional("max_held")) out.max_held = positive(*held, obj.key("max_held"));
+    if (const json* held = obj.optional("max_held"))
+        out.max_held = positive(*held, obj.key("max_held"));
     return out;
 }
 

@@ -44,7 +44,7 @@ struct Decision {
     std::optional<std::string> output;        // raw bytes; the drain trims and repairs them
     std::optional<std::string> log;           // "archive/<name>.log" when a command ran
     std::optional<std::int64_t> duration_ms;  // the command's run time
-    std::string command;  // Held: what would run, in docs/ARGV-TABLE.md's names
+    std::string command;                      // Held: what would run, in docs/ARGV-TABLE.md's names
 };
 
 // The reason text a Decision stands for (null when it has none).

@@ -106,8 +106,8 @@ Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
     auto held = open_held_dir(config->state_dir);
     if (!held) return held.error();
     return std::unique_ptr<Drain>(new Drain(options.config_path, std::move(*config),
-                                            std::move(*spool), std::move(*audit),
-                                            std::move(*lock), std::move(*held)));
+                                            std::move(*spool), std::move(*audit), std::move(*lock),
+                                            std::move(*held)));
 }
 
 void Drain::refresh_pins() {

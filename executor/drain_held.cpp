@@ -22,8 +22,8 @@ Decision denied(ReasonCode code, std::string detail = {}) {
     Decision d;
     d.state = FinalState::Denied;
     d.reason = code;
-    d.reason_detail = detail.empty() ? std::string()
-                                     : std::string(reason_text(code)) + ": " + std::move(detail);
+    d.reason_detail =
+        detail.empty() ? std::string() : std::string(reason_text(code)) + ": " + std::move(detail);
     return d;
 }
 
@@ -42,7 +42,8 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
                      std::optional<std::int64_t>& expires_at) {
     const int fd = held_fd_.get();
     auto names = list_held(fd);
-    if (!names) return denied(ReasonCode::AwaitingApproval, "cannot hold it: " + names.error().message);
+    if (!names)
+        return denied(ReasonCode::AwaitingApproval, "cannot hold it: " + names.error().message);
     std::optional<std::string> service;
     if (verdict.arg_index != kNoArg) service = config_.services.at(verdict.arg_index);
     const std::string generation = config_generation(config_);
@@ -69,14 +70,13 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
         }
         other->merged.push_back(name);
         if (auto kept = publish_held_file(fd, other_name, render_held(*other), false); !kept) {
-            return denied(ReasonCode::AwaitingApproval,
-                          "cannot hold it: " + kept.error().message);
+            return denied(ReasonCode::AwaitingApproval, "cannot hold it: " + kept.error().message);
         }
         expires_at = other->expires_at;
         Decision merged = held;
         merged.reason_detail = std::string(reason_text(ReasonCode::AwaitingApproval)) +
-                               ", together with " + other_name + " (the same request): " +
-                               allow_or_deny(other_name);
+                               ", together with " + other_name +
+                               " (the same request): " + allow_or_deny(other_name);
         return merged;
     }
     if (count >= static_cast<std::size_t>(config_.limits.max_held)) {
@@ -95,8 +95,8 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     auto written = publish_held_file(fd, name, render_held(record), true);
     if (!written || !*written) {
         return denied(ReasonCode::AwaitingApproval,
-                      "cannot hold it: " + (written ? std::string("the name is taken")
-                                                    : written.error().message));
+                      "cannot hold it: " +
+                          (written ? std::string("the name is taken") : written.error().message));
     }
     // The person is told in the service log (and the journal, by the audit
     // event): what would run, in the names of docs/ARGV-TABLE.md.
@@ -212,9 +212,9 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
             Verdict verdict;
             verdict.outcome = Outcome::Accept;
             verdict.verb = held.verb;
-            verdict.arg_index = held.service ? static_cast<std::uint16_t>(index -
-                                                                          config_.services.begin())
-                                             : kNoArg;
+            verdict.arg_index = held.service
+                                    ? static_cast<std::uint16_t>(index - config_.services.begin())
+                                    : kNoArg;
             verdict.requested_at = held.requested_at;
             DrainContext context{config_, spool_, audit_, responses_};
             outcome = decide_and_run(context, Claimed{held.request}, verdict, Approval::Given);
@@ -232,10 +232,9 @@ Result<void> Drain::finish_held(const HeldRequest& held, const Decision& decisio
     std::vector<std::string> names = held.merged;
     names.insert(names.begin(), held.request);
     for (const std::string& name : names) {
-        Finish f = Finish::decided(name, held.verb, held.service,
-                                   name == held.request ? std::optional(held.requested_at)
-                                                        : std::nullopt,
-                                   decision);
+        Finish f = Finish::decided(
+            name, held.verb, held.service,
+            name == held.request ? std::optional(held.requested_at) : std::nullopt, decision);
         f.to = Finish::To::Nowhere;
         if (auto done = finish(f); !done) return done;
     }

@@ -187,8 +187,8 @@ Result<bool> publish_held_file(int held_fd, const std::string& name, std::string
                                bool no_replace) {
     std::random_device random;
     const std::string temp = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(random());
-    UniqueFd fd(
-        ::openat(held_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    UniqueFd fd(::openat(held_fd, temp.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return make_error(sys::errno_text("held/" + temp));
     if (!sys::write_all(fd.get(), bytes) || ::fsync(fd.get()) != 0) {
         const int err = errno;

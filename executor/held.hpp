@@ -27,15 +27,15 @@ inline constexpr std::string_view kTakenSuffix = ".taken";
 inline constexpr std::size_t kMaxMerged = 16;
 
 struct HeldRequest {
-    std::string request;                 // on-schema name (archive/ has the file)
+    std::string request;  // on-schema name (archive/ has the file)
     Verb verb = Verb::Ping;
     std::optional<std::string> service;  // the service's name, not its index
     std::string command;                 // what would run, docs/ARGV-TABLE.md's names
     std::string generation;              // config_generation() when it was held
     std::int64_t requested_at = 0;
     std::int64_t held_at = 0;
-    std::int64_t expires_at = 0;         // requested_at + the TTL
-    std::vector<std::string> merged;     // later requests for the same thing
+    std::int64_t expires_at = 0;      // requested_at + the TTL
+    std::vector<std::string> merged;  // later requests for the same thing
     bool operator==(const HeldRequest&) const = default;
 };
 

@@ -169,9 +169,9 @@ int run_drain(hb::exec::Drain& drain, hb::exec::Wakeup& wakeup, int linger_secon
 int run(const Args& args) {
     auto drain = hb::exec::Drain::prepare(args.drain);
     if (!drain) return fail(drain.error().message);
-    auto wakeup = hb::exec::Wakeup::open((*drain)->spool().fd(hb::exec::SpoolDir::Requests),
-                                         (*drain)->held_fd(),
-                                         args.watch || args.linger_seconds > 0);
+    auto wakeup =
+        hb::exec::Wakeup::open((*drain)->spool().fd(hb::exec::SpoolDir::Requests),
+                               (*drain)->held_fd(), args.watch || args.linger_seconds > 0);
     if (!wakeup) return fail(wakeup.error().message);
     return args.watch ? run_watch(**drain, *wakeup)
                       : run_drain(**drain, *wakeup, args.linger_seconds);

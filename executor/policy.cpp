@@ -73,8 +73,7 @@ std::string_view basename_of(std::string_view path) {
 }  // namespace
 
 // The spelling of each mode in policy.conf, in Mode's order.
-constexpr auto kModeNames =
-    dense_names<Mode::Ask>({"auto", "deny", "dry-run", "ask"}, "deny");
+constexpr auto kModeNames = dense_names<Mode::Ask>({"auto", "deny", "dry-run", "ask"}, "deny");
 
 std::string_view mode_name(Mode mode) {
     return name_of(kModeNames, mode);

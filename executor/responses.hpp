@@ -30,8 +30,8 @@ struct Response {
     std::int64_t updated_at = 0;               // seconds since the epoch
     std::optional<int> exit_code;
     std::optional<std::string> reason;
-    std::optional<std::string> output;  // raw bytes; trimmed and repaired when rendered
-    std::optional<std::string> log;     // "archive/<name>.log"
+    std::optional<std::string> output;       // raw bytes; trimmed and repaired when rendered
+    std::optional<std::string> log;          // "archive/<name>.log"
     std::optional<std::int64_t> expires_at;  // Pending only: when the hold ends
 };
 

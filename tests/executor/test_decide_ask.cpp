@@ -1,0 +1,319 @@
+// MODE_<verb>=ask end to end through the real drain and parser: a request
+// is checked as usual, then held in <state_dir>/held (answered `pending`);
+// a person's decision (written here exactly as `hostbridge allow|deny`
+// writes it, through executor/held.hpp) is acted on by the next drain,
+// which checks the policy, the pins, the gate and the rate limit again.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "executor/held.hpp"
+#include "tests/executor/decide_fixture.hpp"
+
+namespace {
+
+using hb::test::StackFixture;
+using hb::test::wait_until;
+namespace exec = hb::exec;
+using Calls = std::vector<std::vector<std::string>>;
+
+// Every verb auto but those `extra` sets.
+void write_policy(const StackFixture& f, const std::string& extra) {
+    std::string text;
+    for (const char* verb : {"ping", "status", "health", "logs", "down", "restart", "rebuild"}) {
+        const std::string key = std::string("MODE_") + verb + "=";
+        if (extra.find(key) == std::string::npos) text += key + "auto\n";
+    }
+    hb::test::write_file(f.root + "/policy.conf", text + extra);
+}
+
+std::string reason_of(const StackFixture& f, const std::string& name) {
+    const auto r = f.response(name);
+    if (!r || !(*r)["reason"].is_string()) return "(no reason)";
+    return (*r)["reason"];
+}
+
+std::string held_dir(const StackFixture& f) {
+    return f.state + "/held";
+}
+
+exec::HeldRequest held_record(const StackFixture& f, const std::string& name) {
+    auto parsed = exec::parse_held(hb::test::read_file(held_dir(f) + "/" + name));
+    if (!parsed) throw std::runtime_error("held/" + name + ": " + parsed.error().message);
+    return *parsed;
+}
+
+// What `hostbridge allow|deny` does to the state dir (cli/held.cpp).
+bool decide(const StackFixture& f, const std::string& name, bool allow,
+            const std::string& reason = "") {
+    const exec::HeldRequest held = held_record(f, name);
+    auto fd = exec::open_held_dir(f.state);
+    if (!fd) throw std::runtime_error(fd.error().message);
+    auto published =
+        exec::publish_held_file(fd->get(), name + std::string(exec::kDecisionSuffix),
+                                exec::render_decision({allow, held.generation, reason}), true);
+    if (!published) throw std::runtime_error(published.error().message);
+    return *published;
+}
+
+TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    const auto pending = f.response(down);
+    ASSERT_TRUE(pending.has_value());
+    EXPECT_EQ((*pending)["state"], "pending");
+    EXPECT_EQ(reason_of(f, down),
+              "waiting for a person's approval on the host: `hostbridge allow " + down +
+                  "` runs it, `hostbridge deny " + down + "` refuses it");
+    EXPECT_TRUE(f.recorded().empty());
+    // The record holds what the person will be shown, off the spool.
+    const exec::HeldRequest held = held_record(f, down);
+    EXPECT_EQ((*pending)["expires_at"], StackFixture::utc(held.expires_at, true));
+    EXPECT_EQ(held.verb, hb::Verb::Down);
+    EXPECT_EQ(held.command, "$STACK stop");
+    EXPECT_EQ(held.generation, exec::config_generation(f.parsed_config()));
+    EXPECT_EQ(held.expires_at - held.requested_at, 600);
+    EXPECT_EQ(f.audit_reason(down, "held"), reason_of(f, down));
+    // The request file is archived: a replay of its name is refused.
+    EXPECT_TRUE(hb::test::fs::exists(f.path("archive", down)));
+
+    // Another drain changes nothing without a decision.
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "pending");
+    EXPECT_TRUE(f.recorded().empty());
+
+    ASSERT_TRUE(decide(f, down, true));
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "done");
+    EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "stop"}}));
+    EXPECT_EQ(f.audit_reason(down, "allowed"), "allowed by a person");
+    EXPECT_EQ(f.audit_for(down, "started").size(), 1u);
+    EXPECT_EQ(f.audit_for(down, "succeeded").size(), 1u);
+    EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+
+    // Single use: the record is gone, nothing runs again.
+    f.drain();
+    EXPECT_EQ(f.recorded().size(), 1u);
+}
+
+TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
+    StackFixture f;
+    write_policy(f, "MODE_restart.db=ask\n");
+    const std::string db = f.publish("restart", "db");
+    const std::string api = f.publish("restart", "api");
+    f.drain();
+    EXPECT_EQ(f.state_of(db), "pending");
+    EXPECT_EQ(f.state_of(api), "done");  // the more specific key wins
+    ASSERT_TRUE(decide(f, db, false, "not during the demo"));
+    f.drain();
+    EXPECT_EQ(f.state_of(db), "denied");
+    EXPECT_EQ(reason_of(f, db), "denied by a person on the host: not during the demo");
+    EXPECT_EQ(f.audit_reason(db, "denied"), reason_of(f, db));
+    EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "api"}}));
+}
+
+TEST(DecideAsk, ADecisionIsPublishedOnceEvenWhenTwoRace) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    std::atomic<int> won{0};
+    std::vector<std::thread> racers;
+    for (int i = 0; i < 8; ++i) {
+        racers.emplace_back([&, i] {
+            if (decide(f, down, i % 2 == 0)) ++won;
+        });
+    }
+    for (auto& t : racers) t.join();
+    EXPECT_EQ(won.load(), 1);
+    f.drain();
+    f.drain();
+    EXPECT_LE(f.recorded().size(), 1u);
+    const std::string state = f.state_of(down);
+    EXPECT_TRUE(state == "done" || state == "denied") << state;
+}
+
+TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    // Two seconds of its TTL left when it is held.
+    const std::string down = f.publish_at("down", "", std::time(nullptr) - 598);
+    f.drain();
+    ASSERT_EQ(f.state_of(down), "pending");
+    // Nothing runs now: no drain, no watch. The next activation (any
+    // request) answers it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    const std::string ping = f.publish("ping");
+    f.drain();
+    EXPECT_EQ(f.state_of(ping), "done");
+    EXPECT_EQ(f.state_of(down), "expired");
+    EXPECT_EQ(reason_of(f, down), "request expired: no person allowed it within 600 s");
+    EXPECT_EQ(f.audit_reason(down, "expired"), reason_of(f, down));
+    EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+    EXPECT_TRUE(f.recorded().empty());
+}
+
+TEST(DecideAsk, WatchAnswersAnExpiryAndADecisionByItself) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\nMODE_restart=ask\n");
+    const pid_t pid = f.start("watch");
+    const std::string down = f.publish_at("down", "", std::time(nullptr) - 598);
+    const std::string restart = f.publish("restart", "api");
+    ASSERT_TRUE(wait_until([&] { return f.state_of(restart) == "pending"; }));
+    // Nothing but the clock wakes it for the expiry.
+    EXPECT_TRUE(wait_until([&] { return f.state_of(down) == "expired"; }));
+    // A decision wakes it (inotify on held/).
+    ASSERT_TRUE(decide(f, restart, true));
+    EXPECT_TRUE(wait_until([&] { return f.state_of(restart) == "done"; }));
+    ::kill(pid, SIGTERM);
+    EXPECT_EQ(f.finish(pid).code, 0);
+    EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "api"}}));
+}
+
+TEST(DecideAsk, NewPinsBetweenHoldAndAllowAreRefused) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    ASSERT_TRUE(decide(f, down, true));
+    // `hostbridge approve` pinned another file after the person looked.
+    hb::test::write_file(f.project + "/.env", "A=1\n");
+    f.pin({"stack", ".env"});
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "denied");
+    EXPECT_EQ(reason_of(f, down),
+              "the install changed since the request was held: a re-install or `hostbridge "
+              "approve` came between; send it again");
+    EXPECT_TRUE(f.recorded().empty());
+}
+
+TEST(DecideAsk, AReinstallThatRenumberedServicesIsRefused) {
+    StackFixture f;
+    write_policy(f, "MODE_restart=ask\n");
+    const std::string db = f.publish("restart", "db");
+    f.drain();
+    ASSERT_TRUE(decide(f, db, true));
+    f.config["services"] = {"api", "cache", "db", "web"};
+    f.write_config();
+    f.drain();
+    EXPECT_EQ(f.state_of(db), "denied");
+    EXPECT_NE(reason_of(f, db).find("the install changed since the request was held"),
+              std::string::npos);
+    EXPECT_TRUE(f.recorded().empty());
+}
+
+TEST(DecideAsk, AnAllowedRequestMeetsThePolicyTheGateAndTheRateLimitAgain) {
+    {
+        StackFixture f;
+        write_policy(f, "MODE_down=ask\n");
+        const std::string down = f.publish("down");
+        f.drain();
+        ASSERT_TRUE(decide(f, down, true));
+        write_policy(f, "MODE_down=deny\n");
+        f.drain();
+        EXPECT_EQ(reason_of(f, down), "verb is denied by policy: MODE_down=deny in policy.conf");
+        EXPECT_TRUE(f.recorded().empty());
+    }
+    {
+        StackFixture f;
+        write_policy(f, "MODE_down=ask\n");
+        const std::string down = f.publish("down");
+        f.drain();
+        ASSERT_TRUE(decide(f, down, true));
+        hb::test::write_file(f.stack, "#!/bin/sh\necho swapped\n");
+        f.drain();
+        EXPECT_EQ(f.state_of(down), "denied");
+        EXPECT_EQ(reason_of(f, down).rfind("integrity gate: ", 0), 0u) << reason_of(f, down);
+        EXPECT_TRUE(f.recorded().empty());
+    }
+    {
+        StackFixture f;
+        f.limits(1, 600, 120, 60);
+        write_policy(f, "MODE_down=ask\n");
+        const std::string down = f.publish("down");
+        f.drain();
+        const std::string restart = f.publish("restart", "api");  // uses the one slot
+        f.drain();
+        ASSERT_TRUE(decide(f, down, true));
+        f.drain();
+        EXPECT_EQ(f.state_of(restart), "done");
+        EXPECT_EQ(reason_of(f, down).rfind("rate limited", 0), 0u) << reason_of(f, down);
+        EXPECT_EQ(f.recorded().size(), 1u);
+    }
+}
+
+TEST(DecideAsk, TheSameRequestIsMergedAndAnsweredOnce) {
+    StackFixture f;
+    write_policy(f, "MODE_restart=ask\n");
+    const std::string first = f.publish("restart", "db");
+    const std::string again = f.publish("restart", "db");
+    const std::string other = f.publish("restart", "api");
+    f.drain();
+    EXPECT_EQ(f.state_of(again), "pending");
+    EXPECT_NE(reason_of(f, again).find("together with " + first), std::string::npos)
+        << reason_of(f, again);
+    EXPECT_EQ(held_record(f, first).merged, (std::vector<std::string>{again}));
+    EXPECT_EQ(f.state_of(other), "pending");  // another service: its own hold
+    ASSERT_TRUE(decide(f, first, true));
+    f.drain();
+    EXPECT_EQ(f.state_of(first), "done");
+    EXPECT_EQ(f.state_of(again), "done");
+    EXPECT_EQ(f.state_of(other), "pending");
+    EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "db"}}));
+}
+
+TEST(DecideAsk, HoldsAtMostTheConfiguredNumber) {
+    StackFixture f;
+    f.config["limits"]["max_held"] = 2;
+    f.write_config();
+    write_policy(f, "MODE_restart=ask\nMODE_down=ask\n");
+    const std::string a = f.publish("restart", "api");
+    const std::string b = f.publish("restart", "db");
+    const std::string c = f.publish("down");
+    f.drain();
+    EXPECT_EQ(f.state_of(a), "pending");
+    EXPECT_EQ(f.state_of(b), "pending");
+    EXPECT_EQ(f.state_of(c), "denied");
+    EXPECT_EQ(reason_of(f, c),
+              "too many requests are waiting for a person's approval: 2 already wait; "
+              "`hostbridge pending` lists them");
+    EXPECT_EQ(std::distance(hb::test::fs::directory_iterator(held_dir(f)),
+                            hb::test::fs::directory_iterator()),
+              2);
+}
+
+TEST(DecideAsk, OneTakenUpByACrashedDrainFailsAndNeverRuns) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    ASSERT_TRUE(decide(f, down, true));
+    // As a drain leaves it when it dies between taking it up and finishing.
+    hb::test::fs::rename(held_dir(f) + "/" + down, held_dir(f) + "/" + down + ".taken");
+    hb::test::fs::remove(held_dir(f) + "/" + down + ".decision");
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "failed");
+    EXPECT_EQ(reason_of(f, down), "interrupted");
+    EXPECT_TRUE(f.recorded().empty());
+    EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+}
+
+TEST(DecideAsk, ARecordThatDoesNotParseIsNeverActedOn) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    ASSERT_TRUE(decide(f, down, true));
+    hb::test::write_file(held_dir(f) + "/" + down, "{\"request\": 1}");
+    const auto e = f.run();
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_NE(e.err.find("cannot be read"), std::string::npos) << e.err;
+    EXPECT_TRUE(f.recorded().empty());
+    EXPECT_TRUE(hb::test::fs::exists(held_dir(f) + "/.unreadable-" + down));
+}
+
+}  // namespace
