@@ -111,6 +111,10 @@ std::string_view default_policy_text() {
 #   auto     run it
 #   deny     refuse it
 #   dry-run  check it as usual, run nothing, answer what would have run
+#   ask      check it as usual, then hold it until a person on this host
+#            runs `hostbridge allow NAME` or `hostbridge deny NAME`
+#            (`hostbridge pending` lists what waits); the agent is answered
+#            `pending` meanwhile, and `expired` after the TTL
 # MODE_<verb>.<service>=MODE (e.g. MODE_restart.db=deny) decides for that
 # service and wins over MODE_<verb>.
 # Fails CLOSED: a verb missing or listed twice is denied, and a line this
@@ -127,7 +131,7 @@ MODE_down=auto
 MODE_restart=auto
 MODE_rebuild=auto
 
-# init resets seed data: flip to deny if you would rather run it by hand.
+# init resets seed data: flip to ask (or deny) to have your say first.
 MODE_init=auto
 
 # join-network connects the agent's container to the application's

@@ -1,0 +1,177 @@
+// `hostbridge pending`, `allow` and `deny` against a real install (made by
+// the real `hostbridge install --no-systemd` in a temporary home): the
+// installed executor holds a request under MODE_<verb>=ask, the person's
+// command shows it and has the executor run or refuse it. Also the attacks
+// on the person's say: two allows at once, a change between hold and allow,
+// an expired hold, a name that is a path.
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_harness.hpp"
+
+namespace hb::test {
+namespace {
+
+class Held : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+        write_policy("MODE_down=ask\nMODE_restart.db=ask\n");
+        drain = exec_start_of(home, "demo-app");
+    }
+
+    // The seeded file with `extra` appended and the verb lines it replaces
+    // left out.
+    void write_policy(const std::string& extra) const {
+        const std::string file = home.config_dir("demo-app") + "/policy.conf";
+        std::string text;
+        for (const std::string& line : lines_of(read_file(file))) {
+            const bool replaced = line.rfind("MODE_down=", 0) == 0 && contains(extra, "MODE_down=");
+            if (!replaced) text += line + "\n";
+        }
+        write_file(file, text + extra);
+    }
+
+    // Drops the request and runs the installed drain until it is answered
+    // (`pending` counts); returns its name.
+    std::string hold(const std::string& verb, const std::string& arg = "") {
+        const std::string name = drop_request(project.spool(), verb, arg);
+        const Drained d = run_drain_until_answered(drain, project.spool(), name);
+        EXPECT_EQ(d.response.value("state", ""), "pending") << d.response.dump() << d.log;
+        return name;
+    }
+
+    nlohmann::json response(const std::string& name) const {
+        return nlohmann::json::parse(
+            read_file(project.spool() + "/responses/" + name + ".response.json"));
+    }
+    std::vector<std::string> calls() const {
+        return exists(project.calls) ? lines_of(read_file(project.calls))
+                                     : std::vector<std::string>{};
+    }
+    Ran admin(const std::vector<std::string>& args) const {
+        std::vector<std::string> full = {args[0], "--slug", "demo-app"};
+        full.insert(full.end(), args.begin() + 1, args.end());
+        return home.hostbridge(full);
+    }
+
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+    std::vector<std::string> drain;
+};
+
+TEST_F(Held, PendingListsItAndAllowRunsIt) {
+    const std::string down = hold("down");
+    const Ran pending = admin({"pending"});
+    EXPECT_EQ(pending.code, 0) << pending.err;
+    EXPECT_TRUE(contains(pending.out, "request:   " + down)) << pending.out;
+    EXPECT_TRUE(contains(pending.out, "verb:      down")) << pending.out;
+    EXPECT_TRUE(contains(pending.out, "would run: $STACK stop")) << pending.out;
+    EXPECT_TRUE(calls().empty());
+
+    const Ran allow = admin({"allow", down});
+    EXPECT_EQ(allow.code, 0) << allow.out << allow.err;
+    EXPECT_TRUE(contains(allow.out, "would run: $STACK stop")) << allow.out;
+    EXPECT_EQ(response(down)["state"], "done") << response(down).dump();
+    EXPECT_EQ(calls(), (std::vector<std::string>{"stop"}));
+    EXPECT_EQ(admin({"pending"}).out, "no request waits for a person\n");
+
+    // Used once: a second allow finds nothing to allow, nothing runs again.
+    const Ran again = admin({"allow", down});
+    EXPECT_EQ(again.code, 1);
+    EXPECT_TRUE(contains(again.err, "is not held")) << again.err;
+    EXPECT_EQ(calls().size(), 1u);
+}
+
+TEST_F(Held, TwoAllowsAtOnceRunItExactlyOnce) {
+    const std::string db = hold("restart", "db");
+    std::atomic<int> allowed{0};
+    std::vector<std::thread> people;
+    for (int i = 0; i < 2; ++i) {
+        people.emplace_back([&] {
+            if (admin({"allow", db}).code == 0) ++allowed;
+        });
+    }
+    for (auto& t : people) t.join();
+    EXPECT_EQ(allowed.load(), 1);
+    EXPECT_EQ(response(db)["state"], "done");
+    EXPECT_EQ(calls(), (std::vector<std::string>{"restart db"}));
+}
+
+TEST_F(Held, DenyAnswersWithThePersonsReason) {
+    const std::string down = hold("down");
+    EXPECT_EQ(admin({"deny", "--reason", "bad\x1b[2Jtext", down}).code, 2);
+    const Ran deny = admin({"deny", "--reason", "not during the demo", down});
+    EXPECT_EQ(deny.code, 0) << deny.err;
+    EXPECT_EQ(response(down)["state"], "denied");
+    EXPECT_EQ(response(down)["reason"], "denied by a person on the host: not during the demo");
+    EXPECT_TRUE(calls().empty());
+    EXPECT_EQ(admin({"allow", down}).code, 1);
+    EXPECT_TRUE(calls().empty());
+}
+
+TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
+    const std::string down = hold("down");
+    const std::string db = hold("restart", "db");
+    // The person approves a change to the compose file: new pins.
+    write_file(project.compose, read_file(project.compose) + "  cache:\n    image: redis:7\n");
+    const Ran approve = home.hostbridge({"approve", "--slug", "demo-app", "--yes"});
+    ASSERT_EQ(approve.code, 0) << approve.err;
+    const Ran allow = admin({"allow", down});
+    EXPECT_EQ(allow.code, 1);
+    EXPECT_TRUE(contains(allow.err, "the install changed since")) << allow.err;
+    // A re-install that renumbers the services (cache is now among them).
+    const Ran reinstall = home.hostbridge(install_args(project, {"--no-systemd", "--force"}));
+    ASSERT_EQ(reinstall.code, 0) << reinstall.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["services"],
+              nlohmann::json({"api", "cache", "db", "web", "worker"}));
+    const Ran allow_db = admin({"allow", db});
+    EXPECT_EQ(allow_db.code, 1);
+    EXPECT_TRUE(contains(allow_db.err, "the install changed since")) << allow_db.err;
+    EXPECT_TRUE(calls().empty());
+    EXPECT_EQ(response(down)["state"], "pending");
+}
+
+TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
+    // Held with two seconds of its TTL left.
+    const std::string name = "20260101T000000Z-down-00000000000000aa.json";
+    const std::time_t at = std::time(nullptr) - 598;
+    char stamp[32];
+    std::tm tm{};
+    ::gmtime_r(&at, &tm);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    write_file(project.spool() + "/tmp/x",
+               nlohmann::json({{"verb", "down"}, {"requested_at", stamp}}).dump());
+    ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
+                       (project.spool() + "/requests/" + name).c_str()),
+              0);
+    const Drained d = run_drain_until_answered(drain, project.spool(), name);
+    ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    const Ran allow = admin({"allow", name});
+    EXPECT_EQ(allow.code, 1);
+    EXPECT_TRUE(contains(allow.err, "has expired")) << allow.err;
+    EXPECT_EQ(response(name)["state"], "expired");
+    EXPECT_TRUE(calls().empty());
+}
+
+TEST_F(Held, ANameThatIsNotARequestNameIsAUsageError) {
+    for (const std::string& name :
+         {std::string("../../../etc/passwd"), std::string("held"),
+          std::string("20260101T000000Z-down-00000000000000aa.json.decision")}) {
+        const Ran allow = admin({"allow", name});
+        EXPECT_EQ(allow.code, 2) << name;
+        EXPECT_TRUE(contains(allow.err, "is not a request name")) << allow.err;
+    }
+    EXPECT_EQ(admin({"allow"}).code, 2);
+    EXPECT_EQ(admin({"deny", "a", "b"}).code, 2);
+    EXPECT_EQ(admin({"pending", "x"}).code, 2);
+}
+
+}  // namespace
+}  // namespace hb::test
