@@ -69,6 +69,9 @@ class Writer {
 };
 
 std::string advice_for_denied(const std::string& reason) {
+    if (reason.starts_with("denied by a person"))
+        return "A person on the host refused this call (policy `ask`): do not call it again "
+               "for now. If the work needs it, talk to the person you work with first.";
     if (reason.find("rate limited") != std::string::npos)
         return "You are rate limited: wait as long as the reason says before calling again, "
                "and batch your changes (one call after several edits). Do not retry in a loop.";
@@ -88,7 +91,9 @@ struct Outcome {
     bool is_error = false;
 };
 
-Outcome outcome_of(const cli::Response& r, int ttl_seconds) {
+// `held`: the host held the request for a person (`pending`) before this
+// answer, so `expired` means nobody decided in time, not a late bridge.
+Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held) {
     Outcome o;
     o.state = cli::state_name(r.state);
     o.exit_code = r.exit_code;
@@ -111,6 +116,15 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds) {
                      "on the host, tell the person you work with.";
             break;
         case cli::ResponseState::Expired:
+            if (held) {
+                o.text =
+                    "No person on the host decided this request in time, so it did not "
+                    "run: " +
+                    reason +
+                    ".\nTell the person you work with that it needs their approval; call "
+                    "again when they are there to give it.";
+                break;
+            }
             o.text = "The host took this request up too late" +
                      (ttl_seconds > 0 ? " (over " + std::to_string(ttl_seconds) + " s)"
                                       : std::string()) +
@@ -221,7 +235,9 @@ class Server {
                       "These tools ask the host to act on this project's containers (status, "
                       "logs, restart, rebuild, ...). The host checks and may refuse every call, "
                       "rate limits changing calls, and records each one. A refusal says why and "
-                      "what to do; do not retry refused calls in a loop."}});
+                      "what to do; do not retry refused calls in a loop. A call the host holds "
+                      "for a person's approval waits until they decide: tell the person you "
+                      "work with."}});
     }
 
     void call(const json& id, const json& params) {
@@ -311,6 +327,13 @@ class Server {
             std::string text = now_state == "waiting"
                                    ? "waiting for the bridge to take the request up"
                                    : "the host reports `" + now_state + "`";
+            if (seen && seen->state == cli::ResponseState::Pending) {
+                text =
+                    "a person must approve this request on the host; waiting for their "
+                    "decision" +
+                    (seen->expires_at_text ? " until " + *seen->expires_at_text : std::string()) +
+                    (seen->reason ? " (" + *seen->reason + ")" : std::string());
+            }
             out_.send({{"jsonrpc", "2.0"},
                        {"method", "notifications/progress"},
                        {"params",
@@ -324,10 +347,18 @@ class Server {
         const auto ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 
+        const std::string until = waited.latest && waited.latest->expires_at_text
+                                      ? " (until " + *waited.latest->expires_at_text + ")"
+                                      : std::string();
         if (waited.end == cli::WaitResult::End::External ||
             waited.end == cli::WaitResult::End::Signal) {
-            // Cancelled (or stdin ended): the client wants no answer.
-            if (spool->withdraw(message->name))
+            // Cancelled (or stdin ended): the client wants no answer. A
+            // pending request is the host's, held for a person: never withdrawn.
+            if (waited.pending())
+                log("call cancelled: request " + message->name +
+                    " was not decided; it may still be allowed later on the host" + until +
+                    ": see responses/" + cli::Spool::response_name(message->name));
+            else if (spool->withdraw(message->name))
                 log("call cancelled: request " + message->name + " withdrawn, it will not run");
             else
                 log("call cancelled: request " + message->name +
@@ -337,7 +368,18 @@ class Server {
         }
         Outcome o;
         if (waited.end == cli::WaitResult::End::Answered) {
-            o = outcome_of(waited.response, options_.manifest.ttl_seconds);
+            o = outcome_of(waited.response, options_.manifest.ttl_seconds, waited.pending());
+        } else if (waited.end == cli::WaitResult::End::Undecided) {
+            // The last word of the host is still `pending`, past its expiry.
+            const std::string expired_at = waited.latest->expires_at_text.value_or("its expiry");
+            o.state = "pending";
+            o.is_error = true;
+            o.reason = "not decided before it expired at " + expired_at;
+            o.text = "No person on the host decided this request before it expired at " +
+                     expired_at +
+                     ": it did not run and can no longer be allowed. Tell the person you work "
+                     "with that it needs their approval; call again when they are there to "
+                     "give it.";
         } else {
             o.state = "no-answer";
             o.is_error = true;

@@ -66,7 +66,12 @@ bool is_name_shape(const std::string& s) {
 Manifest default_manifest(std::string problem) {
     Manifest m;
     m.problem = std::move(problem);
-    for (const auto& v : kVerbs) m.verbs.push_back({v.verb, v.arg, false});
+    for (const auto& v : kVerbs) {
+        VerbInfo info;
+        info.verb = v.verb;
+        info.arg = v.arg;
+        m.verbs.push_back(std::move(info));
+    }
     return m;
 }
 
@@ -86,6 +91,25 @@ int int_at(const json& j, std::initializer_list<const char*> path) {
         at = &(*at)[key];
     }
     return at->is_number_integer() ? at->get<int>() : 0;
+}
+
+// Mode ask: the call blocks on a person, so the model should tell its person
+// rather than take the wait for a hang and call again.
+std::string ask_text(const Manifest& m, const VerbInfo& info) {
+    if (!info.ask && info.ask_services.empty()) return "";
+    std::string who = "Each call";
+    if (!info.ask) {
+        who = "Each call for ";
+        for (std::size_t i = 0; i < info.ask_services.size(); ++i)
+            who += (i == 0 ? "`" : ", `") + info.ask_services[i] + "`";
+    }
+    return " " + who +
+           " waits for a person's approval on the host (they run `hostbridge allow` or "
+           "`hostbridge deny`)" +
+           (m.ttl_seconds > 0 ? ", for at most " + std::to_string(m.ttl_seconds) + " s"
+                              : std::string()) +
+           ": tell the person you work with that it waits for them, and do not call again "
+           "while it waits or after it expires unless they are there to approve it.";
 }
 
 std::string limits_text(const Manifest& m, const VerbText& v) {
@@ -129,13 +153,18 @@ Manifest parse_manifest(const std::string& text) {
         // A verb the policy denies may still be allowed for some services
         // (MODE_rebuild=deny, MODE_rebuild.api=auto): offered, and the host
         // decides each call.
-        bool denied = item.contains("mode") && item["mode"] == "deny";
-        if (denied && item.contains("service_modes") && item["service_modes"].is_object()) {
+        VerbInfo info;
+        info.verb = v->verb;
+        info.arg = v->arg;
+        info.denied = item.contains("mode") && item["mode"] == "deny";
+        info.ask = item.contains("mode") && item["mode"] == "ask";
+        if (item.contains("service_modes") && item["service_modes"].is_object()) {
             for (const auto& [service, mode] : item["service_modes"].items()) {
-                if (mode != "deny") denied = false;
+                if (mode != "deny") info.denied = false;
+                if (mode == "ask" && is_name_shape(service)) info.ask_services.push_back(service);
             }
         }
-        m.verbs.push_back({v->verb, v->arg, denied});
+        m.verbs.push_back(std::move(info));
     }
     m.services = names_of(j, "services");
     m.buildable = names_of(j, "buildable");
@@ -170,10 +199,10 @@ json tool_list(const Manifest& m, bool structured) {
         {"properties",
          {{"state",
            {{"type", "string"},
-            {"enum", {"done", "failed", "denied", "expired", "no-answer"}},
+            {"enum", {"done", "failed", "denied", "expired", "pending", "no-answer"}},
             {"description",
-             "The host's final answer, or no-answer when the bridge never took "
-             "the request up."}}},
+             "The host's final answer; pending when no person decided before the request "
+             "expired; no-answer when the bridge never took the request up."}}},
           {"exit_code", {{"type", {"integer", "null"}}}},
           {"reason", {{"type", {"string", "null"}}}},
           {"request", {{"type", "string"}, {"description", "The request file's name."}}},
@@ -187,7 +216,7 @@ json tool_list(const Manifest& m, bool structured) {
             std::string(v->does) +
             " The host checks every call and may refuse it: a refusal or failure comes back "
             "as a tool error whose text says why and what to do." +
-            limits_text(m, *v) +
+            ask_text(m, info) + limits_text(m, *v) +
             " When rate limited, wait the time the answer names; do not retry in a loop. When a "
             "trusted project file changed, a person on the host must approve it: tell the "
             "person you work with. If the bridge does not answer, it is not running: tell them "

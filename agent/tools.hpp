@@ -17,6 +17,10 @@ struct VerbInfo {
     std::string verb;
     ArgKind arg = ArgKind::None;
     bool denied = false;  // the manifest says the policy denies it
+    // Mode `ask`: each call waits for a person's approval on the host, for
+    // every service (`ask`) or only these (`ask_services`).
+    bool ask = false;
+    std::vector<std::string> ask_services;
 };
 
 struct Manifest {

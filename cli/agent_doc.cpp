@@ -18,10 +18,12 @@ std::string join(const std::vector<std::string>& items) {
 std::string policy_section(const Config& config, const exec::Policy& policy) {
     std::vector<std::string> denied;
     std::vector<std::string> dry_run;
+    std::vector<std::string> ask;
     std::vector<std::string> allowed;  // a service excepted from its verb's refusal
     const auto file = [&](exec::Mode mode, const std::string& what) {
         if (mode == exec::Mode::Deny) denied.push_back(what);
         if (mode == exec::Mode::DryRun) dry_run.push_back(what);
+        if (mode == exec::Mode::Ask) ask.push_back(what);
         if (mode == exec::Mode::Auto) allowed.push_back(what);
     };
     for (Verb verb : kAllVerbs) {
@@ -38,7 +40,7 @@ std::string policy_section(const Config& config, const exec::Policy& policy) {
     }
     std::ostringstream o;
     o << "## This host's policy\n\n";
-    if (denied.empty() && dry_run.empty()) {
+    if (denied.empty() && dry_run.empty() && ask.empty()) {
         o << "Today the host's policy allows every verb above. A person may change that;\n"
           << "a refusal then says so.\n\n";
         return o.str();
@@ -51,6 +53,14 @@ std::string policy_section(const Config& config, const exec::Policy& policy) {
         o << "Dry run only: " << join(dry_run) << ". The host checks such a request as\n"
           << "usual, runs nothing, and answers `denied` with the reason\n"
           << "`dry run: would run ...`; if it must really run, tell the person you work with.\n\n";
+    }
+    if (!ask.empty()) {
+        o << "Needs a person's approval on the host: " << join(ask) << ". The host checks\n"
+          << "such a request as usual, then holds it (`pending`) until a person runs\n"
+          << "`hostbridge allow NAME` or `hostbridge deny NAME` on the host, or until it\n"
+          << "expires (" << config.limits.ttl_seconds << " s after it was sent). The client "
+          << "says so once and waits;\ntell the person you work with, and do not send it "
+          << "again while it waits.\n\n";
     }
     if (!allowed.empty()) {
         o << "Allowed all the same, for these services only: " << join(allowed) << ".\n\n";
@@ -120,6 +130,7 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << policy_section(config, policy) << "## Answers\n\n"
       << "| state | meaning |\n|---|---|\n"
       << "| `queued` | the host has seen the request (not final) |\n"
+      << "| `pending` | held until a person on the host allows or denies it (not final) |\n"
       << "| `running` | the command has started (not final) |\n"
       << "| `done` | it ran and succeeded |\n"
       << "| `failed` | it ran and failed, timed out, or could not start; read the output |\n"
@@ -129,7 +140,8 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "| exit code | meaning |\n|---|---|\n"
       << "| 0 | `done` |\n"
       << "| 70 | `denied`, `expired` or `failed`: read the reason on stderr |\n"
-      << "| 75 | no answer in time: the bridge may be down; tell the person you work with |\n"
+      << "| 75 | no answer in time: the bridge may be down, or no person decided a "
+      << "`pending` request before it expired; tell the person you work with |\n"
       << "| 64 | usage error: nothing was sent |\n\n"
       << "## Limits\n\n"
       << "Mutating verbs: at most " << config.limits.mutating.count << " per "

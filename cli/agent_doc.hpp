@@ -12,8 +12,8 @@ namespace hb::cli {
 
 // `spool_rel` is the spool's path relative to the project root, which is
 // how the agent (whose mount point is unknown to the host) finds it. The
-// policy's refusals and dry runs are listed, so the agent stops retrying
-// what only a person can change.
+// policy's refusals, dry runs and asks are listed, so the agent stops
+// retrying what only a person can change or decide.
 std::string render_agent_doc(const Config& config, const exec::Policy& policy,
                              const std::string& spool_rel);
 

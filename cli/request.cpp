@@ -16,6 +16,7 @@
 #include "cli/request_response.hpp"
 #include "cli/request_spool.hpp"
 #include "cli/request_wait.hpp"
+#include "cli/visible.hpp"
 
 namespace hb::cli {
 namespace {
@@ -29,7 +30,8 @@ constexpr const char* kUsage =
     "\n"
     "  --project-dir DIR  the spool is DIR/untracked/hostbridge\n"
     "  --timeout SECONDS  how long to wait for the host to take the request up\n"
-    "                     (default 120); once it runs, wait for the end\n"
+    "                     (default 120); once it runs, wait for the end; when a\n"
+    "                     person must approve it, wait until it expires\n"
     "  --no-wait          publish the request, print its name, exit\n"
     "  --help             this text\n"
     "\n"
@@ -38,7 +40,8 @@ constexpr const char* kUsage =
     "\n"
     "Exit: 0 done (output on stdout); 70 denied, expired or failed (output on\n"
     "stdout, reason on stderr); 75 no answer in time (a request the host never\n"
-    "took up is withdrawn); 64 usage error (nothing written).\n";
+    "took up is withdrawn; one held for a person's approval never is); 64 usage\n"
+    "error (nothing written).\n";
 
 struct Options {
     std::optional<std::string> project_dir;
@@ -153,6 +156,23 @@ int finish(const Response& response) {
     return kRequestRefused;
 }
 
+// The first `pending` answer, once: a person must act on the host, and the
+// caller (an agent) should tell its person rather than send it again.
+void tell_pending(const std::string& name, const Response& pending) {
+    std::string text = "a person must approve request " + name +
+                       " on the host before it runs; waiting for their decision";
+    text += pending.expires_at_text ? " until " + *pending.expires_at_text
+                                    : std::string(" (the host gave no expiry time)");
+    if (pending.reason) text += ": " + visible(*pending.reason);
+    say(text);
+}
+
+// How long a pending request stays allowable, for the messages below.
+std::string until(const WaitResult& waited) {
+    const auto& expires = waited.latest->expires_at_text;
+    return expires ? " (until " + *expires + ")" : std::string();
+}
+
 void withdraw(const Spool& spool, const std::string& name) {
     if (spool.withdraw(name))
         say("request " + name + " withdrawn: it will not run");
@@ -163,14 +183,32 @@ void withdraw(const Spool& spool, const std::string& name) {
 
 int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& watch,
                     int timeout_seconds) {
+    bool told = false;
+    auto on_tick = [&](const Response* latest) {
+        if (told || latest == nullptr || latest->state != ResponseState::Pending) return;
+        told = true;
+        tell_pending(name, *latest);
+    };
     WaitResult waited =
-        wait_for_response(spool, name, watch, std::chrono::seconds(timeout_seconds));
+        wait_for_response(spool, name, watch, std::chrono::seconds(timeout_seconds), on_tick);
+    // A pending request is the host's, held for a person: never withdrawn.
     switch (waited.end) {
         case WaitResult::End::Answered:
             return finish(waited.response);
         case WaitResult::End::Signal:
-            withdraw(spool, name);
+            if (waited.pending()) {
+                say("interrupted: request " + name +
+                    " was not decided; it may still be allowed later on the host" + until(waited) +
+                    ": see responses/" + Spool::response_name(name));
+            } else {
+                withdraw(spool, name);
+            }
             return 128 + waited.signal;
+        case WaitResult::End::Undecided:
+            say("request " + name + " was not decided: it expired at " +
+                waited.latest->expires_at_text.value_or("its expires_at") +
+                " and can no longer be allowed; the host will answer `expired`");
+            return kRequestNoAnswer;
         case WaitResult::End::NoAnswer:
         case WaitResult::End::External:
             break;

@@ -8,8 +8,9 @@
 namespace hb::cli {
 namespace {
 
-constexpr std::array<std::pair<ResponseState, std::string_view>, 6> kStates = {{
+constexpr std::array<std::pair<ResponseState, std::string_view>, 7> kStates = {{
     {ResponseState::Queued, "queued"},
+    {ResponseState::Pending, "pending"},
     {ResponseState::Running, "running"},
     {ResponseState::Done, "done"},
     {ResponseState::Failed, "failed"},
@@ -27,6 +28,28 @@ Result<std::optional<std::string>> optional_string(const nlohmann::json& object,
 }
 
 }  // namespace
+
+std::optional<std::chrono::sys_seconds> parse_utc(std::string_view text) {
+    // 9999-99-99T99:99:99Z
+    constexpr std::string_view kShape = "9999-99-99T99:99:99Z";
+    if (text.size() != kShape.size()) return std::nullopt;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const bool digit = text[i] >= '0' && text[i] <= '9';
+        if (kShape[i] == '9' ? !digit : text[i] != kShape[i]) return std::nullopt;
+    }
+    const auto number = [&](std::size_t at, std::size_t len) {
+        int value = 0;
+        for (std::size_t i = at; i < at + len; ++i) value = value * 10 + (text[i] - '0');
+        return value;
+    };
+    const std::chrono::year_month_day date{std::chrono::year(number(0, 4)),
+                                           std::chrono::month(static_cast<unsigned>(number(5, 2))),
+                                           std::chrono::day(static_cast<unsigned>(number(8, 2)))};
+    const int hours = number(11, 2), minutes = number(14, 2), seconds = number(17, 2);
+    if (!date.ok() || hours > 23 || minutes > 59 || seconds > 60) return std::nullopt;
+    return std::chrono::sys_days(date) + std::chrono::hours(hours) + std::chrono::minutes(minutes) +
+           std::chrono::seconds(seconds);
+}
 
 bool is_terminal(ResponseState state) {
     return state == ResponseState::Done || state == ResponseState::Failed ||
@@ -56,6 +79,14 @@ Result<Response> parse_response(std::string_view text) {
     auto output = optional_string(json, "output");
     if (!output) return output.error();
     response.output = std::move(*output);
+
+    // Lenient on purpose: a bad expires_at must not make a pending answer
+    // unreadable (the client would then wait as if nothing took it up).
+    auto expires = json.find("expires_at");
+    if (expires != json.end() && expires->is_string()) {
+        response.expires_at = parse_utc(expires->get<std::string>());
+        if (response.expires_at) response.expires_at_text = expires->get<std::string>();
+    }
 
     auto exit_code = json.find("exit_code");
     if (exit_code != json.end() && !exit_code->is_null()) {

@@ -1,7 +1,9 @@
 // Reading the host's answer to one request (docs/PROTOCOL.md, "Response files").
-// The client needs four fields: state, reason, exit_code and output.
+// The client needs five fields: state, reason, exit_code, output and
+// expires_at.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +15,7 @@ namespace hb::cli {
 
 enum class ResponseState {
     Queued,
+    Pending,  // held for a person's approval on the host (policy `ask`)
     Running,
     Done,
     Failed,
@@ -30,7 +33,15 @@ struct Response {
     std::optional<std::string> reason;
     std::optional<std::int64_t> exit_code;
     std::optional<std::string> output;
+    // `pending` only: when the host stops holding the request, as written
+    // and as a time. Absent, of another type or malformed: both unset (the
+    // client then waits as for `running`, docs/agent-clients.md).
+    std::optional<std::string> expires_at_text;
+    std::optional<std::chrono::sys_seconds> expires_at;
 };
+
+// "2026-11-29T08:10:00Z" (the `requested_at` format), or nullopt.
+std::optional<std::chrono::sys_seconds> parse_utc(std::string_view text);
 
 // Any valid JSON object with a string "state"; fields of the wrong type are
 // an error rather than a guess.

@@ -35,6 +35,9 @@ constexpr milliseconds kLastQuickPoll{16};
 // on a network or virtual filesystem shared with a VM), the response is
 // still re-read this often.
 constexpr milliseconds kRecheck{250};
+// No host holds a request for a person this long; a later expires_at is
+// waited for only this long.
+constexpr std::chrono::seconds kLongestPending = std::chrono::hours(24 * 366);
 
 }  // namespace
 
@@ -45,7 +48,7 @@ WaitResult wait_for_response(const Spool& spool, const std::string& name, Respon
     const auto deadline = start + take_up_timeout;
     bool taken_up = false;
     WaitResult result;
-    std::optional<Response> latest;
+    std::optional<Clock::time_point> pending_until;  // a pending answer's expires_at + grace
     milliseconds quick_poll = kEagerPoll;
     for (;;) {
         // Checked first, and right after arming: an answer that landed before
@@ -59,12 +62,31 @@ WaitResult wait_for_response(const Spool& spool, const std::string& name, Respon
                     result.response = std::move(*response);
                     return result;
                 }
-                if (response->state == ResponseState::Running) taken_up = true;
+                if (response->state == ResponseState::Running) {
+                    taken_up = true;
+                    pending_until.reset();
+                }
+                if (response->state == ResponseState::Pending) {
+                    taken_up = true;
+                    pending_until.reset();
+                    // The host's wall clock against ours, re-read each time:
+                    // a rewritten answer may carry another time.
+                    // In whole seconds, capped: a year-9999 stamp must not
+                    // overflow the clock's nanoseconds.
+                    if (response->expires_at) {
+                        const auto now = std::chrono::floor<std::chrono::seconds>(
+                            std::chrono::system_clock::now());
+                        pending_until =
+                            Clock::now() +
+                            std::min<std::chrono::seconds>(
+                                *response->expires_at + kPendingGrace - now, kLongestPending);
+                    }
+                }
                 result.last_state = response->state_text;
-                latest = std::move(*response);
+                result.latest = std::move(*response);
             }
         }
-        if (on_tick) on_tick(latest ? &*latest : nullptr);
+        if (on_tick) on_tick(result.latest ? &*result.latest : nullptr);
         if (!watch.armed() && Clock::now() - start >= kQuickPhase) {
             watch.arm();
             continue;
@@ -79,6 +101,14 @@ WaitResult wait_for_response(const Spool& spool, const std::string& name, Respon
             auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) {
                 result.end = WaitResult::End::NoAnswer;
+                return result;
+            }
+            wait = std::min(wait, left);
+        }
+        if (pending_until) {
+            auto left = std::chrono::ceil<milliseconds>(*pending_until - Clock::now());
+            if (left.count() <= 0) {
+                result.end = WaitResult::End::Undecided;
                 return result;
             }
             wait = std::min(wait, left);

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cli/request_response.hpp"
@@ -74,26 +75,36 @@ class ResponseWatch {
     int external_ = -1;
 };
 
+// How long past a `pending` answer's expires_at a client still waits: the
+// host writes `expired` on its next activation, not at that second.
+inline constexpr std::chrono::seconds kPendingGrace{10};
+
 // How waiting for one answer ended.
 struct WaitResult {
     enum class End {
-        Answered,  // `response` holds a final state
-        NoAnswer,  // not taken up within the timeout
-        Signal,    // `signal` arrived
-        External,  // the wake_on() fd
+        Answered,   // `response` holds a final state
+        NoAnswer,   // not taken up within the timeout
+        Undecided,  // still `pending` at its expires_at plus kPendingGrace
+        Signal,     // `signal` arrived
+        External,   // the wake_on() fd
     };
     End end = End::NoAnswer;
     Response response;
     int signal = 0;
-    std::string last_state;  // the last non-final state read, if any
+    std::string last_state;          // the last non-final state read, if any
+    std::optional<Response> latest;  // that answer, whole
+    // The last non-final answer was `pending`: the host holds the request
+    // for a person, so it must never be withdrawn, and may still be allowed.
+    [[nodiscard]] bool pending() const { return latest && latest->state == ResponseState::Pending; }
 };
 
 // Waits for the answer to request `name` as every agent client does:
 // re-reading the response quickly at first, then on inotify events with a
 // re-read every 250 ms as a safety net (filesystems that deliver no
 // events). The take-up timeout counts only until the host reports
-// `running`. `on_tick`, when given, is called every time round (at least
-// every 250 ms) with the latest non-final answer, or null before any.
+// `running` or `pending`; a `pending` answer is then waited for until its
+// expires_at plus kPendingGrace (without one: as for `running`). `on_tick`, when given, is called
+// every time round (at least every 250 ms) with the latest non-final answer, or null before any.
 // Withdrawing a request that timed out is the caller's call.
 WaitResult wait_for_response(const Spool& spool, const std::string& name, ResponseWatch& watch,
                              std::chrono::seconds take_up_timeout,

@@ -27,6 +27,9 @@ nl='
 EX_USAGE=64
 EX_REFUSED=70
 EX_TEMPFAIL=75
+# Seconds past a pending answer's expires_at still waited: the host writes
+# `expired` on its next activation, not at that second.
+pending_grace=10
 
 usage() {
     cat <<'EOF'
@@ -37,7 +40,8 @@ health, logs SERVICE, up, down, restart SERVICE, rebuild SERVICE, init,
 join-network). Which verbs and services are allowed is the host's decision.
 
   --timeout SECONDS  how long to wait for the host to take the request up
-                     (default 120); once it runs, wait for the end
+                     (default 120); once it runs, wait for the end; when a
+                     person must approve it, wait until it expires
   --no-wait          publish the request, print its name, exit
   --help             this text
   --version          print the version
@@ -48,7 +52,8 @@ untracked/hostbridge under the git top-level.
 
 Exit: 0 done (output on stdout); 70 denied, expired or failed (output on
 stdout, reason on stderr); 75 no answer in time (a request the host never
-took up is withdrawn); 64 usage error (nothing written).
+took up is withdrawn; one held for a person's approval never is); 64 usage
+error (nothing written).
 EOF
 }
 
@@ -223,7 +228,10 @@ withdraw() {
 created=0
 published=0
 on_signal() {
-    if [ "$published" -eq 1 ]; then
+    if [ "$published" -eq 1 ] && [ "${state:-}" = pending ]; then
+        # Held by the host for a person: never withdrawn.
+        say "interrupted: request $name was not decided; it may still be allowed later on the host${expires:+ (until $expires_at)}: see responses/$name.response.json"
+    elif [ "$published" -eq 1 ]; then
         withdraw
     elif [ "$created" -eq 1 ]; then
         rm -f "$tmp_file"
@@ -257,8 +265,9 @@ fi
 # --- response -------------------------------------------------------------
 
 # Reads the host's response (one JSON object; nlohmann/json's compact dump,
-# but any valid JSON layout is accepted) and prints five lines:
-#   S<state>  E<exit code, empty for null>  R<reason>|N  O<output>|N  .
+# but any valid JSON layout is accepted) and prints seven lines:
+#   S<state>  E<exit code, empty for null>  R<reason>|N  O<output>|N
+#   V<reason made visible, pending only>|N  X[<expires_at as epoch> <as written>]  .
 # Reason and output are printf formats: every byte that is not plain text
 # becomes a 3-digit octal escape and % becomes %%, so each fits on one line
 # and printf restores it byte for byte (NUL included). Prints "?" when the
@@ -286,6 +295,57 @@ function utf8(cp) {
         oct(128 + int(cp / 64) % 64) oct(128 + cp % 64)
 }
 function plain(t) { gsub(/%/, "%%", t); return t }
+# Visible mode (the reason of a pending answer, shown as is on a terminal):
+# control characters and the invisible ones that reorder or hide text
+# become escapes, as hostbridge request shows them (cli/visible.hpp).
+function esc_cp(cp) {
+    if (cp == 10) return "\\134n"
+    if (cp == 9) return "\\134t"
+    if (cp == 13) return "\\134r"
+    if (cp < 32 || cp == 127) return sprintf("\\134x%02x", cp)
+    if (cp < 65536) return sprintf("\\134u%04x", cp)
+    return sprintf("\\134U%08x", cp)
+}
+function hidden(cp) {
+    return cp < 32 || cp == 127 || (cp >= 128 && cp <= 159) || cp == 173 || cp == 1564 ||
+        cp == 6158 || (cp >= 8203 && cp <= 8207) || (cp >= 8232 && cp <= 8238) ||
+        (cp >= 8288 && cp <= 8297) || cp == 65279 || (cp >= 65529 && cp <= 65531) ||
+        (cp >= 917504 && cp <= 917631)
+}
+function raw(t,   out, b, n, cp, i) {
+    if (!vis) return plain(t)
+    out = ""
+    while (match(t, /[\001-\037\177]|\302[\200-\237\255]|\330\234|\341\240\216|\342\200[\213-\217\250-\256]|\342\201[\240-\251]|\357\273\277|\357\277[\271-\273]|\363\240[\200\201][\200-\277]/)) {
+        b = substr(t, RSTART, RLENGTH)
+        n = length(b)
+        cp = ord[substr(b, 1, 1)]
+        if (n == 2) cp = (cp - 192) * 64
+        else if (n == 3) cp = (cp - 224) * 4096
+        else if (n == 4) cp = (cp - 240) * 262144
+        # No ^: busybox awk may be built without maths.
+        for (i = 2; i <= n; i++) cp += (ord[substr(b, i, 1)] - 128) * (i == n ? 1 : i == n - 1 ? 64 : 4096)
+        out = out plain(substr(t, 1, RSTART - 1)) esc_cp(cp)
+        t = substr(t, RSTART + RLENGTH)
+    }
+    return out plain(t)
+}
+# Seconds since the epoch of a UTC time in the requested_at format
+# (2026-11-29T08:10:00Z), or "" (days from the civil date, no `date -d`:
+# POSIX date cannot read a time).
+function epoch(s,   y, m, d, era, yoe, doy, doe, e) {
+    if (s !~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$/)
+        return ""
+    y = substr(s, 1, 4) + 0; m = substr(s, 6, 2) + 0; d = substr(s, 9, 2) + 0
+    if (m < 1 || m > 12 || d < 1 || d > 31 || substr(s, 12, 2) + 0 > 23 ||
+        substr(s, 15, 2) + 0 > 59 || substr(s, 18, 2) + 0 > 60) return ""
+    if (m <= 2) y--
+    era = int(y / 400)
+    yoe = y - era * 400
+    doy = int((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+    doe = yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy
+    e = ((era * 146097 + doe - 719468) * 24 + substr(s, 12, 2)) * 3600
+    return sprintf("%.0f", e + substr(s, 15, 2) * 60 + substr(s, 18, 2))
+}
 # Appends to the decoded text through a small buffer: appending to one
 # long string copies it each time, which is quadratic on busybox and mawk.
 function emit(x) {
@@ -297,13 +357,13 @@ function decode(s,   p, n, i, c, cp, lo, rest) {
     dout = ""
     dbuf = ""
     n = split(s, p, /\\/)
-    emit(plain(p[1]))
+    emit(raw(p[1]))
     i = 2
     while (i <= n) {
         if (p[i] == "") {
             # Two backslashes in a row: an escaped backslash, then plain text.
             emit("\\134")
-            if (i + 1 <= n) emit(plain(p[i + 1]))
+            if (i + 1 <= n) emit(raw(p[i + 1]))
             i += 2
             continue
         }
@@ -323,8 +383,13 @@ function decode(s,   p, n, i, c, cp, lo, rest) {
                     rest = substr(p[i], 6)
                 } else cp = 65533
             } else if (cp >= 56320 && cp < 57344) cp = 65533
-            emit(utf8(cp))
-        } else if (c == "n") emit("\\012")
+            emit(vis && hidden(cp) ? esc_cp(cp) : utf8(cp))
+        } else if (vis && c == "n") emit(esc_cp(10))
+        else if (vis && c == "t") emit(esc_cp(9))
+        else if (vis && c == "r") emit(esc_cp(13))
+        else if (vis && c == "b") emit(esc_cp(8))
+        else if (vis && c == "f") emit(esc_cp(12))
+        else if (c == "n") emit("\\012")
         else if (c == "t") emit("\\011")
         else if (c == "r") emit("\\015")
         else if (c == "b") emit("\\010")
@@ -332,7 +397,7 @@ function decode(s,   p, n, i, c, cp, lo, rest) {
         else if (c == "\"") emit("\\042")
         else if (c == "/") emit("/")
         else { bad = 1; return "" }
-        emit(plain(rest))
+        emit(raw(rest))
         i++
     }
     return dout dbuf
@@ -411,14 +476,28 @@ END {
     else print "E"
     if (vt["reason"] == "s") r = "R" to_fmt(val["reason"]); else r = "N"
     if (vt["output"] == "s") out = "O" to_fmt(val["output"]); else out = "N"
+    # The reason of a pending answer is shown while waiting: made visible.
+    v = "N"
+    if (val["state"] == "pending" && vt["reason"] == "s") {
+        for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i
+        vis = 1
+        v = "V" to_fmt(val["reason"])
+        vis = 0
+    }
+    x = "X"
+    if (vt["expires_at"] == "s" && (e = epoch(val["expires_at"])) != "")
+        x = "X" e " " val["expires_at"]
     if (bad) { print "?"; exit }
     print r
     print out
+    print v
+    print x
     print "."
 }'
 
-# Sets state, exit_code, reason_fmt/has_reason, output_fmt/has_output from
-# the response file; fails when it is missing or unreadable.
+# Sets state, exit_code, reason_fmt/has_reason, output_fmt/has_output,
+# visible_fmt/has_visible and expires/expires_at (empty when there is none
+# that reads) from the response file; fails when it is missing or unreadable.
 read_response() {
     [ -f "$response" ] || return 1
     parsed=$(awk "$hb_awk" "$response" 2>/dev/null) || return 1
@@ -427,11 +506,15 @@ read_response() {
     # shellcheck disable=SC2086 # one field per line, globbing is off
     set -- $parsed
     IFS=$saved_ifs
-    [ $# -eq 5 ] && [ "$5" = . ] || return 1
+    [ $# -eq 7 ] && [ "$7" = . ] || return 1
     case $1 in S?*) state=${1#S} ;; *) return 1 ;; esac
     exit_code=${2#E}
     case $3 in R*) has_reason=1 reason_fmt=${3#R} ;; *) has_reason=0 ;; esac
     case $4 in O*) has_output=1 output_fmt=${4#O} ;; *) has_output=0 ;; esac
+    case $5 in V*) has_visible=1 visible_fmt=${5#V} ;; *) has_visible=0 ;; esac
+    expires=${6#X}
+    expires_at=${expires#* }
+    expires=${expires%% *}
     return 0
 }
 
@@ -453,6 +536,24 @@ report() {
     printf '\n' >&2
 }
 
+# The first pending answer, once: a person must act on the host, and the
+# caller (an agent) should tell its person rather than send it again.
+tell_pending() {
+    printf '%s: a person must approve request %s on the host before it runs; waiting for their decision' \
+        "$me" "$name" >&2
+    if [ -n "$expires" ]; then
+        printf ' until %s' "$expires_at" >&2
+    else
+        printf ' (the host gave no expiry time)' >&2
+    fi
+    if [ "$has_visible" -eq 1 ]; then
+        printf ': ' >&2
+        # shellcheck disable=SC2059 # the format is the decoded reason
+        printf "$visible_fmt" >&2
+    fi
+    printf '\n' >&2
+}
+
 # sleep 0.2 is GNU and busybox; where fractions fail, poll once a second.
 poll=0.2
 ticks_per_poll=1
@@ -463,14 +564,28 @@ sleep 0.2 2>/dev/null || { poll=1; ticks_per_poll=5; }
 start=$(date +%s)
 ticks=0
 taken_up=0
+told=0
 state=""
+expires=""
 while :; do
     if read_response; then
         case $state in
             done) print_output; exit 0 ;;
             denied | expired | failed) print_output; report; exit "$EX_REFUSED" ;;
             running) taken_up=1 ;;
+            pending)
+                taken_up=1
+                [ "$told" -eq 1 ] || tell_pending
+                told=1
+                ;;
         esac
+    fi
+    # Pending: waited for until its expires_at plus a grace for the host to
+    # write `expired`; without a time that reads, as for running.
+    if [ "$state" = pending ] && [ -n "$expires" ] &&
+        [ "$(date +%s)" -ge $((expires + pending_grace)) ]; then
+        say "request $name was not decided: it expired at $expires_at and can no longer be allowed; the host will answer \`expired\`"
+        exit "$EX_TEMPFAIL"
     fi
     if [ "$taken_up" -eq 0 ]; then
         if [ $((ticks / 5)) -ge "$timeout" ] || [ $(($(date +%s) - start)) -gt "$timeout" ]; then

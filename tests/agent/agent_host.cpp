@@ -20,12 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string policy_text(const std::vector<std::string>& denied) {
+std::string policy_text(const std::vector<std::string>& denied,
+                        const std::vector<std::string>& asked = {}) {
     std::string policy;
     for (Verb verb : kAllVerbs) {
         const std::string name(verb_name(verb));
         bool deny = std::find(denied.begin(), denied.end(), name) != denied.end();
-        policy += "MODE_" + name + (deny ? "=deny\n" : "=auto\n");
+        bool ask = std::find(asked.begin(), asked.end(), name) != asked.end();
+        policy += "MODE_" + name + (deny ? "=deny\n" : ask ? "=ask\n" : "=auto\n");
     }
     return policy;
 }
@@ -62,7 +64,7 @@ AgentHost::AgentHost(const HostOptions& options) {
                "esac\n",
                0755);
     const std::string policy_file = root_ + "/policy.conf";
-    std::string policy = policy_text(options.denied);
+    std::string policy = policy_text(options.denied, options.asked);
     for (const auto& line : options.extra_policy) policy += line + "\n";
     write_file(policy_file, policy);
 
@@ -90,7 +92,7 @@ AgentHost::AgentHost(const HostOptions& options) {
     if (!options.denied_later.empty()) {
         auto denied = options.denied;
         denied.insert(denied.end(), options.denied_later.begin(), options.denied_later.end());
-        write_file(policy_file, policy_text(denied));
+        write_file(policy_file, policy_text(denied, options.asked));
     }
 }
 

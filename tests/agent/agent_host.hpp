@@ -24,6 +24,9 @@ struct HostOptions {
     std::vector<std::string> denied_later;
     // Denied before the manifest is written: not offered at all.
     std::vector<std::string> denied;
+    // MODE_<verb>=ask: offered, and each call waits for a person (the tests
+    // answer such calls by hand: this host does not hold requests).
+    std::vector<std::string> asked;
     // More policy.conf lines, before the manifest (per-service rules).
     std::vector<std::string> extra_policy;
     int mutating_count = 20;

@@ -86,6 +86,35 @@ TEST_F(AgentInstall, TheManifestCarriesDryRunAndPerServiceModes) {
     EXPECT_TRUE(contains(doc, "Dry run only: `down`.")) << doc;
 }
 
+// Mode ask (a person approves each call on the host) reaches the manifest
+// per verb and per service, and AGENT.md lists it apart from refusals: the
+// verb is offered, and the agent learns to tell its person, not retry.
+TEST_F(AgentInstall, TheManifestAndAgentDocCarryAskModes) {
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    write_file(home.config_dir("demo-app") + "/policy.conf",
+               "MODE_ping=auto\nMODE_status=auto\nMODE_health=auto\nMODE_logs=auto\n"
+               "MODE_up=auto\nMODE_init=auto\nMODE_down=ask\nMODE_restart=auto\n"
+               "MODE_restart.api=ask\nMODE_rebuild=deny\nMODE_rebuild.api=ask\n");
+    Ran again = home.hostbridge(install_args(project, {"--no-systemd"}));
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    const nlohmann::json m = manifest();
+    EXPECT_EQ(verb_mode(m, "down"), "ask");
+    EXPECT_EQ(verb_mode(m, "restart"), "auto");
+    EXPECT_EQ(verb_mode(m, "rebuild"), "deny");
+    for (const auto& v : m["verbs"]) {
+        if (v["verb"] != "restart" && v["verb"] != "rebuild") continue;
+        EXPECT_EQ(v["service_modes"], nlohmann::json({{"api", "ask"}})) << v.dump();
+    }
+    const std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_TRUE(contains(doc,
+                         "Needs a person's approval on the host: `down`, `restart api`, "
+                         "`rebuild api`."))
+        << doc;
+    EXPECT_TRUE(contains(doc, "`hostbridge allow NAME`")) << doc;
+    EXPECT_TRUE(contains(doc, "Refused by the host's policy: `rebuild`.")) << doc;
+    EXPECT_TRUE(contains(doc, "| `pending` |")) << doc;
+}
+
 // The agent owns the checkout: a bin/ it swapped for a link is refused and
 // nothing is written through it; binaries it swapped for links are
 // replaced, never followed.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -31,6 +32,39 @@ HostOptions denying_later(std::vector<std::string> verbs) {
 HostOptions mutating(int count) {
     HostOptions o;
     o.mutating_count = count;
+    return o;
+}
+
+// Now plus `seconds`, in the requested_at format (the host's expires_at).
+std::string utc_in(int seconds) {
+    const std::time_t t = std::time(nullptr) + seconds;
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+// A response as the host writes it (executor/responses.cpp), for the tests
+// that play the host by hand.
+json host_response(const std::string& name, const std::string& state) {
+    return json{{"state", state},       {"request", name},         {"verb", "down"},
+                {"arg", nullptr},       {"requested_at", nullptr}, {"updated_at", utc_in(0)},
+                {"exit_code", nullptr}, {"reason", nullptr},       {"output", nullptr},
+                {"log", nullptr},       {"expires_at", nullptr}};
+}
+
+json pending(const std::string& name, const std::string& expires_at) {
+    json held = host_response(name, "pending");
+    held["reason"] = "waiting for a person's approval on the host: `hostbridge allow " + name +
+                     "` runs it, `hostbridge deny " + name + "` refuses it";
+    held["expires_at"] = expires_at;
+    return held;
+}
+
+HostOptions asking(std::vector<std::string> verbs) {
+    HostOptions o;
+    o.asked = std::move(verbs);
     return o;
 }
 
@@ -70,6 +104,25 @@ class McpServerTest : public ::testing::Test {
             std::this_thread::sleep_for(100ms);
         }
         return false;
+    }
+
+    // The request a call wrote; the test answers it as the host would.
+    std::string published() {
+        std::string name = wait_for_json(host_->spool() + "/requests");
+        EXPECT_FALSE(name.empty()) << "the call wrote no request";
+        return name;
+    }
+    void respond(const std::string& name, const json& body) {
+        publish_response(host_->spool(), name, body.dump(2));
+    }
+    // Reads messages until the answer to `id`; the others go to seen.
+    json answer_to(int id) {
+        for (;;) {
+            auto message = session_->next(std::chrono::seconds(60));
+            if (!message) return json();
+            if (message->value("id", json()) == json(id)) return *message;
+            session_->seen.push_back(*message);
+        }
     }
 
     std::unique_ptr<AgentHost> host_;
@@ -245,6 +298,120 @@ TEST_F(McpServerTest, ACancelledCallSendsNothingAndSaysTheRequestMayStillRun) {
     for (const auto& m : s.seen) EXPECT_NE(m.value("id", json()), json(7)) << m;
     EXPECT_EQ(s.close_and_wait(), 0);
     EXPECT_NE(s.err().find("may still run"), std::string::npos) << s.err();
+}
+
+// MODE_<verb>=ask, for the verb or for some services: the tool says each
+// call waits for a person, so the model tells its person and does not retry.
+TEST_F(McpServerTest, AVerbUnderAskSaysEachCallWaitsForAPerson) {
+    HostOptions options = asking({"down"});
+    options.extra_policy = {"MODE_restart.api=ask"};
+    McpSession& s = start(options, false);
+    s.initialize();
+    json list = s.request(1, "tools/list");
+    const std::string down = tool_named(list, "down")["description"];
+    EXPECT_NE(down.find("Each call waits for a person's approval on the host"), std::string::npos)
+        << down;
+    EXPECT_NE(down.find("tell the person you work with that it waits for them"), std::string::npos)
+        << down;
+    const std::string restart = tool_named(list, "restart")["description"];
+    EXPECT_NE(restart.find("Each call for `api` waits for a person's approval"), std::string::npos)
+        << restart;
+    const std::string up = tool_named(list, "up")["description"];
+    EXPECT_EQ(up.find("approval on the host"), std::string::npos) << up;
+}
+
+// Held for a person: progress says a person must approve it on the host,
+// the take-up timeout no longer applies, and the final answer is the result.
+TEST_F(McpServerTest, APendingCallReportsThatAPersonMustApproveThenItsAnswer) {
+    McpSession& s = start(asking({"down"}), false, {"--timeout", "1"});
+    s.initialize();
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 3},
+            {"method", "tools/call"},
+            {"params", {{"name", "down"}, {"_meta", {{"progressToken", "tok-3"}}}}}});
+    std::string name = published();
+    std::filesystem::rename(host_->spool() + "/requests/" + name,
+                            host_->spool() + "/processing/" + name);
+    const std::string expires_at = utc_in(120);
+    respond(name, pending(name, expires_at));
+    // The pending notification, then past the take-up timeout.
+    bool told = false;
+    for (int i = 0; i < 50 && !told; ++i) {
+        auto m = s.next(std::chrono::seconds(10));
+        ASSERT_TRUE(m.has_value()) << "no progress for a pending call";
+        ASSERT_NE(m->value("id", json()), json(3)) << *m;
+        const std::string text =
+            m->contains("params") ? (*m)["params"].value("message", std::string()) : "";
+        told = text.find("a person must approve this request on the host") != std::string::npos &&
+               text.find("until " + expires_at) != std::string::npos &&
+               text.find("hostbridge allow " + name) != std::string::npos;
+    }
+    EXPECT_TRUE(told);
+    std::this_thread::sleep_for(1500ms);
+    json done = host_response(name, "done");
+    done["exit_code"] = 0;
+    done["output"] = "stopped\n";
+    respond(name, done);
+    json answer = answer_to(3);
+    EXPECT_EQ(text_of(answer), "stopped\n") << answer;
+    EXPECT_EQ(answer["result"]["structuredContent"]["state"], "done") << answer;
+}
+
+TEST_F(McpServerTest, APendingCallThatExpiresUndecidedSaysSoAndKeepsTheRequest) {
+    McpSession& s = start(asking({"down"}), false, {"--timeout", "30"});
+    s.initialize();
+    s.send(
+        {{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/call"}, {"params", {{"name", "down"}}}});
+    std::string name = published();
+    const std::string expires_at = utc_in(-9);  // the grace (10 s) ends within a second
+    respond(name, pending(name, expires_at));
+    json answer = answer_to(4);
+    EXPECT_EQ(answer["result"]["isError"], true) << answer;
+    EXPECT_EQ(answer["result"]["structuredContent"]["state"], "pending") << answer;
+    EXPECT_NE(text_of(answer).find("before it expired at " + expires_at +
+                                   ": it did not run and can no longer be allowed"),
+              std::string::npos)
+        << answer;
+    // Left where it was: a withdrawal would have removed it.
+    EXPECT_TRUE(std::filesystem::exists(host_->spool() + "/requests/" + name));
+}
+
+TEST_F(McpServerTest, APendingCallThatExpiredOnTheHostSaysNoPersonDecided) {
+    McpSession& s = start(asking({"down"}), false);
+    s.initialize();
+    s.send(
+        {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "tools/call"}, {"params", {{"name", "down"}}}});
+    std::string name = published();
+    respond(name, pending(name, utc_in(120)));
+    std::this_thread::sleep_for(500ms);
+    json expired = host_response(name, "expired");
+    expired["reason"] = "no person decided within 600 s";
+    respond(name, expired);
+    json answer = answer_to(5);
+    EXPECT_EQ(answer["result"]["structuredContent"]["state"], "expired") << answer;
+    EXPECT_NE(text_of(answer).find("No person on the host decided this request in time"),
+              std::string::npos)
+        << answer;
+}
+
+TEST_F(McpServerTest, ACancelledPendingCallSaysItMayStillBeAllowedAndKeepsTheRequest) {
+    McpSession& s = start(asking({"down"}), false);
+    s.initialize();
+    s.send(
+        {{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", {{"name", "down"}}}});
+    std::string name = published();
+    respond(name, pending(name, utc_in(120)));
+    std::this_thread::sleep_for(1s);
+    s.send({{"jsonrpc", "2.0"},
+            {"method", "notifications/cancelled"},
+            {"params", {{"requestId", 7}, {"reason", "user"}}}});
+    EXPECT_EQ(s.request(8, "ping")["result"], json::object());
+    EXPECT_EQ(s.close_and_wait(), 0);
+    for (const auto& m : s.seen) EXPECT_NE(m.value("id", json()), json(7)) << m;
+    EXPECT_NE(s.err().find("was not decided; it may still be allowed later"), std::string::npos)
+        << s.err();
+    EXPECT_EQ(s.err().find("withdrawn"), std::string::npos) << s.err();
+    EXPECT_TRUE(std::filesystem::exists(host_->spool() + "/requests/" + name));
 }
 
 TEST_F(McpServerTest, MalformedMessagesGetErrorRepliesAndTheServerCarriesOn) {

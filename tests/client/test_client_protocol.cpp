@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -57,6 +58,31 @@ json response(const std::string& name, const std::string& state) {
                 {"requested_at", nullptr}, {"updated_at", "2026-11-29T08:00:03Z"},
                 {"exit_code", nullptr},    {"reason", nullptr},
                 {"output", nullptr},       {"log", nullptr}};
+}
+
+// Now plus `seconds`, in the requested_at format (the host's expires_at).
+std::string utc_in(int seconds) {
+    const std::time_t t = std::time(nullptr) + seconds;
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+// Held for a person, as the host answers a request under MODE_<verb>=ask.
+json pending(const std::string& name, const json& expires_at) {
+    json held = response(name, "pending");
+    held["reason"] = "waiting for a person's approval on the host: `hostbridge allow " + name +
+                     "` runs it, `hostbridge deny " + name + "` refuses it";
+    held["expires_at"] = expires_at;
+    return held;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
 }
 
 // Every byte value but NUL and the invalid-UTF-8 range, printf-format and
@@ -257,6 +283,122 @@ TEST_P(ClientProtocolTest, RunningWaitsPastTheTimeoutForTheEnd) {
     ClientResult r = client->wait();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "built\n");
+}
+
+// MODE_<verb>=ask: the host claimed the request and holds it for a person.
+// Taken up: --timeout no longer applies; the client says so once and waits
+// for the person's decision.
+TEST_P(ClientProtocolTest, PendingSaysOnceThatAPersonMustApproveAndWaitsPastTheTimeout) {
+    auto client = start({"--timeout", "1", "restart", "api"});
+    std::string name = published();
+    std::filesystem::rename(spool_ + "/requests/" + name, spool_ + "/processing/" + name);
+    const std::string expires_at = utc_in(120);
+    respond(name, pending(name, expires_at));
+    std::this_thread::sleep_for(2s);
+    EXPECT_TRUE(client->running()) << "a pending request must be waited for";
+    // Published again (the host rewrites it): still said once.
+    respond(name, pending(name, expires_at), 2);
+    std::this_thread::sleep_for(500ms);
+    respond(name, response(name, "running"));
+    std::this_thread::sleep_for(300ms);
+    json done = response(name, "done");
+    done["exit_code"] = 0;
+    done["output"] = "restarted api\n";
+    respond(name, done);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "restarted api\n");
+    EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
+    EXPECT_EQ(count_of(r.err, "a person must approve request " + name + " on the host"), 1u)
+        << r.err;
+    EXPECT_NE(r.err.find("until " + expires_at), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("`hostbridge allow " + name + "` runs it"), std::string::npos) << r.err;
+}
+
+TEST_P(ClientProtocolTest, APersonsRefusalOfAPendingRequestExitsSeventy) {
+    auto client = start({"--timeout", "1", "down"});
+    std::string name = published();
+    std::filesystem::rename(spool_ + "/requests/" + name, spool_ + "/processing/" + name);
+    respond(name, pending(name, utc_in(120)));
+    std::this_thread::sleep_for(1500ms);
+    json denied = response(name, "denied");
+    denied["reason"] = "denied by a person on the host: not during the demo";
+    respond(name, denied);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 70) << r.err;
+    EXPECT_NE(r.err.find("a person must approve"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("denied: denied by a person on the host: not during the demo"),
+              std::string::npos)
+        << r.err;
+}
+
+// Still pending once its expires_at (plus the grace for the host to write
+// `expired`) has passed: 75, and the request is left alone. It stays in
+// requests/ here, so a withdrawal would show.
+TEST_P(ClientProtocolTest, PendingPastItsExpiryExitsSeventyFiveAndIsNotWithdrawn) {
+    auto client = start({"--timeout", "30", "restart", "api"});
+    std::string name = published();
+    const std::string expires_at = utc_in(-9);  // the grace (10 s) ends within a second
+    respond(name, pending(name, expires_at));
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 75) << r.err;
+    EXPECT_LT(r.elapsed, 30s) << "the take-up timeout no longer applies";
+    EXPECT_NE(r.err.find("was not decided: it expired at " + expires_at +
+                         " and can no longer be allowed"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("withdrawn"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(spool_ + "/requests/" + name));
+}
+
+TEST_P(ClientProtocolTest, ASignalWhilePendingSaysItMayStillBeAllowedAndKeepsTheRequest) {
+    auto client = start({"--timeout", "30", "restart", "api"});
+    std::string name = published();
+    respond(name, pending(name, utc_in(120)));
+    std::this_thread::sleep_for(1s);  // read, and past the C++ client's quick phase
+    client->signal(SIGTERM);
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 143) << r.err;
+    EXPECT_NE(r.err.find("a person must approve"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("was not decided; it may still be allowed later"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("withdrawn"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(spool_ + "/requests/" + name));
+}
+
+// No expires_at that reads: waited for as for running (the host's TTL ends
+// it with `expired`), never given up on early.
+TEST_P(ClientProtocolTest, PendingWithoutAReadableExpiryWaitsAsForRunning) {
+    for (const json& expires_at : {json(), json("soon")}) {
+        auto client = start({"--timeout", "1", "up"});
+        std::string name = published();
+        std::filesystem::rename(spool_ + "/requests/" + name, spool_ + "/processing/" + name);
+        respond(name, pending(name, expires_at));
+        std::this_thread::sleep_for(2s);
+        EXPECT_TRUE(client->running()) << expires_at;
+        respond(name, response(name, "expired"));
+        ClientResult r = client->wait();
+        EXPECT_EQ(r.exit_code, 70) << expires_at << r.err;
+        EXPECT_NE(r.err.find("the host gave no expiry time"), std::string::npos) << r.err;
+        std::filesystem::remove(spool_ + "/processing/" + name);
+    }
+}
+
+TEST_P(ClientProtocolTest, APendingReasonIsShownWithControlCharactersMadeVisible) {
+    auto client = start({"up"});
+    std::string name = published();
+    json held = pending(name, utc_in(120));
+    held["reason"] = "waiting\x1b[2J for\na \u202eperson\t%s \\ \xc2\x9b é";
+    respond(name, held);
+    std::this_thread::sleep_for(1s);
+    respond(name, response(name, "done"));
+    ClientResult r = client->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(": waiting\\x1b[2J for\\na \\u202eperson\\t%s \\ \\u009b é\n"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+    EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
 }
 
 TEST_P(ClientProtocolTest, OnlyItsOwnResponseCounts) {
