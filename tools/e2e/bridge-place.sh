@@ -21,7 +21,7 @@
 # OPTIONS
 #   --prefix P        names everything of the run (default hb-e2e-KIND-XXXXXX;
 #                     a throwaway user's name must start with hb-e2e-)
-#   --rate-limit N/S  passed on (default 9/600)
+#   --rate-limit N/S  passed on (default 11/600)
 #   --watch-fallback  where no user manager can run (not root, systemd is
 #                     PID 1, no cgroup delegation), run in --mode watch
 #                     instead of skipping, and say why

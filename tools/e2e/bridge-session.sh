@@ -22,7 +22,7 @@
 #                       --user manager (run inside tools/e2e/usermgr.sh), or
 #                       a `hostbridge-executor watch` this script starts
 #   --backend stack|compose   the bridge's backend (compose: podman-compose)
-#   --rate-limit N/S    mutating requests per window (default 9/600: the
+#   --rate-limit N/S    mutating requests per window (default 11/600: the
 #                       session's burst meets it after one more restart)
 #
 # Run it inside `usermgr.sh run` for --mode systemd: rootful podman must share
@@ -47,7 +47,7 @@ usage() {
 
 cmd=${1:-}
 [ $# -ge 1 ] && shift
-project_dir="" bin="" mode=systemd backend=stack rate_limit=9/600
+project_dir="" bin="" mode=systemd backend=stack rate_limit=11/600
 while [ $# -gt 0 ]; do
     case $1 in
         --project) project_dir=${2:?}; shift 2 ;;
@@ -191,6 +191,62 @@ request() {
     fi
 }
 in_agent() { podman exec "$agent" sh -c "$1"; }
+
+# A person in the loop (docs/DECIDE-AND-RUN.md, "Held for a person"): with
+# MODE_down=ask the agent's `down` waits as `pending` until the person runs
+# `hostbridge allow` (then it runs) or `hostbridge deny` (then it is refused).
+# POLICY_FILE SAVED: the policy file and the text to put back.
+ask_down() { # the agent's `down` in the background; its exit code lands in /tmp/ask.rc
+    in_agent "rm -f /tmp/ask.*; $client --timeout 60 down >/tmp/ask.out 2>/tmp/ask.err; echo \$? >/tmp/ask.rc" \
+        >/dev/null 2>&1 &
+}
+held_name() { # the name `hostbridge pending` lists, or fails
+    local listed
+    listed=$(cd "$P" && hostbridge pending 2>/dev/null) || return 1
+    sed -n 's/^request: *//p' <<<"$listed" | head -n 1 | grep .
+}
+ask_answered() { in_agent 'test -s /tmp/ask.rc' 2>/dev/null; }
+ask_session() {
+    local policy_file=$1 policy_saved=$2 name out rc
+    sed 's/^MODE_down=auto$/MODE_down=ask/' <<<"$policy_saved" >"$policy_file"
+    say "host\$ the person sets MODE_down=ask in policy.conf"
+    ask_down
+    say "agent\$ request down   (in the background: it waits for a person)"
+    check "the host holds it: hostbridge pending lists it" wait_for 30 held_name
+    name=$(held_name)
+    out=$(cd "$P" && hostbridge pending 2>&1)
+    printf 'host$ hostbridge pending\n'
+    printf '%s\n' "$out" | indent
+    check "pending shows what would run" grep -q 'would run: $STACK' <<<"$out"
+    check "the agent's client said once that a person must approve it" \
+        eval 'in_agent "grep -c \"a person must approve\" /tmp/ask.err" | grep -qx 1'
+    out=$(cd "$P" && hostbridge allow "$name" 2>&1)
+    rc=$?
+    printf 'host$ hostbridge allow %s\n' "$name"
+    printf '%s\n' "$out" | indent
+    check "allow: exit 0" test "$rc" -eq 0
+    check "the agent's down ends: exit 0" eval 'wait_for 120 ask_answered && [ "$(in_agent "cat /tmp/ask.rc")" = 0 ]'
+    check "and the stack is down: web no longer serves" eval '! serves web >/dev/null 2>&1'
+    fact "ask: down was held as pending, listed by hostbridge pending, allowed by the person, and ran"
+
+    ask_down
+    say "agent\$ request down   (again)"
+    check "held again" wait_for 30 held_name
+    name=$(held_name)
+    out=$(cd "$P" && hostbridge deny --reason "not now" "$name" 2>&1)
+    rc=$?
+    printf 'host$ hostbridge deny --reason "not now" %s\n' "$name"
+    printf '%s\n' "$out" | indent
+    check "deny: exit 0" test "$rc" -eq 0
+    check "the agent's down is refused by the person: exit 70" \
+        eval 'wait_for 60 ask_answered && [ "$(in_agent "cat /tmp/ask.rc")" = 70 ] && in_agent "grep -q \"denied by a person on the host: not now\" /tmp/ask.err"'
+    fact "ask: a second down was denied by the person; the agent got their reason"
+    in_agent 'rm -f /tmp/ask.*'
+    printf '%s\n' "$policy_saved" >"$policy_file"
+
+    request up
+    check "up: exit 0, web serves again" eval '[ "$REQ_RC" -eq 0 ] && wait_for 60 serves web'
+}
 
 # ------------------------------------------------------------------ setup
 
@@ -532,15 +588,19 @@ cmd_session() {
     printf '%s\n' "$policy_saved" >"$policy_file"
     fact "policy: restart db refused by a per-service rule while restart api ran; down under dry-run answered what it would run, and nothing stopped"
 
+    ask_session "$policy_file" "$policy_saved"
+
     # Mutating requests so far that used a slot: restart, the MCP restart,
     # the hostbridge-agent request restart, rebuild, the restart the
     # integrity gate refused (probing the gate is not free:
     # docs/DECIDE-AND-RUN.md), restart, join-network, restart api under the
-    # per-service rule. The dry-run `down` and the refused `restart db` used none.
-    local allowed=$((rate_count - 8)) burst
+    # per-service rule, the `down` a person allowed, the `up` after it. The
+    # dry-run `down`, the refused `restart db` and the held `down` the person
+    # denied used none.
+    local allowed=$((rate_count - 10)) burst
     [ "$allowed" -ge 0 ] || allowed=0
     burst=$((allowed + 1))
-    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 8 used so far)"
+    say "agent: $burst restarts at once (the limit is $rate_limit mutating requests; 10 used so far)"
     in_agent "i=0; while [ \$i -lt $burst ]; do i=\$((i + 1));
                   ( $client --timeout 60 restart api >/dev/null 2>/tmp/burst.\$i; echo \$? >/tmp/burst.\$i.rc ) &
               done; wait" >/dev/null 2>&1
