@@ -35,9 +35,11 @@
 #include "executor/argv_table.hpp"
 #include "executor/audit_log.hpp"
 #include "executor/config.hpp"
+#include "executor/held.hpp"
 #include "executor/integrity_gate.hpp"
 #include "executor/policy.hpp"
 #include "executor/sha256.hpp"
+#include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -419,10 +421,13 @@ class Doctor {
         check_policy_shadows(policy);
         std::string denied;
         std::string dry_run;
+        std::string ask;
         for (Verb verb : kAllVerbs) {
             const exec::Mode mode = policy.mode(verb);
             if (mode == exec::Mode::Auto) continue;
-            std::string& list = mode == exec::Mode::DryRun ? dry_run : denied;
+            std::string& list = mode == exec::Mode::DryRun ? dry_run
+                                : mode == exec::Mode::Ask  ? ask
+                                                           : denied;
             list += (list.empty() ? "" : ", ") + std::string(verb_name(verb));
         }
         for (const auto& rule : policy.service_rules) {
@@ -432,8 +437,27 @@ class Doctor {
         if (policy.warnings.empty()) ok("policy " + c_.policy_file);
         if (!denied.empty()) info("the policy denies: " + denied);
         if (!dry_run.empty()) info("the policy dry-runs (answers, runs nothing): " + dry_run);
+        if (!ask.empty()) info("the policy holds for a person (`hostbridge allow`): " + ask);
+        check_held();
         check_agent_manifest(policy);
         check_agent_doc(policy);
+    }
+
+    // Requests waiting for a person: the agent waits too, until their TTL.
+    void check_held() {
+        struct stat st {};
+        // Doctor creates nothing: no held/ yet, nothing was ever held.
+        if (::lstat((c_.state_dir + "/" + std::string(exec::kHeldDir)).c_str(), &st) != 0) return;
+        auto held_fd = exec::open_held_dir(c_.state_dir);
+        auto names = held_fd ? exec::list_held(held_fd->get())
+                             : Result<std::vector<std::string>>(held_fd.error());
+        if (!names) return;
+        const auto waiting = std::count_if(names->begin(), names->end(),
+                                           [](const std::string& n) { return is_request_name(n); });
+        if (waiting > 0) {
+            info(std::to_string(waiting) + " request(s) wait for a person's approval:");
+            print_fix("hostbridge pending --slug " + c_.slug);
+        }
     }
 
     // A per-service rule that allows what the argv table refuses anyway

@@ -206,13 +206,15 @@ held_name() { # the name `hostbridge pending` lists, or fails
     sed -n 's/^request: *//p' <<<"$listed" | head -n 1 | grep .
 }
 ask_answered() { in_agent 'test -s /tmp/ask.rc' 2>/dev/null; }
+is_held() { held_name >/dev/null; }
+web_serves() { serves web >/dev/null 2>&1; }
 ask_session() {
     local policy_file=$1 policy_saved=$2 name out rc
     sed 's/^MODE_down=auto$/MODE_down=ask/' <<<"$policy_saved" >"$policy_file"
     say "host\$ the person sets MODE_down=ask in policy.conf"
     ask_down
     say "agent\$ request down   (in the background: it waits for a person)"
-    check "the host holds it: hostbridge pending lists it" wait_for 30 held_name
+    check "the host holds it: hostbridge pending lists it" wait_for 30 is_held
     name=$(held_name)
     out=$(cd "$P" && hostbridge pending 2>&1)
     printf 'host$ hostbridge pending\n'
@@ -231,7 +233,7 @@ ask_session() {
 
     ask_down
     say "agent\$ request down   (again)"
-    check "held again" wait_for 30 held_name
+    check "held again" wait_for 30 is_held
     name=$(held_name)
     out=$(cd "$P" && hostbridge deny --reason "not now" "$name" 2>&1)
     rc=$?
@@ -245,7 +247,7 @@ ask_session() {
     printf '%s\n' "$policy_saved" >"$policy_file"
 
     request up
-    check "up: exit 0, web serves again" eval '[ "$REQ_RC" -eq 0 ] && wait_for 60 serves web'
+    check "up: exit 0, web serves again" eval '[ "$REQ_RC" -eq 0 ] && wait_for 60 web_serves'
 }
 
 # ------------------------------------------------------------------ setup
