@@ -89,6 +89,9 @@ std::string serialize_config(const Config& config) {
     }
     j["systemd"] = {{"enabled", config.systemd.enabled},
                     {"systemd_run", config.systemd.systemd_run}};
+    if (!config.systemd.notify_send.empty()) {
+        j["systemd"]["notify_send"] = config.systemd.notify_send;
+    }
     if (config.join_network) {
         j["join_network"] = {{"engine", config.join_network->engine},
                              {"network", config.join_network->network},

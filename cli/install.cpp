@@ -261,6 +261,12 @@ class Installer {
             join_network_ = JoinNetwork{*engine, *o_.network, *o_.agent_container};
         }
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
+        // Never one inside the checkout: the agent wrote it (bridge.json
+        // refuses it too).
+        if (auto notify = find_on_path("notify-send", env.path_var);
+            notify && !path_is_within(*notify, project_dir_)) {
+            notify_send_ = *notify;
+        }
         for (const auto& name :
              {std::string("hostbridge-executor"), std::string("hostbridge-parser")}) {
             auto source = bundled_binary(name);
@@ -540,6 +546,7 @@ class Installer {
         c.drain.time_budget_seconds = std::max(1800, longest + c.drain.linger_seconds + 60);
         c.systemd.enabled = !o_.no_systemd;
         c.systemd.systemd_run = systemd_run_;
+        c.systemd.notify_send = notify_send_;
         c.join_network = join_network_;
         config_text_ = serialize_config(c);
         // The executor reads bridge.json strictly; never write one it refuses.
@@ -842,6 +849,7 @@ class Installer {
     std::string flavour_how_;  // how install told the compose flavour
     std::optional<JoinNetwork> join_network_;
     std::string systemd_run_;
+    std::string notify_send_;
     std::map<std::string, std::string> built_binaries_;
     std::string compose_rel_;
     std::vector<std::string> services_;

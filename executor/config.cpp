@@ -358,7 +358,7 @@ AuditBudgetSettings audit_budget(const json& value) {
 }
 
 SystemdSettings systemd(const json& value, const Config& config) {
-    const Object obj(value, "systemd", {"enabled", "systemd_run"});
+    const Object obj(value, "systemd", {"enabled", "systemd_run", "notify_send"});
     SystemdSettings out;
     out.enabled = boolean(obj.required("enabled"), obj.key("enabled"));
     const json& run = obj.required("systemd_run");
@@ -366,6 +366,10 @@ SystemdSettings systemd(const json& value, const Config& config) {
     if (!run.is_string() || !run.get<std::string>().empty()) {
         out.systemd_run = absolute_path(run, obj.key("systemd_run"));
         require_outside_project(config, obj.key("systemd_run"), out.systemd_run);
+    }
+    if (const json* notify = obj.optional("notify_send")) {
+        out.notify_send = absolute_path(*notify, obj.key("notify_send"));
+        require_outside_project(config, obj.key("notify_send"), out.notify_send);
     }
     return out;
 }

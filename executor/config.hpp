@@ -98,6 +98,10 @@ struct AuditBudgetSettings {
 struct SystemdSettings {
     bool enabled = true;
     std::string systemd_run;  // absolute path, or empty when none was found
+    // notify-send, found by install (absolute, outside the project), or
+    // empty: a held request is announced on the desktop (executor/notify.hpp).
+    // Optional in bridge.json, written only when found.
+    std::string notify_send;
     bool operator==(const SystemdSettings&) const = default;
 };
 

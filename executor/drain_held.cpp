@@ -12,6 +12,7 @@
 
 #include "executor/drain.hpp"
 #include "executor/drain_finish.hpp"
+#include "executor/notify.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 
@@ -98,10 +99,11 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
                       "cannot hold it: " +
                           (written ? std::string("the name is taken") : written.error().message));
     }
-    // The person is told in the service log (and the journal, by the audit
-    // event): what would run, in the names of docs/ARGV-TABLE.md.
+    // The person is told in the service log, on the desktop where there is
+    // one, and in the journal by the audit event: what would run, in the
+    // names of docs/ARGV-TABLE.md.
     warn("held " + name + " for a person: would run " + record.command + "; " +
-         allow_or_deny(name));
+         allow_or_deny(name) + "; " + notify_person(config_, fd, record));
     expires_at = record.expires_at;
     Decision out = held;
     out.reason_detail =

@@ -268,7 +268,7 @@ Config doc_config(BackendKind kind, ComposeFlavour flavour = ComposeFlavour::Doc
     c.join_network = JoinNetwork{"/usr/bin/podman", "net", "agent"};
     c = symbolic_config(std::move(c));
     c.slug = "$SLUG";
-    c.systemd = {true, "$SYSTEMD_RUN"};
+    c.systemd = {true, "$SYSTEMD_RUN", ""};
     return c;
 }
 

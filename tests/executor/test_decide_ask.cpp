@@ -316,4 +316,55 @@ TEST(DecideAsk, ARecordThatDoesNotParseIsNeverActedOn) {
     EXPECT_TRUE(hb::test::fs::exists(held_dir(f) + "/.unreadable-" + down));
 }
 
+// The person is told on the desktop (where install found notify-send and
+// the drain has a session bus): a fixed argv, no markup, at most once a
+// minute, not for a merged request.
+TEST(DecideAsk, ThePersonIsToldOnTheDesktopAtMostOncePerMinute) {
+    StackFixture f;
+    const std::string notify = f.root + "/notify-send";
+    const std::string told = f.root + "/told";
+    hb::test::write_file(notify, "#!/bin/sh\nprintf '%s\\n' \"$@\" \"bus $DBUS_SESSION_BUS_ADDRESS\" >>" +
+                                     told + "\n");
+    hb::test::fs::permissions(notify, hb::test::fs::perms(0755));
+    f.config["systemd"]["notify_send"] = notify;
+    f.write_config();
+    write_policy(f, "MODE_down=ask\nMODE_restart=ask\n");
+    const std::string down = f.publish("down");
+    const std::string again = f.publish("down");        // merged into the first
+    const std::string db = f.publish("restart", "db");  // held, within the minute
+    f.drain_with_env({"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus"});
+    EXPECT_EQ(f.state_of(again), "pending");
+    EXPECT_EQ(f.state_of(db), "pending");
+    EXPECT_EQ(hb::test::read_file(told), "--app-name=hostbridge\n--urgency=normal\n--\n"
+                                         "hostbridge drain-test: down waits for you\n"
+                                         "hostbridge allow " +
+                                             down +
+                                             "  (or deny, see hostbridge pending)\n"
+                                             "bus unix:path=/run/user/0/bus\n");
+    const std::string log = hb::test::read_file(f.root + "/stderr-env");
+    EXPECT_NE(log.find("held " + down + " for a person: would run $STACK stop; "),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("desktop notification sent"), std::string::npos) << log;
+    EXPECT_NE(log.find("no desktop notification: one went out less than 60 s ago"),
+              std::string::npos)
+        << log;
+}
+
+TEST(DecideAsk, WithoutASessionBusTheServiceLogSaysWhyThereIsNoNotification) {
+    StackFixture f;
+    const std::string notify = f.root + "/notify-send";
+    hb::test::write_file(notify, "#!/bin/sh\ntouch " + f.root + "/told\n");
+    hb::test::fs::permissions(notify, hb::test::fs::perms(0755));
+    f.config["systemd"]["notify_send"] = notify;
+    f.write_config();
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    const auto e = f.run();  // an empty environment, as in CI
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(f.state_of(down), "pending");
+    EXPECT_NE(e.err.find("no desktop notification: no session bus"), std::string::npos) << e.err;
+    EXPECT_FALSE(hb::test::fs::exists(f.root + "/told"));
+}
+
 }  // namespace

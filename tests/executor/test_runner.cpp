@@ -295,7 +295,7 @@ TEST_F(Runner, TailOfAnEmptyLogIsEmpty) {
 Config scope_config() {
     Config c;
     c.slug = "demo-app";
-    c.systemd = {true, "/usr/bin/systemd-run"};
+    c.systemd = {true, "/usr/bin/systemd-run", ""};
     return c;
 }
 

@@ -34,7 +34,7 @@ hb::Config doc_config(hb::BackendKind kind,
                     ? hb::Backend{kind, {"$STACK"}, "", hb::ComposeFlavour::Docker}
                     : hb::Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE", flavour};
     c.join_network = hb::JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
-    c.systemd = {true, "$SYSTEMD_RUN"};
+    c.systemd = {true, "$SYSTEMD_RUN", ""};
     return c;
 }
 
