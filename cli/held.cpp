@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <iostream>
+#include <thread>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -146,13 +148,31 @@ void show(const exec::HeldRequest& held, std::time_t now) {
 // The executor takes the decision up now: the installed service, or a
 // drain of its own where there are no units. A running `watch` wakes for
 // the decision by itself (executor/wakeup.hpp).
-void wake_executor(std::string_view command, const InstallPaths& paths, const Config& config) {
+bool taken_up_within(int held_fd, const std::string& decision, std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    struct stat st {};
+    while (::fstatat(held_fd, decision.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (std::chrono::steady_clock::now() >= end) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+void wake_executor(std::string_view command, const InstallPaths& paths, const Config& config,
+                   int held_fd, const std::string& decision) {
     if (config.systemd.enabled) {
         if (auto systemctl = SystemctlUser::find(); systemctl && systemctl->manager_reachable()) {
             auto started = systemctl->run({"start", "--no-block", paths.service_unit_name});
-            if (started && started->ok()) return;
-            print_warning(command,
-                          "cannot start " + paths.service_unit_name + "; running a drain instead");
+            // A drain in its last moments absorbs the start without looking
+            // at held/ again: then a drain of our own takes the decision up.
+            if (started && started->ok() &&
+                taken_up_within(held_fd, decision, std::chrono::seconds(5))) {
+                return;
+            }
+            if (!started || !started->ok()) {
+                print_warning(command, "cannot start " + paths.service_unit_name +
+                                           "; running a drain instead");
+            }
         }
     }
     std::vector<std::string> argv = {paths.executor, "drain", "--config", paths.config_file};
@@ -186,7 +206,7 @@ int decide(Invocation& in, bool allow) {
     if (held->expires_at <= now) {
         print_error(command, name + " has expired: it can no longer be " +
                                  (allow ? "allowed" : "denied") + " (the agent is told so)");
-        wake_executor(command, in.paths, opened->config);
+        wake_executor(command, in.paths, opened->config, fd, name);
         return kExitFailure;
     }
     // What the person was shown must still be what would run.
@@ -197,7 +217,8 @@ int decide(Invocation& in, bool allow) {
                                  "must send it again");
         return kExitFailure;
     }
-    exec::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or("")};
+    exec::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
+                                exec::held_digest(*held)};
     auto published = exec::publish_held_file(fd, name + std::string(exec::kDecisionSuffix),
                                              exec::render_decision(decision), true);
     if (!published) {
@@ -211,7 +232,7 @@ int decide(Invocation& in, bool allow) {
     std::cout << (allow ? "allowed: " : "denied: ") << name
               << (allow ? "; the executor checks it again and runs it now\n"
                         : "; the agent is told so now\n");
-    wake_executor(command, in.paths, opened->config);
+    wake_executor(command, in.paths, opened->config, fd, name + std::string(exec::kDecisionSuffix));
     return kExitOk;
 }
 

@@ -71,15 +71,15 @@ WaitResult wait_for_response(const Spool& spool, const std::string& name, Respon
                     pending_until.reset();
                     // The host's wall clock against ours, re-read each time:
                     // a rewritten answer may carry another time.
-                    // In whole seconds, capped: a year-9999 stamp must not
-                    // overflow the clock's nanoseconds.
+                    // In whole seconds, clamped: a year-9999 (or year-1000)
+                    // stamp must not overflow the clock's nanoseconds.
                     if (response->expires_at) {
                         const auto now = std::chrono::floor<std::chrono::seconds>(
                             std::chrono::system_clock::now());
                         pending_until =
-                            Clock::now() +
-                            std::min<std::chrono::seconds>(
-                                *response->expires_at + kPendingGrace - now, kLongestPending);
+                            Clock::now() + std::clamp<std::chrono::seconds>(
+                                               *response->expires_at + kPendingGrace - now,
+                                               std::chrono::seconds(0), kLongestPending);
                     }
                 }
                 result.last_state = response->state_text;

@@ -155,9 +155,11 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
             if (auto recovered = recover(); !recovered) {
                 failure_ = recovered.error().message;
                 end = CycleEnd::Failed;
-            } else if (auto settled = settle_held(); !settled) {
+            } else if (auto settled = settle_held(enforce_budget); !settled) {
                 failure_ = settled.error().message;
                 end = CycleEnd::Failed;
+            } else if (*settled) {
+                end = CycleEnd::BudgetReached;
             } else {
                 end = claim_loop(stop, enforce_budget);
             }
@@ -216,7 +218,12 @@ Result<void> Drain::recover() {
         const bool plain = on_schema && !replay && S_ISREG(st.st_mode) && st.st_nlink == 1;
         Finish f = Finish::of(name, AuditEvent::Interrupted, reason_string(ReasonCode::Interrupted),
                               plain ? Finish::To::Archive : Finish::To::Quarantine);
-        if (on_schema && !replay) f.respond(ResponseState::Failed, *f.record.reason);
+        if (on_schema && !replay) {
+            f.respond(ResponseState::Failed, *f.record.reason);
+            // A crash between holding it and archiving it: answered
+            // `failed` now, so it must not be allowed (and run) later.
+            ::unlinkat(held_fd_.get(), name.c_str(), 0);
+        }
         if (!plain) {
             UniqueFd read_fd;
             if (auto opened = spool_.open_for_reading(SpoolDir::Processing, name, *inspected)) {

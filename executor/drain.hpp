@@ -89,7 +89,9 @@ class Drain {
                   std::optional<std::int64_t>& expires_at);
     // Under the lock: answers what a person decided, expires what waited
     // too long, fails what a crashed drain had taken up.
-    Result<void> settle_held();
+    // With `enforce_budget`, a decision whose command could outlast the
+    // budget is left for the next drain: true then.
+    Result<bool> settle_held(bool enforce_budget);
     Result<void> act_on_decision(const std::string& record_name, const HeldRequest& held);
     Result<void> finish_held(const HeldRequest& held, const Decision& decision);
     [[nodiscard]] bool decision_waiting() const;

@@ -28,6 +28,10 @@ Decision denied(ReasonCode code, std::string detail = {}) {
     return d;
 }
 
+// The least of its TTL a request must have left to be held: less would
+// expire before a person could act, and would only add a line to the log.
+constexpr std::int64_t kMinHoldSeconds = 60;
+
 bool exists_at(int dirfd, const std::string& name) {
     struct stat st {};
     return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -49,6 +53,12 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     if (verdict.arg_index != kNoArg) service = config_.services.at(verdict.arg_index);
     const std::string generation = config_generation(config_);
     const std::int64_t now = wall_now();
+    // A name held before (the agent can delete archive/NAME and send it
+    // again) or with a decision still lying there: a decision is never
+    // applied to another request than the one a person was shown.
+    for (const std::string_view suffix : {std::string_view(), kDecisionSuffix, kTakenSuffix}) {
+        if (exists_at(fd, name + std::string(suffix))) return denied(ReasonCode::NameAlreadyUsed);
+    }
 
     std::size_t count = 0;
     for (const std::string& other_name : *names) {
@@ -84,6 +94,15 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
         return denied(ReasonCode::TooManyHeld,
                       std::to_string(count) + " already wait; `hostbridge pending` lists them");
     }
+    const std::int64_t left = verdict.requested_at + config_.limits.ttl_seconds - now;
+    if (left < std::min<std::int64_t>(kMinHoldSeconds, config_.limits.ttl_seconds / 2)) {
+        Decision expired = denied(ReasonCode::Expired);
+        expired.state = FinalState::Expired;
+        expired.reason_detail = std::string(reason_text(ReasonCode::Expired)) + ": " +
+                                std::to_string(std::max<std::int64_t>(left, 0)) +
+                                " s of its TTL left, too little for a person to act";
+        return expired;
+    }
     HeldRequest record;
     record.request = name;
     record.verb = *verdict.verb;
@@ -111,8 +130,9 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     return out;
 }
 
-Result<void> Drain::settle_held() {
+Result<bool> Drain::settle_held(bool enforce_budget) {
     next_expiry_.reset();
+    bool budget_reached = false;
     const int fd = held_fd_.get();
     auto names = list_held(fd);
     if (!names) return make_error("cannot list the held requests: " + names.error().message);
@@ -126,7 +146,7 @@ Result<void> Drain::settle_held() {
             if (held) {
                 Decision interrupted = denied(ReasonCode::Interrupted);
                 interrupted.state = FinalState::Failed;
-                if (auto done = finish_held(*held, interrupted); !done) return done;
+                if (auto done = finish_held(*held, interrupted); !done) return done.error();
             }
             ::unlinkat(fd, name.c_str(), 0);
             continue;
@@ -150,7 +170,13 @@ Result<void> Drain::settle_held() {
             continue;
         }
         if (exists_at(fd, name + std::string(kDecisionSuffix))) {
-            if (auto acted = act_on_decision(name, *held); !acted) return acted;
+            // Left for the next drain, like a request that could outlast
+            // the budget (docs/ARCHITECTURE.md, drain step 7).
+            if (enforce_budget && over_budget(name)) {
+                budget_reached = true;
+                continue;
+            }
+            if (auto acted = act_on_decision(name, *held); !acted) return acted.error();
             continue;
         }
         if (held->expires_at <= now) {
@@ -160,13 +186,13 @@ Result<void> Drain::settle_held() {
             expired.reason_detail = std::string(reason_text(ReasonCode::Expired)) +
                                     ": no person allowed it within " +
                                     std::to_string(config_.limits.ttl_seconds) + " s";
-            if (auto done = finish_held(*held, expired); !done) return done;
+            if (auto done = finish_held(*held, expired); !done) return done.error();
             ::unlinkat(fd, name.c_str(), 0);
             continue;
         }
         next_expiry_ = std::min(next_expiry_.value_or(held->expires_at), held->expires_at);
     }
-    return {};
+    return budget_reached;
 }
 
 Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRequest& held) {
@@ -174,14 +200,33 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
     const std::string decision_name = record_name + std::string(kDecisionSuffix);
     const std::string taken = record_name + std::string(kTakenSuffix);
     auto text = read_held_file(fd, decision_name);
-    // Taken before anything is done: a crash from here on fails it, never
-    // runs it twice (settle_held).
+    auto decision = text && *text ? parse_decision(**text)
+                                  : Result<HeldDecision>(make_error("it is not a regular file"));
+    if (decision && decision->record != held_digest(held)) {
+        // Made for an earlier request of this name (it expired while the
+        // person looked): it says nothing about this one, which stays held.
+        warn("held/" + decision_name + " was made for another request of this name; removed");
+        ::unlinkat(fd, decision_name.c_str(), 0);
+        return {};
+    }
+    if (decision && decision->allow) {
+        // Logged before it is taken up: if the log cannot be written, the
+        // decision stays for the next drain and nothing is lost.
+        AuditRecord allowed = record(AuditEvent::Allowed, held.request, "allowed by a person");
+        allowed.verb = held.verb;
+        allowed.arg = held.service;
+        if (auto logged = audit_.append(allowed, /*sync=*/true); !logged) {
+            return make_error("the audit log cannot be written (" + logged.error().message +
+                              "); stopping before anything else runs");
+        }
+    }
+    // Taken, durably, before anything is done: a crash from here on fails
+    // it, never runs it twice (settle_held).
     if (::renameat(fd, record_name.c_str(), fd, taken.c_str()) != 0) {
         return make_error(sys::errno_text("cannot take up held/" + record_name));
     }
     ::unlinkat(fd, decision_name.c_str(), 0);
-    auto decision = text && *text ? parse_decision(**text)
-                                  : Result<HeldDecision>(make_error("it is not a regular file"));
+    if (::fsync(fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
 
     Decision outcome;
     if (!decision) {
@@ -190,13 +235,6 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
     } else if (!decision->allow) {
         outcome = denied(ReasonCode::DeniedByPerson, decision->reason);
     } else {
-        AuditRecord allowed = record(AuditEvent::Allowed, held.request, "allowed by a person");
-        allowed.verb = held.verb;
-        allowed.arg = held.service;
-        if (auto logged = audit_.append(allowed, /*sync=*/true); !logged) {
-            return make_error("the audit log cannot be written (" + logged.error().message +
-                              "); stopping before anything else runs");
-        }
         // Checked against what is installed now: what the person was shown
         // must be what this drain and bridge.json still say.
         refresh_pins();

@@ -103,11 +103,18 @@ Result<HeldRequest> parse_held(std::string_view text) {
     return h;
 }
 
+std::string held_digest(const HeldRequest& h) {
+    HeldRequest shown = h;
+    shown.merged.clear();
+    return sha256_hex(render_held(shown));
+}
+
 std::string render_decision(const HeldDecision& d) {
     json j;
     j["decision"] = d.allow ? "allow" : "deny";
     j["generation"] = d.generation;
     j["reason"] = d.reason;
+    j["record"] = d.record;
     return j.dump(2) + "\n";
 }
 
@@ -117,11 +124,13 @@ Result<HeldDecision> parse_decision(std::string_view text) {
     auto decision = field<std::string>(j, "decision");
     auto generation = field<std::string>(j, "generation");
     auto reason = field<std::string>(j, "reason");
-    for (const auto* r : {&decision, &generation, &reason}) {
+    auto record = field<std::string>(j, "record");
+    for (const auto* r : {&decision, &generation, &reason, &record}) {
         if (!*r) return r->error();
     }
     if (*decision != "allow" && *decision != "deny") return make_error("unknown decision");
-    return HeldDecision{*decision == "allow", std::move(*generation), std::move(*reason)};
+    return HeldDecision{*decision == "allow", std::move(*generation), std::move(*reason),
+                        std::move(*record)};
 }
 
 std::string config_generation(const Config& c) {
@@ -134,6 +143,11 @@ std::string config_generation(const Config& c) {
     j["tcb"] = pins_json(c.tcb);
     j["rendered"] = pins_json(c.rendered);
     j["checkout_paths"] = c.checkout_paths;
+    j["run_dir"] = c.run_dir;
+    j["systemd_run"] = c.systemd.systemd_run;
+    j["join_network"] = c.join_network ? json{c.join_network->engine, c.join_network->network,
+                                              c.join_network->agent_container}
+                                       : json(nullptr);
     return sha256_hex(j.dump());
 }
 

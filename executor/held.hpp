@@ -43,10 +43,16 @@ struct HeldDecision {
     bool allow = false;
     std::string generation;  // what the person was shown
     std::string reason;      // deny only, may be empty
+    // held_digest() of the record the person was shown: a decision is for
+    // that record, never for another held later under the same name.
+    std::string record;
     bool operator==(const HeldDecision&) const = default;
 };
 
 std::string render_held(const HeldRequest& held);
+// SHA-256 over what identifies a held request and what the person is shown
+// (everything but `merged`, which grows while it waits).
+std::string held_digest(const HeldRequest& held);
 Result<HeldRequest> parse_held(std::string_view text);
 std::string render_decision(const HeldDecision& decision);
 Result<HeldDecision> parse_decision(std::string_view text);

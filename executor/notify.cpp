@@ -22,8 +22,8 @@ std::string plain(const std::string& text) {
     std::string out = text;
     for (char& c : out) {
         const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                          (c >= '0' && c <= '9') || std::string_view(" ._:,-$/`()").find(c) !=
-                                                        std::string_view::npos;
+                          (c >= '0' && c <= '9') ||
+                          std::string_view(" ._:,-$/`()").find(c) != std::string_view::npos;
         if (!safe) c = '?';
     }
     return out;
@@ -53,26 +53,25 @@ std::string notify_person(const Config& config, int held_fd, const HeldRequest& 
     // Its output goes nowhere the agent can read: an unnamed file in held/.
     UniqueFd sink(::openat(held_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
     if (!sink) return "no desktop notification: no file for its output";
-    const std::string what = std::string(verb_name(held.verb)) +
-                             (held.service ? " " + *held.service : std::string());
-    const Argv argv = {config.systemd.notify_send,
-                       "--app-name=hostbridge",
-                       "--urgency=normal",
-                       "--",
-                       plain("hostbridge " + config.slug + ": " + what + " waits for you"),
-                       plain("hostbridge allow " + held.request + "  (or deny, see hostbridge pending)")};
-    const RunResult result =
-        run_command(argv, sink.get(), kNotifyTimeout, std::chrono::seconds(1), {},
-                    {std::string("DBUS_SESSION_BUS_ADDRESS=") + bus});
+    const std::string what =
+        std::string(verb_name(held.verb)) + (held.service ? " " + *held.service : std::string());
+    const Argv argv = {
+        config.systemd.notify_send,
+        "--app-name=hostbridge",
+        "--urgency=normal",
+        "--",
+        plain("hostbridge " + config.slug + ": " + what + " waits for you"),
+        plain("hostbridge allow " + held.request + "  (or deny, see hostbridge pending)")};
+    const RunResult result = run_command(argv, sink.get(), kNotifyTimeout, std::chrono::seconds(1),
+                                         {}, {std::string("DBUS_SESSION_BUS_ADDRESS=") + bus});
     if (result.status == RunResult::Status::Exited && result.exit_code == 0) {
         return "desktop notification sent";
     }
     return "desktop notification failed (" +
-           (result.status == RunResult::Status::SpawnFailed
-                ? result.error
-                : result.status == RunResult::Status::Exited
-                      ? "exit status " + std::to_string(result.exit_code)
-                      : std::string("killed or timed out")) +
+           (result.status == RunResult::Status::SpawnFailed ? result.error
+            : result.status == RunResult::Status::Exited
+                ? "exit status " + std::to_string(result.exit_code)
+                : std::string("killed or timed out")) +
            ")";
 }
 

@@ -138,9 +138,11 @@ TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
 }
 
 TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
-    // Held with two seconds of its TTL left.
+    // A TTL of 4 s, held with 3 s left.
+    ASSERT_EQ(
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "4"})).code, 0);
     const std::string name = "20260101T000000Z-down-00000000000000aa.json";
-    const std::time_t at = std::time(nullptr) - 598;
+    const std::time_t at = std::time(nullptr) - 1;
     char stamp[32];
     std::tm tm{};
     ::gmtime_r(&at, &tm);
@@ -152,7 +154,7 @@ TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
               0);
     const Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
     const Ran allow = admin({"allow", name});
     EXPECT_EQ(allow.code, 1);
     EXPECT_TRUE(contains(allow.err, "has expired")) << allow.err;

@@ -51,11 +51,17 @@ bool decide(const StackFixture& f, const std::string& name, bool allow,
     const exec::HeldRequest held = held_record(f, name);
     auto fd = exec::open_held_dir(f.state);
     if (!fd) throw std::runtime_error(fd.error().message);
-    auto published =
-        exec::publish_held_file(fd->get(), name + std::string(exec::kDecisionSuffix),
-                                exec::render_decision({allow, held.generation, reason}), true);
+    auto published = exec::publish_held_file(
+        fd->get(), name + std::string(exec::kDecisionSuffix),
+        exec::render_decision({allow, held.generation, reason, exec::held_digest(held)}), true);
     if (!published) throw std::runtime_error(published.error().message);
     return *published;
+}
+
+// A TTL of 4 s: held with 3 s left (at least half the TTL must be left).
+void short_ttl(StackFixture& f) {
+    f.config["limits"]["ttl_seconds"] = 4;
+    f.write_config();
 }
 
 TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
@@ -116,6 +122,101 @@ TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
     EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "api"}}));
 }
 
+// Less than half its TTL (or a minute) left: it would expire before a
+// person could act, and each would add a line to the service log.
+TEST(DecideAsk, TooLittleOfItsTtlLeftIsExpiredNotHeld) {
+    StackFixture f;
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish_at("down", "", std::time(nullptr) - 590);
+    const auto e = f.run();
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(f.state_of(down), "expired");
+    EXPECT_EQ(reason_of(f, down).rfind("request expired: ", 0), 0u) << reason_of(f, down);
+    EXPECT_NE(reason_of(f, down).find("too little for a person to act"), std::string::npos);
+    EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+    EXPECT_EQ(e.err.find("held "), std::string::npos) << e.err;
+}
+
+// The agent owns archive/ and responses/: it can make a held name look
+// unused and send it again, for another service.
+TEST(DecideAsk, ANameAlreadyHeldIsNotHeldAgain) {
+    StackFixture f;
+    write_policy(f, "MODE_restart=ask\n");
+    const std::string name = f.publish("restart", "api");
+    f.drain();
+    const exec::HeldRequest shown = held_record(f, name);
+    hb::test::fs::remove(f.path("archive", name));
+    hb::test::fs::remove(f.path("responses", name + ".response.json"));
+    f.publish_as(name, StackFixture::body("restart", "db"));
+    f.drain();
+    EXPECT_EQ(f.state_of(name), "denied");
+    EXPECT_EQ(reason_of(f, name), "request name already used");
+    EXPECT_EQ(held_record(f, name), shown);
+    ASSERT_TRUE(decide(f, name, true));
+    f.drain();
+    EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "api"}}));
+}
+
+// The person looked at a request that expired before their `allow` landed;
+// meanwhile the agent had the name held again for another service. The
+// decision names the record shown, so it is not applied to the new one.
+TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
+    StackFixture f;
+    short_ttl(f);
+    write_policy(f, "MODE_restart=ask\n");
+    const std::string name = f.publish_at("restart", "api", std::time(nullptr) - 1);
+    f.drain();
+    const exec::HeldRequest shown = held_record(f, name);  // `allow` read it
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    f.drain();  // expired
+    ASSERT_EQ(f.state_of(name), "expired");
+    hb::test::fs::remove(f.path("archive", name));
+    hb::test::fs::remove(f.path("responses", name + ".response.json"));
+    f.publish_as(name, StackFixture::body("restart", "db"));
+    f.drain();
+    ASSERT_EQ(f.state_of(name), "pending");
+    // ... and now the person's `allow` of what they were shown lands.
+    auto fd = exec::open_held_dir(f.state);
+    ASSERT_TRUE(fd);
+    ASSERT_TRUE(*exec::publish_held_file(
+        fd->get(), name + std::string(exec::kDecisionSuffix),
+        exec::render_decision({true, shown.generation, "", exec::held_digest(shown)}), true));
+    const auto e = f.run();
+    EXPECT_NE(e.err.find("was made for another request of this name"), std::string::npos) << e.err;
+    EXPECT_TRUE(f.recorded().empty());
+    EXPECT_EQ(f.state_of(name), "pending");
+}
+
+// An allowed request is left for the next drain when its command could
+// outlast the drain's time budget (as a new request is: drain step 7).
+TEST(DecideAsk, AnAllowedRequestThatCouldOutlastTheBudgetWaitsForTheNextDrain) {
+    StackFixture f;
+    f.config["timeouts"] = {{"default", 5}, {"rebuild", 5}};
+    f.config["drain"]["time_budget_seconds"] = 6;
+    f.write_config();
+    write_policy(f, "MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    ASSERT_EQ(f.state_of(down), "pending");
+    // A lingering drain 2 s into its 6 s budget: a 5 s command no longer fits.
+    hb::test::SpawnOptions linger;
+    linger.extra = {"--linger", "5"};
+    const auto started = std::chrono::steady_clock::now();
+    const pid_t pid = f.start("drain", linger);
+    ASSERT_TRUE(
+        wait_until([&] { return hb::test::fs::exists(f.path("diagnostics", "audit.jsonl")); }));
+    std::this_thread::sleep_until(started + std::chrono::milliseconds(2500));
+    ASSERT_TRUE(decide(f, down, true));
+    // It wakes for the decision, leaves it and ends (budget reached).
+    const auto e = f.finish(pid);
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(f.state_of(down), "pending");
+    EXPECT_TRUE(f.recorded().empty());
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "done");
+    EXPECT_EQ(f.recorded().size(), 1u);
+}
+
 TEST(DecideAsk, ADecisionIsPublishedOnceEvenWhenTwoRace) {
     StackFixture f;
     write_policy(f, "MODE_down=ask\n");
@@ -139,19 +240,19 @@ TEST(DecideAsk, ADecisionIsPublishedOnceEvenWhenTwoRace) {
 
 TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     StackFixture f;
+    short_ttl(f);
     write_policy(f, "MODE_down=ask\n");
-    // Two seconds of its TTL left when it is held.
-    const std::string down = f.publish_at("down", "", std::time(nullptr) - 598);
+    const std::string down = f.publish_at("down", "", std::time(nullptr) - 1);
     f.drain();
     ASSERT_EQ(f.state_of(down), "pending");
     // Nothing runs now: no drain, no watch. The next activation (any
     // request) answers it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
     const std::string ping = f.publish("ping");
     f.drain();
     EXPECT_EQ(f.state_of(ping), "done");
     EXPECT_EQ(f.state_of(down), "expired");
-    EXPECT_EQ(reason_of(f, down), "request expired: no person allowed it within 600 s");
+    EXPECT_EQ(reason_of(f, down), "request expired: no person allowed it within 4 s");
     EXPECT_EQ(f.audit_reason(down, "expired"), reason_of(f, down));
     EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
     EXPECT_TRUE(f.recorded().empty());
@@ -159,11 +260,14 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
 
 TEST(DecideAsk, WatchAnswersAnExpiryAndADecisionByItself) {
     StackFixture f;
+    short_ttl(f);
     write_policy(f, "MODE_down=ask\nMODE_restart=ask\n");
     const pid_t pid = f.start("watch");
-    const std::string down = f.publish_at("down", "", std::time(nullptr) - 598);
-    const std::string restart = f.publish("restart", "api");
+    const std::string down = f.publish_at("down", "", std::time(nullptr) - 1);
+    // Dated ahead (within the skew): it waits well past the other's expiry.
+    const std::string restart = f.publish_at("restart", "api", std::time(nullptr) + 60);
     ASSERT_TRUE(wait_until([&] { return f.state_of(restart) == "pending"; }));
+    ASSERT_EQ(f.state_of(down), "pending");
     // Nothing but the clock wakes it for the expiry.
     EXPECT_TRUE(wait_until([&] { return f.state_of(down) == "expired"; }));
     // A decision wakes it (inotify on held/).
@@ -323,8 +427,9 @@ TEST(DecideAsk, ThePersonIsToldOnTheDesktopAtMostOncePerMinute) {
     StackFixture f;
     const std::string notify = f.root + "/notify-send";
     const std::string told = f.root + "/told";
-    hb::test::write_file(notify, "#!/bin/sh\nprintf '%s\\n' \"$@\" \"bus $DBUS_SESSION_BUS_ADDRESS\" >>" +
-                                     told + "\n");
+    hb::test::write_file(
+        notify,
+        "#!/bin/sh\nprintf '%s\\n' \"$@\" \"bus $DBUS_SESSION_BUS_ADDRESS\" >>" + told + "\n");
     hb::test::fs::permissions(notify, hb::test::fs::perms(0755));
     f.config["systemd"]["notify_send"] = notify;
     f.write_config();
@@ -335,12 +440,13 @@ TEST(DecideAsk, ThePersonIsToldOnTheDesktopAtMostOncePerMinute) {
     f.drain_with_env({"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus"});
     EXPECT_EQ(f.state_of(again), "pending");
     EXPECT_EQ(f.state_of(db), "pending");
-    EXPECT_EQ(hb::test::read_file(told), "--app-name=hostbridge\n--urgency=normal\n--\n"
-                                         "hostbridge drain-test: down waits for you\n"
-                                         "hostbridge allow " +
-                                             down +
-                                             "  (or deny, see hostbridge pending)\n"
-                                             "bus unix:path=/run/user/0/bus\n");
+    EXPECT_EQ(hb::test::read_file(told),
+              "--app-name=hostbridge\n--urgency=normal\n--\n"
+              "hostbridge drain-test: down waits for you\n"
+              "hostbridge allow " +
+                  down +
+                  "  (or deny, see hostbridge pending)\n"
+                  "bus unix:path=/run/user/0/bus\n");
     const std::string log = hb::test::read_file(f.root + "/stderr-env");
     EXPECT_NE(log.find("held " + down + " for a person: would run $STACK stop; "),
               std::string::npos)
