@@ -18,6 +18,7 @@
 #include "cli/systemd_user.hpp"
 #include "cli/visible.hpp"
 #include "executor/config.hpp"
+#include "admin/held_decision.hpp"
 #include "executor/held.hpp"
 #include "ipc/request_name.hpp"
 

@@ -637,7 +637,7 @@ Result<void> AuditLog::rotate() {
     return {};
 }
 
-void AuditLog::anchor(std::uint64_t seq, const std::string& hash) {
+void AuditLog::send_to_journal(const std::string& fields) {
     if (!journal_) return;
     // Best effort, never blocking: the journal is a witness off the state
     // dir, not a condition for logging.
@@ -649,6 +649,11 @@ void AuditLog::anchor(std::uint64_t seq, const std::string& hash) {
     addr.sun_family = AF_UNIX;
     if (journal_socket_.size() >= sizeof addr.sun_path) return;
     std::memcpy(addr.sun_path, journal_socket_.c_str(), journal_socket_.size() + 1);
+    (void)::sendto(journal_fd_.get(), fields.data(), fields.size(), MSG_NOSIGNAL,
+                   reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+}
+
+void AuditLog::anchor(std::uint64_t seq, const std::string& hash) {
     std::string message;
     message += journal_field(
         "MESSAGE", "hostbridge audit seq " + std::to_string(seq) + " hash " + hash + " in " + dir_);
@@ -657,8 +662,13 @@ void AuditLog::anchor(std::uint64_t seq, const std::string& hash) {
     message += journal_field("HOSTBRIDGE_AUDIT_DIR", dir_);
     message += journal_field("HOSTBRIDGE_AUDIT_SEQ", std::to_string(seq));
     message += journal_field("HOSTBRIDGE_AUDIT_HASH", hash);
-    (void)::sendto(journal_fd_.get(), message.data(), message.size(), MSG_NOSIGNAL,
-                   reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    send_to_journal(message);
+}
+
+void AuditLog::notice(const std::string& message) {
+    send_to_journal(journal_field("MESSAGE", message) + journal_field("PRIORITY", "5") +
+                    journal_field("SYSLOG_IDENTIFIER", "hostbridge") +
+                    journal_field("HOSTBRIDGE_AUDIT_DIR", dir_));
 }
 
 Result<void> AuditLog::append(const AuditRecord& record, bool sync) {

@@ -129,6 +129,10 @@ class AuditLog {
         budget.window_seconds = std::max<std::int64_t>(budget.window_seconds, 1);
         budget_ = budget;
     }
+    // A line for the person in the journal (PRIORITY notice, identifier
+    // `hostbridge`), where one runs: a request held for them. Best effort.
+    void notice(const std::string& message);
+
     // Off: no datagram to the journal (tests of the log alone).
     void set_journal_anchor(bool on) { journal_ = on; }
     // Another socket than kJournalSocket (tests receive the datagrams).
@@ -156,6 +160,7 @@ class AuditLog {
     Result<void> lock_current();
     Result<void> rotate();
     void anchor(std::uint64_t seq, const std::string& hash);
+    void send_to_journal(const std::string& fields);
     std::string dir_;
     UniqueFd dir_fd_;  // the state dir: every name below is resolved in it
     UniqueFd fd_;      // the newest segment (reopened when a newer one appears)

@@ -121,8 +121,10 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // The person is told in the service log, on the desktop where there is
     // one, and in the journal by the audit event: what would run, in the
     // names of docs/ARGV-TABLE.md.
-    warn("held " + name + " for a person: would run " + record.command + "; " +
-         allow_or_deny(name) + "; " + notify_person(config_, fd, record));
+    const std::string told = "held " + name + " for a person: would run " + record.command +
+                             "; " + allow_or_deny(name);
+    audit_.notice("hostbridge " + config_.slug + ": " + told);
+    warn(told + "; " + notify_person(config_, fd, record));
     expires_at = record.expires_at;
     Decision out = held;
     out.reason_detail =

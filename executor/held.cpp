@@ -109,15 +109,6 @@ std::string held_digest(const HeldRequest& h) {
     return sha256_hex(render_held(shown));
 }
 
-std::string render_decision(const HeldDecision& d) {
-    json j;
-    j["decision"] = d.allow ? "allow" : "deny";
-    j["generation"] = d.generation;
-    j["reason"] = d.reason;
-    j["record"] = d.record;
-    return j.dump(2) + "\n";
-}
-
 Result<HeldDecision> parse_decision(std::string_view text) {
     const auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return make_error("not a JSON object");

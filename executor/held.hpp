@@ -54,7 +54,8 @@ std::string render_held(const HeldRequest& held);
 // (everything but `merged`, which grows while it waits).
 std::string held_digest(const HeldRequest& held);
 Result<HeldRequest> parse_held(std::string_view text);
-std::string render_decision(const HeldDecision& decision);
+// The admin tool writes decisions (admin/held_decision.hpp); the drain
+// only reads them.
 Result<HeldDecision> parse_decision(std::string_view text);
 
 // SHA-256 over everything a held request was checked against that a

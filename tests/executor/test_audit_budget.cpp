@@ -329,6 +329,30 @@ TEST(AuditJournalAnchor, EachAppendSendsItsSeqAndHash) {
     ::close(sock);
 }
 
+// A request held for a person is announced in the journal too (the drain
+// calls notice()): a datagram with its own identifier and priority.
+TEST(AuditJournalAnchor, ANoticeReachesTheJournalForThePerson) {
+    DrainFixture f;
+    const std::string socket_path = f.root + "/journal.sock";
+    const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(sock, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+    ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    AuditLog log = AuditLog::open(f.state).value();
+    log.set_journal_socket(socket_path);
+    log.notice("hostbridge demo: held X for a person");
+    char buf[4096];
+    const ssize_t n = ::recv(sock, buf, sizeof buf, MSG_DONTWAIT);
+    ASSERT_GT(n, 0);
+    const std::string msg(buf, static_cast<std::size_t>(n));
+    EXPECT_EQ(msg.rfind("MESSAGE=hostbridge demo: held X for a person\n", 0), 0u) << msg;
+    EXPECT_NE(msg.find("\nPRIORITY=5\n"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("\nSYSLOG_IDENTIFIER=hostbridge\n"), std::string::npos) << msg;
+    ::close(sock);
+}
+
 TEST(AuditSegmentNames, OneSpellingPerIndex) {
     EXPECT_EQ(exec::audit_segment_name(1), "audit.jsonl");
     EXPECT_EQ(exec::audit_segment_name(2), "audit-000002.jsonl");

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <thread>
 
+#include "admin/held_decision.hpp"
 #include "executor/held.hpp"
 #include "tests/executor/decide_fixture.hpp"
 

@@ -87,10 +87,12 @@ path_unit=hostbridge-$slug.path
 if [ -n "${HB_BRIDGE_HOME:-}" ]; then
     hostbridge() { env -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$HB_BRIDGE_HOME" "$bin/hostbridge" "$@"; }
     config_dir=$HB_BRIDGE_HOME/.config/hostbridge/$slug
+    state_dir=$HB_BRIDGE_HOME/.local/state/hostbridge/$slug
     lib_dir=$HB_BRIDGE_HOME/.local/lib/hostbridge/$slug
 else
     hostbridge() { "$bin/hostbridge" "$@"; }
     config_dir=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug
+    state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/hostbridge/$slug
     lib_dir=$HOME/.local/lib/hostbridge/$slug
 fi
 watch_pidfile=$run_dir/watch.pid
@@ -643,7 +645,9 @@ cmd_audit() {
         'installed null . 1' 'succeeded "ping" . 1' 'succeeded "status" . 1'
         'succeeded "restart" . 3' 'succeeded "rebuild" . 1' 'succeeded "logs" . 1'
         'denied null never 1' 'denied "restart" integrity 1' 'approved null . 1'
-        'succeeded "join-network" . 1' 'denied "restart" rate 1')
+        'succeeded "join-network" . 1' 'denied "restart" rate 1'
+        'held "down" . 2' 'allowed "down" . 1' 'succeeded "down" . 1'
+        'denied "down" "by a person" 1')
     local e ev verb reason want got missing=""
     for e in "${expect[@]}"; do
         read -r ev verb reason want <<<"$e"
@@ -658,6 +662,24 @@ cmd_audit() {
     printf '%s\n' "$out" | indent
     check "the hash chain verifies" test "$rc" -eq 0
     fact "audit: $(grep -c . <<<"$json") events, every step recorded; hash chain verified"
+
+    # What the person was told of the held requests, off the agent's reach
+    # (the unit appends the drain's stderr to service.log).
+    if [ "$mode" = systemd ]; then
+        local told
+        told=$(grep -c "held .* for a person: would run \$STACK stop" "$state_dir/service.log" 2>/dev/null)
+        check "the service log told the person of both held downs ($(grep -m1 -o 'desktop notification[^;]*' "$state_dir/service.log"))" \
+            test "${told:-0}" -ge 2
+    fi
+
+    # A policy learned from this session's use (docs/ADMIN-TOOL.md).
+    say "host\$ hostbridge policy suggest"
+    out=$(cd "$P" && hostbridge policy suggest 2>&1)
+    rc=$?
+    grep '^MODE_' <<<"$out" | indent
+    check "policy suggest: exit 0; down (which ran) is ask, never auto; restart is auto" \
+        eval '[ "$rc" -eq 0 ] && grep -qx "MODE_down=ask" <<<"$out" && grep -qx "MODE_restart=auto" <<<"$out"'
+    fact "policy suggest: learned from the audit log, down suggested as ask"
 }
 
 # ------------------------------------------------------------------ teardown

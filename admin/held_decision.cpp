@@ -1,0 +1,16 @@
+#include "admin/held_decision.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace hb::exec {
+
+std::string render_decision(const HeldDecision& d) {
+    nlohmann::ordered_json j;
+    j["decision"] = d.allow ? "allow" : "deny";
+    j["generation"] = d.generation;
+    j["reason"] = d.reason;
+    j["record"] = d.record;
+    return j.dump(2) + "\n";
+}
+
+}  // namespace hb::exec

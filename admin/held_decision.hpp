@@ -1,0 +1,14 @@
+// A person's decision on a held request as `hostbridge allow|deny` writes
+// it; the drain reads it with exec::parse_decision (executor/held.hpp), and
+// tests/executor/test_decide_ask.cpp checks that the two agree.
+#pragma once
+
+#include <string>
+
+#include "executor/held.hpp"
+
+namespace hb::exec {
+
+std::string render_decision(const HeldDecision& decision);
+
+}  // namespace hb::exec
