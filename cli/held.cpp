@@ -13,12 +13,12 @@
 #include <iostream>
 #include <thread>
 
+#include "admin/held_decision.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/visible.hpp"
 #include "executor/config.hpp"
-#include "admin/held_decision.hpp"
 #include "executor/held.hpp"
 #include "ipc/request_name.hpp"
 

@@ -36,7 +36,9 @@ const std::set<std::string> kGates = {
     "the agent's client dropped without a link followed", "the tool manifest decides nothing",
     "only what the drain runs is trusted",
     // The record cannot be flushed away (executor/audit_log.cpp).
-    "audit budget", "history kept", "journal anchor"};
+    "audit budget", "history kept", "journal anchor",
+    // A person in the loop (executor/drain_held.cpp).
+    "a person in the loop (`ask`)"};
 
 struct GateRow {
     std::string gate;
