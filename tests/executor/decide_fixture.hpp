@@ -132,6 +132,25 @@ class StackFixture : public DrainFixture {
         fs::permissions(path, fs::perms(0755));
     }
 
+    // policy.conf with every verb auto but those `extra` sets (MODE_<verb>
+    // keys replace the verb's line, per-service keys are added).
+    void policy_all_auto_but(const std::string& extra) const {
+        std::string text;
+        for (const char* verb :
+             {"ping", "status", "health", "logs", "down", "restart", "rebuild"}) {
+            const std::string key = std::string("MODE_") + verb + "=";
+            if (extra.find(key) == std::string::npos) text += key + "auto\n";
+        }
+        write_file(root + "/policy.conf", text + extra);
+    }
+
+    // The reason of a request's response, "(no reason)" when it has none.
+    std::string reason_of(const std::string& name) const {
+        const auto r = response(name);
+        if (!r || !(*r)["reason"].is_string()) return "(no reason)";
+        return (*r)["reason"];
+    }
+
     // What the script does on its next calls (empty: record only).
     void behave(const std::string& mode) const { write_file(ctl + "/mode", mode + "\n"); }
     std::string ctl_file(const std::string& name) const { return read_file(ctl + "/" + name); }

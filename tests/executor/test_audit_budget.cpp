@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -294,19 +295,33 @@ TEST_F(Segments, AppendsGoOnInTheNewestSegmentAfterReopening) {
     EXPECT_GE(after.size(), files.size());
 }
 
+// A journal of our own: a datagram socket in the fixture's root, and a log
+// that sends to it.
+struct OwnJournal {
+    DrainFixture f;
+    int sock = -1;
+    std::optional<AuditLog> log;
+    OwnJournal() {
+        const std::string socket_path = f.root + "/journal.sock";
+        sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+        if (sock < 0 || ::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+            throw std::runtime_error("cannot bind " + socket_path);
+        log.emplace(AuditLog::open(f.state).value());
+        log->set_journal_socket(socket_path);
+    }
+    ~OwnJournal() { ::close(sock); }
+};
+
 // The sending side of the journal anchor, received on a socket of our own:
 // one native-protocol datagram per append, naming the last seq and hash.
 TEST(AuditJournalAnchor, EachAppendSendsItsSeqAndHash) {
-    DrainFixture f;
-    const std::string socket_path = f.root + "/journal.sock";
-    const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(sock, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
-    ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    AuditLog log = AuditLog::open(f.state).value();
-    log.set_journal_socket(socket_path);
+    OwnJournal j;
+    DrainFixture& f = j.f;
+    AuditLog& log = *j.log;
+    const int sock = j.sock;
     AuditRecord r;
     r.event = AuditEvent::Installed;
     ASSERT_TRUE(log.append(r).ok());
@@ -326,22 +341,14 @@ TEST(AuditJournalAnchor, EachAppendSendsItsSeqAndHash) {
             << msg;
         EXPECT_NE(msg.find("\nHOSTBRIDGE_AUDIT_DIR=" + f.state + "\n"), std::string::npos) << msg;
     }
-    ::close(sock);
 }
 
 // A request held for a person is announced in the journal too (the drain
 // calls notice()): a datagram with its own identifier and priority.
 TEST(AuditJournalAnchor, ANoticeReachesTheJournalForThePerson) {
-    DrainFixture f;
-    const std::string socket_path = f.root + "/journal.sock";
-    const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(sock, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
-    ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    AuditLog log = AuditLog::open(f.state).value();
-    log.set_journal_socket(socket_path);
+    OwnJournal j;
+    AuditLog& log = *j.log;
+    const int sock = j.sock;
     log.notice("hostbridge demo: held X for a person");
     char buf[4096];
     const ssize_t n = ::recv(sock, buf, sizeof buf, MSG_DONTWAIT);
@@ -350,7 +357,6 @@ TEST(AuditJournalAnchor, ANoticeReachesTheJournalForThePerson) {
     EXPECT_EQ(msg.rfind("MESSAGE=hostbridge demo: held X for a person\n", 0), 0u) << msg;
     EXPECT_NE(msg.find("\nPRIORITY=5\n"), std::string::npos) << msg;
     EXPECT_NE(msg.find("\nSYSLOG_IDENTIFIER=hostbridge\n"), std::string::npos) << msg;
-    ::close(sock);
 }
 
 TEST(AuditSegmentNames, OneSpellingPerIndex) {

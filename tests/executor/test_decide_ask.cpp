@@ -20,22 +20,6 @@ using hb::test::wait_until;
 namespace exec = hb::exec;
 using Calls = std::vector<std::vector<std::string>>;
 
-// Every verb auto but those `extra` sets.
-void write_policy(const StackFixture& f, const std::string& extra) {
-    std::string text;
-    for (const char* verb : {"ping", "status", "health", "logs", "down", "restart", "rebuild"}) {
-        const std::string key = std::string("MODE_") + verb + "=";
-        if (extra.find(key) == std::string::npos) text += key + "auto\n";
-    }
-    hb::test::write_file(f.root + "/policy.conf", text + extra);
-}
-
-std::string reason_of(const StackFixture& f, const std::string& name) {
-    const auto r = f.response(name);
-    if (!r || !(*r)["reason"].is_string()) return "(no reason)";
-    return (*r)["reason"];
-}
-
 std::string held_dir(const StackFixture& f) {
     return f.state + "/held";
 }
@@ -67,15 +51,14 @@ void short_ttl(StackFixture& f) {
 
 TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
     StackFixture f;
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     f.drain();
     const auto pending = f.response(down);
     ASSERT_TRUE(pending.has_value());
     EXPECT_EQ((*pending)["state"], "pending");
-    EXPECT_EQ(reason_of(f, down),
-              "waiting for a person's approval on the host: `hostbridge allow " + down +
-                  "` runs it, `hostbridge deny " + down + "` refuses it");
+    EXPECT_EQ(f.reason_of(down), "waiting for a person's approval on the host: `hostbridge allow " +
+                                     down + "` runs it, `hostbridge deny " + down + "` refuses it");
     EXPECT_TRUE(f.recorded().empty());
     // The record holds what the person will be shown, off the spool.
     const exec::HeldRequest held = held_record(f, down);
@@ -84,7 +67,7 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
     EXPECT_EQ(held.command, "$STACK stop");
     EXPECT_EQ(held.generation, exec::config_generation(f.parsed_config()));
     EXPECT_EQ(held.expires_at - held.requested_at, 600);
-    EXPECT_EQ(f.audit_reason(down, "held"), reason_of(f, down));
+    EXPECT_EQ(f.audit_reason(down, "held"), f.reason_of(down));
     // The request file is archived: a replay of its name is refused.
     EXPECT_TRUE(hb::test::fs::exists(f.path("archive", down)));
 
@@ -109,7 +92,7 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
 
 TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
     StackFixture f;
-    write_policy(f, "MODE_restart.db=ask\n");
+    f.policy_all_auto_but("MODE_restart.db=ask\n");
     const std::string db = f.publish("restart", "db");
     const std::string api = f.publish("restart", "api");
     f.drain();
@@ -118,8 +101,8 @@ TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
     ASSERT_TRUE(decide(f, db, false, "not during the demo"));
     f.drain();
     EXPECT_EQ(f.state_of(db), "denied");
-    EXPECT_EQ(reason_of(f, db), "denied by a person on the host: not during the demo");
-    EXPECT_EQ(f.audit_reason(db, "denied"), reason_of(f, db));
+    EXPECT_EQ(f.reason_of(db), "denied by a person on the host: not during the demo");
+    EXPECT_EQ(f.audit_reason(db, "denied"), f.reason_of(db));
     EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "api"}}));
 }
 
@@ -127,13 +110,13 @@ TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
 // person could act, and each would add a line to the service log.
 TEST(DecideAsk, TooLittleOfItsTtlLeftIsExpiredNotHeld) {
     StackFixture f;
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish_at("down", "", std::time(nullptr) - 590);
     const auto e = f.run();
     EXPECT_EQ(e.code, 0) << e.err;
     EXPECT_EQ(f.state_of(down), "expired");
-    EXPECT_EQ(reason_of(f, down).rfind("request expired: ", 0), 0u) << reason_of(f, down);
-    EXPECT_NE(reason_of(f, down).find("too little for a person to act"), std::string::npos);
+    EXPECT_EQ(f.reason_of(down).rfind("request expired: ", 0), 0u) << f.reason_of(down);
+    EXPECT_NE(f.reason_of(down).find("too little for a person to act"), std::string::npos);
     EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
     EXPECT_EQ(e.err.find("held "), std::string::npos) << e.err;
 }
@@ -142,7 +125,7 @@ TEST(DecideAsk, TooLittleOfItsTtlLeftIsExpiredNotHeld) {
 // unused and send it again, for another service.
 TEST(DecideAsk, ANameAlreadyHeldIsNotHeldAgain) {
     StackFixture f;
-    write_policy(f, "MODE_restart=ask\n");
+    f.policy_all_auto_but("MODE_restart=ask\n");
     const std::string name = f.publish("restart", "api");
     f.drain();
     const exec::HeldRequest shown = held_record(f, name);
@@ -151,7 +134,7 @@ TEST(DecideAsk, ANameAlreadyHeldIsNotHeldAgain) {
     f.publish_as(name, StackFixture::body("restart", "db"));
     f.drain();
     EXPECT_EQ(f.state_of(name), "denied");
-    EXPECT_EQ(reason_of(f, name), "request name already used");
+    EXPECT_EQ(f.reason_of(name), "request name already used");
     EXPECT_EQ(held_record(f, name), shown);
     ASSERT_TRUE(decide(f, name, true));
     f.drain();
@@ -164,7 +147,7 @@ TEST(DecideAsk, ANameAlreadyHeldIsNotHeldAgain) {
 TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     StackFixture f;
     short_ttl(f);
-    write_policy(f, "MODE_restart=ask\n");
+    f.policy_all_auto_but("MODE_restart=ask\n");
     const std::string name = f.publish_at("restart", "api", std::time(nullptr) - 1);
     f.drain();
     const exec::HeldRequest shown = held_record(f, name);  // `allow` read it
@@ -195,7 +178,7 @@ TEST(DecideAsk, AnAllowedRequestThatCouldOutlastTheBudgetWaitsForTheNextDrain) {
     f.config["timeouts"] = {{"default", 5}, {"rebuild", 5}};
     f.config["drain"]["time_budget_seconds"] = 6;
     f.write_config();
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     f.drain();
     ASSERT_EQ(f.state_of(down), "pending");
@@ -220,7 +203,7 @@ TEST(DecideAsk, AnAllowedRequestThatCouldOutlastTheBudgetWaitsForTheNextDrain) {
 
 TEST(DecideAsk, ADecisionIsPublishedOnceEvenWhenTwoRace) {
     StackFixture f;
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     f.drain();
     std::atomic<int> won{0};
@@ -242,7 +225,7 @@ TEST(DecideAsk, ADecisionIsPublishedOnceEvenWhenTwoRace) {
 TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     StackFixture f;
     short_ttl(f);
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish_at("down", "", std::time(nullptr) - 1);
     f.drain();
     ASSERT_EQ(f.state_of(down), "pending");
@@ -253,8 +236,8 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     f.drain();
     EXPECT_EQ(f.state_of(ping), "done");
     EXPECT_EQ(f.state_of(down), "expired");
-    EXPECT_EQ(reason_of(f, down), "request expired: no person allowed it within 4 s");
-    EXPECT_EQ(f.audit_reason(down, "expired"), reason_of(f, down));
+    EXPECT_EQ(f.reason_of(down), "request expired: no person allowed it within 4 s");
+    EXPECT_EQ(f.audit_reason(down, "expired"), f.reason_of(down));
     EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
     EXPECT_TRUE(f.recorded().empty());
 }
@@ -262,7 +245,7 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
 TEST(DecideAsk, WatchAnswersAnExpiryAndADecisionByItself) {
     StackFixture f;
     short_ttl(f);
-    write_policy(f, "MODE_down=ask\nMODE_restart=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\nMODE_restart=ask\n");
     const pid_t pid = f.start("watch");
     const std::string down = f.publish_at("down", "", std::time(nullptr) - 1);
     // Dated ahead (within the skew): it waits well past the other's expiry.
@@ -281,7 +264,7 @@ TEST(DecideAsk, WatchAnswersAnExpiryAndADecisionByItself) {
 
 TEST(DecideAsk, NewPinsBetweenHoldAndAllowAreRefused) {
     StackFixture f;
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     f.drain();
     ASSERT_TRUE(decide(f, down, true));
@@ -290,7 +273,7 @@ TEST(DecideAsk, NewPinsBetweenHoldAndAllowAreRefused) {
     f.pin({"stack", ".env"});
     f.drain();
     EXPECT_EQ(f.state_of(down), "denied");
-    EXPECT_EQ(reason_of(f, down),
+    EXPECT_EQ(f.reason_of(down),
               "the install changed since the request was held: a re-install or `hostbridge "
               "approve` came between; send it again");
     EXPECT_TRUE(f.recorded().empty());
@@ -298,7 +281,7 @@ TEST(DecideAsk, NewPinsBetweenHoldAndAllowAreRefused) {
 
 TEST(DecideAsk, AReinstallThatRenumberedServicesIsRefused) {
     StackFixture f;
-    write_policy(f, "MODE_restart=ask\n");
+    f.policy_all_auto_but("MODE_restart=ask\n");
     const std::string db = f.publish("restart", "db");
     f.drain();
     ASSERT_TRUE(decide(f, db, true));
@@ -306,7 +289,7 @@ TEST(DecideAsk, AReinstallThatRenumberedServicesIsRefused) {
     f.write_config();
     f.drain();
     EXPECT_EQ(f.state_of(db), "denied");
-    EXPECT_NE(reason_of(f, db).find("the install changed since the request was held"),
+    EXPECT_NE(f.reason_of(db).find("the install changed since the request was held"),
               std::string::npos);
     EXPECT_TRUE(f.recorded().empty());
 }
@@ -314,31 +297,31 @@ TEST(DecideAsk, AReinstallThatRenumberedServicesIsRefused) {
 TEST(DecideAsk, AnAllowedRequestMeetsThePolicyTheGateAndTheRateLimitAgain) {
     {
         StackFixture f;
-        write_policy(f, "MODE_down=ask\n");
+        f.policy_all_auto_but("MODE_down=ask\n");
         const std::string down = f.publish("down");
         f.drain();
         ASSERT_TRUE(decide(f, down, true));
-        write_policy(f, "MODE_down=deny\n");
+        f.policy_all_auto_but("MODE_down=deny\n");
         f.drain();
-        EXPECT_EQ(reason_of(f, down), "verb is denied by policy: MODE_down=deny in policy.conf");
+        EXPECT_EQ(f.reason_of(down), "verb is denied by policy: MODE_down=deny in policy.conf");
         EXPECT_TRUE(f.recorded().empty());
     }
     {
         StackFixture f;
-        write_policy(f, "MODE_down=ask\n");
+        f.policy_all_auto_but("MODE_down=ask\n");
         const std::string down = f.publish("down");
         f.drain();
         ASSERT_TRUE(decide(f, down, true));
         hb::test::write_file(f.stack, "#!/bin/sh\necho swapped\n");
         f.drain();
         EXPECT_EQ(f.state_of(down), "denied");
-        EXPECT_EQ(reason_of(f, down).rfind("integrity gate: ", 0), 0u) << reason_of(f, down);
+        EXPECT_EQ(f.reason_of(down).rfind("integrity gate: ", 0), 0u) << f.reason_of(down);
         EXPECT_TRUE(f.recorded().empty());
     }
     {
         StackFixture f;
         f.limits(1, 600, 120, 60);
-        write_policy(f, "MODE_down=ask\n");
+        f.policy_all_auto_but("MODE_down=ask\n");
         const std::string down = f.publish("down");
         f.drain();
         const std::string restart = f.publish("restart", "api");  // uses the one slot
@@ -346,21 +329,21 @@ TEST(DecideAsk, AnAllowedRequestMeetsThePolicyTheGateAndTheRateLimitAgain) {
         ASSERT_TRUE(decide(f, down, true));
         f.drain();
         EXPECT_EQ(f.state_of(restart), "done");
-        EXPECT_EQ(reason_of(f, down).rfind("rate limited", 0), 0u) << reason_of(f, down);
+        EXPECT_EQ(f.reason_of(down).rfind("rate limited", 0), 0u) << f.reason_of(down);
         EXPECT_EQ(f.recorded().size(), 1u);
     }
 }
 
 TEST(DecideAsk, TheSameRequestIsMergedAndAnsweredOnce) {
     StackFixture f;
-    write_policy(f, "MODE_restart=ask\n");
+    f.policy_all_auto_but("MODE_restart=ask\n");
     const std::string first = f.publish("restart", "db");
     const std::string again = f.publish("restart", "db");
     const std::string other = f.publish("restart", "api");
     f.drain();
     EXPECT_EQ(f.state_of(again), "pending");
-    EXPECT_NE(reason_of(f, again).find("together with " + first), std::string::npos)
-        << reason_of(f, again);
+    EXPECT_NE(f.reason_of(again).find("together with " + first), std::string::npos)
+        << f.reason_of(again);
     EXPECT_EQ(held_record(f, first).merged, (std::vector<std::string>{again}));
     EXPECT_EQ(f.state_of(other), "pending");  // another service: its own hold
     ASSERT_TRUE(decide(f, first, true));
@@ -375,7 +358,7 @@ TEST(DecideAsk, HoldsAtMostTheConfiguredNumber) {
     StackFixture f;
     f.config["limits"]["max_held"] = 2;
     f.write_config();
-    write_policy(f, "MODE_restart=ask\nMODE_down=ask\n");
+    f.policy_all_auto_but("MODE_restart=ask\nMODE_down=ask\n");
     const std::string a = f.publish("restart", "api");
     const std::string b = f.publish("restart", "db");
     const std::string c = f.publish("down");
@@ -383,7 +366,7 @@ TEST(DecideAsk, HoldsAtMostTheConfiguredNumber) {
     EXPECT_EQ(f.state_of(a), "pending");
     EXPECT_EQ(f.state_of(b), "pending");
     EXPECT_EQ(f.state_of(c), "denied");
-    EXPECT_EQ(reason_of(f, c),
+    EXPECT_EQ(f.reason_of(c),
               "too many requests are waiting for a person's approval: 2 already wait; "
               "`hostbridge pending` lists them");
     EXPECT_EQ(std::distance(hb::test::fs::directory_iterator(held_dir(f)),
@@ -393,7 +376,7 @@ TEST(DecideAsk, HoldsAtMostTheConfiguredNumber) {
 
 TEST(DecideAsk, OneTakenUpByACrashedDrainFailsAndNeverRuns) {
     StackFixture f;
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     f.drain();
     ASSERT_TRUE(decide(f, down, true));
@@ -402,14 +385,14 @@ TEST(DecideAsk, OneTakenUpByACrashedDrainFailsAndNeverRuns) {
     hb::test::fs::remove(held_dir(f) + "/" + down + ".decision");
     f.drain();
     EXPECT_EQ(f.state_of(down), "failed");
-    EXPECT_EQ(reason_of(f, down), "interrupted");
+    EXPECT_EQ(f.reason_of(down), "interrupted");
     EXPECT_TRUE(f.recorded().empty());
     EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
 }
 
 TEST(DecideAsk, ARecordThatDoesNotParseIsNeverActedOn) {
     StackFixture f;
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     f.drain();
     ASSERT_TRUE(decide(f, down, true));
@@ -434,7 +417,7 @@ TEST(DecideAsk, ThePersonIsToldOnTheDesktopAtMostOncePerMinute) {
     hb::test::fs::permissions(notify, hb::test::fs::perms(0755));
     f.config["systemd"]["notify_send"] = notify;
     f.write_config();
-    write_policy(f, "MODE_down=ask\nMODE_restart=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\nMODE_restart=ask\n");
     const std::string down = f.publish("down");
     const std::string again = f.publish("down");        // merged into the first
     const std::string db = f.publish("restart", "db");  // held, within the minute
@@ -465,7 +448,7 @@ TEST(DecideAsk, WithoutASessionBusTheServiceLogSaysWhyThereIsNoNotification) {
     hb::test::fs::permissions(notify, hb::test::fs::perms(0755));
     f.config["systemd"]["notify_send"] = notify;
     f.write_config();
-    write_policy(f, "MODE_down=ask\n");
+    f.policy_all_auto_but("MODE_down=ask\n");
     const std::string down = f.publish("down");
     const auto e = f.run();  // an empty environment, as in CI
     EXPECT_EQ(e.code, 0) << e.err;

@@ -10,35 +10,18 @@ namespace {
 
 using hb::test::StackFixture;
 
-// Every verb auto but those `extra` sets (MODE_<verb> keys replace the
-// verb's line, per-service keys are added).
-void write_policy(const StackFixture& f, const std::string& extra) {
-    std::string text;
-    for (const char* verb : {"ping", "status", "health", "logs", "down", "restart", "rebuild"}) {
-        const std::string key = std::string("MODE_") + verb + "=";
-        if (extra.find(key) == std::string::npos) text += key + "auto\n";
-    }
-    hb::test::write_file(f.root + "/policy.conf", text + extra);
-}
-
-std::string reason_of(const StackFixture& f, const std::string& name) {
-    const auto r = f.response(name);
-    if (!r || !(*r)["reason"].is_string()) return "(no reason)";
-    return (*r)["reason"];
-}
-
 TEST(DecideDryRun, AnswersWhatWouldRunAndRunsNothing) {
     StackFixture f;
-    write_policy(f, "MODE_restart.db=dry-run\nMODE_logs=dry-run\n");
+    f.policy_all_auto_but("MODE_restart.db=dry-run\nMODE_logs=dry-run\n");
     const std::string restart_db = f.publish("restart", "db");
     const std::string logs = f.publish("logs", "web");
     const std::string restart_api = f.publish("restart", "api");
     f.drain();
     EXPECT_EQ(f.state_of(restart_db), "denied");
-    EXPECT_EQ(reason_of(f, restart_db), "dry run: would run $STACK restart db");
-    EXPECT_EQ(reason_of(f, logs), "dry run: would run $STACK logs web");
+    EXPECT_EQ(f.reason_of(restart_db), "dry run: would run $STACK restart db");
+    EXPECT_EQ(f.reason_of(logs), "dry run: would run $STACK logs web");
     // No host path in the answer: the agent learns the shape, not the host.
-    EXPECT_EQ(reason_of(f, logs).find('/'), std::string::npos);
+    EXPECT_EQ(f.reason_of(logs).find('/'), std::string::npos);
     EXPECT_EQ(f.audit_reason(restart_db, "denied"), "dry run: would run $STACK restart db");
     EXPECT_TRUE(f.audit_for(restart_db, "started").empty());
     EXPECT_EQ(f.state_of(restart_api), "done");
@@ -49,18 +32,18 @@ TEST(DecideDryRun, AnswersWhatWouldRunAndRunsNothing) {
 TEST(DecideDryRun, UsesNoRateLimitSlot) {
     StackFixture f;
     f.limits(1, 600, 120, 60);
-    write_policy(f, "MODE_down=dry-run\n");
+    f.policy_all_auto_but("MODE_down=dry-run\n");
     std::vector<std::string> dry;
     for (int i = 0; i < 3; ++i) dry.push_back(f.publish("down"));
     f.drain();
     for (const auto& name : dry) {
-        EXPECT_EQ(reason_of(f, name), "dry run: would run $STACK stop") << name;
+        EXPECT_EQ(f.reason_of(name), "dry run: would run $STACK stop") << name;
     }
     // The window of one mutating command is still whole.
-    write_policy(f, "");
+    f.policy_all_auto_but("");
     const std::string real = f.publish("down");
     f.drain();
-    EXPECT_EQ(f.state_of(real), "done") << reason_of(f, real);
+    EXPECT_EQ(f.state_of(real), "done") << f.reason_of(real);
     EXPECT_EQ(f.recorded(), (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "stop"}}));
 }
 
@@ -68,34 +51,34 @@ TEST(DecideDryRun, StillMeetsTheArgvTableAndTheIntegrityGate) {
     StackFixture f;
     f.git_init();
     f.pin({"stack"});
-    write_policy(f, "MODE_rebuild=dry-run\nMODE_status=dry-run\n");
+    f.policy_all_auto_but("MODE_rebuild=dry-run\nMODE_status=dry-run\n");
     const std::string not_buildable = f.publish("rebuild", "db");
     const std::string buildable = f.publish("rebuild", "web");
     f.drain();
-    EXPECT_EQ(reason_of(f, not_buildable), "arg is not a buildable service");
-    EXPECT_EQ(reason_of(f, buildable), "dry run: would run $STACK build web");
+    EXPECT_EQ(f.reason_of(not_buildable), "arg is not a buildable service");
+    EXPECT_EQ(f.reason_of(buildable), "dry run: would run $STACK build web");
 
     hb::test::write_file(f.stack, hb::test::read_file(f.stack) + "# edited by the agent\n");
     const std::string gated = f.publish("status");
     f.drain();
-    EXPECT_EQ(reason_of(f, gated).rfind("integrity gate: stack changed", 0), 0u)
-        << reason_of(f, gated);
+    EXPECT_EQ(f.reason_of(gated).rfind("integrity gate: stack changed", 0), 0u)
+        << f.reason_of(gated);
     EXPECT_TRUE(f.recorded().empty());
 }
 
 // ping runs nothing: under dry-run it is still the agent's liveness check.
 TEST(DecideDryRun, PingStillAnswersPong) {
     StackFixture f;
-    write_policy(f, "MODE_ping=dry-run\n");
+    f.policy_all_auto_but("MODE_ping=dry-run\n");
     const std::string ping = f.publish("ping");
     f.drain();
-    EXPECT_EQ(f.state_of(ping), "done") << reason_of(f, ping);
+    EXPECT_EQ(f.state_of(ping), "done") << f.reason_of(ping);
     EXPECT_EQ((*f.response(ping))["output"], "pong");
 }
 
 TEST(DecideDryRun, AnExpiredRequestIsExpiredNotDryRun) {
     StackFixture f;
-    write_policy(f, "MODE_down=dry-run\n");
+    f.policy_all_auto_but("MODE_down=dry-run\n");
     const std::string old = f.publish_at("down", "", std::time(nullptr) - 3600);
     f.drain();
     EXPECT_EQ(f.state_of(old), "expired");

@@ -43,7 +43,7 @@ skip() {
     exit 77
 }
 
-prefix="" rate_limit=9/600 fallback=0 force_watch=0
+prefix="" rate_limit=11/600 fallback=0 force_watch=0
 while [ $# -gt 0 ]; do
     case $1 in
         --prefix) prefix=${2:?}; shift 2 ;;

@@ -221,7 +221,7 @@ ask_session() {
     out=$(cd "$P" && hostbridge pending 2>&1)
     printf 'host$ hostbridge pending\n'
     printf '%s\n' "$out" | indent
-    check "pending shows what would run" grep -q 'would run: $STACK' <<<"$out"
+    check "pending shows what would run" grep -q 'would run: \$[A-Z]' <<<"$out"
     check "the agent's client said once that a person must approve it" \
         eval 'in_agent "grep -c \"a person must approve\" /tmp/ask.err" | grep -qx 1'
     out=$(cd "$P" && hostbridge allow "$name" 2>&1)
@@ -667,7 +667,7 @@ cmd_audit() {
     # (the unit appends the drain's stderr to service.log).
     if [ "$mode" = systemd ]; then
         local told
-        told=$(grep -c "held .* for a person: would run \$STACK stop" "$state_dir/service.log" 2>/dev/null)
+        told=$(grep -c "held .* for a person: would run \\\$[A-Z].* stop" "$state_dir/service.log" 2>/dev/null)
         check "the service log told the person of both held downs ($(grep -m1 -o '[a-z ]*desktop notification[^;]*' "$state_dir/service.log" | sed 's/^ *//'))" \
             test "${told:-0}" -ge 2
     fi
