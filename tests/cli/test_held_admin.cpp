@@ -138,11 +138,11 @@ TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
 }
 
 TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
-    // A TTL of 4 s, held with 3 s left.
+    // A TTL of 6 s: held if the drain takes it up within 2 s.
     ASSERT_EQ(
-        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "4"})).code, 0);
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
     const std::string name = "20260101T000000Z-down-00000000000000aa.json";
-    const std::time_t at = std::time(nullptr) - 1;
+    const std::time_t at = std::time(nullptr);
     char stamp[32];
     std::tm tm{};
     ::gmtime_r(&at, &tm);
@@ -154,7 +154,7 @@ TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
               0);
     const Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
-    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
     const Ran allow = admin({"allow", name});
     EXPECT_EQ(allow.code, 1);
     EXPECT_TRUE(contains(allow.err, "has expired")) << allow.err;
