@@ -24,10 +24,9 @@ TEST(Responses, RenderHasEveryFieldInProtocolOrder) {
     const auto j = nlohmann::ordered_json::parse(text);
     std::vector<std::string> keys;
     for (const auto& [key, value] : j.items()) keys.push_back(key);
-    EXPECT_EQ(keys,
-              (std::vector<std::string>{"state", "request", "verb", "arg", "requested_at",
-                                        "updated_at", "exit_code", "reason", "output", "log",
-                                        "expires_at"}));
+    EXPECT_EQ(keys, (std::vector<std::string>{"state", "request", "verb", "arg", "requested_at",
+                                              "updated_at", "exit_code", "reason", "output", "log",
+                                              "expires_at"}));
     EXPECT_EQ(j["state"], "done");
     EXPECT_EQ(j["verb"], "restart");
     EXPECT_EQ(j["requested_at"], "2026-11-29T08:00:00Z");
