@@ -3,8 +3,6 @@
 // the drain wrote in <state_dir>/held and publishes a decision next to one
 // (executor/held.hpp); the executor runs or refuses it, checking every gate
 // again (docs/DECIDE-AND-RUN.md, "Held for a person").
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +19,7 @@
 #include "executor/config.hpp"
 #include "executor/held.hpp"
 #include "ipc/request_name.hpp"
+#include "ipc/sys.hpp"
 
 namespace hb::cli {
 namespace {
@@ -121,9 +120,7 @@ Result<exec::HeldRequest> read_held(int held_fd, const std::string& name) {
     auto text = exec::read_held_file(held_fd, name);
     if (!text) return text.error();
     if (!*text) {
-        struct stat st {};
-        const bool taken = ::fstatat(held_fd, (name + std::string(exec::kTakenSuffix)).c_str(), &st,
-                                     AT_SYMLINK_NOFOLLOW) == 0;
+        const bool taken = sys::exists_at(held_fd, name + std::string(exec::kTakenSuffix));
         return make_error(name + (taken ? " is being run or refused by the executor now"
                                         : " is not held: it was decided or expired, or never "
                                           "held (`hostbridge pending` lists what is)"));
@@ -151,8 +148,7 @@ void show(const exec::HeldRequest& held, std::time_t now) {
 // the decision by itself (executor/wakeup.hpp).
 bool taken_up_within(int held_fd, const std::string& decision, std::chrono::seconds limit) {
     const auto end = std::chrono::steady_clock::now() + limit;
-    struct stat st {};
-    while (::fstatat(held_fd, decision.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    while (sys::exists_at(held_fd, decision)) {
         if (std::chrono::steady_clock::now() >= end) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

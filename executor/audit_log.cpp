@@ -213,11 +213,6 @@ Result<std::uint64_t> newest_segment(int dir_fd) {
     return newest;
 }
 
-bool exists_at(int dir_fd, const std::string& name) {
-    struct stat st {};
-    return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
 Result<UniqueFd> lock_current_shared(int dir_fd, std::string* name_out) {
     for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
         auto newest = newest_segment(dir_fd);
@@ -231,7 +226,7 @@ Result<UniqueFd> lock_current_shared(int dir_fd, std::string* name_out) {
         }
         if (!flock_retry(fd.get(), LOCK_SH)) return make_error(errno_text("audit log: flock"));
         // A newer segment started meanwhile: take that one.
-        if (exists_at(dir_fd, audit_segment_name(*newest + 1))) continue;
+        if (sys::exists_at(dir_fd, audit_segment_name(*newest + 1))) continue;
         if (name_out) *name_out = name;
         return fd;
     }
@@ -681,7 +676,7 @@ Result<void> AuditLog::append_agent(const AuditRecord& record) {
 
 Result<void> AuditLog::flush_due_summary() {
     // Nothing to do without a budget file: no lock, no segment created.
-    if (!exists_at(dir_fd_.get(), std::string(kAuditBudgetName))) return {};
+    if (!sys::exists_at(dir_fd_.get(), std::string(kAuditBudgetName))) return {};
     return write(nullptr, Mode::FlushOnly, false);
 }
 

@@ -4,7 +4,6 @@
 // waited past its TTL and fail what a crashed drain had taken up. The
 // records live in <state_dir>/held (executor/held.hpp), never in the spool.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,11 +31,6 @@ Decision denied(ReasonCode code, std::string detail = {}) {
 // expire before a person could act, and would only add a line to the log.
 constexpr std::int64_t kMinHoldSeconds = 60;
 
-bool exists_at(int dirfd, const std::string& name) {
-    struct stat st {};
-    return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
 std::string allow_or_deny(const std::string& name) {
     return "`hostbridge allow " + name + "` runs it, `hostbridge deny " + name + "` refuses it";
 }
@@ -57,7 +51,8 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // again) or with a decision still lying there: a decision is never
     // applied to another request than the one a person was shown.
     for (const std::string_view suffix : {std::string_view(), kDecisionSuffix, kTakenSuffix}) {
-        if (exists_at(fd, name + std::string(suffix))) return denied(ReasonCode::NameAlreadyUsed);
+        if (sys::exists_at(fd, name + std::string(suffix)))
+            return denied(ReasonCode::NameAlreadyUsed);
     }
 
     std::size_t count = 0;
@@ -72,7 +67,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
         // decided: one decision answers both, and it runs at most once.
         if (other->verb != *verdict.verb || other->service != service ||
             other->generation != generation || other->expires_at <= now ||
-            exists_at(fd, other_name + std::string(kDecisionSuffix))) {
+            sys::exists_at(fd, other_name + std::string(kDecisionSuffix))) {
             continue;
         }
         if (other->merged.size() >= kMaxMerged) {
@@ -121,8 +116,8 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // The person is told in the service log, on the desktop where there is
     // one, and in the journal by the audit event: what would run, in the
     // names of docs/ARGV-TABLE.md.
-    const std::string told = "held " + name + " for a person: would run " + record.command +
-                             "; " + allow_or_deny(name);
+    const std::string told =
+        "held " + name + " for a person: would run " + record.command + "; " + allow_or_deny(name);
     audit_.notice("hostbridge " + config_.slug + ": " + told);
     warn(told + "; " + notify_person(config_, fd, record));
     expires_at = record.expires_at;
@@ -156,7 +151,8 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
         if (name.ends_with(kDecisionSuffix)) {
             // A decision for a request that is gone (expired first): moot.
             const std::string record = name.substr(0, name.size() - kDecisionSuffix.size());
-            if (!exists_at(fd, record) && !exists_at(fd, record + std::string(kTakenSuffix))) {
+            if (!sys::exists_at(fd, record) &&
+                !sys::exists_at(fd, record + std::string(kTakenSuffix))) {
                 ::unlinkat(fd, name.c_str(), 0);
             }
             continue;
@@ -171,7 +167,7 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             ::renameat(fd, name.c_str(), fd, (".unreadable-" + name).c_str());
             continue;
         }
-        if (exists_at(fd, name + std::string(kDecisionSuffix))) {
+        if (sys::exists_at(fd, name + std::string(kDecisionSuffix))) {
             // Left for the next drain, like a request that could outlast
             // the budget (docs/ARCHITECTURE.md, drain step 7).
             if (enforce_budget && over_budget(name)) {
@@ -288,7 +284,7 @@ bool Drain::decision_waiting() const {
     if (!names) return false;
     return std::any_of(names->begin(), names->end(), [&](const std::string& name) {
         return name.ends_with(kDecisionSuffix) &&
-               exists_at(held_fd_.get(), name.substr(0, name.size() - kDecisionSuffix.size()));
+               sys::exists_at(held_fd_.get(), name.substr(0, name.size() - kDecisionSuffix.size()));
     });
 }
 

@@ -1,6 +1,5 @@
 #include "executor/held.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,20 +152,8 @@ Result<UniqueFd> open_held_dir(const std::string& state_dir) {
 }
 
 Result<std::vector<std::string>> list_held(int held_fd) {
-    const int dup = ::openat(held_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup < 0) return make_error(sys::errno_text("held/"));
-    DIR* dir = ::fdopendir(dup);
-    if (dir == nullptr) {
-        ::close(dup);
-        return make_error(sys::errno_text("held/"));
-    }
     std::vector<std::string> names;
-    while (const dirent* entry = ::readdir(dir)) {
-        const std::string_view name = entry->d_name;
-        if (name != "." && name != "..") names.emplace_back(name);
-    }
-    ::closedir(dir);
-    std::sort(names.begin(), names.end());
+    if (!sys::list_dir(held_fd, names)) return make_error(sys::errno_text("cannot list held/"));
     return names;
 }
 

@@ -1,6 +1,5 @@
 #include "executor/spool.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -165,33 +164,15 @@ int Spool::fd(SpoolDir dir) const {
 }
 
 Result<std::vector<std::string>> Spool::list(SpoolDir dir) const {
-    // A fresh fd for the directory stream: the pinned one keeps no position.
-    const int dup = ::openat(fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup < 0) return make_error("cannot list " + std::string(spool_dir_name(dir)) + "/");
-    DIR* stream = ::fdopendir(dup);
-    if (stream == nullptr) {
-        ::close(dup);
-        return make_error("cannot list " + std::string(spool_dir_name(dir)) + "/");
-    }
     std::vector<std::string> names;
-    errno = 0;
-    while (const dirent* entry = ::readdir(stream)) {
-        const std::string_view name = entry->d_name;
-        if (name != "." && name != "..") names.emplace_back(name);
+    if (!sys::list_dir(fd(dir), names)) {
+        return make_error("cannot list " + std::string(spool_dir_name(dir)) + sys::errno_text("/"));
     }
-    const int err = errno;
-    ::closedir(stream);
-    if (err != 0) {
-        return make_error("cannot list " + std::string(spool_dir_name(dir)) +
-                          sys::errno_text("/", err));
-    }
-    std::sort(names.begin(), names.end());
     return names;
 }
 
 bool Spool::contains(SpoolDir dir, const std::string& name) const {
-    struct stat st {};
-    return ::fstatat(fd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return sys::exists_at(fd(dir), name);
 }
 
 int Spool::move(SpoolDir from, SpoolDir to, const std::string& name, bool no_replace) const {

@@ -1,9 +1,13 @@
 #include "ipc/sys.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -65,6 +69,35 @@ pid_t waitpid_retry(pid_t pid, int* status, int options) {
         reaped = ::waitpid(pid, status, options);
     } while (reaped < 0 && errno == EINTR);
     return reaped;
+}
+
+bool exists_at(int dirfd, const std::string& name) {
+    struct stat st {};
+    return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool list_dir(int dirfd, std::vector<std::string>& names) {
+    const int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dup < 0) return false;
+    DIR* stream = ::fdopendir(dup);
+    if (stream == nullptr) {
+        const int err = errno;
+        ::close(dup);
+        errno = err;
+        return false;
+    }
+    names.clear();
+    errno = 0;
+    while (const dirent* entry = ::readdir(stream)) {
+        const std::string_view name = entry->d_name;
+        if (name != "." && name != "..") names.emplace_back(name);
+    }
+    const int err = errno;
+    ::closedir(stream);
+    errno = err;
+    if (err != 0) return false;
+    std::sort(names.begin(), names.end());
+    return true;
 }
 
 std::string format_utc(std::int64_t epoch_seconds) {

@@ -32,6 +32,14 @@ bool flock_retry(int fd, int operation);
 // waitpid(2) retried on EINTR.
 pid_t waitpid_retry(pid_t pid, int* status, int options = 0);
 
+// Whether `name` is an entry of the directory `dirfd` (any type; a link is
+// never followed).
+bool exists_at(int dirfd, const std::string& name);
+// The entries of the directory `dirfd` but "." and "..", sorted, read
+// through a fresh fd (a pinned one keeps no position); false (errno set)
+// on an error.
+bool list_dir(int dirfd, std::vector<std::string>& names);
+
 // Seconds since the epoch as "2026-11-29T08:00:00Z" (UTC).
 std::string format_utc(std::int64_t epoch_seconds);
 
