@@ -27,38 +27,37 @@
 namespace hb::exec {
 namespace {
 
-Decision refuse(FinalState state, ReasonCode reason, std::string detail = {}) {
-    Decision d;
-    d.state = state;
-    d.reason = reason;
-    d.reason_detail = std::move(detail);
-    return d;
-}
-
 std::string with_detail(ReasonCode reason, const std::string& detail) {
     return std::string(reason_text(reason)) + ": " + detail;
 }
 
-// A refusal whose sentence is the reason's text and then `detail`.
-Decision refuse_with(FinalState state, ReasonCode reason, const std::string& detail) {
-    return refuse(state, reason, with_detail(reason, detail));
+}  // namespace
+
+Decision refusal(FinalState state, ReasonCode reason, const std::string& detail) {
+    Decision d;
+    d.state = state;
+    d.reason = reason;
+    if (!detail.empty()) d.reason_detail = with_detail(reason, detail);
+    return d;
 }
+
+namespace {
 
 // Expiry uses the wall clock on purpose: requested_at is wall-clock time
 // written by the agent; the rate limiter, which must not jump, does not.
 std::optional<Decision> check_expiry(const Config& config, const Verdict& verdict) {
     const std::int64_t now = std::time(nullptr);
     if (verdict.requested_at == kNoTime) {
-        return refuse(FinalState::Denied, ReasonCode::BadRequestedAt);
+        return refusal(FinalState::Denied, ReasonCode::BadRequestedAt);
     }
     if (verdict.requested_at - now > config.limits.future_skew_seconds) {
-        return refuse_with(FinalState::Denied, ReasonCode::InFuture,
-                           "more than " + std::to_string(config.limits.future_skew_seconds) +
-                               " s ahead of the host clock");
+        return refusal(FinalState::Denied, ReasonCode::InFuture,
+                       "more than " + std::to_string(config.limits.future_skew_seconds) +
+                           " s ahead of the host clock");
     }
     if (now - verdict.requested_at > config.limits.ttl_seconds) {
-        return refuse_with(FinalState::Expired, ReasonCode::Expired,
-                           "older than " + std::to_string(config.limits.ttl_seconds) + " s");
+        return refusal(FinalState::Expired, ReasonCode::Expired,
+                       "older than " + std::to_string(config.limits.ttl_seconds) + " s");
     }
     return std::nullopt;
 }
@@ -125,7 +124,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     const std::string log_name = request.name + ".log";
     auto log = create_log(context.spool, config, context.audit, log_name);
     if (!log) {
-        return refuse_with(FinalState::Failed, ReasonCode::SpawnFailed, log.error().message);
+        return refusal(FinalState::Failed, ReasonCode::SpawnFailed, log.error().message);
     }
 
     AuditRecord started;
@@ -135,8 +134,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     if (verdict.arg_index != kNoArg) started.arg = config.services.at(verdict.arg_index);
     // Durable before the spawn: nothing runs without a record of it.
     if (auto audited = context.audit.append(started, /*sync=*/true); !audited) {
-        return refuse_with(FinalState::Denied, ReasonCode::AuditUnavailable,
-                           audited.error().message);
+        return refusal(FinalState::Denied, ReasonCode::AuditUnavailable, audited.error().message);
     }
 
     Response running;
@@ -200,7 +198,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
 Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
                         Approval approval) {
     const Config& config = context.config;
-    if (!verdict.verb) return refuse(FinalState::Denied, ReasonCode::ParserFailure);
+    if (!verdict.verb) return refusal(FinalState::Denied, ReasonCode::ParserFailure);
     const Verb verb = *verdict.verb;
 
     if (auto expired = check_expiry(config, verdict)) return *expired;
@@ -216,18 +214,18 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     const Policy policy = load_policy(config.policy_file, config.services);
     const Mode mode = policy.mode(verb, service);
     if (mode == Mode::Deny) {
-        return refuse_with(FinalState::Denied, ReasonCode::PolicyDeny,
-                           policy.deny_detail(verb, service));
+        return refusal(FinalState::Denied, ReasonCode::PolicyDeny,
+                       policy.deny_detail(verb, service));
     }
     // A dry run answers in docs/ARGV-TABLE.md's names, never a host path.
     const auto dry_run = [&] {
-        return refuse_with(FinalState::Denied, ReasonCode::DryRun,
-                           "would run " + symbolic_command(verb, arg, config));
+        return refusal(FinalState::Denied, ReasonCode::DryRun,
+                       "would run " + symbolic_command(verb, arg, config));
     };
 
     const ArgvOutcome outcome = argv_for(verb, arg, config);
     if (const auto* denied = std::get_if<Denied>(&outcome)) {
-        return refuse(FinalState::Denied, denied->reason);
+        return refusal(FinalState::Denied, denied->reason);
     }
     if (std::holds_alternative<NoCommand>(outcome)) {
         // ping runs nothing, so a dry run of it is the real thing: the agent's
@@ -246,7 +244,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     RateLimiter limiter(config);
     const auto gate_refusal = [&](const std::string& detail) {
         (void)limiter.try_admit(rate_class(verb));
-        return refuse_with(FinalState::Denied, ReasonCode::IntegrityGate, detail);
+        return refusal(FinalState::Denied, ReasonCode::IntegrityGate, detail);
     };
     const GateReport gate = check_tcb(config.project_dir, config.tcb);
     if (!gate.passed()) return gate_refusal(gate.detail());
@@ -261,7 +259,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     // Held for a person with what they will be shown; once allowed, it comes
     // back here and meets every gate again (the drain, executor/drain.cpp).
     if (mode == Mode::Ask && approval != Approval::Given) {
-        Decision held = refuse(FinalState::Held, ReasonCode::AwaitingApproval);
+        Decision held = refusal(FinalState::Held, ReasonCode::AwaitingApproval);
         held.command = symbolic_command(verb, arg, config);
         return held;
     }
@@ -270,7 +268,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     // Last, so only what is about to run uses a slot.
     const Admission admission = limiter.try_admit(rate_class(verb));
     if (!admission.admitted()) {
-        return refuse_with(FinalState::Denied, ReasonCode::RateLimited, admission.detail);
+        return refusal(FinalState::Denied, ReasonCode::RateLimited, admission.detail);
     }
     return run(context, request, verdict, argv);
 }

@@ -54,6 +54,10 @@ inline std::optional<std::string> decision_reason(const Decision& decision) {
     return std::string(reason_text(decision.reason));
 }
 
+// A refusal in `state` for `reason`: its sentence is the reason's text, then
+// ": " and `detail` when there is one (decide.cpp and drain_held.cpp).
+Decision refusal(FinalState state, ReasonCode reason, const std::string& detail = {});
+
 // Whether a person has allowed this very request (`hostbridge allow`): only
 // then does a verb under `ask` get past the hold.
 enum class Approval { None, Given };

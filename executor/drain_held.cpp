@@ -18,13 +18,8 @@
 namespace hb::exec {
 namespace {
 
-Decision denied(ReasonCode code, std::string detail = {}) {
-    Decision d;
-    d.state = FinalState::Denied;
-    d.reason = code;
-    d.reason_detail =
-        detail.empty() ? std::string() : std::string(reason_text(code)) + ": " + std::move(detail);
-    return d;
+Decision denied(ReasonCode code, const std::string& detail = {}) {
+    return refusal(FinalState::Denied, code, detail);
 }
 
 // The least of its TTL a request must have left to be held: less would
@@ -91,12 +86,9 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     }
     const std::int64_t left = verdict.requested_at + config_.limits.ttl_seconds - now;
     if (left < std::min<std::int64_t>(kMinHoldSeconds, config_.limits.ttl_seconds / 2)) {
-        Decision expired = denied(ReasonCode::Expired);
-        expired.state = FinalState::Expired;
-        expired.reason_detail = std::string(reason_text(ReasonCode::Expired)) + ": " +
-                                std::to_string(std::max<std::int64_t>(left, 0)) +
-                                " s of its TTL left, too little for a person to act";
-        return expired;
+        return refusal(FinalState::Expired, ReasonCode::Expired,
+                       std::to_string(std::max<std::int64_t>(left, 0)) +
+                           " s of its TTL left, too little for a person to act");
     }
     HeldRequest record;
     record.request = name;
@@ -141,8 +133,7 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             auto text = read_held_file(fd, name);
             auto held = text && *text ? parse_held(**text) : Result<HeldRequest>(make_error(""));
             if (held) {
-                Decision interrupted = denied(ReasonCode::Interrupted);
-                interrupted.state = FinalState::Failed;
+                const Decision interrupted = refusal(FinalState::Failed, ReasonCode::Interrupted);
                 if (auto done = finish_held(*held, interrupted); !done) return done.error();
             }
             ::unlinkat(fd, name.c_str(), 0);
@@ -178,12 +169,9 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             continue;
         }
         if (held->expires_at <= now) {
-            Decision expired;
-            expired.state = FinalState::Expired;
-            expired.reason = ReasonCode::Expired;
-            expired.reason_detail = std::string(reason_text(ReasonCode::Expired)) +
-                                    ": no person allowed it within " +
-                                    std::to_string(config_.limits.ttl_seconds) + " s";
+            const Decision expired = refusal(
+                FinalState::Expired, ReasonCode::Expired,
+                "no person allowed it within " + std::to_string(config_.limits.ttl_seconds) + " s");
             if (auto done = finish_held(*held, expired); !done) return done.error();
             ::unlinkat(fd, name.c_str(), 0);
             continue;
