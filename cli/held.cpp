@@ -5,7 +5,6 @@
 // again (docs/DECIDE-AND-RUN.md, "Held for a person").
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -93,10 +92,9 @@ std::optional<int> check_allow(const ParsedArgs& args) {
 std::optional<int> check_deny(const ParsedArgs& args) {
     if (auto stop = check_name(args, "deny")) return stop;
     const std::string reason = args.get("reason").value_or("");
-    const bool plain = std::all_of(reason.begin(), reason.end(), [](char c) {
-        return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
-    });
-    if (reason.size() > kMaxReason || !plain || !is_plain_text(reason)) {
+    // One line that shows as itself (cli/visible.hpp): no control byte, tab
+    // or newline, valid UTF-8, nothing that reorders text.
+    if (reason.size() > kMaxReason || visible(reason) != reason) {
         print_error("deny", "--reason must be printable text of at most 200 bytes");
         return kExitUsage;
     }
