@@ -35,16 +35,6 @@ HostOptions mutating(int count) {
     return o;
 }
 
-// Now plus `seconds`, in the requested_at format (the host's expires_at).
-std::string utc_in(int seconds) {
-    const std::time_t t = std::time(nullptr) + seconds;
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
 // A response as the host writes it (executor/responses.cpp), for the tests
 // that play the host by hand.
 json host_response(const std::string& name, const std::string& state) {

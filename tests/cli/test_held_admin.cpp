@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ipc/sys.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {
@@ -142,13 +143,10 @@ TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
     ASSERT_EQ(
         home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
     const std::string name = "20260101T000000Z-down-00000000000000aa.json";
-    const std::time_t at = std::time(nullptr);
-    char stamp[32];
-    std::tm tm{};
-    ::gmtime_r(&at, &tm);
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    write_file(project.spool() + "/tmp/x",
-               nlohmann::json({{"verb", "down"}, {"requested_at", stamp}}).dump());
+    write_file(
+        project.spool() + "/tmp/x",
+        nlohmann::json({{"verb", "down"}, {"requested_at", sys::format_utc(std::time(nullptr))}})
+            .dump());
     ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
                        (project.spool() + "/requests/" + name).c_str()),
               0);

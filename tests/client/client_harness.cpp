@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "ipc/sys.hpp"
 
 namespace hb::test {
 namespace {
@@ -304,6 +307,10 @@ int Daemon::stop() {
 
 Daemon::~Daemon() {
     stop();
+}
+
+std::string utc_in(int seconds) {
+    return sys::format_utc(std::time(nullptr) + seconds);
 }
 
 }  // namespace hb::test

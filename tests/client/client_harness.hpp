@@ -42,6 +42,8 @@ void make_spool(const std::string& dir);
 // Every regular file below `dir`, as paths relative to it, sorted.
 std::vector<std::string> files_under(const std::string& dir);
 std::string read_file(const std::string& path);
+// Now plus `seconds`, in the requested_at format (the host's expires_at).
+std::string utc_in(int seconds);
 // Publishes `body` as the response to `request` the way the host does:
 // written in tmp/, then renamed into responses/.
 void publish_response(const std::string& spool, const std::string& request,

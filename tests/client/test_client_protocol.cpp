@@ -60,16 +60,6 @@ json response(const std::string& name, const std::string& state) {
                 {"output", nullptr},       {"log", nullptr}};
 }
 
-// Now plus `seconds`, in the requested_at format (the host's expires_at).
-std::string utc_in(int seconds) {
-    const std::time_t t = std::time(nullptr) + seconds;
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
 // Held for a person, as the host answers a request under MODE_<verb>=ask.
 json pending(const std::string& name, const json& expires_at) {
     json held = response(name, "pending");
