@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -143,6 +144,40 @@ std::vector<std::string> Home::env() const {
             "SHELL=/bin/bash",
             "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "LC_ALL=C.UTF-8"};
+}
+
+Prompted Home::hostbridge_on_a_terminal(const std::vector<std::string>& args,
+                                        const std::string& answer) const {
+    std::vector<std::string> argv = {std::string(HB_BIN_DIR) + "/hostbridge"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c_argv;
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+    const std::vector<std::string> environment = env();
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    must(pid >= 0, "forkpty");
+    if (pid == 0) {
+        for (const auto& e : environment) ::putenv(::strdup(e.c_str()));
+        ::execv(c_argv[0], c_argv.data());
+        ::_exit(127);
+    }
+    Prompted out;
+    char buf[4096];
+    while (!contains(out.shown, "[y/N]")) {
+        const ssize_t n = ::read(master, buf, sizeof buf);
+        if (n <= 0) break;
+        out.shown.append(buf, static_cast<std::size_t>(n));
+    }
+    must(::write(master, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()),
+         "write the answer");
+    while (::read(master, buf, sizeof buf) > 0) {
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
 }
 
 Ran Home::hostbridge(const std::vector<std::string>& args, const std::string& cwd,

@@ -46,6 +46,13 @@ struct Ran {
     std::string err;
 };
 
+// What a command that asks "[y/N]" showed on its terminal before the
+// question, and how it exited once answered.
+struct Prompted {
+    std::string shown;
+    int code = -1;
+};
+
 // The temporary home plus helpers to run hostbridge in it.
 class Home {
   public:
@@ -61,6 +68,10 @@ class Home {
     Ran hostbridge(const std::vector<std::string>& args, const std::string& cwd = "",
                    const std::vector<std::string>& extra_env = {}) const;
     std::vector<std::string> env() const;
+    // hostbridge ARGS on a pseudo-terminal (forkpty): `answer` ("y\n") is
+    // typed once it has asked "[y/N]".
+    Prompted hostbridge_on_a_terminal(const std::vector<std::string>& args,
+                                      const std::string& answer) const;
 
     std::string config_dir(const std::string& slug) const;
     std::string state_dir(const std::string& slug) const;

@@ -1,7 +1,6 @@
 // `hostbridge approve`: the diff, the confirmation (--yes, a terminal, or
 // nothing changes), the re-pin of exactly what was shown, the `approved`
 // event, and a mutating verb that runs again afterwards.
-#include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,30 +107,10 @@ TEST_F(Approve, RefusesASymlinkedTrustedFile) {
 TEST_F(Approve, AsksOnATerminal) {
     write_file(project.stack, read_file(project.stack) + "echo v2\n", 0755);
     for (const char* answer : {"n\n", "y\n"}) {
-        int master = -1;
-        pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            for (const auto& e : home.env()) ::putenv(::strdup(e.c_str()));
-            ::execl(HB_BIN_DIR "/hostbridge", "hostbridge", "approve", "--slug", "demo-app",
-                    static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        std::string seen;
-        char buf[4096];
-        while (!contains(seen, "[y/N]")) {
-            ssize_t n = ::read(master, buf, sizeof buf);
-            if (n <= 0) break;
-            seen.append(buf, static_cast<std::size_t>(n));
-        }
-        ASSERT_TRUE(contains(seen, "+echo v2")) << seen;
-        ASSERT_EQ(::write(master, answer, 2), 2);
-        while (::read(master, buf, sizeof buf) > 0) {
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        ::close(master);
-        EXPECT_EQ(WEXITSTATUS(status), answer[0] == 'y' ? 0 : 1) << answer;
+        const Prompted asked =
+            home.hostbridge_on_a_terminal({"approve", "--slug", "demo-app"}, answer);
+        ASSERT_TRUE(contains(asked.shown, "+echo v2")) << asked.shown;
+        EXPECT_EQ(asked.code, answer[0] == 'y' ? 0 : 1) << answer;
         EXPECT_EQ(home.hostbridge({"doctor", "--slug", "demo-app"}).code, answer[0] == 'y' ? 0 : 1);
     }
 }

@@ -2,7 +2,6 @@
 // (written through exec::AuditLog into an install made by the real
 // `hostbridge install`), read back with the executor's own parser. Also the
 // pure suggest_policy over every combination of verbs and services.
-#include <pty.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -282,30 +281,10 @@ TEST_F(Suggest, WriteAsksOnATerminal) {
     const std::string before = read_file(policy_file);
     const std::string suggested = suggest().out;
     for (const char* answer : {"n\n", "y\n"}) {
-        int master = -1;
-        const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            for (const auto& e : home.env()) ::putenv(::strdup(e.c_str()));
-            ::execl(HB_BIN_DIR "/hostbridge", "hostbridge", "policy", "suggest", "--slug",
-                    "demo-app", "--write", static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        std::string seen;
-        char buf[4096];
-        while (!contains(seen, "[y/N]")) {
-            const ssize_t n = ::read(master, buf, sizeof buf);
-            if (n <= 0) break;
-            seen.append(buf, static_cast<std::size_t>(n));
-        }
-        ASSERT_TRUE(contains(seen, "+MODE_up=deny")) << seen;
-        ASSERT_EQ(::write(master, answer, 2), 2);
-        while (::read(master, buf, sizeof buf) > 0) {
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        ::close(master);
-        EXPECT_EQ(WEXITSTATUS(status), answer[0] == 'y' ? 0 : 1) << answer;
+        const Prompted asked = home.hostbridge_on_a_terminal(
+            {"policy", "suggest", "--slug", "demo-app", "--write"}, answer);
+        ASSERT_TRUE(contains(asked.shown, "+MODE_up=deny")) << asked.shown;
+        EXPECT_EQ(asked.code, answer[0] == 'y' ? 0 : 1) << answer;
         EXPECT_EQ(read_file(policy_file), answer[0] == 'y' ? suggested : before) << answer;
     }
 }
