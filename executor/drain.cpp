@@ -167,6 +167,7 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
         // Step 7: unlocked, look once more.
         if (end != CycleEnd::Drained || !pending()) break;
     }
+    spool_.release_displaced();
     if (held) {
         if (end == CycleEnd::Drained) prune_if_due();
         mirror_due_ = true;
@@ -493,6 +494,10 @@ void Drain::prune_if_due() {
             spool_.prune(SpoolDir::Responses, wall - config_.retention.responses_days * kDay);
         !pruned) {
         warn("cannot prune responses/: " + pruned.error().message);
+    }
+    // Only a crashed drain leaves its own temporary files behind.
+    if (auto pruned = spool_.prune(SpoolDir::Tmp, wall - kDay, kTempPrefix); !pruned) {
+        warn("cannot prune tmp/: " + pruned.error().message);
     }
 }
 

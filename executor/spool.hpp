@@ -47,6 +47,9 @@ const char* apply_file_mode(int fd, const FileMode& mode);
 
 enum class Publish { Replace, NoReplace };
 
+// The names the executor's own temporary files get in tmp/.
+inline constexpr std::string_view kTempPrefix = ".hb-";
+
 class Spool {
   public:
     // Auto: openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
@@ -101,16 +104,22 @@ class Spool {
                                        std::string_view bytes, Publish how,
                                        const FileMode& mode) const;
 
-    // Unlinks the regular files and symlinks of `dir` last modified before
-    // `cutoff` (never a directory, never recursing, never following).
-    // Returns how many it removed.
-    [[nodiscard]] Result<std::size_t> prune(SpoolDir dir, std::time_t cutoff) const;
+    // Unlinks what Replace displaced into tmp/ since the last call (a crash
+    // leaves them to the prune of tmp/).
+    void release_displaced() const;
+
+    // Unlinks the regular files and symlinks of `dir` whose name starts
+    // with `prefix`, last modified before `cutoff` (never a directory, never
+    // recursing, never following). Returns how many it removed.
+    [[nodiscard]] Result<std::size_t> prune(SpoolDir dir, std::time_t cutoff,
+                                            std::string_view prefix = {}) const;
 
   private:
     Spool() = default;
     std::string path_;
     UniqueFd root_;
     std::array<UniqueFd, kAllSpoolDirs.size()> dirs_;
+    mutable std::vector<std::string> displaced_;
 };
 
 // `bytes` random bytes from getrandom(2), as lowercase hex.

@@ -48,6 +48,20 @@ TEST(DrainLifecycle, PingIsAnsweredDone) {
     EXPECT_EQ(f.audit_for(req, "succeeded").size(), 1u);
 }
 
+// Each answer replaces its `queued` acknowledgement by RENAME_EXCHANGE and
+// the acknowledgements are unlinked when the cycle ends (executor/spool.cpp):
+// a burst leaves every answer in place and nothing in tmp/.
+TEST(DrainLifecycle, ABurstIsAnsweredAndLeavesNothingInTmp) {
+    DrainFixture f;
+    std::vector<std::string> requests;
+    for (int i = 0; i < 40; ++i) requests.push_back(f.publish("ping"));
+    const Exit e = f.run();
+    ASSERT_EQ(e.code, 0) << e.err;
+    for (const std::string& req : requests) EXPECT_EQ(f.state_of(req), "done") << req;
+    EXPECT_EQ(f.count("responses"), requests.size());
+    EXPECT_EQ(f.list("tmp"), std::vector<std::string>{});
+}
+
 TEST(DrainLifecycle, ArgOutsideTheEnumerationIsDeniedWithVerbAndNullArg) {
     DrainFixture f;
     const std::string req = f.publish("logs", "nosuch");
@@ -400,7 +414,20 @@ TEST(DrainLifecycle, RetentionPrunesOnlyOldFilesAndSymlinks) {
     write_file(f.path("responses", "new.response.json"), "x");
     write_file(f.path("quarantine", "ancient"), "x");
     age(f.path("quarantine", "ancient"), 365);
+    // tmp/: what a crashed drain left (its own prefix) goes after a day;
+    // the agent's own files there are the agent's.
+    write_file(f.path("tmp", ".hb-0123456789abcdef"), "x");
+    age(f.path("tmp", ".hb-0123456789abcdef"), 1);
+    write_file(f.path("tmp", ".hb-fedcba9876543210"), "x");
+    write_file(f.path("tmp", "agent-draft"), "x");
+    age(f.path("tmp", "agent-draft"), 30);
+    fs::create_symlink(outside, f.path("tmp", ".hb-link"));
+    age(f.path("tmp", ".hb-link"), 2);
     ASSERT_EQ(f.run().code, 0);
+    EXPECT_FALSE(fs::exists(f.path("tmp", ".hb-0123456789abcdef")));
+    EXPECT_TRUE(fs::exists(f.path("tmp", ".hb-fedcba9876543210")));
+    EXPECT_TRUE(fs::exists(f.path("tmp", "agent-draft")));
+    EXPECT_FALSE(fs::is_symlink(f.path("tmp", ".hb-link")));
     EXPECT_FALSE(fs::exists(f.path("archive", "old.json")));
     EXPECT_TRUE(fs::exists(f.path("archive", "recent.json")));
     EXPECT_FALSE(fs::is_symlink(f.path("archive", "old-link")));

@@ -163,6 +163,53 @@ TEST_P(SpoolTest, MoveNoReplaceAndStuck) {
     EXPECT_TRUE(fs::exists(at("requests", ".stuck-a")));
 }
 
+// Replace swaps the new file in; what it displaced waits in tmp/ under the
+// temporary name until release_displaced, and is never followed.
+TEST_P(SpoolTest, ReplaceKeepsWhatItDisplacedUntilReleased) {
+    auto spool = open();
+    ASSERT_TRUE(spool);
+    ASSERT_TRUE(
+        spool->publish(SpoolDir::Responses, "r.json", "one", Publish::NoReplace, {0644, {}}));
+    auto replaced =
+        spool->publish(SpoolDir::Responses, "r.json", "two", Publish::Replace, {0644, {}});
+    ASSERT_TRUE(replaced && *replaced);
+    std::ifstream in(at("responses", "r.json"));
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "two");
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(spool_ + "/tmp"))
+        left.push_back(e.path().filename());
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_TRUE(left[0].starts_with(kTempPrefix)) << left[0];
+    spool->release_displaced();
+    EXPECT_TRUE(fs::is_empty(spool_ + "/tmp"));
+}
+
+TEST_P(SpoolTest, ReplaceOverAPlantedLinkOrDirectoryPublishesAndFollowsNothing) {
+    auto spool = open();
+    ASSERT_TRUE(spool);
+    const std::string outside = root_ + "/outside";
+    write(outside, "keep me");
+    fs::create_symlink(outside, at("responses", "link.json"));
+    fs::create_directories(at("responses", "dir.json") + "/inner");
+    write(at("responses", "dir.json") + "/inner/file", "x");
+    for (const char* name : {"link.json", "dir.json"}) {
+        auto replaced =
+            spool->publish(SpoolDir::Responses, name, "answer", Publish::Replace, {0644, {}});
+        ASSERT_TRUE(replaced && *replaced) << name;
+        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(at("responses", name)))) << name;
+    }
+    spool->release_displaced();
+    std::ifstream in(outside);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "keep me");
+    // The symlink is gone; the directory, which unlinkat will not remove,
+    // stays in tmp/ whole.
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(spool_ + "/tmp"))
+        left.push_back(e.path().filename());
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_TRUE(fs::exists(spool_ + "/tmp/" + left[0] + "/inner/file"));
+}
+
 TEST_P(SpoolTest, PruneRemovesOldFilesAndSymlinksOnly) {
     auto spool = open();
     ASSERT_TRUE(spool);
