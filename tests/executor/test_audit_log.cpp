@@ -306,6 +306,25 @@ TEST_F(AuditLogTest, ChainOfManyLinesVerifies) {
     expect_verifies(50);
 }
 
+// An appender remembers where its last line left the chain
+// (executor/audit_log.cpp, `Tip`); a line another writer (or a crash's
+// fragment) added since must still be what the next line chains to.
+TEST_F(AuditLogTest, AnAppendAfterAnotherWritersLineOrAFragmentChainsToIt) {
+    auto first = open_log();
+    auto second = open_log();
+    append(first, record(AuditEvent::Queued, "a"));
+    append(second, record(AuditEvent::Queued, "b"));
+    append(first, record(AuditEvent::Queued, "c"));
+    append_raw(log_path_, "{\"seq\":4,\"torn");
+    append(first, record(AuditEvent::Queued, "d"));
+    const auto lines = lines_of(read_file(log_path_));
+    ASSERT_EQ(lines.size(), 6u);  // a, b, c, the fragment, recovered, d
+    EXPECT_EQ(ordered_json::parse(lines[2])["prev"], ordered_json::parse(lines[1])["hash"]);
+    EXPECT_EQ(ordered_json::parse(lines[4])["event"], "recovered");
+    EXPECT_EQ(ordered_json::parse(lines[5])["seq"], 5);
+    expect_verifies(5, 1);
+}
+
 TEST_F(AuditLogTest, NoLogVerifiesAsEmpty) {
     expect_verifies(0);
 }
