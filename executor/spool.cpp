@@ -266,12 +266,12 @@ Result<bool> Spool::publish(SpoolDir dir, const std::string& name, std::string_v
         return fail(std::string("cannot set the ") + unset + " of a published file");
     }
     out.reset();
-    // Replace swaps the new file in and keeps what it displaced under the
+    // Exchange swaps the new file in and keeps what it displaced under the
     // temporary name until the cycle ends (release_displaced): on ext4
     // without a journal every creation walks past each inode freed in the
     // last minutes, so freeing one per request made a burst quadratic
     // (docs/PERFORMANCE.md, "Against the bash drain").
-    if (how == Publish::Replace &&
+    if (how == Publish::Exchange &&
         ::renameat2(tmp, temp.c_str(), fd(dir), name.c_str(), RENAME_EXCHANGE) == 0) {
         displaced_.push_back(temp);
         return true;

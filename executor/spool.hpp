@@ -45,7 +45,9 @@ struct FileMode {
 // "mode"), with errno kept.
 const char* apply_file_mode(int fd, const FileMode& mode);
 
-enum class Publish { Replace, NoReplace };
+// Exchange replaces too, and keeps what it displaced in tmp/ until
+// release_displaced (the answers of a burst: executor/spool.cpp says why).
+enum class Publish { Replace, NoReplace, Exchange };
 
 // The names the executor's own temporary files get in tmp/.
 inline constexpr std::string_view kTempPrefix = ".hb-";
@@ -104,7 +106,7 @@ class Spool {
                                        std::string_view bytes, Publish how,
                                        const FileMode& mode) const;
 
-    // Unlinks what Replace displaced into tmp/ since the last call (a crash
+    // Unlinks what Exchange displaced into tmp/ since the last call (a crash
     // leaves them to the prune of tmp/).
     void release_displaced() const;
 

@@ -163,15 +163,15 @@ TEST_P(SpoolTest, MoveNoReplaceAndStuck) {
     EXPECT_TRUE(fs::exists(at("requests", ".stuck-a")));
 }
 
-// Replace swaps the new file in; what it displaced waits in tmp/ under the
+// Exchange swaps the new file in; what it displaced waits in tmp/ under the
 // temporary name until release_displaced, and is never followed.
-TEST_P(SpoolTest, ReplaceKeepsWhatItDisplacedUntilReleased) {
+TEST_P(SpoolTest, ExchangeKeepsWhatItDisplacedUntilReleased) {
     auto spool = open();
     ASSERT_TRUE(spool);
     ASSERT_TRUE(
         spool->publish(SpoolDir::Responses, "r.json", "one", Publish::NoReplace, {0644, {}}));
     auto replaced =
-        spool->publish(SpoolDir::Responses, "r.json", "two", Publish::Replace, {0644, {}});
+        spool->publish(SpoolDir::Responses, "r.json", "two", Publish::Exchange, {0644, {}});
     ASSERT_TRUE(replaced && *replaced);
     std::ifstream in(at("responses", "r.json"));
     EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "two");
@@ -184,7 +184,7 @@ TEST_P(SpoolTest, ReplaceKeepsWhatItDisplacedUntilReleased) {
     EXPECT_TRUE(fs::is_empty(spool_ + "/tmp"));
 }
 
-TEST_P(SpoolTest, ReplaceOverAPlantedLinkOrDirectoryPublishesAndFollowsNothing) {
+TEST_P(SpoolTest, ExchangeOverAPlantedLinkOrDirectoryPublishesAndFollowsNothing) {
     auto spool = open();
     ASSERT_TRUE(spool);
     const std::string outside = root_ + "/outside";
@@ -194,7 +194,7 @@ TEST_P(SpoolTest, ReplaceOverAPlantedLinkOrDirectoryPublishesAndFollowsNothing) 
     write(at("responses", "dir.json") + "/inner/file", "x");
     for (const char* name : {"link.json", "dir.json"}) {
         auto replaced =
-            spool->publish(SpoolDir::Responses, name, "answer", Publish::Replace, {0644, {}});
+            spool->publish(SpoolDir::Responses, name, "answer", Publish::Exchange, {0644, {}});
         ASSERT_TRUE(replaced && *replaced) << name;
         EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(at("responses", name)))) << name;
     }
