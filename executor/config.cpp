@@ -561,10 +561,10 @@ Result<Config> load_config(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     if (!fd) {
         if (errno == ELOOP) return make_error(path + ": is a symlink; refusing to follow it");
-        return make_error(path + ": cannot open: " + std::strerror(errno));
+        return make_error(sys::errno_text(path + ": cannot open"));
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return make_error(path + ": fstat: " + std::strerror(errno));
+    if (::fstat(fd.get(), &st) != 0) return make_error(sys::errno_text(path + ": fstat"));
     if (!S_ISREG(st.st_mode)) return make_error(path + ": is not a regular file");
     if ((st.st_mode & S_IWOTH) != 0)
         return make_error(path + ": is world-writable; refusing to trust it");

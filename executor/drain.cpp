@@ -34,9 +34,7 @@ bool is_stuck_name(std::string_view name) {
 
 Result<void> check_parser_binary(const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-        return make_error("parser " + path + ": " + std::strerror(errno));
-    }
+    if (::stat(path.c_str(), &st) != 0) return make_error(sys::errno_text("parser " + path));
     if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
         return make_error("parser " + path + " is not an executable file");
     }
@@ -47,7 +45,7 @@ Result<void> check_parser_binary(const std::string& path) {
 Result<UniqueFd> open_lock(const std::string& state_dir) {
     const std::string path = state_dir + "/" + kLockName;
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return make_error("cannot open the lock file " + path + ": " + std::strerror(errno));
+    if (!fd) return make_error(sys::errno_text("cannot open the lock file " + path));
     return fd;
 }
 
@@ -398,7 +396,7 @@ Result<void> Drain::finish(const Finish& f) {
                     warn("cannot quarantine a request: " + kept.error().message);
                 }
             } else if (err != 0 && err != ENOENT) {
-                warn("cannot archive a request: " + std::string(std::strerror(err)));
+                warn(sys::errno_text("cannot archive a request", err));
             }
             break;
         }
