@@ -49,13 +49,6 @@ Result<UniqueFd> open_lock(const std::string& state_dir) {
     return fd;
 }
 
-// An audit failure stops the drain: nothing may run unlogged.
-Result<void> logged_or_stop(const Result<void>& logged, std::string_view before) {
-    if (logged) return {};
-    return make_error("the audit log cannot be written (" + logged.error().message +
-                      "); stopping before anything " + std::string(before) + "runs");
-}
-
 std::string reason_string(ReasonCode code) {
     return std::string(reason_text(code));
 }
@@ -306,27 +299,19 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     }
     const auto evidence = [&] { return describe_evidence(st, read_fd.get()); };
 
-    if (!on_schema)
-        return quarantine(SpoolDir::Processing, name, ReasonCode::NameSchema, evidence(), false);
+    if (!on_schema) return quarantine(name, ReasonCode::NameSchema, evidence(), false);
     if (spool_.contains(SpoolDir::Archive, name)) {
         // No response: that name's response is the original's.
         return finish(Finish::of(name, AuditEvent::Denied,
                                  reason_string(ReasonCode::NameAlreadyUsed) + "; " + evidence(),
                                  Finish::To::Quarantine));
     }
-    if (!S_ISREG(st.st_mode)) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::NotRegularFile, evidence(), true);
-    }
-    if (!read_fd) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::Unreadable,
-                          evidence() + "; " + read_error, true);
-    }
-    if (st.st_nlink > 1) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::TooManyLinks, evidence(), true);
-    }
-    if (st.st_size > static_cast<off_t>(kMaxBody)) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::BodyTooLarge, evidence(), true);
-    }
+    if (!S_ISREG(st.st_mode)) return quarantine(name, ReasonCode::NotRegularFile, evidence(), true);
+    if (!read_fd)
+        return quarantine(name, ReasonCode::Unreadable, evidence() + "; " + read_error, true);
+    if (st.st_nlink > 1) return quarantine(name, ReasonCode::TooManyLinks, evidence(), true);
+    if (st.st_size > static_cast<off_t>(kMaxBody))
+        return quarantine(name, ReasonCode::BodyTooLarge, evidence(), true);
 
     auto verdict = parser_.classify(read_fd.get(), name);
     if (!verdict) {
@@ -337,7 +322,7 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     }
     switch (verdict->outcome) {
         case Outcome::Quarantine:
-            return quarantine(SpoolDir::Processing, name, verdict->reason, evidence(), true);
+            return quarantine(name, verdict->reason, evidence(), true);
         case Outcome::Deny: {
             const std::string text = reason_string(verdict->reason);
             Finish f = Finish::of(name, AuditEvent::Denied, text);
@@ -370,11 +355,11 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
     return finish(f);
 }
 
-Result<void> Drain::quarantine(SpoolDir from, const std::string& name, ReasonCode code,
+Result<void> Drain::quarantine(const std::string& name, ReasonCode code,
                                const std::string& evidence, bool respond) {
     const std::string text = reason_string(code);
-    Finish f = Finish::of(name, AuditEvent::Quarantined, text + "; " + evidence,
-                          Finish::To::Quarantine, from);
+    Finish f =
+        Finish::of(name, AuditEvent::Quarantined, text + "; " + evidence, Finish::To::Quarantine);
     if (respond) f.respond(ResponseState::Denied, text);
     return finish(f);
 }
@@ -411,11 +396,7 @@ Result<void> Drain::finish(const Finish& f) {
         case Finish::To::Nowhere:
             break;
     }
-    if (!audited) {
-        return make_error("the audit log cannot be written (" + audited.error().message +
-                          "); stopping before anything else runs");
-    }
-    return {};
+    return logged_or_stop(audited, "else ");
 }
 
 Result<void> Drain::mark_stuck(const std::string& name, int err) {
@@ -483,14 +464,12 @@ void Drain::prune_if_due() {
     if (last_prune_ && now - *last_prune_ < kPruneInterval) return;
     last_prune_ = now;
     const std::time_t wall = wall_now();
-    if (auto pruned = spool_.prune(SpoolDir::Archive, wall - config_.retention.archive_days * kDay);
-        !pruned) {
-        warn("cannot prune archive/: " + pruned.error().message);
-    }
-    if (auto pruned =
-            spool_.prune(SpoolDir::Responses, wall - config_.retention.responses_days * kDay);
-        !pruned) {
-        warn("cannot prune responses/: " + pruned.error().message);
+    for (const auto& [dir, days] :
+         {std::pair(SpoolDir::Archive, config_.retention.archive_days),
+          std::pair(SpoolDir::Responses, config_.retention.responses_days)}) {
+        if (auto pruned = spool_.prune(dir, wall - days * kDay); !pruned)
+            warn("cannot prune " + std::string(spool_dir_name(dir)) +
+                 "/: " + pruned.error().message);
     }
 }
 
