@@ -175,13 +175,6 @@ std::string host_path(const json& value, const std::string& key, const Config& c
     return path;
 }
 
-std::string container_name(const json& value, const std::string& key) {
-    std::string name = string(value, key);
-    if (!is_valid_container_name(name))
-        invalid(key, "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
-    return name;
-}
-
 // --- sections -------------------------------------------------------------
 
 mode_t file_mode(const json& value, const std::string& key) {
@@ -389,9 +382,13 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
     const Object obj(value, "join_network", {"engine", "network", "agent_container"});
     JoinNetwork out;
     out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
-    out.network = container_name(obj.required("network"), obj.key("network"));
-    out.agent_container =
-        container_name(obj.required("agent_container"), obj.key("agent_container"));
+    out.network = string(obj.required("network"), obj.key("network"));
+    if (!is_valid_container_name(out.network))
+        invalid(obj.key("network"), "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    out.agent_container = string(obj.required("agent_container"), obj.key("agent_container"));
+    if (!is_valid_container_name(out.agent_container))
+        invalid(obj.key("agent_container"),
+                "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
     return out;
 }
 
