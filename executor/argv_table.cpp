@@ -32,10 +32,6 @@ Argv with(const Config& config, std::initializer_list<std::string> words) {
     return argv;
 }
 
-bool is_compose(const Config& config) {
-    return config.backend.kind == BackendKind::Compose;
-}
-
 // The argument check, independent of the parser's.
 std::optional<Denied> check_arg(Verb verb, std::optional<std::size_t> arg, const Config& config) {
     const ArgKind kind = verb_info(verb).arg;
@@ -58,7 +54,7 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     if (auto denied = check_arg(verb, arg, config)) return *denied;
     // Only valid after check_arg: the verbs that take a service.
     auto service = [&]() -> const std::string& { return config.services[*arg]; };
-    const bool compose = is_compose(config);
+    const bool compose = config.backend.kind == BackendKind::Compose;
 
     // No default: a new Verb must be given its argv here or the build fails.
     switch (verb) {

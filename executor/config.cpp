@@ -168,6 +168,13 @@ void require_outside_project(const Config& config, const std::string& key,
         invalid(key, "must lie outside project_dir (the agent can write there)");
 }
 
+// An absolute path of the host's that the agent must not be able to replace.
+std::string host_path(const json& value, const std::string& key, const Config& config) {
+    std::string path = absolute_path(value, key);
+    require_outside_project(config, key, path);
+    return path;
+}
+
 // --- sections -------------------------------------------------------------
 
 mode_t file_mode(const json& value, const std::string& key) {
@@ -363,14 +370,10 @@ SystemdSettings systemd(const json& value, const Config& config) {
     out.enabled = boolean(obj.required("enabled"), obj.key("enabled"));
     const json& run = obj.required("systemd_run");
     // Empty: install found no systemd-run; long-lived verbs run in a new session.
-    if (!run.is_string() || !run.get<std::string>().empty()) {
-        out.systemd_run = absolute_path(run, obj.key("systemd_run"));
-        require_outside_project(config, obj.key("systemd_run"), out.systemd_run);
-    }
-    if (const json* notify = obj.optional("notify_send")) {
-        out.notify_send = absolute_path(*notify, obj.key("notify_send"));
-        require_outside_project(config, obj.key("notify_send"), out.notify_send);
-    }
+    if (!run.is_string() || !run.get<std::string>().empty())
+        out.systemd_run = host_path(run, obj.key("systemd_run"), config);
+    if (const json* notify = obj.optional("notify_send"))
+        out.notify_send = host_path(*notify, obj.key("notify_send"), config);
     return out;
 }
 
@@ -378,8 +381,7 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
     if (value.is_null()) return std::nullopt;
     const Object obj(value, "join_network", {"engine", "network", "agent_container"});
     JoinNetwork out;
-    out.engine = absolute_path(obj.required("engine"), obj.key("engine"));
-    require_outside_project(config, obj.key("engine"), out.engine);
+    out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
     out.network = string(obj.required("network"), obj.key("network"));
     if (!is_valid_container_name(out.network))
         invalid(obj.key("network"), "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
@@ -425,12 +427,9 @@ Config read_config(const json& root) {
     c.project_dir = absolute_path(top.required("project_dir"), "project_dir");
     c.spool_dir = absolute_path(top.required("spool_dir"), "spool_dir");
     if (!is_inside(c.spool_dir, c.project_dir)) invalid("spool_dir", "must lie inside project_dir");
-    c.state_dir = absolute_path(top.required("state_dir"), "state_dir");
-    require_outside_project(c, "state_dir", c.state_dir);
-    c.policy_file = absolute_path(top.required("policy_file"), "policy_file");
-    require_outside_project(c, "policy_file", c.policy_file);
-    c.parser = absolute_path(top.required("parser"), "parser");
-    require_outside_project(c, "parser", c.parser);
+    c.state_dir = host_path(top.required("state_dir"), "state_dir", c);
+    c.policy_file = host_path(top.required("policy_file"), "policy_file", c);
+    c.parser = host_path(top.required("parser"), "parser", c);
 
     c.allow_root = boolean(top.required("allow_root"), "allow_root");
     c.file_mode = file_mode(top.required("file_mode"), "file_mode");
@@ -448,10 +447,9 @@ Config read_config(const json& root) {
             invalid(index_key("buildable", i), "\"" + c.buildable[i] + "\" is not in services");
     }
     c.tcb = tcb_list(top.required("tcb"), "tcb");
-    c.run_dir = absolute_path(top.required("run_dir"), "run_dir");
     // Host-only: the agent must reach neither the tree nor its parent, and a
     // mount of the project must not expose the state dir through it.
-    require_outside_project(c, "run_dir", c.run_dir);
+    c.run_dir = host_path(top.required("run_dir"), "run_dir", c);
     if (is_inside_or_at(c.project_dir, c.run_dir))
         invalid("run_dir", "must not contain project_dir");
     if (is_inside_or_at(c.run_dir, c.state_dir) || is_inside_or_at(c.state_dir, c.run_dir))
@@ -561,10 +559,10 @@ Result<Config> load_config(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     if (!fd) {
         if (errno == ELOOP) return make_error(path + ": is a symlink; refusing to follow it");
-        return make_error(path + ": cannot open: " + std::strerror(errno));
+        return make_error(sys::errno_text(path + ": cannot open"));
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return make_error(path + ": fstat: " + std::strerror(errno));
+    if (::fstat(fd.get(), &st) != 0) return make_error(sys::errno_text(path + ": fstat"));
     if (!S_ISREG(st.st_mode)) return make_error(path + ": is not a regular file");
     if ((st.st_mode & S_IWOTH) != 0)
         return make_error(path + ": is world-writable; refusing to trust it");

@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <ctime>
 
 #include "executor/argv_table.hpp"
@@ -83,7 +82,7 @@ Result<UniqueFd> create_log(const Spool& spool, const Config& config, AuditLog& 
             return log;
         }
         if (errno != EEXIST || attempt > 0) {
-            return make_error("cannot create archive/" + name + ": " + std::strerror(errno));
+            return make_error(sys::errno_text("cannot create archive/" + name));
         }
         // The agent can delete the quarantined copy but not the audit log,
         // so what was planted is described there first (never opened: a

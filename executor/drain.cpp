@@ -34,9 +34,7 @@ bool is_stuck_name(std::string_view name) {
 
 Result<void> check_parser_binary(const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-        return make_error("parser " + path + ": " + std::strerror(errno));
-    }
+    if (::stat(path.c_str(), &st) != 0) return make_error(sys::errno_text("parser " + path));
     if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
         return make_error("parser " + path + " is not an executable file");
     }
@@ -47,15 +45,8 @@ Result<void> check_parser_binary(const std::string& path) {
 Result<UniqueFd> open_lock(const std::string& state_dir) {
     const std::string path = state_dir + "/" + kLockName;
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return make_error("cannot open the lock file " + path + ": " + std::strerror(errno));
+    if (!fd) return make_error(sys::errno_text("cannot open the lock file " + path));
     return fd;
-}
-
-// An audit failure stops the drain: nothing may run unlogged.
-Result<void> logged_or_stop(const Result<void>& logged, std::string_view before) {
-    if (logged) return {};
-    return make_error("the audit log cannot be written (" + logged.error().message +
-                      "); stopping before anything " + std::string(before) + "runs");
 }
 
 std::string reason_string(ReasonCode code) {
@@ -309,27 +300,19 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     }
     const auto evidence = [&] { return describe_evidence(st, read_fd.get()); };
 
-    if (!on_schema)
-        return quarantine(SpoolDir::Processing, name, ReasonCode::NameSchema, evidence(), false);
+    if (!on_schema) return quarantine(name, ReasonCode::NameSchema, evidence(), false);
     if (spool_.contains(SpoolDir::Archive, name)) {
         // No response: that name's response is the original's.
         return finish(Finish::of(name, AuditEvent::Denied,
                                  reason_string(ReasonCode::NameAlreadyUsed) + "; " + evidence(),
                                  Finish::To::Quarantine));
     }
-    if (!S_ISREG(st.st_mode)) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::NotRegularFile, evidence(), true);
-    }
-    if (!read_fd) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::Unreadable,
-                          evidence() + "; " + read_error, true);
-    }
-    if (st.st_nlink > 1) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::TooManyLinks, evidence(), true);
-    }
-    if (st.st_size > static_cast<off_t>(kMaxBody)) {
-        return quarantine(SpoolDir::Processing, name, ReasonCode::BodyTooLarge, evidence(), true);
-    }
+    if (!S_ISREG(st.st_mode)) return quarantine(name, ReasonCode::NotRegularFile, evidence(), true);
+    if (!read_fd)
+        return quarantine(name, ReasonCode::Unreadable, evidence() + "; " + read_error, true);
+    if (st.st_nlink > 1) return quarantine(name, ReasonCode::TooManyLinks, evidence(), true);
+    if (st.st_size > static_cast<off_t>(kMaxBody))
+        return quarantine(name, ReasonCode::BodyTooLarge, evidence(), true);
 
     auto verdict = parser_.classify(read_fd.get(), name);
     if (!verdict) {
@@ -340,7 +323,7 @@ Result<void> Drain::handle_claimed(const std::string& name) {
     }
     switch (verdict->outcome) {
         case Outcome::Quarantine:
-            return quarantine(SpoolDir::Processing, name, verdict->reason, evidence(), true);
+            return quarantine(name, verdict->reason, evidence(), true);
         case Outcome::Deny: {
             const std::string text = reason_string(verdict->reason);
             Finish f = Finish::of(name, AuditEvent::Denied, text);
@@ -373,11 +356,11 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
     return finish(f);
 }
 
-Result<void> Drain::quarantine(SpoolDir from, const std::string& name, ReasonCode code,
+Result<void> Drain::quarantine(const std::string& name, ReasonCode code,
                                const std::string& evidence, bool respond) {
     const std::string text = reason_string(code);
-    Finish f = Finish::of(name, AuditEvent::Quarantined, text + "; " + evidence,
-                          Finish::To::Quarantine, from);
+    Finish f =
+        Finish::of(name, AuditEvent::Quarantined, text + "; " + evidence, Finish::To::Quarantine);
     if (respond) f.respond(ResponseState::Denied, text);
     return finish(f);
 }
@@ -399,7 +382,7 @@ Result<void> Drain::finish(const Finish& f) {
                     warn("cannot quarantine a request: " + kept.error().message);
                 }
             } else if (err != 0 && err != ENOENT) {
-                warn("cannot archive a request: " + std::string(std::strerror(err)));
+                warn(sys::errno_text("cannot archive a request", err));
             }
             break;
         }
@@ -414,11 +397,7 @@ Result<void> Drain::finish(const Finish& f) {
         case Finish::To::Nowhere:
             break;
     }
-    if (!audited) {
-        return make_error("the audit log cannot be written (" + audited.error().message +
-                          "); stopping before anything else runs");
-    }
-    return {};
+    return logged_or_stop(audited, "else ");
 }
 
 Result<void> Drain::mark_stuck(const std::string& name, int err) {
@@ -486,14 +465,12 @@ void Drain::prune_if_due() {
     if (last_prune_ && now - *last_prune_ < kPruneInterval) return;
     last_prune_ = now;
     const std::time_t wall = wall_now();
-    if (auto pruned = spool_.prune(SpoolDir::Archive, wall - config_.retention.archive_days * kDay);
-        !pruned) {
-        warn("cannot prune archive/: " + pruned.error().message);
-    }
-    if (auto pruned =
-            spool_.prune(SpoolDir::Responses, wall - config_.retention.responses_days * kDay);
-        !pruned) {
-        warn("cannot prune responses/: " + pruned.error().message);
+    for (const auto& [dir, days] :
+         {std::pair(SpoolDir::Archive, config_.retention.archive_days),
+          std::pair(SpoolDir::Responses, config_.retention.responses_days)}) {
+        if (auto pruned = spool_.prune(dir, wall - days * kDay); !pruned)
+            warn("cannot prune " + std::string(spool_dir_name(dir)) +
+                 "/: " + pruned.error().message);
     }
     // Only a crashed drain leaves its own temporary files behind.
     if (auto pruned = spool_.prune(SpoolDir::Tmp, wall - kDay, kTempPrefix); !pruned) {

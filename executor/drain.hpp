@@ -95,8 +95,9 @@ class Drain {
     Result<void> act_on_decision(const std::string& record_name, const HeldRequest& held);
     Result<void> finish_held(const HeldRequest& held, const Decision& decision);
     [[nodiscard]] bool decision_waiting() const;
-    Result<void> quarantine(SpoolDir from, const std::string& name, ReasonCode code,
-                            const std::string& evidence, bool respond);
+    // A claimed request (in processing/) quarantined for `code`.
+    Result<void> quarantine(const std::string& name, ReasonCode code, const std::string& evidence,
+                            bool respond);
     Result<void> finish(const Finish& outcome);
     Result<void> mark_stuck(const std::string& name, int err);
     Result<void> quarantine_stuck(const std::vector<std::string>& names);

@@ -41,6 +41,13 @@ inline const Recorded& recorded_as(FinalState state) {
     return kRecorded[2];  // denied, for a value outside the enum
 }
 
+// An audit failure stops the drain: nothing may run unlogged.
+inline Result<void> logged_or_stop(const Result<void>& logged, std::string_view before) {
+    if (logged) return {};
+    return make_error("the audit log cannot be written (" + logged.error().message +
+                      "); stopping before anything " + std::string(before) + "runs");
+}
+
 inline AuditRecord record(AuditEvent event, const std::string& name,
                           std::optional<std::string> reason) {
     AuditRecord r;
@@ -70,31 +77,25 @@ struct Drain::Finish {
     static Finish decided(const std::string& name, std::optional<Verb> verb,
                           std::optional<std::string> arg, std::optional<std::int64_t> requested_at,
                           const Decision& decision) {
-        Finish f;
-        f.name = name;
-        f.record.event = recorded_as(decision.state).event;
-        f.record.request = name;
+        const Recorded& as = recorded_as(decision.state);
+        Finish f{SpoolDir::Processing, name,
+                 exec::record(as.event, name, decision_reason(decision)), std::nullopt,
+                 To::Archive};
         f.record.verb = verb;
         f.record.arg = arg;
-        f.record.reason = decision_reason(decision);
         f.record.exit_code = decision.exit_code;
         f.record.duration_ms = decision.duration_ms;
-        Response r;
-        r.state = recorded_as(decision.state).response;
-        r.request = name;
+        Response& r = *f.respond(as.response, f.record.reason).response;
         r.verb = verb;
         r.arg = std::move(arg);
         r.requested_at = requested_at;
-        r.updated_at = wall_now();
         r.exit_code = decision.exit_code;
-        r.reason = f.record.reason;
         r.output = decision.output;
         r.log = decision.log;
-        f.response = std::move(r);
         return f;
     }
     // ... and the agent told `state` with `reason`.
-    Finish& respond(ResponseState state, std::string reason) {
+    Finish& respond(ResponseState state, std::optional<std::string> reason) {
         Response r;
         r.state = state;
         r.request = name;

@@ -201,10 +201,8 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
         AuditRecord allowed = record(AuditEvent::Allowed, held.request, "allowed by a person");
         allowed.verb = held.verb;
         allowed.arg = held.service;
-        if (auto logged = audit_.append(allowed, /*sync=*/true); !logged) {
-            return make_error("the audit log cannot be written (" + logged.error().message +
-                              "); stopping before anything else runs");
-        }
+        if (auto logged = audit_.append(allowed, /*sync=*/true); !logged)
+            return logged_or_stop(logged, "else ");
     }
     // Taken, durably, before anything is done: a crash from here on fails
     // it, never runs it twice (settle_held).

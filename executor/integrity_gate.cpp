@@ -103,25 +103,17 @@ std::string short_hash(const std::string& hex) {
 }  // namespace
 
 Opened open_pinned(int dirfd, std::string_view rel_path, bool directory, Resolver resolver) {
-    Opened out;
-    if (bad_path(rel_path)) {
-        out.state = FileState::BadPath;
-        return out;
-    }
+    if (bad_path(rel_path)) return {UniqueFd(), FileState::BadPath, {}};
     const int flags = directory ? kDirFlags : kFileFlags;
     const std::string path(rel_path);
     int fd = -ENOSYS;
     if (resolver == Resolver::Openat2) fd = open_with_openat2(dirfd, path, flags);
     if (fd == -ENOSYS) fd = open_component_wise(dirfd, rel_path, flags);
     if (fd < 0) {
-        const Observed seen = from_errno(-fd);
-        out.state = seen.state;
-        out.error = seen.error;
-        return out;
+        Observed seen = from_errno(-fd);
+        return {UniqueFd(), seen.state, std::move(seen.error)};
     }
-    out.fd.reset(fd);
-    out.state = FileState::Regular;
-    return out;
+    return {UniqueFd(fd), FileState::Regular, {}};
 }
 
 Observed observe_pinned(int project_dirfd, std::string_view rel_path, Resolver resolver) {

@@ -11,7 +11,6 @@
 #include <array>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "ipc/fd_passing.hpp"
@@ -67,9 +66,8 @@ void ParserClient::stop() {
 
 Result<void> ParserClient::start() {
     int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-        return make_error(std::string("socketpair: ") + std::strerror(errno));
-    }
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+        return make_error(sys::errno_text("socketpair"));
     UniqueFd ours(pair[0]);
     UniqueFd theirs(pair[1]);
 
@@ -79,7 +77,7 @@ Result<void> ParserClient::start() {
 
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
-    if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
+    if (pid < 0) return make_error(sys::errno_text("fork"));
     if (pid == 0) exec_parser(path_.c_str(), theirs.get(), parent, envp.data());
 
     child_ = ParserChild(pid);

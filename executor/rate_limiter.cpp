@@ -31,13 +31,6 @@ struct State {
 
 using sys::errno_text;
 
-Result<std::string> read_all(int fd) {
-    std::string text;
-    if (!sys::read_all(fd, text, kMaxStateBytes)) return make_error(errno_text("read"));
-    if (text.size() > kMaxStateBytes) return make_error("larger than 4 MiB");
-    return text;
-}
-
 Result<Stamps> parse_stamps(const nlohmann::json& value, std::int64_t now) {
     if (!value.is_array()) return make_error("a window is not an array");
     Stamps stamps;
@@ -90,14 +83,10 @@ Result<State> load_state(int dirfd, const std::string& boot_id, std::int64_t now
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return make_error(errno_text("fstat"));
     if (!S_ISREG(st.st_mode)) return make_error("it is not a regular file");
-    auto text = read_all(fd.get());
-    if (!text) return text.error();
-    return parse_state(text.value(), boot_id, now);
-}
-
-Result<void> write_all(int fd, const std::string& text) {
-    if (!sys::write_all(fd, text)) return make_error(errno_text("write"));
-    return {};
+    std::string text;
+    if (!sys::read_all(fd.get(), text, kMaxStateBytes)) return make_error(errno_text("read"));
+    if (text.size() > kMaxStateBytes) return make_error("larger than 4 MiB");
+    return parse_state(text, boot_id, now);
 }
 
 // Temp file in the state dir, fdatasync, rename over the old state: a crash
@@ -118,7 +107,8 @@ Result<void> store_state(int dirfd, const State& state, const std::string& boot_
     UniqueFd fd(
         ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return make_error(errno_text("create temp file"));
-    auto written = write_all(fd.get(), text);
+    Result<void> written;
+    if (!sys::write_all(fd.get(), text)) written = make_error(errno_text("write"));
     if (written && ::fdatasync(fd.get()) != 0) written = make_error(errno_text("fdatasync"));
     if (written && ::renameat(dirfd, tmp.c_str(), dirfd, RateLimiter::kStateFile) != 0) {
         written = make_error(errno_text("rename"));

@@ -75,11 +75,9 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
         return make_error("the command's log is not a regular file");
     }
     UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (!devnull) return make_error(std::string("open /dev/null: ") + std::strerror(errno));
+    if (!devnull) return make_error(sys::errno_text("open /dev/null"));
     int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-        return make_error(std::string("pipe2: ") + std::strerror(errno));
-    }
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return make_error(sys::errno_text("pipe2"));
     UniqueFd err_read(pipe_fds[0]);
     UniqueFd err_write(pipe_fds[1]);
 
@@ -91,7 +89,7 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     std::vector<char*> c_env = sys::c_strings(env);
 
     const pid_t pid = ::fork();
-    if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
+    if (pid < 0) return make_error(sys::errno_text("fork"));
     if (pid == 0) {
         exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, err_write.get(),
                    workdir.empty() ? nullptr : workdir.c_str());
@@ -166,7 +164,7 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
     const pid_t reaped = sys::waitpid_retry(child_.release(), &status);
     result.duration_ms = ms_since(started_);
     if (reaped < 0) {
-        result.error = std::string("waitpid: ") + std::strerror(errno);
+        result.error = sys::errno_text("waitpid");
         return result;
     }
     if (timed_out) {
@@ -243,7 +241,7 @@ Argv scoped_argv(const Argv& argv, Verb verb, const Config& config, std::string_
 
 Result<std::string> read_tail(int fd, std::size_t max_bytes) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0) return make_error(std::string("fstat: ") + std::strerror(errno));
+    if (::fstat(fd, &st) != 0) return make_error(sys::errno_text("fstat"));
     if (!S_ISREG(st.st_mode)) return make_error("the log is not a regular file");
     const auto size = static_cast<std::size_t>(st.st_size);
     off_t offset = static_cast<off_t>(size > max_bytes ? size - max_bytes : 0);

@@ -49,7 +49,7 @@ Result<std::string> sha256_fd(int fd) {
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(std::string("read failed: ") + std::strerror(errno));
+        if (n < 0) return make_error(sys::errno_text("read failed"));
         if (n == 0) break;
         if (EVP_DigestUpdate(ctx.get(), buf, static_cast<std::size_t>(n)) != 1) {
             return make_error("sha256: OpenSSL digest update failed");

@@ -9,8 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
+
+#include "ipc/sys.hpp"
 
 namespace hb::exec {
 namespace {
@@ -29,28 +30,26 @@ Result<Wakeup> Wakeup::open(int requests_fd, int held_fd, bool watch_requests) {
     ::sigemptyset(&stop_set);
     ::sigaddset(&stop_set, SIGTERM);
     ::sigaddset(&stop_set, SIGINT);
-    if (::sigprocmask(SIG_BLOCK, &stop_set, nullptr) != 0) {
-        return make_error(std::string("cannot block SIGTERM/SIGINT: ") + std::strerror(errno));
-    }
+    if (::sigprocmask(SIG_BLOCK, &stop_set, nullptr) != 0)
+        return make_error(sys::errno_text("cannot block SIGTERM/SIGINT"));
     out.signal_fd_.reset(::signalfd(-1, &stop_set, SFD_NONBLOCK | SFD_CLOEXEC));
-    if (!out.signal_fd_) return make_error(std::string("signalfd: ") + std::strerror(errno));
+    if (!out.signal_fd_) return make_error(sys::errno_text("signalfd"));
     if (!watch_requests) return out;
 
     out.inotify_fd_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    if (!out.inotify_fd_) return make_error(std::string("inotify: ") + std::strerror(errno));
-    char proc_path[64];
-    std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", requests_fd);
+    if (!out.inotify_fd_) return make_error(sys::errno_text("inotify"));
+    const auto watch = [&](int dir_fd, std::uint32_t mask) {
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/self/fd/%d", dir_fd);
+        return ::inotify_add_watch(out.inotify_fd_.get(), path, mask) >= 0;
+    };
     // IN_CREATE too: link(2), symlink(2) and mkfifo(3) make an entry with
     // neither a move nor a close-after-write, and each is work for the drain.
-    if (::inotify_add_watch(out.inotify_fd_.get(), proc_path,
-                            IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
-        return make_error(std::string("cannot watch requests/: ") + std::strerror(errno));
-    }
+    if (!watch(requests_fd, IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE))
+        return make_error(sys::errno_text("cannot watch requests/"));
     // `hostbridge allow|deny` publish a decision by rename.
-    std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", held_fd);
-    if (::inotify_add_watch(out.inotify_fd_.get(), proc_path, IN_MOVED_TO) < 0) {
-        return make_error(std::string("cannot watch the held requests: ") + std::strerror(errno));
-    }
+    if (!watch(held_fd, IN_MOVED_TO))
+        return make_error(sys::errno_text("cannot watch the held requests"));
     return out;
 }
 
