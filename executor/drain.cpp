@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <string_view>
+#include <tuple>
 
 #include "executor/drain_finish.hpp"
 #include "executor/evidence.hpp"
@@ -465,16 +467,14 @@ void Drain::prune_if_due() {
     if (last_prune_ && now - *last_prune_ < kPruneInterval) return;
     last_prune_ = now;
     const std::time_t wall = wall_now();
-    for (const auto& [dir, days] :
-         {std::pair(SpoolDir::Archive, config_.retention.archive_days),
-          std::pair(SpoolDir::Responses, config_.retention.responses_days)}) {
-        if (auto pruned = spool_.prune(dir, wall - days * kDay); !pruned)
+    // In tmp/ only what a crashed drain left under its own prefix.
+    for (const auto& [dir, days, prefix] :
+         {std::tuple(SpoolDir::Archive, config_.retention.archive_days, std::string_view()),
+          std::tuple(SpoolDir::Responses, config_.retention.responses_days, std::string_view()),
+          std::tuple(SpoolDir::Tmp, 1, kTempPrefix)}) {
+        if (auto pruned = spool_.prune(dir, wall - days * kDay, prefix); !pruned)
             warn("cannot prune " + std::string(spool_dir_name(dir)) +
                  "/: " + pruned.error().message);
-    }
-    // Only a crashed drain leaves its own temporary files behind.
-    if (auto pruned = spool_.prune(SpoolDir::Tmp, wall - kDay, kTempPrefix); !pruned) {
-        warn("cannot prune tmp/: " + pruned.error().message);
     }
 }
 
