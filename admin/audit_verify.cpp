@@ -1,6 +1,6 @@
 // The audit log verifier (docs/AUDIT-LOG.md): streams every
 // segment under a shared lock and checks each line against the format the
-// drain writes (executor/audit_format.hpp).
+// drain writes (common/audit_format.hpp).
 #include "admin/audit_verify.hpp"
 
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "executor/audit_format.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/sha256.hpp"
+#include "common/audit_format.hpp"
+#include "common/audit_log.hpp"
+#include "common/sha256.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::exec {

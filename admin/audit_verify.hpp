@@ -1,6 +1,6 @@
 // The audit log as the admin tool reads it (`hostbridge audit`, `list`,
 // `doctor`): segments by state dir path, event names, and `--verify`, the
-// hash chain checked. The format it reads is executor/audit_format.hpp.
+// hash chain checked. The format it reads is common/audit_format.hpp.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::exec {

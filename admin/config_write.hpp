@@ -1,12 +1,12 @@
 // What `install` and `approve` write into the state dir: the canonical
 // bridge.json text and the policy.conf seed. The drain only reads these
-// (executor/config.hpp, executor/policy.hpp).
+// (common/config.hpp, common/policy.hpp).
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 
 namespace hb {
 // The canonical JSON text of a config (what install and approve write).

@@ -1,11 +1,11 @@
 // A person's decision on a held request as `hostbridge allow|deny` writes
-// it; the drain reads it with exec::parse_decision (executor/held.hpp), and
+// it; the drain reads it with exec::parse_decision (common/held.hpp), and
 // tests/executor/test_decide_ask.cpp checks that the two agree.
 #pragma once
 
 #include <string>
 
-#include "executor/held.hpp"
+#include "common/held.hpp"
 
 namespace hb::exec {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "executor/config.hpp"
-#include "executor/policy.hpp"
+#include "common/config.hpp"
+#include "common/policy.hpp"
 
 namespace hb::cli {
 

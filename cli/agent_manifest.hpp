@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "executor/config.hpp"
-#include "executor/policy.hpp"
+#include "common/config.hpp"
+#include "common/policy.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::cli {

@@ -17,8 +17,8 @@
 #include "cli/slug.hpp"
 #include "cli/tcb.hpp"
 #include "cli/visible.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/config.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
 
 namespace hb::cli {
 namespace {

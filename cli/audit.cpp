@@ -20,8 +20,8 @@
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
 #include "cli/visible.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/config.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {

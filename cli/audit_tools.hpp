@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "admin/audit_verify.hpp"
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::cli {

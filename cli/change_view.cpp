@@ -12,7 +12,7 @@
 #include "cli/process.hpp"
 #include "cli/resolve_binary.hpp"
 #include "cli/visible.hpp"
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace hb::cli {
 namespace {

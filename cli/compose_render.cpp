@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "cli/fs_util.hpp"
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace hb::cli {
 

@@ -1,7 +1,7 @@
 // `hostbridge pending`, `allow NAME`, `deny NAME`: a person's say on the
 // requests the policy holds (`ask`). The admin tool only reads the records
 // the drain wrote in <state_dir>/held and publishes a decision next to one
-// (executor/held.hpp); the executor runs or refuses it, checking every gate
+// (common/held.hpp); the executor runs or refuses it, checking every gate
 // again (docs/DECIDE-AND-RUN.md, "Held for a person").
 #include <unistd.h>
 
@@ -15,8 +15,8 @@
 #include "cli/commands.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/visible.hpp"
-#include "executor/config.hpp"
-#include "executor/held.hpp"
+#include "common/config.hpp"
+#include "common/held.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 

@@ -34,10 +34,10 @@
 #include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "client/embedded_client.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/config.hpp"
-#include "executor/policy.hpp"
-#include "executor/sha256.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
+#include "common/policy.hpp"
+#include "common/sha256.hpp"
 
 namespace hb::cli {
 namespace {

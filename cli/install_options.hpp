@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::cli {

@@ -14,8 +14,8 @@
 #include "cli/systemd_user.hpp"
 #include "cli/versions.hpp"
 #include "cli/visible.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/config.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
 
 namespace hb::cli {
 namespace {

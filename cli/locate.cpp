@@ -9,7 +9,7 @@
 
 #include "cli/fs_util.hpp"
 #include "cli/slug.hpp"
-#include "executor/config.hpp"
+#include "common/config.hpp"
 
 namespace hb::cli {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/audit_log.hpp"
-#include "executor/policy.hpp"
+#include "common/audit_log.hpp"
+#include "common/policy.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::cli {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "cli/fs_util.hpp"
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {

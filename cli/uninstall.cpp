@@ -14,7 +14,7 @@
 #include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/visible.hpp"
-#include "executor/config.hpp"
+#include "common/config.hpp"
 
 namespace hb::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/paths.hpp"
-#include "executor/config.hpp"
+#include "common/config.hpp"
 
 namespace hb::cli {
 

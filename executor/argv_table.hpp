@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::exec {

@@ -16,8 +16,8 @@
 
 #include "executor/argv_table.hpp"
 #include "executor/evidence.hpp"
-#include "executor/integrity_gate.hpp"
-#include "executor/policy.hpp"
+#include "common/integrity_gate.hpp"
+#include "common/policy.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/runner.hpp"

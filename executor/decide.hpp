@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "executor/audit_log.hpp"
-#include "executor/config.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
 #include "executor/responses.hpp"
 #include "executor/spool.hpp"
 #include "ipc/wire.hpp"
@@ -31,7 +31,7 @@ struct Claimed {
     std::string name;  // on-schema basename, in processing/
 };
 
-// Held: not final; the drain holds it for a person (executor/held.hpp).
+// Held: not final; the drain holds it for a person (common/held.hpp).
 enum class FinalState { Done, Failed, Denied, Expired, Held };
 
 struct Decision {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "executor/audit_log.hpp"
-#include "executor/config.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
 #include "executor/decide.hpp"
-#include "executor/held.hpp"
+#include "common/held.hpp"
 #include "executor/parser_client.hpp"
 #include "executor/responses.hpp"
 #include "executor/spool.hpp"

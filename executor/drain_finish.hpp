@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 #include "executor/decide.hpp"
 #include "executor/drain.hpp"
 #include "executor/responses.hpp"

@@ -2,7 +2,7 @@
 // docs/DECIDE-AND-RUN.md "Held for a person"): hold or merge a request,
 // and, under the drain lock, act on what a person decided, expire what
 // waited past its TTL and fail what a crashed drain had taken up. The
-// records live in <state_dir>/held (executor/held.hpp), never in the spool.
+// records live in <state_dir>/held (common/held.hpp), never in the spool.
 #include <fcntl.h>
 #include <unistd.h>
 

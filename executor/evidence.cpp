@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 
 #include "ipc/sys.hpp"
 

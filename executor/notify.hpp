@@ -8,8 +8,8 @@
 #include <chrono>
 #include <string>
 
-#include "executor/config.hpp"
-#include "executor/held.hpp"
+#include "common/config.hpp"
+#include "common/held.hpp"
 
 namespace hb::exec {
 

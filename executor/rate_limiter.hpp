@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {

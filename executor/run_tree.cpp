@@ -9,8 +9,8 @@
 #include <cstring>
 #include <map>
 
-#include "executor/integrity_gate.hpp"
-#include "executor/sha256.hpp"
+#include "common/integrity_gate.hpp"
+#include "common/sha256.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "executor/argv_table.hpp"
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::exec {

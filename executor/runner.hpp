@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "executor/argv_table.hpp"
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"

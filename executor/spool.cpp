@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "executor/integrity_gate.hpp"
+#include "common/integrity_gate.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/sys.hpp"
 
@@ -40,7 +40,7 @@ std::string describe_dir_error(const std::string& path, int err) {
 }
 
 // The directory `rel` beneath `dirfd`, opened as the integrity gate opens a
-// pinned path (executor/integrity_gate.hpp): openat2 with RESOLVE_BENEATH
+// pinned path (common/integrity_gate.hpp): openat2 with RESOLVE_BENEATH
 // and no symlinks, or one O_NOFOLLOW component at a time.
 Result<UniqueFd> open_beneath(int dirfd, const std::string& rel, const std::string& path,
                               Spool::Resolve resolve) {

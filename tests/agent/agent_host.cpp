@@ -11,8 +11,8 @@
 
 #include "admin/config_write.hpp"
 #include "cli/agent_manifest.hpp"
-#include "executor/config.hpp"
-#include "executor/policy.hpp"
+#include "common/config.hpp"
+#include "common/policy.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::test {

@@ -15,7 +15,7 @@
 
 #include "admin/audit_verify.hpp"
 #include "cli/audit_tools.hpp"
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

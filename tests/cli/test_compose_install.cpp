@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/compose_render.hpp"
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

@@ -14,8 +14,8 @@
 #include "cli/change_view.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/visible.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/sha256.hpp"
+#include "common/audit_log.hpp"
+#include "common/sha256.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "cli/policy_suggest.hpp"
-#include "executor/audit_log.hpp"
-#include "executor/policy.hpp"
+#include "common/audit_log.hpp"
+#include "common/policy.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "tests/client/client_harness.hpp"
 
 namespace hb::test {

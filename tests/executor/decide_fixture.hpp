@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/config.hpp"
-#include "executor/sha256.hpp"
+#include "common/config.hpp"
+#include "common/sha256.hpp"
 #include "tests/executor/drain_fixture.hpp"
 
 namespace hb::test {

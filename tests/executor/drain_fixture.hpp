@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace hb::test {
 

@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "admin/audit_verify.hpp"
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 #include "tests/executor/drain_fixture.hpp"
 
 namespace hb::test {

@@ -27,7 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "admin/audit_verify.hpp"
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 
 namespace {
 
@@ -307,7 +307,7 @@ TEST_F(AuditLogTest, ChainOfManyLinesVerifies) {
 }
 
 // An appender remembers where its last line left the chain
-// (executor/audit_log.cpp, `Tip`); a line another writer (or a crash's
+// (common/audit_log.cpp, `Tip`); a line another writer (or a crash's
 // fragment) added since must still be what the next line chains to.
 TEST_F(AuditLogTest, AnAppendAfterAnotherWritersLineOrAFragmentChainsToIt) {
     auto first = open_log();

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "admin/config_write.hpp"
-#include "executor/config.hpp"
+#include "common/config.hpp"
 
 namespace {
 

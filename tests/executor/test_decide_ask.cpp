@@ -1,7 +1,7 @@
 // MODE_<verb>=ask end to end through the real drain and parser: a request
 // is checked as usual, then held in <state_dir>/held (answered `pending`);
 // a person's decision (written here exactly as `hostbridge allow|deny`
-// writes it, through executor/held.hpp) is acted on by the next drain,
+// writes it, through common/held.hpp) is acted on by the next drain,
 // which checks the policy, the pins, the gate and the rate limit again.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "admin/held_decision.hpp"
-#include "executor/held.hpp"
+#include "common/held.hpp"
 #include "tests/executor/decide_fixture.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include <csignal>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "tests/executor/decide_fixture.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include "admin/audit_verify.hpp"
 #include "drain_fixture.hpp"
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 
 namespace hb::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "executor/integrity_gate.hpp"
+#include "common/integrity_gate.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "temp_tree.hpp"
 
 namespace hb::exec {

@@ -1,4 +1,4 @@
-#include "executor/policy.hpp"
+#include "common/policy.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "admin/audit_verify.hpp"
-#include "executor/audit_log.hpp"
+#include "common/audit_log.hpp"
 #include "tests/executor/drain_fixture.hpp"
 
 namespace hb::test {

@@ -142,24 +142,26 @@ TEST(ExecutorReview, EveryExecutorFileIsInTheReadingOrder) {
     for (const std::string& word : backticked(section)) {
         named.insert(word.substr(word.rfind('/') == std::string::npos ? 0 : word.rfind('/') + 1));
     }
-    DIR* dir = ::opendir((std::string(HB_SOURCE_DIR) + "/executor").c_str());
-    ASSERT_NE(dir, nullptr);
     int files = 0;
-    while (const dirent* e = ::readdir(dir)) {
-        const std::string name = e->d_name;
-        if (!name.ends_with(".cpp") && !name.ends_with(".hpp")) continue;
-        ++files;
-        EXPECT_TRUE(named.contains(name))
-            << "executor/" << name << " is missing from the reading order in " << kDoc;
+    for (const char* part : {"executor", "common"}) {
+        DIR* dir = ::opendir((std::string(HB_SOURCE_DIR) + "/" + part).c_str());
+        ASSERT_NE(dir, nullptr) << part;
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string name = e->d_name;
+            if (!name.ends_with(".cpp") && !name.ends_with(".hpp")) continue;
+            ++files;
+            EXPECT_TRUE(named.contains(name))
+                << part << "/" << name << " is missing from the reading order in " << kDoc;
+        }
+        ::closedir(dir);
     }
-    ::closedir(dir);
-    EXPECT_GT(files, 20);
+    EXPECT_GT(files, 30);
 }
 
 // The linker's map of hb_executor_reach (tests/security/CMakeLists.txt):
-// each function of executor/ in a section of its own, nothing inlined,
-// --gc-sections from main. A function whose section is only ever discarded
-// is one that neither `drain` nor `watch` can reach.
+// each function of executor/ and common/ in a section of its own, nothing
+// inlined, --gc-sections from main. A function whose section is only ever
+// discarded is one that neither `drain` nor `watch` can reach.
 TEST(ExecutorReview, EveryExecutorFunctionIsReachableFromMain) {
     std::ifstream map(HB_REACH_MAP);
     ASSERT_TRUE(map) << "cannot read " << HB_REACH_MAP;
@@ -201,8 +203,8 @@ TEST(ExecutorReview, EveryExecutorFunctionIsReachableFromMain) {
     std::string list;
     for (const auto& name : unreachable) list += "  " + name + "\n";
     EXPECT_TRUE(unreachable.empty())
-        << "functions compiled from executor/ that neither drain nor watch can reach (move "
-           "them to admin/, or delete them):\n"
+        << "functions compiled from executor/ or common/ that neither drain nor watch can "
+           "reach (move them to admin/, or delete them):\n"
         << list;
 }
 

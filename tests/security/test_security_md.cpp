@@ -35,7 +35,7 @@ const std::set<std::string> kGates = {
     // own boundary (executor/CMakeLists.txt, admin/).
     "the agent's client dropped without a link followed", "the tool manifest decides nothing",
     "only what the drain runs is trusted",
-    // The record cannot be flushed away (executor/audit_log.cpp).
+    // The record cannot be flushed away (common/audit_log.cpp).
     "audit budget", "history kept", "journal anchor",
     // A person in the loop (executor/drain_held.cpp).
     "a person in the loop (`ask`)"};

@@ -1,7 +1,7 @@
 // bridge.json, read strictly: every rule below names the key it enforces,
 // and nothing is defaulted: install writes every key, so a missing one means
 // a hand-edited or foreign file. Decisions beyond the schema: docs/CONFIG.md.
-#include "executor/config.hpp"
+#include "common/config.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -2,8 +2,8 @@
 // on the log file itself, since drains acknowledging requests write
 // concurrently from several processes. Format, and the choices made where
 // the design left one open: docs/AUDIT-LOG.md.
-#include "executor/audit_log.hpp"
-#include "executor/audit_format.hpp"
+#include "common/audit_log.hpp"
+#include "common/audit_format.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::exec {

@@ -1,4 +1,4 @@
-#include "executor/integrity_gate.hpp"
+#include "common/integrity_gate.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::exec {

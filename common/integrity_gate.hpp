@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::exec {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/config.hpp"
+#include "common/config.hpp"
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"

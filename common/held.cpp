@@ -1,4 +1,4 @@
-#include "executor/held.hpp"
+#include "common/held.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "executor/sha256.hpp"
+#include "common/sha256.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/verbs.hpp"
