@@ -45,16 +45,15 @@ json pins_json(const std::vector<TcbPin>& pins) {
 }  // namespace
 
 std::string render_held(const HeldRequest& h) {
-    json j;
-    j["request"] = h.request;
-    j["verb"] = verb_name(h.verb);
-    j["service"] = h.service ? json(*h.service) : json(nullptr);
-    j["command"] = h.command;
-    j["generation"] = h.generation;
-    j["requested_at"] = h.requested_at;
-    j["held_at"] = h.held_at;
-    j["expires_at"] = h.expires_at;
-    j["merged"] = h.merged;
+    const json j = {{"request", h.request},
+                    {"verb", verb_name(h.verb)},
+                    {"service", h.service ? json(*h.service) : json(nullptr)},
+                    {"command", h.command},
+                    {"generation", h.generation},
+                    {"requested_at", h.requested_at},
+                    {"held_at", h.held_at},
+                    {"expires_at", h.expires_at},
+                    {"merged", h.merged}};
     return j.dump(2) + "\n";
 }
 

@@ -175,17 +175,9 @@ trap 'rc=130; exit 130' INT TERM HUP
 mkdir -m 0755 "$work" || exit 1
 home_args=(--home "$work/home")
 mkdir -m 0700 "$work/home"
-if [ "$mode" = rootless ]; then
-    out=$("$tools/testuser.sh" create "$prefix" 2>&1)
-    case $? in
-        0) ;;
-        77) rc=77 && skip "${out#SKIP: }" ;;
-        *) echo "$out" >&2 && exit 1 ;;
-    esac
-    user=$prefix
-    home_args=()
-    chown "$user:" "$work"
-fi
+# shellcheck source=tools/e2e/as-test-user.sh
+. "$tools/as-test-user.sh"
+[ "$mode" = rootless ] && as_test_user "$prefix" "$work"
 # The user runs this script and the binaries: copies it can reach wherever
 # the checkout and the build tree are (a directory of mode 0700, as /root).
 "$tools/stage.sh" "$stage" "$bin" || exit 1

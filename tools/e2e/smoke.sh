@@ -52,17 +52,9 @@ trap 'rc=130; exit 130' INT TERM HUP
 
 mkdir -m 0755 "$work" "$work/work" || exit 1
 home_args=(--home "$work")
-if [ "$mode" = rootless ]; then
-    out=$("$here/testuser.sh" create "$prefix" 2>&1)
-    case $? in
-        0) ;;
-        77) rc=77 && skip "${out#SKIP: }" ;;
-        *) echo "$out" >&2 && exit 1 ;;
-    esac
-    user=$prefix
-    home_args=()
-    chown "$user:" "$work/work"
-fi
+# shellcheck source=tools/e2e/as-test-user.sh
+. "$here/as-test-user.sh"
+[ "$mode" = rootless ] && as_test_user "$prefix" "$work/work"
 
 # The user runs path-demo.sh: a copy it can reach wherever the checkout is.
 "$here/stage.sh" "$stage" || exit 1
