@@ -60,7 +60,7 @@ Result<UniqueFd> make_dirs_beneath(int at, const std::string& path, bool follow_
 }
 
 // mkdir -p of run_dir. The components above the last are the host user's
-// (config.cpp keeps run_dir out of the project); the last must be a
+// (common/config.cpp keeps run_dir out of the project); the last must be a
 // directory of ours that nobody else can enter.
 Result<UniqueFd> open_run_dir(const std::string& run_dir) {
     UniqueFd root(::open("/", kDirOpen & ~O_NOFOLLOW));

@@ -1,4 +1,4 @@
-// Nothing in executor/ builds a shell string or hands one to a shell: no
+// Nothing in executor/ or common/ builds a shell string or hands one to a shell: no
 // system(), no popen(), no "sh", no /bin/sh, no "-c" anywhere in its code
 // (comments may talk about them). The sources are read from the tree this
 // test was built from (HB_SOURCE_DIR).

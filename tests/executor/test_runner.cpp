@@ -27,7 +27,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Tests run /bin/sh -c on purpose: only executor/ must never use a shell.
+// Tests run /bin/sh -c on purpose: only executor/ and common/ must never use a shell.
 Argv sh(const std::string& script) {
     return {"/bin/sh", "-c", script};
 }
