@@ -15,12 +15,12 @@
 
 #include "admin/argv_table_render.hpp"
 #include "admin/config_write.hpp"
-#include "executor/argv_table.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
+#include "common/sha256.hpp"
+#include "executor/argv_table.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/runner.hpp"
-#include "common/sha256.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace {

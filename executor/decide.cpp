@@ -14,10 +14,10 @@
 #include <chrono>
 #include <ctime>
 
-#include "executor/argv_table.hpp"
-#include "executor/evidence.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
+#include "executor/argv_table.hpp"
+#include "executor/evidence.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/runner.hpp"

@@ -13,8 +13,8 @@
 
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
-#include "executor/decide.hpp"
 #include "common/held.hpp"
+#include "executor/decide.hpp"
 #include "executor/parser_client.hpp"
 #include "executor/responses.hpp"
 #include "executor/spool.hpp"

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/argv_table.hpp"
 #include "common/config.hpp"
+#include "executor/argv_table.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::exec {

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/argv_table.hpp"
 #include "common/config.hpp"
+#include "executor/argv_table.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"

@@ -6,8 +6,8 @@
 #include <sys/time.h>
 
 #include "admin/audit_verify.hpp"
-#include "drain_fixture.hpp"
 #include "common/audit_log.hpp"
+#include "drain_fixture.hpp"
 
 namespace hb::test {
 namespace {
