@@ -542,47 +542,39 @@ class Doctor {
     // checked that it lies inside the project).
     std::string spool_rel() const { return c_.spool_dir.substr(c_.project_dir.size() + 1); }
 
-    // The single-flight lock: held by anything but a running drain, it is a
-    // descriptor leaked into a long-lived child, and no drain will run again.
+    // The single-flight lock, a record lock (executor/drain.cpp): only a
+    // process that took it holds it, never one that inherited the file.
+    // Held by anything but a running drain, no drain will run again.
     void check_lock() {
         const std::string lock = c_.state_dir + "/drain.lock";
         UniqueFd fd(::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        if (!fd) {
+        const pid_t holder = fd ? sys::record_lock_holder(fd.get()) : 0;
+        if (holder == 0) {
             ok("drain lock free");
             return;
         }
-        if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
-            ::flock(fd.get(), LOCK_UN);
-            ok("drain lock free");
-            return;
-        }
-        struct stat st {};
-        ::fstat(fd.get(), &st);
-        std::vector<long> holders = lock_holders(st.st_dev, st.st_ino);
-        if (holders.empty()) {
-            problem("the drain lock " + lock + " is held, and its holder cannot be found",
+        if (holder < 0) {
+            problem(sys::errno_text("cannot ask who holds the drain lock " + lock),
                     {"fuser -v " + shell_quote(lock)});
             return;
         }
-        for (long pid : holders) {
-            const std::string exe = read_link("/proc/" + std::to_string(pid) + "/exe");
-            const long age = process_age_seconds(pid);
-            const bool is_drain = exe == paths_.executor || exe.ends_with("/hostbridge-executor");
-            const long limit = c_.drain.time_budget_seconds + c_.drain.linger_seconds + 60;
-            if (is_drain && age >= 0 && age <= limit) {
-                info("a drain is running (pid " + std::to_string(pid) + ", for " +
-                     std::to_string(age) + " s)");
-            } else if (is_drain) {
-                problem("a drain (pid " + std::to_string(pid) + ") has held the lock for " +
-                            std::to_string(age) + " s, past its budget of " +
-                            std::to_string(limit) + " s",
-                        {"kill " + std::to_string(pid)});
-            } else {
-                problem("the drain lock " + lock + " is held by pid " + std::to_string(pid) + " (" +
-                            (exe.empty() ? "unknown" : exe) +
-                            "), not by a drain: a leaked lock, so no drain can run",
-                        {"kill " + std::to_string(pid)});
-            }
+        const long pid = holder;
+        const std::string exe = read_link("/proc/" + std::to_string(pid) + "/exe");
+        const long age = process_age_seconds(pid);
+        const bool is_drain = exe == paths_.executor || exe.ends_with("/hostbridge-executor");
+        const long limit = c_.drain.time_budget_seconds + c_.drain.linger_seconds + 60;
+        if (is_drain && age >= 0 && age <= limit) {
+            info("a drain is running (pid " + std::to_string(pid) + ", for " + std::to_string(age) +
+                 " s)");
+        } else if (is_drain) {
+            problem("a drain (pid " + std::to_string(pid) + ") has held the lock for " +
+                        std::to_string(age) + " s, past its budget of " + std::to_string(limit) +
+                        " s",
+                    {"kill " + std::to_string(pid)});
+        } else {
+            problem("the drain lock " + lock + " is held by pid " + std::to_string(pid) + " (" +
+                        (exe.empty() ? "unknown" : exe) + "), not by a drain, so no drain can run",
+                    {"kill " + std::to_string(pid)});
         }
     }
 
@@ -593,32 +585,6 @@ class Doctor {
         std::string out(buf, static_cast<std::size_t>(n));
         if (out.ends_with(" (deleted)")) out.resize(out.size() - 10);
         return out;
-    }
-
-    // PIDs with a descriptor open on the lock file. /proc/locks is no help:
-    // it names the process that took an flock, which may have exited while
-    // a child that inherited the descriptor keeps the lock held.
-    static std::vector<long> lock_holders(dev_t dev, ino_t ino) {
-        std::vector<long> pids;
-        DIR* proc = ::opendir("/proc");
-        if (proc == nullptr) return pids;
-        while (dirent* p = ::readdir(proc)) {
-            char* end = nullptr;
-            const long pid = std::strtol(p->d_name, &end, 10);
-            if (end == p->d_name || *end != '\0') continue;
-            const std::string fd_dir = "/proc/" + std::string(p->d_name) + "/fd";
-            bool holds = false;
-            for_each_entry(fd_dir, [&](const std::string& fd, const struct stat&) {
-                struct stat target {};
-                if (!holds && ::stat((fd_dir + "/" + fd).c_str(), &target) == 0 &&
-                    target.st_dev == dev && target.st_ino == ino) {
-                    holds = true;
-                }
-            });
-            if (holds && pid != ::getpid()) pids.push_back(pid);
-        }
-        ::closedir(proc);
-        return pids;
     }
 
     static long process_age_seconds(long pid) {
@@ -736,19 +702,6 @@ class Doctor {
             if (name == "." || name == "..") continue;
             struct stat st {};
             if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
-        }
-        ::closedir(dir);
-    }
-
-    template <typename Fn>
-    static void for_each_entry(const std::string& dir_path, Fn fn) {
-        DIR* dir = ::opendir(dir_path.c_str());
-        if (dir == nullptr) return;
-        while (dirent* e = ::readdir(dir)) {
-            std::string name = e->d_name;
-            if (name == "." || name == "..") continue;
-            struct stat st {};
-            if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
         }
         ::closedir(dir);
     }

@@ -1,7 +1,6 @@
 #include "executor/drain.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +43,8 @@ Result<void> check_parser_binary(const std::string& path) {
 }
 
 // The single-flight lock lives in the host state dir, never in the spool.
+// Nothing else in the executor opens this file: closing any descriptor of
+// it would drop the record lock (ipc/sys.hpp, try_record_lock).
 Result<UniqueFd> open_lock(const std::string& state_dir) {
     const std::string path = state_dir + "/" + kLockName;
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -134,15 +135,17 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
             end = CycleEnd::Failed;
             break;
         }
-        // Step 4.
-        if (::flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
-            end = errno == EWOULDBLOCK ? CycleEnd::Busy : CycleEnd::Failed;
+        // Step 4. A record lock, not flock(2): a child forked here (the
+        // parser, a command) never holds it, so a killed drain's lock is
+        // free the moment it dies (tests/executor/test_drain_crash.cpp).
+        if (!sys::try_record_lock(lock_fd_.get())) {
+            end = errno == EAGAIN || errno == EACCES ? CycleEnd::Busy : CycleEnd::Failed;
             if (end == CycleEnd::Failed) failure_ = "cannot take the drain lock";
             break;
         }
         held = true;
         {
-            const sys::FlockGuard hold(lock_fd_.get());
+            const sys::RecordLockGuard hold(lock_fd_.get());
             // Steps 5 and 6; held requests first, so an allow does not wait
             // behind a burst of new requests.
             if (auto recovered = recover(); !recovered) {

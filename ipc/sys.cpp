@@ -63,6 +63,29 @@ bool flock_retry(int fd, int operation) {
     return true;
 }
 
+namespace {
+struct flock whole_file(short type) {
+    struct flock lock {};
+    lock.l_type = type;
+    lock.l_whence = SEEK_SET;
+    return lock;  // l_start 0, l_len 0: the whole file, however long
+}
+}  // namespace
+
+bool try_record_lock(int fd) {
+    struct flock lock = whole_file(F_WRLCK);
+    while (::fcntl(fd, F_SETLK, &lock) != 0) {
+        if (errno != EINTR) return false;
+    }
+    return true;
+}
+
+pid_t record_lock_holder(int fd) {
+    struct flock lock = whole_file(F_WRLCK);
+    if (::fcntl(fd, F_GETLK, &lock) != 0) return -1;
+    return lock.l_type == F_UNLCK ? 0 : lock.l_pid;
+}
+
 pid_t waitpid_retry(pid_t pid, int* status, int options) {
     pid_t reaped;
     do {
@@ -144,6 +167,11 @@ std::string lower_hex(const void* bytes, std::size_t length) {
 
 FlockGuard::~FlockGuard() {
     ::flock(fd_, LOCK_UN);
+}
+
+RecordLockGuard::~RecordLockGuard() {
+    struct flock lock = whole_file(F_UNLCK);
+    ::fcntl(fd_, F_SETLK, &lock);
 }
 
 ChildGuard& ChildGuard::operator=(ChildGuard&& other) noexcept {

@@ -29,6 +29,16 @@ bool read_all(int fd, std::string& out, std::size_t limit = static_cast<std::siz
 ssize_t pread_full(int fd, char* buffer, std::size_t length, off_t offset);
 // flock(2) retried on EINTR; false (errno set) on any other error.
 bool flock_retry(int fd, int operation);
+// A POSIX record lock (fcntl F_SETLK) on the whole file, without waiting:
+// true when taken, false with errno EAGAIN/EACCES when another process
+// holds it. Unlike flock(2) it belongs to the process, not to the open file
+// description, so a forked child never holds it and it ends with its
+// owner (the drain lock, executor/drain.cpp). Closing any descriptor of the
+// file in the owner releases it too.
+bool try_record_lock(int fd);
+// The pid holding a record lock that would conflict with ours on `fd`,
+// 0 when none does, -1 (errno set) on an error.
+pid_t record_lock_holder(int fd);
 // waitpid(2) retried on EINTR.
 pid_t waitpid_retry(pid_t pid, int* status, int options = 0);
 
@@ -62,6 +72,18 @@ class FlockGuard {
     ~FlockGuard();
     FlockGuard(const FlockGuard&) = delete;
     FlockGuard& operator=(const FlockGuard&) = delete;
+
+  private:
+    int fd_;
+};
+
+// Releases a record lock taken with try_record_lock when the scope ends.
+class RecordLockGuard {
+  public:
+    explicit RecordLockGuard(int fd) : fd_(fd) {}
+    ~RecordLockGuard();
+    RecordLockGuard(const RecordLockGuard&) = delete;
+    RecordLockGuard& operator=(const RecordLockGuard&) = delete;
 
   private:
     int fd_;

@@ -11,6 +11,7 @@
 
 #include <thread>
 
+#include "ipc/sys.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {
@@ -157,20 +158,20 @@ TEST_F(Doctor, NamesAMissingPolicyFile) {
     expect_problem("policy file", reinstall_prefix());
 }
 
-TEST_F(Doctor, NamesAStaleLockHeldByALeakedDescriptor) {
-    // A long-lived child that inherited the drain lock, as a container
-    // started without closing descriptors would.
+TEST_F(Doctor, NamesALockHeldByAProcessThatIsNotADrain) {
+    // Something took the drain's record lock and kept it (executor/drain.cpp):
+    // a process of the person's, or a stale tool. Record locks survive exec,
+    // so the child locks, then becomes sleep (the exe doctor names).
     const std::string lock = home.state_dir("demo-app") + "/drain.lock";
     int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0600);
     ASSERT_GE(fd, 0);
-    ASSERT_EQ(::flock(fd, LOCK_EX), 0);
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+        if (!hb::sys::try_record_lock(fd)) ::_exit(126);
         ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
         ::_exit(127);
     }
-    ::close(fd);  // only the child holds it now
     // Wait until the child is sleep (its exe is the one doctor names).
     for (int i = 0; i < 200; ++i) {
         char buf[256];
@@ -182,7 +183,29 @@ TEST_F(Doctor, NamesAStaleLockHeldByALeakedDescriptor) {
     expect_problem("held by pid " + std::to_string(child), "kill " + std::to_string(child));
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
+    ::close(fd);
     EXPECT_EQ(doctor().code, 0);
+}
+
+TEST_F(Doctor, ADescriptorOfTheLockInAnotherProcessIsNoProblem) {
+    // A long-lived process with the lock file open, as a container started
+    // without closing descriptors would have: it holds no record lock, and
+    // no drain is kept from running.
+    const std::string lock = home.state_dir("demo-app") + "/drain.lock";
+    int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    ::close(fd);  // only the child has it open now
+    const auto d = doctor();
+    EXPECT_EQ(d.code, 0) << d.out;
+    EXPECT_TRUE(contains(d.out, "drain lock free")) << d.out;
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
 }
 
 TEST_F(Doctor, NamesABrokenAuditChain) {

@@ -2,12 +2,14 @@
 // SIGKILL mid-request. Every request ends with exactly one terminal answer,
 // acknowledged first, and nothing is ever left in requests/ or processing/.
 #include <gtest/gtest.h>
+#include <sys/file.h>
 
 #include <set>
 
 #include "admin/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "drain_fixture.hpp"
+#include "ipc/sys.hpp"
 
 namespace hb::test {
 namespace {
@@ -88,6 +90,52 @@ TEST(DrainCrash, KilledWhileTheParserHoldsARequestMarksItInterrupted) {
         const auto close = stat.rfind(')');
         return stat.empty() || (close != std::string::npos && stat.substr(close + 2, 1) == "Z");
     }));
+}
+
+// What a killed drain leaves when it had just forked (a parser or a
+// command not yet exec'd): a child that shares the lock file's open file
+// description. With flock(2) that child held the lock until it died, and a
+// drain started in that moment exited 0 as if another drain had the work,
+// leaving the requests waiting (issue 26). Frozen here: the test process is
+// that child, a second one is the child of a real lock holder that died.
+TEST(DrainCrash, ALockDescriptorLeftInAKilledDrainsChildDoesNotStopTheNextDrain) {
+    DrainFixture f;
+    const std::string first = f.publish("ping");
+    const int fd = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // how drains locked it before
+    // A process that took the record lock, forked, and was killed: its
+    // child keeps the descriptor, never the lock.
+    int ready[2];
+    ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+    const pid_t owner = ::fork();
+    ASSERT_GE(owner, 0);
+    if (owner == 0) {
+        if (!hb::sys::try_record_lock(fd)) ::_exit(1);
+        if (::fork() == 0) {
+            ::pause();  // the orphan, holding fd until the test ends it
+            ::_exit(0);
+        }
+        const char byte = 'x';
+        (void)::write(ready[1], &byte, 1);
+        ::pause();
+        ::_exit(0);
+    }
+    ::close(ready[1]);
+    char byte = 0;
+    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    ::close(ready[0]);
+    const std::vector<pid_t> orphan = children_of(owner);
+    ASSERT_EQ(orphan.size(), 1u);
+    ASSERT_EQ(::kill(owner, SIGKILL), 0);
+    f.reap(owner);
+
+    const Exit e = f.run();
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(f.state_of(first), "done");
+    EXPECT_EQ(f.count("requests"), 0u);
+    ::kill(orphan[0], SIGKILL);
+    ::close(fd);
 }
 
 TEST(DrainCrash, KilledAtARandomPointOfALongDrainLosesNothing) {

@@ -8,6 +8,7 @@
 #include "admin/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "drain_fixture.hpp"
+#include "ipc/sys.hpp"
 
 namespace hb::test {
 namespace {
@@ -379,10 +380,11 @@ TEST(DrainLifecycle, BusyDrainOnlyAcknowledgesAndNeverOverwritesAnAnswer) {
     const std::string fresh = f.publish("ping");
     const std::string given = R"({"state":"done","request":")" + answered + "\"}";
     write_file(f.path("responses", answered + ".response.json"), given);
-    // Another drain holds the single-flight lock.
+    // Another drain holds the single-flight lock (a record lock, as the
+    // executor takes it: executor/drain.cpp).
     const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
     ASSERT_GE(lock, 0);
-    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+    ASSERT_TRUE(hb::sys::try_record_lock(lock));
     const Exit e = f.run();
     ::close(lock);
     EXPECT_EQ(e.code, 0) << e.err;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "fault_fixture.hpp"
+#include "ipc/sys.hpp"
 
 namespace hb::test {
 namespace {
@@ -29,24 +30,18 @@ constexpr unsigned kSeed = 20261129;
 // never tears a line this short.
 constexpr int kTearEvery = 25;
 
-// Waits until nothing holds the drain lock; returns how long that took.
-// A child the killed drain had just forked (a parser or a command, not yet
-// exec'd) shares the lock's open file description until it dies of the
-// parent's death signal or reaches exec: for that moment a new drain finds
-// the lock busy and, rightly, leaves the work to its holder. No process may
-// keep it longer (the lock must not leak into anything long-lived).
-std::chrono::microseconds wait_for_the_lock(const FaultFixture& f) {
-    const auto start = std::chrono::steady_clock::now();
+// Whether anything holds the drain lock right after the killed drain was
+// reaped. It is a record lock (executor/drain.cpp): a child the drain had
+// just forked (a parser or a command, not yet exec'd) shares the file but
+// never the lock, so it must be free at once. With flock(2) it was held by
+// such a child after 5-6 of 200 kills, and a drain started then left the
+// requests waiting (docs/SECURITY.md's crash notes, issue 26).
+bool lock_held_after_the_kill(const FaultFixture& f) {
     const int fd = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) return {};  // no drain got as far as creating it
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0 &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    ::flock(fd, LOCK_UN);
+    if (fd < 0) return false;  // no drain got as far as creating it
+    const pid_t holder = hb::sys::record_lock_holder(fd);
     ::close(fd);
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                                 start);
+    return holder != 0;
 }
 
 void tear_audit_log(const FaultFixture& f) {
@@ -79,7 +74,6 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
     FaultFixture f;
     std::mt19937 rng(kSeed);
     int interrupted = 0, torn = 0, killed_alive = 0, lock_still_held = 0;
-    std::chrono::microseconds max_held{0};
     std::vector<Planned> all;
     // Kills are spread over 0 to 1.5 times a timed drain.
     const auto span = time_a_drain(f, rng, all) * 3 / 2;
@@ -106,11 +100,7 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
         if (::waitpid(pid, nullptr, WNOHANG) == 0) ++killed_alive;
         ::kill(pid, SIGKILL);
         f.wait_logged(pid);
-        const auto held = wait_for_the_lock(f);
-        ASSERT_LT(held, std::chrono::seconds(5))
-            << context << ": the drain lock outlived its drain";
-        if (held > std::chrono::microseconds(200)) ++lock_still_held;
-        max_held = std::max(max_held, held);
+        if (lock_held_after_the_kill(f)) ++lock_still_held;
 
         const Exit e = f.run();
         ASSERT_EQ(e.code, 0) << context << ": " << e.err;
@@ -139,13 +129,13 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
     // The kills must have landed where it matters, or the test proves little.
     EXPECT_GE(killed_alive, kRuns / 4) << "too few kills hit a live executor";
     EXPECT_GE(interrupted, kRuns / 20) << "too few kills landed inside a request";
+    EXPECT_EQ(lock_still_held, 0) << "the drain lock outlived its drain";
     std::cout << "kill -9: " << kRuns << " runs, " << all.size() << " requests, " << killed_alive
               << " kills hit a live executor, " << interrupted << " requests interrupted, "
               << f.total_runs() << " commands run, " << report->torn_fragments
               << " torn lines recovered, " << report->lines << " audit events; kills spread over "
               << span.count() << " us; the lock was still held just after " << lock_still_held
-              << " kills (at most " << max_held.count() << " us); " << f.count("tmp")
-              << " temp files left in tmp/\n";
+              << " kills; " << f.count("tmp") << " temp files left in tmp/\n";
 }
 
 }  // namespace
