@@ -10,6 +10,7 @@ std::string render_decision(const HeldDecision& d) {
     j["generation"] = d.generation;
     j["reason"] = d.reason;
     j["record"] = d.record;
+    j["nonce"] = d.nonce;
     return j.dump(2) + "\n";
 }
 

@@ -3,6 +3,7 @@
 // the drain wrote in <state_dir>/held and publishes a decision next to one
 // (common/held.hpp); the executor runs or refuses it, checking every gate
 // again (docs/DECIDE-AND-RUN.md, "Held for a person").
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -182,6 +183,59 @@ void wake_executor(std::string_view command, const InstallPaths& paths, const Co
     }
 }
 
+// 16 bytes from the kernel's generator as 32 hex digits: what tells this
+// decision from another person's (common/held.hpp, HeldDecision::nonce).
+Result<std::string> random_nonce() {
+    unsigned char bytes[16];
+    if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+        return make_error(sys::errno_text("cannot draw a nonce"));
+    }
+    return sys::lower_hex(bytes, sizeof bytes);
+}
+
+enum class Whose { Mine, Another, None };
+
+// Whose decision held/<file> holds, by its nonce.
+Whose whose_decision(int held_fd, const std::string& file, const exec::HeldDecision& mine) {
+    auto text = exec::read_held_file(held_fd, file);
+    if (!text || !*text) return Whose::None;
+    auto found = exec::parse_decision(**text);
+    return found && found->nonce == mine.nonce ? Whose::Mine : Whose::Another;
+}
+
+// Says "runs"/"refused" only when the drain took up this very decision
+// (held/NAME.decided holds its nonce, executor/drain_held.cpp): a second
+// person whose decision was published after the first was taken up came
+// second, and is told so.
+int report_outcome(std::string_view command, int held_fd, const std::string& name,
+                   const exec::HeldDecision& mine) {
+    const bool allow = mine.allow;
+    switch (whose_decision(held_fd, name + std::string(exec::kDecidedSuffix), mine)) {
+        case Whose::Mine:
+            std::cout << (allow ? "allowed: " : "denied: ") << name
+                      << (allow ? "; the executor checked it again and ran it (the agent's "
+                                  "answer says how it went)\n"
+                                : "; the agent is told so\n");
+            return kExitOk;
+        case Whose::Another:
+            print_error(command, name +
+                                     " was decided by someone else first (a decision is used "
+                                     "once); yours was not used");
+            return kExitFailure;
+        case Whose::None:
+            break;
+    }
+    if (whose_decision(held_fd, name + std::string(exec::kDecisionSuffix), mine) == Whose::Mine) {
+        std::cout << (allow ? "allowed: " : "denied: ") << name
+                  << "; the executor takes it up when the drain running now is done\n";
+        return kExitOk;
+    }
+    print_error(command, name +
+                             " was not decided by you: it expired first, or another "
+                             "decision was used (the agent's answer says which)");
+    return kExitFailure;
+}
+
 int decide(Invocation& in, bool allow) {
     const std::string_view command = allow ? "allow" : "deny";
     const std::string& name = in.args.positional[0];
@@ -212,10 +266,16 @@ int decide(Invocation& in, bool allow) {
                                  "must send it again");
         return kExitFailure;
     }
-    exec::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
-                                exec::held_digest(*held)};
-    auto published = exec::publish_held_file(fd, name + std::string(exec::kDecisionSuffix),
-                                             exec::render_decision(decision), true);
+    auto nonce = random_nonce();
+    if (!nonce) {
+        print_error(command, nonce.error().message);
+        return kExitFailure;
+    }
+    const exec::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
+                                      exec::held_digest(*held), *nonce};
+    const std::string decision_name = name + std::string(exec::kDecisionSuffix);
+    auto published =
+        exec::publish_held_file(fd, decision_name, exec::render_decision(decision), true);
     if (!published) {
         print_error(command, published.error().message);
         return kExitFailure;
@@ -224,11 +284,8 @@ int decide(Invocation& in, bool allow) {
         print_error(command, name + " was decided already (a decision is used once)");
         return kExitFailure;
     }
-    std::cout << (allow ? "allowed: " : "denied: ") << name
-              << (allow ? "; the executor checks it again and runs it now\n"
-                        : "; the agent is told so now\n");
-    wake_executor(command, in.paths, opened->config, fd, name + std::string(exec::kDecisionSuffix));
-    return kExitOk;
+    wake_executor(command, in.paths, opened->config, fd, decision_name);
+    return report_outcome(command, fd, name, decision);
 }
 
 int run_allow(Invocation& in) {

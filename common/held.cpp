@@ -114,12 +114,22 @@ Result<HeldDecision> parse_decision(std::string_view text) {
     auto generation = field<std::string>(j, "generation");
     auto reason = field<std::string>(j, "reason");
     auto record = field<std::string>(j, "record");
-    for (const auto* r : {&decision, &generation, &reason, &record}) {
+    auto nonce = field<std::string>(j, "nonce");
+    for (const auto* r : {&decision, &generation, &reason, &record, &nonce}) {
         if (!*r) return r->error();
     }
     if (*decision != "allow" && *decision != "deny") return make_error("unknown decision");
+    if (nonce->size() != 32 || !std::all_of(nonce->begin(), nonce->end(), [](char c) {
+            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        })) {
+        return make_error("\"nonce\" is not 32 lowercase hex digits");
+    }
     return HeldDecision{*decision == "allow", std::move(*generation), std::move(*reason),
-                        std::move(*record)};
+                        std::move(*record), std::move(*nonce)};
+}
+
+std::int64_t decided_keep_seconds(const Limits& limits) {
+    return static_cast<std::int64_t>(limits.ttl_seconds) + limits.future_skew_seconds;
 }
 
 std::string config_generation(const Config& c) {

@@ -20,9 +20,13 @@ namespace hb::exec {
 
 inline constexpr std::string_view kHeldDir = "held";
 // held/<request>: the record; held/<request>.decision: the person's say;
-// held/<request>.taken: the record once a drain has taken it up.
+// held/<request>.taken: the record once a drain has taken it up;
+// held/<request>.decided: the decision a drain took up, kept (with its
+// nonce) so each `allow`/`deny` can tell whether its own was the one used;
+// the name is not held again while it is there.
 inline constexpr std::string_view kDecisionSuffix = ".decision";
 inline constexpr std::string_view kTakenSuffix = ".taken";
+inline constexpr std::string_view kDecidedSuffix = ".decided";
 // At most this many requests merged into one held request.
 inline constexpr std::size_t kMaxMerged = 16;
 
@@ -46,6 +50,9 @@ struct HeldDecision {
     // held_digest() of the record the person was shown: a decision is for
     // that record, never for another held later under the same name.
     std::string record;
+    // 32 lowercase hex digits the deciding `allow`/`deny` drew: the one it
+    // finds in held/<request>.decided tells it its decision was used.
+    std::string nonce;
     bool operator==(const HeldDecision&) const = default;
 };
 
@@ -70,6 +77,10 @@ Result<std::vector<std::string>> list_held(int held_fd);
 // A regular file of at most 64 KiB in it, read without following a link;
 // nullopt when there is none.
 Result<std::optional<std::string>> read_held_file(int held_fd, const std::string& name);
+// How long held/<request>.decided is kept after the person decided (its
+// mtime): a TTL and the skew, time enough for every `allow`/`deny` of that
+// hold to read it, while hold() refuses the name.
+std::int64_t decided_keep_seconds(const Limits& limits);
 // Writes `bytes` to held/<name> atomically (a temporary file, then a
 // rename); with `no_replace`, fails with EEXIST (false) if the name exists.
 Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,

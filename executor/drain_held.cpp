@@ -4,6 +4,7 @@
 // waited past its TTL and fail what a crashed drain had taken up. The
 // records live in <state_dir>/held (common/held.hpp), never in the spool.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,7 +46,8 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // A name held before (the agent can delete archive/NAME and send it
     // again) or with a decision still lying there: a decision is never
     // applied to another request than the one a person was shown.
-    for (const std::string_view suffix : {std::string_view(), kDecisionSuffix, kTakenSuffix}) {
+    for (const std::string_view suffix :
+         {std::string_view(), kDecisionSuffix, kTakenSuffix, kDecidedSuffix}) {
         if (sys::exists_at(fd, name + std::string(suffix)))
             return denied(ReasonCode::NameAlreadyUsed);
     }
@@ -139,6 +141,16 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             ::unlinkat(fd, name.c_str(), 0);
             continue;
         }
+        if (name.ends_with(kDecidedSuffix)) {
+            // The decision a drain took up, kept for the `allow`/`deny` that
+            // wrote it (common/held.hpp) until it can matter no more.
+            struct stat st {};
+            if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                st.st_mtime + decided_keep_seconds(config_.limits) < now) {
+                ::unlinkat(fd, name.c_str(), 0);
+            }
+            continue;
+        }
         if (name.ends_with(kDecisionSuffix)) {
             // A decision for a request that is gone (expired first): moot.
             const std::string record = name.substr(0, name.size() - kDecisionSuffix.size());
@@ -156,6 +168,14 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             warn("held/" + name + " cannot be read (" + held.error().message +
                  "); moved aside as held/.unreadable-" + name);
             ::renameat(fd, name.c_str(), fd, (".unreadable-" + name).c_str());
+            continue;
+        }
+        if (sys::exists_at(fd, name + std::string(kDecidedSuffix))) {
+            // A drain took its decision up and died before it renamed the
+            // record (act_on_decision): taken, so failed, never run.
+            const Decision interrupted = refusal(FinalState::Failed, ReasonCode::Interrupted);
+            if (auto done = finish_held(*held, interrupted); !done) return done.error();
+            ::unlinkat(fd, name.c_str(), 0);
             continue;
         }
         if (sys::exists_at(fd, name + std::string(kDecisionSuffix))) {
@@ -205,11 +225,16 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
             return logged_or_stop(logged, "else ");
     }
     // Taken, durably, before anything is done: a crash from here on fails
-    // it, never runs it twice (settle_held).
+    // it, never runs it twice (settle_held). The decision is kept as
+    // .decided, not removed: a second person's `allow` published after this
+    // point finds someone else's nonce there and says it came second.
+    const std::string decided = record_name + std::string(kDecidedSuffix);
+    if (::renameat2(fd, decision_name.c_str(), fd, decided.c_str(), RENAME_NOREPLACE) != 0) {
+        return make_error(sys::errno_text("cannot take up held/" + decision_name));
+    }
     if (::renameat(fd, record_name.c_str(), fd, taken.c_str()) != 0) {
         return make_error(sys::errno_text("cannot take up held/" + record_name));
     }
-    ::unlinkat(fd, decision_name.c_str(), 0);
     if (::fsync(fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
 
     Decision outcome;

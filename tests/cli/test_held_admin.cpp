@@ -4,9 +4,11 @@
 // command shows it and has the executor run or refuse it. Also the attacks
 // on the person's say: two allows at once, a change between hold and allow,
 // an expired hold, a name that is a path.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -54,10 +56,12 @@ class Held : public ::testing::Test {
         return exists(project.calls) ? lines_of(read_file(project.calls))
                                      : std::vector<std::string>{};
     }
-    Ran admin(const std::vector<std::string>& args) const {
+    Ran admin(const std::vector<std::string>& args) const { return admin_with_env(args, {}); }
+    Ran admin_with_env(const std::vector<std::string>& args,
+                       const std::vector<std::string>& env) const {
         std::vector<std::string> full = {args[0], "--slug", "demo-app"};
         full.insert(full.end(), args.begin() + 1, args.end());
-        return home.hostbridge(full);
+        return home.hostbridge(full, "", env);
     }
 
     TempRoot root;
@@ -100,6 +104,42 @@ TEST_F(Held, TwoAllowsAtOnceRunItExactlyOnce) {
     }
     for (auto& t : people) t.join();
     EXPECT_EQ(allowed.load(), 1);
+    EXPECT_EQ(response(db)["state"], "done");
+    EXPECT_EQ(calls(), (std::vector<std::string>{"restart db"}));
+}
+
+// The interleaving behind the flaky test above, made certain: person B has
+// read the record and is held (tests/cli/pause_before_decision.c) just
+// before publishing; person A's allow is published, taken up and run; then
+// B publishes. The drain kept A's decision as .decided, so B finds another
+// nonce there and is told it came second; nothing runs twice.
+TEST_F(Held, AnAllowPublishedAfterAnotherWasTakenUpIsToldItCameSecond) {
+    const std::string db = hold("restart", "db");
+    const std::string pause = root.path() + "/pause";
+    ASSERT_EQ(::mkdir(pause.c_str(), 0700), 0);
+    std::vector<std::string> env = {"LD_PRELOAD=" HB_PAUSE_BEFORE_DECISION,
+                                    "HB_TEST_PAUSE_DIR=" + pause};
+    // A sanitized `hostbridge` must accept a library loaded before its runtime.
+    if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+        env.push_back(std::string("ASAN_OPTIONS=") + asan + ":verify_asan_link_order=0");
+    }
+    Ran second;
+    std::thread person_b([&] { second = admin_with_env({"allow", db}, env); });
+    bool reached = false;
+    for (int i = 0; i < 6000 && !reached; ++i) {  // at most 60 s; B is held meanwhile
+        reached = exists(pause + "/reached");
+        if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(reached);
+    const Ran first = admin({"allow", db});
+    write_file(pause + "/go", "");
+    person_b.join();
+    ASSERT_TRUE(reached);
+    EXPECT_EQ(first.code, 0) << first.out << first.err;
+    EXPECT_TRUE(contains(first.out, "allowed: " + db)) << first.out;
+    EXPECT_EQ(second.code, 1) << second.out << second.err;
+    EXPECT_TRUE(contains(second.err, "was decided by someone else first")) << second.err;
+    EXPECT_FALSE(contains(second.out, "allowed: ")) << second.out;
     EXPECT_EQ(response(db)["state"], "done");
     EXPECT_EQ(calls(), (std::vector<std::string>{"restart db"}));
 }

@@ -4,8 +4,10 @@
 // writes it, through common/held.hpp) is acted on by the next drain,
 // which checks the policy, the pins, the gate and the rate limit again.
 #include <gtest/gtest.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -24,11 +26,23 @@ std::string held_dir(const StackFixture& f) {
     return f.state + "/held";
 }
 
+std::vector<std::string> held_entries(const StackFixture& f) {
+    std::vector<std::string> names;
+    for (const auto& e : hb::test::fs::directory_iterator(held_dir(f))) {
+        names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 exec::HeldRequest held_record(const StackFixture& f, const std::string& name) {
     auto parsed = exec::parse_held(hb::test::read_file(held_dir(f) + "/" + name));
     if (!parsed) throw std::runtime_error("held/" + name + ": " + parsed.error().message);
     return *parsed;
 }
+
+// Any 32 hex digits: a test's stand-in for the nonce `allow` draws.
+const std::string kNonce = "00112233445566778899aabbccddeeff";
 
 // What `hostbridge allow|deny` does to the state dir (cli/held.cpp).
 bool decide(const StackFixture& f, const std::string& name, bool allow,
@@ -38,7 +52,8 @@ bool decide(const StackFixture& f, const std::string& name, bool allow,
     if (!fd) throw std::runtime_error(fd.error().message);
     auto published = exec::publish_held_file(
         fd->get(), name + std::string(exec::kDecisionSuffix),
-        exec::render_decision({allow, held.generation, reason, exec::held_digest(held)}), true);
+        exec::render_decision({allow, held.generation, reason, exec::held_digest(held), kNonce}),
+        true);
     if (!published) throw std::runtime_error(published.error().message);
     return *published;
 }
@@ -84,7 +99,12 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
     EXPECT_EQ(f.audit_reason(down, "allowed"), "allowed by a person");
     EXPECT_EQ(f.audit_for(down, "started").size(), 1u);
     EXPECT_EQ(f.audit_for(down, "succeeded").size(), 1u);
-    EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+    // Only the decision it took up stays, as NAME.decided (cli/held.cpp
+    // reads its nonce), and the name is not held again while it is there.
+    EXPECT_EQ(held_entries(f), std::vector<std::string>{down + ".decided"});
+    auto kept = exec::parse_decision(hb::test::read_file(held_dir(f) + "/" + down + ".decided"));
+    ASSERT_TRUE(kept) << kept.error().message;
+    EXPECT_EQ(kept->nonce, kNonce);
 
     // Single use: the record is gone, nothing runs again.
     f.drain();
@@ -165,7 +185,8 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     ASSERT_TRUE(fd);
     ASSERT_TRUE(*exec::publish_held_file(
         fd->get(), name + std::string(exec::kDecisionSuffix),
-        exec::render_decision({true, shown.generation, "", exec::held_digest(shown)}), true));
+        exec::render_decision({true, shown.generation, "", exec::held_digest(shown), kNonce}),
+        true));
     const auto e = f.run();
     EXPECT_NE(e.err.find("was made for another request of this name"), std::string::npos) << e.err;
     EXPECT_TRUE(f.recorded().empty());
@@ -392,6 +413,48 @@ TEST(DecideAsk, OneTakenUpByACrashedDrainFailsAndNeverRuns) {
     EXPECT_EQ(f.reason_of(down), "interrupted");
     EXPECT_TRUE(f.recorded().empty());
     EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+}
+
+TEST(DecideAsk, OneWhoseDecisionWasTakenButNotTheRecordFailsAndNeverRuns) {
+    StackFixture f;
+    f.policy_all_auto_but("MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    ASSERT_TRUE(decide(f, down, true));
+    // A drain that died between its two renames (executor/drain_held.cpp).
+    hb::test::fs::rename(held_dir(f) + "/" + down + ".decision",
+                         held_dir(f) + "/" + down + ".decided");
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "failed");
+    EXPECT_EQ(f.reason_of(down), "interrupted");
+    EXPECT_TRUE(f.recorded().empty());
+    EXPECT_EQ(held_entries(f), std::vector<std::string>{down + ".decided"});
+}
+
+TEST(DecideAsk, ADecidedNameIsNeverHeldAgainAndItsTombstoneIsPrunedLate) {
+    StackFixture f;
+    f.policy_all_auto_but("MODE_down=ask\n");
+    const std::string down = f.publish("down");
+    f.drain();
+    ASSERT_TRUE(decide(f, down, false));
+    f.drain();
+    ASSERT_EQ(f.state_of(down), "denied");
+    // The agent deletes the archived request and its answer and sends the
+    // name again: refused while held/NAME.decided is there.
+    hb::test::fs::remove(f.path("archive", down));
+    hb::test::fs::remove(f.path("responses", down + ".response.json"));
+    f.publish_as(down, StackFixture::body("down"));
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "denied");
+    EXPECT_EQ(f.reason_of(down), "request name already used") << f.reason_of(down);
+    EXPECT_TRUE(f.recorded().empty());
+    // Pruned once a TTL and the skew have passed since the decision.
+    const std::string decided = held_dir(f) + "/" + down + ".decided";
+    const std::time_t old = std::time(nullptr) - 600 - 120 - 5;
+    const timeval times[2] = {{old, 0}, {old, 0}};
+    ASSERT_EQ(::utimes(decided.c_str(), times), 0);
+    f.drain();
+    EXPECT_FALSE(hb::test::fs::exists(decided));
 }
 
 TEST(DecideAsk, ARecordThatDoesNotParseIsNeverActedOn) {
