@@ -129,10 +129,15 @@ MODE_status=auto
 MODE_health=auto
 MODE_logs=auto
 
-MODE_up=auto
 MODE_down=auto
 MODE_restart=auto
-MODE_rebuild=auto
+
+# up and rebuild have the engine read the agent's Containerfile and build
+# context as you, and Debian 12's builder lets one line of it reach your
+# files: held for a person until builds run from host-owned snapshots.
+# `hostbridge install` and `upgrade` set them back to ask (SECURITY.md).
+MODE_up=ask
+MODE_rebuild=ask
 
 # init resets seed data: flip to ask (or deny) to have your say first.
 MODE_init=auto

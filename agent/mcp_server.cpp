@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/json_depth.hpp"
 #include "cli/request_message.hpp"
 #include "cli/request_spool.hpp"
 #include "cli/request_wait.hpp"
@@ -158,6 +159,11 @@ class Server {
     void handle_line(std::string_view line) {
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
         if (line.empty()) return;
+        if (!cli::json_depth_within(line)) {
+            out_.error(nullptr, kInvalidRequest,
+                       "nested deeper than " + std::to_string(cli::kMaxJsonDepth) + " levels");
+            return;
+        }
         json message = json::parse(line, nullptr, false);
         if (message.is_discarded()) {
             out_.error(nullptr, kParseError, "parse error: not a JSON text");

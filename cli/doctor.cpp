@@ -25,6 +25,7 @@
 #include "cli/git.hpp"
 #include "cli/install_record.hpp"
 #include "cli/locate.hpp"
+#include "cli/policy_engine_guard.hpp"
 #include "cli/slug.hpp"
 #include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
@@ -419,6 +420,7 @@ class Doctor {
             problem("policy: " + warning, {"\"${EDITOR:-vi}\" " + shell_quote(c_.policy_file)});
         }
         check_policy_shadows(policy);
+        check_engine_verbs(policy);
         std::string denied;
         std::string dry_run;
         std::string ask;
@@ -441,6 +443,24 @@ class Doctor {
         check_held();
         check_agent_manifest(policy);
         check_agent_doc(policy);
+    }
+
+    // up and rebuild run unattended (cli/policy_engine_guard.hpp): the
+    // person set them back by hand since the last install or upgrade.
+    void check_engine_verbs(const exec::Policy& policy) {
+        std::string automatic;
+        for (Verb verb : {Verb::Up, Verb::Rebuild}) {
+            const std::string key(verb_info(verb).policy_key);
+            if (policy.mode(verb) == exec::Mode::Auto) automatic += " " + key + "=auto";
+            for (const auto& rule : policy.service_rules) {
+                if (rule.verb == verb && rule.mode.mode == exec::Mode::Auto) {
+                    automatic += " " + key + "." + rule.service + "=auto";
+                }
+            }
+        }
+        if (automatic.empty()) return;
+        warn(c_.policy_file + " has" + automatic + "; " + std::string(engine_verbs_reason()) +
+             "; `hostbridge install` and `upgrade` set them to ask");
     }
 
     // Requests waiting for a person: the agent waits too, until their TTL.

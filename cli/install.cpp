@@ -23,6 +23,7 @@
 #include "cli/install_record.hpp"
 #include "cli/locate.hpp"
 #include "cli/paths.hpp"
+#include "cli/policy_engine_guard.hpp"
 #include "cli/process.hpp"
 #include "cli/resolve_binary.hpp"
 #include "cli/slug.hpp"
@@ -681,13 +682,27 @@ class Installer {
         auto policy = read_file_if_exists(paths_.policy_file);
         if (!policy)
             return fail("cannot check " + paths_.policy_file + ": " + policy.error().message);
-        if (policy->has_value()) {
-            report_.item(paths_.policy_file, "no change");
-        } else {
+        if (!policy->has_value()) {
             auto seeded = write_file_atomic(paths_.policy_file, exec::default_policy_text(), 0644);
             if (!seeded) return fail(seeded.error().message);
-            report_.item(paths_.policy_file, "seeded (every verb auto)");
+            report_.item(paths_.policy_file, "seeded (every verb auto but up and rebuild: ask)");
+            report_.note("  " + std::string(engine_verbs_reason()));
+            return std::nullopt;
         }
+        // An existing file (a re-install, `upgrade`): the person's choices
+        // stay, but for `auto` on the verbs that have the engine read the
+        // agent's build inputs (cli/policy_engine_guard.hpp).
+        const EngineGuarded guarded = hold_engine_verbs(**policy);
+        if (guarded.changed.empty()) {
+            report_.item(paths_.policy_file, "no change");
+            return std::nullopt;
+        }
+        auto kept = write_file_atomic(paths_.policy_file, guarded.text, 0644);
+        if (!kept) return fail(kept.error().message);
+        std::string keys;
+        for (const std::string& key : guarded.changed) keys += (keys.empty() ? "" : ", ") + key;
+        report_.item(paths_.policy_file, keys + " changed from auto to ask");
+        report_.note("  " + std::string(engine_verbs_reason()));
         return std::nullopt;
     }
 

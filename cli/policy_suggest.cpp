@@ -22,8 +22,10 @@
 
 namespace hb::cli {
 
+// up and rebuild have the engine read the agent's build inputs as the host
+// user (cli/policy_engine_guard.hpp); down and init stop or reset things.
 bool needs_a_person(Verb verb) {
-    return verb == Verb::Down || verb == Verb::Init || verb == Verb::Rebuild;
+    return verb == Verb::Down || verb == Verb::Init || verb == Verb::Rebuild || verb == Verb::Up;
 }
 
 std::optional<AuditUse> parse_audit_use(std::string_view line) {
@@ -73,6 +75,10 @@ struct VerbUse {
     Tally ran;                             // `started` events
     std::map<std::string, Tally> service;  // by arg; "" when a started had none
     std::uint64_t refused = 0;             // `denied` events naming the verb
+    // `allowed` events: a person said yes to each of these on the host (ask),
+    // by service as `service` is.
+    std::uint64_t allowed = 0;
+    std::map<std::string, std::uint64_t> allowed_for;
 };
 
 bool contains_name(std::span<const std::string> names, const std::string& name) {
@@ -87,6 +93,13 @@ std::string key_of(Verb verb, const std::string& service = {}) {
 
 std::string person_note(Verb verb) {
     return needs_a_person(verb) ? "; ask, never auto: a person allows each one" : "";
+}
+
+// A person's approvals are not unattended runs to learn from: what a person
+// allowed stays theirs to allow.
+std::string allowed_note(std::uint64_t allowed) {
+    return "; ask, not auto: a person allowed it " + std::to_string(allowed) +
+           " time(s) on the host";
 }
 
 }  // namespace
@@ -107,6 +120,9 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         if (e.event == exec::AuditEvent::Started) {
             use.ran.add(e.ts);
             if (verb_arg_kind(*e.verb) != ArgKind::None) use.service[e.arg.value_or("")].add(e.ts);
+        } else if (e.event == exec::AuditEvent::Allowed) {
+            ++use.allowed;
+            if (verb_arg_kind(*e.verb) != ArgKind::None) ++use.allowed_for[e.arg.value_or("")];
         } else if (e.event == exec::AuditEvent::Denied) {
             ++use.refused;
         } else if (*e.verb == Verb::Ping && e.event == exec::AuditEvent::Succeeded) {
@@ -126,9 +142,10 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
     }
     t += R"(# It allows exactly the verbs and services that ran a command (a `started`
 # event); a request that was refused, by the policy or any other check, does
-# not count. down, init and rebuild are `ask` (a person allows each one on
-# the host), never `auto`: what this learned from may have been a hostile
-# agent. Read it before you use it.
+# not count. down, init, up and rebuild are `ask` (a person allows each one
+# on the host), never `auto`: what this learned from may have been a hostile
+# agent. So is whatever a person allowed (an `allowed` event): their say
+# stays theirs. Read it before you use it.
 #
 # One MODE_<verb>=MODE per line (auto, deny, dry-run, ask);
 # MODE_<verb>.<service>=MODE decides for that service and wins over
@@ -162,9 +179,12 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         out.commands += use->ran.count;
         const ArgKind kind = info.arg;
         if (kind == ArgKind::None) {
-            t += "# " + name + ": " + use->ran.said() + refused + person_note(verb) + "\n" +
-                 key_of(verb) + "=" + used_name + "\n";
-            out.verbs.emplace_back(verb, used);
+            const bool allowed = !needs_a_person(verb) && use->allowed > 0;
+            const exec::Mode mode = allowed ? exec::Mode::Ask : used;
+            t += "# " + name + ": " + use->ran.said() + refused +
+                 (allowed ? allowed_note(use->allowed) : person_note(verb)) + "\n" + key_of(verb) +
+                 "=" + std::string(exec::mode_name(mode)) + "\n";
+            out.verbs.emplace_back(verb, mode);
             continue;
         }
         // A verb that takes a service: the ones this install offers for it.
@@ -184,12 +204,21 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
             gone += "\n#   \"" + visible(service) + "\" (" + why + "): " + tally.said();
         }
         const bool every = !known.empty() && known.size() == offered.size();
+        const auto allowed_times = [&](const std::string& service) -> std::uint64_t {
+            const auto a = use->allowed_for.find(service);
+            return needs_a_person(verb) || a == use->allowed_for.end() ? 0 : a->second;
+        };
+        // Every service ran, each allowed by a person: the verb stays ask.
+        const bool all_allowed =
+            every && std::all_of(known.begin(), known.end(),
+                                 [&](const std::string& sv) { return allowed_times(sv) > 0; });
         std::string listed;
         for (const auto& s : known) listed += (listed.empty() ? "" : ", ") + s;
         t += "# " + name + ": " + use->ran.said() + refused;
         if (every) {
             t += ", for every " + std::string(kind == ArgKind::Buildable ? "buildable " : "") +
-                 "service of this install (" + listed + ")" + person_note(verb) + "\n";
+                 "service of this install (" + listed + ")" +
+                 (all_allowed ? allowed_note(use->allowed) : person_note(verb)) + "\n";
         } else if (!known.empty()) {
             t += ", for " + listed + " (" + std::to_string(known.size()) + " of its " +
                  std::to_string(offered.size()) + (kind == ArgKind::Buildable ? " buildable" : "") +
@@ -202,13 +231,23 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
                  "# offer would deny every command or have no effect):" +
                  gone + "\n";
         }
+        if (all_allowed) {
+            t += key_of(verb) + "=ask\n";
+            out.verbs.emplace_back(verb, exec::Mode::Ask);
+            continue;
+        }
         t += key_of(verb) + "=" + (every ? used_name : std::string("deny")) + "\n";
         out.verbs.emplace_back(verb, every ? used : exec::Mode::Deny);
-        if (every) continue;
         for (const auto& service : known) {
+            const std::uint64_t allowed = allowed_times(service);
+            // With every service allowed at the verb's mode, only those a
+            // person allowed need a key of their own.
+            if (every && allowed == 0) continue;
+            const exec::Mode mode = allowed > 0 ? exec::Mode::Ask : used;
             t += "# " + name + " " + service + ": " + use->service.at(service).said() +
-                 person_note(verb) + "\n" + key_of(verb, service) + "=" + used_name + "\n";
-            out.service_rules.push_back({verb, service, used});
+                 (allowed > 0 ? allowed_note(allowed) : person_note(verb)) + "\n" +
+                 key_of(verb, service) + "=" + std::string(exec::mode_name(mode)) + "\n";
+            out.service_rules.push_back({verb, service, mode});
         }
     }
     return out;
@@ -223,9 +262,10 @@ const char* const kHelp = R"(usage: hostbridge policy suggest [--slug SLUG] [--w
 Reads the install's audit log and prints a complete policy.conf that allows
 exactly the verbs and services that ran a command (a `started` event), with
 a comment before each key saying how often and from when to when. A request
-refused by the policy or any other check is not use. down, init and rebuild
-are suggested as `ask` (a person allows each one on the host), never `auto`:
-what it learns from may have been a hostile agent. ping is always `auto`;
+refused by the policy or any other check is not use. down, init, up and
+rebuild are suggested as `ask` (a person allows each one on the host), never
+`auto`: what it learns from may have been a hostile agent; so is every verb
+or service a person allowed under `ask` (an `allowed` event). ping is always `auto`;
 every verb that never ran is `deny`. A verb that takes a service and ran for
 only some of them is `deny` with a MODE_<verb>.<service> key for each one
 that ran. Services the install no longer has are named in a comment only.

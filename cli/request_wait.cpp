@@ -155,7 +155,6 @@ ResponseWatch::~ResponseWatch() {
 }
 
 ResponseWatch::Event ResponseWatch::wait(std::chrono::milliseconds max) {
-    using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + max;
     for (;;) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());

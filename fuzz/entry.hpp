@@ -16,4 +16,7 @@ void validate_one(const std::uint8_t* data, std::size_t size);
 // message.
 void wire_one(const std::uint8_t* data, std::size_t size);
 
+// Input: the MCP server's stdin (JSON-RPC lines), answered to /dev/null.
+void mcp_one(const std::uint8_t* data, std::size_t size);
+
 }  // namespace hb::fuzz

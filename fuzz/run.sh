@@ -12,17 +12,23 @@ build=build-fuzz
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHB_WERROR=ON -DHB_FUZZ=ON -DHB_TESTS=OFF -DHB_BENCH=OFF >/dev/null
-cmake --build "$build" --target fuzz_validate fuzz_wire -j "$(nproc)"
+cmake --build "$build" --target fuzz_validate fuzz_wire fuzz_mcp -j "$(nproc)"
 
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
-for what in validate wire; do
+for what in validate wire mcp; do
     # New inputs go to a scratch corpus; the committed seeds are read-only.
+    # The MCP reader also starts from the parser's corpus (JSON bodies), and
+    # takes inputs long enough to nest past its bound (cli/json_depth.hpp).
     work="$build/fuzz-corpus/$what"
     mkdir -p "$work"
+    seeds="fuzz/corpus/$what"
+    max_len=8192
+    if [ "$what" = mcp ]; then seeds="$seeds fuzz/corpus/validate"; max_len=300000; fi
     echo "=== fuzz_$what for ${duration} s"
-    "$build/fuzz/fuzz_$what" -max_total_time="$duration" -max_len=8192 -timeout=10 \
+    # shellcheck disable=SC2086
+    "$build/fuzz/fuzz_$what" -max_total_time="$duration" -max_len="$max_len" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$what-" \
-        "$work" "fuzz/corpus/$what"
+        "$work" $seeds
 done
 echo "fuzz: no crash"

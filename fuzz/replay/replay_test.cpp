@@ -30,6 +30,12 @@ TEST(FuzzReplay, ValidateCorpus) {
     EXPECT_GE(replay("validate", hb::fuzz::validate_one), 20U);
 }
 
+// The MCP corpus, and the parser's (request bodies are JSON too).
+TEST(FuzzReplay, McpCorpus) {
+    EXPECT_GE(replay("mcp", hb::fuzz::mcp_one), 5U);
+    EXPECT_GE(replay("validate", hb::fuzz::mcp_one), 20U);
+}
+
 TEST(FuzzReplay, WireCorpus) {
     EXPECT_GE(replay("wire", hb::fuzz::wire_one), 10U);
 }

@@ -40,7 +40,8 @@ TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     EXPECT_EQ(m["format"], 1);
     EXPECT_EQ(m["services"], nlohmann::json({"api", "db", "web", "worker"}));
     EXPECT_EQ(m["buildable"], nlohmann::json({"api", "web"}));
-    EXPECT_EQ(verb_mode(m, "up"), "auto");
+    EXPECT_EQ(verb_mode(m, "up"), "ask");  // seeded so (cli/policy_engine_guard.hpp)
+    EXPECT_EQ(verb_mode(m, "restart"), "auto");
     EXPECT_EQ(m["limits"]["mutating"]["count"], 20);
     EXPECT_EQ(m["ttl_seconds"], 600);
 }
@@ -98,6 +99,8 @@ TEST_F(AgentInstall, TheManifestAndAgentDocCarryAskModes) {
     Ran again = home.hostbridge(install_args(project, {"--no-systemd"}));
     ASSERT_EQ(again.code, 0) << again.out << again.err;
     const nlohmann::json m = manifest();
+    // The re-install held up for a person (cli/policy_engine_guard.hpp).
+    EXPECT_EQ(verb_mode(m, "up"), "ask");
     EXPECT_EQ(verb_mode(m, "down"), "ask");
     EXPECT_EQ(verb_mode(m, "restart"), "auto");
     EXPECT_EQ(verb_mode(m, "rebuild"), "deny");
@@ -107,7 +110,7 @@ TEST_F(AgentInstall, TheManifestAndAgentDocCarryAskModes) {
     }
     const std::string doc = read_file(project.spool() + "/AGENT.md");
     EXPECT_TRUE(contains(doc,
-                         "Needs a person's approval on the host: `down`, `restart api`, "
+                         "Needs a person's approval on the host: `up`, `down`, `restart api`, "
                          "`rebuild api`."))
         << doc;
     EXPECT_TRUE(contains(doc, "`hostbridge allow NAME`")) << doc;

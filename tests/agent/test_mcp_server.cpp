@@ -427,6 +427,32 @@ TEST_F(McpServerTest, MalformedMessagesGetErrorRepliesAndTheServerCarriesOn) {
     EXPECT_EQ(s.close_and_wait(), 0);
 }
 
+// Issue 28: a tools/call whose arguments nest 100,000 arrays (200 KB)
+// crashed the server (SIGSEGV); nesting is bounded before parsing
+// (cli/json_depth.hpp) and answered with an error.
+TEST_F(McpServerTest, DeepNestingIsAnErrorReplyNotACrash) {
+    McpSession& s = start({}, false);
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    s.send_raw(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs",)"
+               R"("arguments":{"service":)" +
+               deep + "}}}\n");
+    const auto reply = s.next();
+    ASSERT_TRUE(reply);
+    EXPECT_EQ((*reply)["error"]["code"], -32600) << *reply;
+    EXPECT_NE((*reply)["error"]["message"].get<std::string>().find("nested deeper than 64"),
+              std::string::npos)
+        << *reply;
+    // Brackets inside a string are text, not nesting.
+    s.send_raw(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"logs",)"
+               R"("arguments":{"service":")" +
+               std::string(1000, '[') + "\"}}}\n");
+    const auto text = s.next();
+    ASSERT_TRUE(text);
+    EXPECT_FALSE(text->contains("error")) << *text;
+    EXPECT_EQ(s.request(3, "ping")["result"], json::object());
+    EXPECT_EQ(s.close_and_wait(), 0);
+}
+
 TEST_F(McpServerTest, ABridgeThatIsNotRunningEndsTheCallAfterTheTakeUpTimeout) {
     McpSession& s = start({}, false, {"--timeout", "1"});
     s.initialize();

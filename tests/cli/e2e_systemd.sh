@@ -73,7 +73,16 @@ STACK
     grep -q "stack ran: status" <<<"$out" || fail "status output: $out"
     pass "a request fired the drain through the path unit"
 
-    out=$("$p/untracked/hostbridge/request" --timeout 30 up 2>&1) || fail "up: $out"
+    # up is held for a person by the seeded policy (a compose up builds from
+    # the agent's files: SECURITY.md): the person allows it, and the drain
+    # that takes the decision up runs it.
+    name=$("$p/untracked/hostbridge/request" --no-wait up) || fail "publish up"
+    name=${name##*/}
+    wait_for 30 '"$hb" pending --slug "$slug" 2>/dev/null | grep -qx "request: *$name"' ||
+        fail "up was not held for a person: $("$hb" pending --slug "$slug" 2>&1)"
+    out=$("$hb" allow --slug "$slug" "$name" 2>&1) || fail "allow up: $out"
+    wait_for 30 'grep -q "\"state\": *\"done\"" "$p/untracked/hostbridge/responses/$name.response.json" 2>/dev/null' ||
+        fail "up was not done after the person allowed it: $out"
     local app
     app=$(cat "$p/app.pid") || fail "up did not start the app"
     grep -q "hostbridge-$slug-up-.*\.scope" "/proc/$app/cgroup" ||

@@ -208,6 +208,20 @@ TEST_F(Doctor, ADescriptorOfTheLockInAnotherProcessIsNoProblem) {
     ::waitpid(child, nullptr, 0);
 }
 
+TEST_F(Doctor, WarnsWhenUpOrRebuildRunUnattended) {
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    std::string text;
+    for (const std::string& line : lines_of(read_file(policy))) {
+        text += (line == "MODE_rebuild=ask" ? "MODE_rebuild=auto" : line) + "\n";
+    }
+    write_file(policy, text + "MODE_rebuild.api=auto\n");
+    const Ran d = doctor();
+    EXPECT_TRUE(contains(d.out, "WARNING: " + policy +
+                                    " has MODE_rebuild=auto MODE_rebuild.api=auto; rebuild and "
+                                    "up are held for a person"))
+        << d.out;
+}
+
 TEST_F(Doctor, NamesABrokenAuditChain) {
     // A second event, then an edit of the first one.
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);

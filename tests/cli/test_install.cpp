@@ -46,6 +46,45 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
     EXPECT_EQ(read_file(policy), "MODE_ping=auto\nMODE_up=deny\n");
 }
 
+// Issue 27, item 0: until builds run from host-owned snapshots, a build
+// reads the agent's Containerfile as the host user (SECURITY.md, "What is
+// not defended"), so up and rebuild are held for a person.
+TEST_F(Install, SeedsUpAndRebuildAsAskAndSaysWhy) {
+    Ran run = home.hostbridge(install_args(project));
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_TRUE(contains(run.out, "policy.conf: seeded (every verb auto but up and rebuild: ask)"))
+        << run.out;
+    EXPECT_TRUE(contains(run.out, "a build reads the agent's Containerfile")) << run.out;
+    const std::string text = read_file(home.config_dir("demo-app") + "/policy.conf");
+    EXPECT_TRUE(has_line(text, "MODE_up=ask")) << text;
+    EXPECT_TRUE(has_line(text, "MODE_rebuild=ask")) << text;
+    EXPECT_TRUE(has_line(text, "MODE_restart=auto")) << text;
+}
+
+TEST_F(Install, AReinstallOrUpgradeTurnsAutoUpAndRebuildIntoAsk) {
+    ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
+    const std::string policy = home.config_dir("demo-app") + "/policy.conf";
+    const std::string mine =
+        "# mine\nMODE_ping=auto\nMODE_up=auto\nMODE_rebuild.api=auto\n  MODE_rebuild=auto \n"
+        "MODE_rebuild.web=deny\nMODE_restart=auto\n# MODE_up=auto stays a comment\nMODE_down=ask";
+    write_file(policy, mine);
+    Ran again = home.hostbridge(install_args(project));
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    EXPECT_TRUE(contains(again.out,
+                         "policy.conf: MODE_up, MODE_rebuild.api, MODE_rebuild changed "
+                         "from auto to ask"))
+        << again.out;
+    EXPECT_TRUE(contains(again.out, "a build reads the agent's Containerfile")) << again.out;
+    EXPECT_EQ(read_file(policy),
+              "# mine\nMODE_ping=auto\nMODE_up=ask\nMODE_rebuild.api=ask\nMODE_rebuild=ask\n"
+              "MODE_rebuild.web=deny\nMODE_restart=auto\n# MODE_up=auto stays a comment\n"
+              "MODE_down=ask");
+    // Nothing left to change: a third run leaves the file alone.
+    Ran third = home.hostbridge(install_args(project));
+    ASSERT_EQ(third.code, 0) << third.err;
+    EXPECT_TRUE(contains(third.out, "policy.conf: no change")) << third.out;
+}
+
 TEST_F(Install, WritesBridgeJsonWithAbsolutePathsAndComposeServices) {
     Ran run = home.hostbridge(install_args(project));
     ASSERT_EQ(run.code, 0) << run.err;

@@ -98,11 +98,13 @@ TEST_F(Suggest, UsedVerbsAreAutoWithHowOftenAndSinceWhen) {
     const exec::Policy p = parsed(run.out);
     EXPECT_EQ(p.mode(Verb::Ping), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Status), Mode::Auto);
-    EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
+    // up builds every missing image from the agent's files: ask, never auto
+    // (cli/policy_engine_guard.hpp).
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Ask);
     EXPECT_TRUE(has_line(run.out, "MODE_status=auto")) << run.out;
     const std::string status = comment_before(run.out, "MODE_status=auto");
     EXPECT_TRUE(contains(status, "# status: ran 3 times, 20")) << status;  // from .. to
-    const std::string up = comment_before(run.out, "MODE_up=auto");
+    const std::string up = comment_before(run.out, "MODE_up=ask");
     EXPECT_TRUE(contains(up, "# up: ran once, at 20")) << up;
     // Only api's logs ran: logs is denied but for api.
     EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;
@@ -298,6 +300,49 @@ TEST_F(Suggest, UsageErrors) {
     EXPECT_EQ(help.code, 0);
     EXPECT_TRUE(contains(help.out, "usage: hostbridge policy suggest")) << help.out;
     EXPECT_TRUE(contains(home.hostbridge({"--help"}).out, "policy suggest"));
+}
+
+// Issue 28: a person's approvals under `ask` are not unattended runs. What
+// an `allowed` event authorised stays ask, never auto.
+TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
+    const cli::InstallServices install{kServices, {"api", "web"}};
+    std::vector<cli::AuditUse> events;
+    std::uint64_t seq = 0;
+    auto add = [&](AuditEvent event, Verb verb, std::optional<std::string> arg) {
+        cli::AuditUse u;
+        u.seq = ++seq;
+        u.ts = "2026-01-01T00:00:0" + std::to_string(seq % 10) + ".000Z";
+        u.event = event;
+        u.verb = verb;
+        u.arg = std::move(arg);
+        events.push_back(u);
+    };
+    // restart api: held and allowed twice; restart db: ran unattended.
+    for (int i = 0; i < 2; ++i) {
+        add(AuditEvent::Held, Verb::Restart, "api");
+        add(AuditEvent::Allowed, Verb::Restart, "api");
+        add(AuditEvent::Started, Verb::Restart, "api");
+    }
+    add(AuditEvent::Started, Verb::Restart, "db");
+    // status (no service): allowed once.
+    add(AuditEvent::Allowed, Verb::Status, std::nullopt);
+    add(AuditEvent::Started, Verb::Status, std::nullopt);
+    // logs of every service, each allowed: the verb itself stays ask.
+    for (const std::string& service : kServices) {
+        add(AuditEvent::Allowed, Verb::Logs, service);
+        add(AuditEvent::Started, Verb::Logs, service);
+    }
+    const cli::Suggestion s = cli::suggest_policy(events, install, "demo");
+    const exec::Policy p = exec::parse_policy(s.text, kServices);
+    ASSERT_EQ(p.not_understood, "") << s.text;
+    EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Ask) << s.text;
+    EXPECT_EQ(p.mode(Verb::Restart, "db"), Mode::Auto) << s.text;
+    EXPECT_EQ(p.mode(Verb::Status), Mode::Ask) << s.text;
+    EXPECT_EQ(p.mode(Verb::Logs), Mode::Ask) << s.text;
+    EXPECT_TRUE(contains(s.text, "# restart api: ran 2 times") &&
+                contains(s.text, "a person allowed it 2 time(s) on the host\nMODE_restart.api=ask"))
+        << s.text;
+    EXPECT_FALSE(contains(s.text, "MODE_up=auto")) << s.text;
 }
 
 // The pure function, without an install: every verb with every subset of

@@ -181,6 +181,12 @@ out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compos
     --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1) ||
     die "hostbridge install: $out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
+# The person opts in to unattended up and rebuild (seeded ask: SECURITY.md,
+# "What is not defended"): this test measures the run tree, not the builder.
+policy=$work/home/.config/hostbridge/$slug/policy.conf
+sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
+grep -qx MODE_up=auto "$policy" && grep -qx MODE_rebuild=auto "$policy" ||
+    die "cannot set MODE_up and MODE_rebuild to auto in $policy"
 client=$P/untracked/hostbridge/request
 [ -x "$client" ] || die "install dropped no client at $client"
 "${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" "${root_flag[@]}" \

@@ -58,9 +58,14 @@ void expect_every_command_denied(const Policy& p, const std::string& why) {
 
 const std::vector<std::string> kServices = {"api", "db", "worker"};
 
-TEST(Policy, SeededDefaultAllowsEveryVerbWithoutWarnings) {
+// Every verb but up and rebuild, which have the engine read the agent's
+// build inputs as the host user: those wait for a person (SECURITY.md).
+TEST(Policy, SeededDefaultAllowsEveryVerbButUpAndRebuildWithoutWarnings) {
     const Policy p = parse_policy(default_policy_text());
-    for (Verb verb : kAllVerbs) EXPECT_EQ(p.mode(verb), Mode::Auto) << verb_name(verb);
+    for (Verb verb : kAllVerbs) {
+        const bool engine = verb == Verb::Up || verb == Verb::Rebuild;
+        EXPECT_EQ(p.mode(verb), engine ? Mode::Ask : Mode::Auto) << verb_name(verb);
+    }
     EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
     const std::string_view text = default_policy_text();
     EXPECT_NE(text.find("init resets seed data"), std::string_view::npos);
