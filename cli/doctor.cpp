@@ -449,7 +449,7 @@ class Doctor {
     // person set them back by hand since the last install or upgrade.
     void check_engine_verbs(const exec::Policy& policy) {
         std::string automatic;
-        for (Verb verb : {Verb::Up, Verb::Rebuild}) {
+        for (Verb verb : kEngineVerbs) {
             const std::string key(verb_info(verb).policy_key);
             if (policy.mode(verb) == exec::Mode::Auto) automatic += " " + key + "=auto";
             for (const auto& rule : policy.service_rules) {

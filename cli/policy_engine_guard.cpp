@@ -7,11 +7,12 @@ bool is_blank(char c) {
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-// MODE_rebuild or MODE_up, alone or with a .SERVICE.
+// MODE_<engine verb>, alone or with a .SERVICE (ipc/verbs.hpp's keys).
 bool is_engine_key(std::string_view key) {
-    for (std::string_view verb : {std::string_view("MODE_rebuild"), std::string_view("MODE_up")}) {
-        if (key == verb) return true;
-        if (key.size() > verb.size() + 1 && key.starts_with(verb) && key[verb.size()] == '.') {
+    for (Verb verb : kEngineVerbs) {
+        const std::string_view name = verb_info(verb).policy_key;
+        if (key == name) return true;
+        if (key.size() > name.size() + 1 && key.starts_with(name) && key[name.size()] == '.') {
             return true;
         }
     }
@@ -19,6 +20,13 @@ bool is_engine_key(std::string_view key) {
 }
 
 }  // namespace
+
+bool is_engine_verb(Verb verb) {
+    for (Verb engine : kEngineVerbs) {
+        if (verb == engine) return true;
+    }
+    return false;
+}
 
 EngineGuarded hold_engine_verbs(std::string_view text) {
     EngineGuarded out;

@@ -7,11 +7,19 @@
 // for them in policy.conf becomes `ask`, and they say so.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ipc/verbs.hpp"
+
 namespace hb::cli {
+
+// The verbs that have the engine read the agent's build inputs: the one
+// list the guard, doctor and `policy suggest` hold for a person.
+inline constexpr std::array<Verb, 2> kEngineVerbs = {Verb::Up, Verb::Rebuild};
+bool is_engine_verb(Verb verb);
 
 struct EngineGuarded {
     std::string text;                  // the file with those lines changed

@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/install_record.hpp"
+#include "cli/policy_engine_guard.hpp"
 #include "cli/visible.hpp"
 #include "common/config.hpp"
 
@@ -25,7 +26,7 @@ namespace hb::cli {
 // up and rebuild have the engine read the agent's build inputs as the host
 // user (cli/policy_engine_guard.hpp); down and init stop or reset things.
 bool needs_a_person(Verb verb) {
-    return verb == Verb::Down || verb == Verb::Init || verb == Verb::Rebuild || verb == Verb::Up;
+    return verb == Verb::Down || verb == Verb::Init || is_engine_verb(verb);
 }
 
 std::optional<AuditUse> parse_audit_use(std::string_view line) {
