@@ -26,8 +26,17 @@ std::string display_argv(const Argv& argv) {
     return out;
 }
 
+std::string display_plan(const Plan& plan) {
+    std::string out;
+    for (const Step& step : plan) {
+        if (!out.empty()) out += " && ";
+        out += display_argv(step.argv);
+    }
+    return out;
+}
+
 std::string describe_outcome(const ArgvOutcome& outcome) {
-    if (const auto* argv = std::get_if<Argv>(&outcome)) return display_argv(*argv);
+    if (const auto* plan = std::get_if<Plan>(&outcome)) return display_plan(*plan);
     if (std::holds_alternative<NoCommand>(outcome)) {
         return "(answered by the executor, nothing runs)";
     }

@@ -28,5 +28,7 @@ std::vector<ArgvTableRow> enumerate_argv_table(const Config& config);
 std::string describe_row(const ArgvTableRow& row, const Config& config);
 std::string describe_outcome(const ArgvOutcome& outcome);  // the part after "->"
 std::string display_argv(const Argv& argv);
+// The steps' argvs joined by " && " (the next runs only when one succeeds).
+std::string display_plan(const Plan& plan);
 
 }  // namespace hb::exec

@@ -99,6 +99,22 @@ std::string serialize_config(const Config& config) {
     } else {
         j["join_network"] = nullptr;
     }
+    if (config.build) {
+        const BuildSettings& b = *config.build;
+        ordered_json services = ordered_json::array();
+        for (const ServiceBuild& s : b.services) {
+            ordered_json one = {
+                {"service", s.service}, {"context", s.context}, {"containerfile", s.containerfile}};
+            if (!s.target.empty()) one["target"] = s.target;
+            if (!s.args.empty()) one["args"] = s.args;
+            one["image"] = s.image;
+            one["container"] = s.container;
+            services.push_back(std::move(one));
+        }
+        j["build"] = {{"engine", b.engine},       {"project", b.project},
+                      {"network", b.network},     {"max_files", b.max_files},
+                      {"max_bytes", b.max_bytes}, {"services", std::move(services)}};
+    }
     return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 

@@ -7,6 +7,7 @@
 
 #include "admin/config_write.hpp"
 #include "cli/args.hpp"
+#include "cli/build_plan.hpp"
 #include "cli/change_view.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
@@ -109,6 +110,7 @@ int run_approve(Invocation& in) {
     // now, unchanged ones from their approved copies, and files the compose
     // file newly pulls in (pinned too, or the gate would never look at them).
     std::optional<RenderPlan> render;
+    std::optional<BuildSettings> builds = config->build;
     if (record && record->has_value() && !(*record)->compose_file.empty()) {
         const std::string& project = config->project_dir;
         FileSource as_approved = [&](const std::string& abs) -> Result<std::optional<std::string>> {
@@ -163,6 +165,16 @@ int run_approve(Invocation& in) {
             changes.push_back({std::move(*now), std::nullopt, true});
         }
         render = plan_render(project, *model);
+        // The build step's words come from the same reading (cli/build_plan.hpp).
+        // An install older than snapshot builds gets them from `upgrade`.
+        if (config->build) {
+            std::vector<std::string> notes;
+            const std::string engine = config->build->engine;
+            builds = plan_builds({project, config->backend.file, config->backend.flavour, engine,
+                                  &model->builds, &config->buildable, &config->build},
+                                 notes);
+            for (const auto& note : notes) print_warning(kCmd, note);
+        }
     }
     // A rendering that differs from the stored one (a newer hostbridge reads
     // the same files differently) is approved like a changed file.
@@ -170,8 +182,9 @@ int run_approve(Invocation& in) {
     if (render) {
         std::vector<TcbPin> pins;
         for (const auto& file : render->files) pins.push_back({file.rel, file.sha256});
-        render_changed =
-            pins != config->rendered || render->checkout_paths != config->checkout_paths;
+        render_changed = pins != config->rendered ||
+                         render->checkout_paths != config->checkout_paths ||
+                         builds != config->build;
         for (const auto& file : render->files) {
             auto old = read_rendered_copy(*paths, file.rel);
             if (!old || *old != file.text) render_changed = true;
@@ -242,6 +255,7 @@ int run_approve(Invocation& in) {
         updated.rendered.clear();
         for (const auto& file : render->files) updated.rendered.push_back({file.rel, file.sha256});
         updated.checkout_paths = render->checkout_paths;
+        updated.build = builds;
     }
     const std::string text = serialize_config(updated);
     if (auto valid = parse_config(text); !valid) {

@@ -347,6 +347,17 @@ class Reader {
         }
         model.checkout_paths.assign(checkout_paths_.begin(), checkout_paths_.end());
         model.checkout_binds = std::move(checkout_binds_);
+        for (auto& [name, build] : builds_) {
+            if (!services_.contains(name)) continue;
+            if (!build) {
+                warnings_.push_back("rebuild " + name +
+                                    " is refused: the bridge builds only a service with its own "
+                                    "build: (no extends, named in one file) whose context and "
+                                    "dockerfile lie in the project");
+                continue;
+            }
+            model.builds.push_back(std::move(*build));
+        }
         model.warnings = std::move(warnings_);
         return model;
     }
@@ -511,6 +522,8 @@ class Reader {
             }
         }
         if (Value* build = service.get("build")) {
+            // Read before the rewrite below makes the context absolute.
+            record_build(file, service, *build);
             if (build->is_scalar()) {
                 if (auto r = context(file, role, key + ".build", *build); !r) return r;
             } else if (build->is_map()) {
@@ -561,6 +574,48 @@ class Reader {
             }
         }
         return {};
+    }
+
+    // What the bridge's own build step needs of `service`'s build (argv_for,
+    // executor/argv_table.cpp); nullopt where it cannot run it from a
+    // snapshot of a checkout dir. A service seen twice gets nullopt.
+    void record_build(const std::string& file, const Value& service, const Value& build) {
+        auto [it, fresh] = builds_.try_emplace(service_);
+        if (!fresh) {
+            it->second.reset();
+            return;
+        }
+        const auto text = [](const Value* v) { return v && v->is_scalar() ? v->text : ""; };
+        const Value* context = build.is_scalar() ? &build : build.get("context");
+        if (service.get("extends") != nullptr || (!build.is_scalar() && !build.is_map())) return;
+        ComposeBuild b;
+        b.service = service_;
+        const std::string raw = context ? text(context) : ".";
+        if (raw.empty() || raw[0] == '/' || raw[0] == '~' || raw.find("://") != std::string::npos ||
+            raw.find('$') != std::string::npos) {
+            return;
+        }
+        const std::string abs = resolve_relative(dir_of(file), raw);
+        if (!inside(abs)) return;
+        b.context = abs == project_ ? "." : abs.substr(project_.size() + 1);
+        if (build.is_map()) {
+            b.dockerfile = text(build.get("dockerfile"));
+            b.target = text(build.get("target"));
+            if (const Value* args = build.get("args")) {
+                if (args->is_map()) {
+                    for (const auto& [k, v] : args->entries) {
+                        b.args.push_back(v.is_null() ? k.text : k.text + "=" + text(&v));
+                    }
+                } else if (args->is_seq()) {
+                    for (const auto& v : args->items) b.args.push_back(text(&v));
+                } else {
+                    return;
+                }
+            }
+        }
+        b.image = text(service.get("image"));
+        b.container_name = text(service.get("container_name"));
+        it->second = std::move(b);
     }
 
     static bool is_path_like(const std::string& s) {
@@ -815,7 +870,8 @@ class Reader {
     std::set<std::string> referenced_;
     std::set<std::string> checkout_paths_;
     std::vector<CheckoutBind> checkout_binds_;
-    std::string service_;  // the service prepare() is in
+    std::map<std::string, std::optional<ComposeBuild>> builds_;  // by service
+    std::string service_;                                        // the service prepare() is in
     std::vector<std::string> warnings_;
 };
 

@@ -51,6 +51,18 @@ struct CheckoutBind {
     std::string source;   // relative to the project dir ("." for the whole)
 };
 
+// A service's own `build:` as the approved file says it (install turns it
+// into bridge.json's build.services; docs/BUILDS.md).
+struct ComposeBuild {
+    std::string service;
+    std::string context;     // relative to the project dir ("." for itself)
+    std::string dockerfile;  // `build.dockerfile` as written, or empty
+    std::string target;
+    std::vector<std::string> args;  // KEY=VALUE or KEY, in file order
+    std::string image;              // the service's `image:`, or empty
+    std::string container_name;     // the service's `container_name:`, or empty
+};
+
 struct ComposeModel {
     std::vector<std::string> services;   // sorted, unique, each a valid request arg
     std::vector<std::string> buildable;  // sorted, subset of services
@@ -68,6 +80,10 @@ struct ComposeModel {
     // no-follow opens before it runs a command.
     std::vector<std::string> checkout_paths;
     std::vector<CheckoutBind> checkout_binds;
+    // Sorted by service: each buildable service whose build the bridge can
+    // run from a snapshot (its own `build:` with a context in the project,
+    // no `extends`, named once). The others are named in `warnings`.
+    std::vector<ComposeBuild> builds;
     std::vector<std::string> warnings;  // one sentence each
 };
 

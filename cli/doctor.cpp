@@ -17,6 +17,7 @@
 #include "cli/agent_doc.hpp"
 #include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"
+#include "cli/builder_check.hpp"
 #include "cli/change_view.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
@@ -26,6 +27,7 @@
 #include "cli/install_record.hpp"
 #include "cli/locate.hpp"
 #include "cli/policy_engine_guard.hpp"
+#include "cli/process.hpp"
 #include "cli/slug.hpp"
 #include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
@@ -95,6 +97,7 @@ class Doctor {
         check_spool_dirs();
         check_tcb();
         check_compose();
+        check_builder();
         check_policy();
         check_lock();
         check_audit();
@@ -406,6 +409,35 @@ class Doctor {
                  "volume, or a user-namespace mapping (userns_mode) under which the host user's "
                  "files are not writable");
         }
+    }
+
+    // Who builds, and what stands between a Containerfile and the host
+    // (cli/builder_check.hpp, docs/BUILDS.md).
+    void check_builder() {
+        if (c_.backend.kind != BackendKind::Compose) return;
+        if (!c_.build) {
+            warn(
+                "this install records no snapshot builds (older than them): every rebuild is "
+                "refused until `" +
+                self_command() + " upgrade`");
+            return;
+        }
+        RunOptions options;
+        options.timeout = std::chrono::seconds(15);
+        auto ran =
+            run_process({c_.build->engine, "version", "--format", "{{.Client.Version}}"}, options);
+        std::string version = ran && ran->ok() ? ran->out : std::string();
+        while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
+            version.pop_back();
+        if (version.empty()) {
+            warn("cannot ask " + c_.build->engine +
+                 " its version, so nothing is known of the "
+                 "builder every rebuild runs");
+            return;
+        }
+        const BuilderReport report = describe_builder(c_.build->engine, version);
+        ok(report.line);
+        if (report.note) info(*report.note);
     }
 
     void check_policy() {

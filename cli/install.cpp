@@ -14,6 +14,7 @@
 #include "cli/agent_doc.hpp"
 #include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"
+#include "cli/build_plan.hpp"
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
 #include "cli/compose_render.hpp"
@@ -261,6 +262,16 @@ class Installer {
             }
             join_network_ = JoinNetwork{*engine, *o_.network, *o_.agent_container};
         }
+        // The engine the build step runs (executor/argv_table.cpp): the one
+        // the compose CLI drives, never one inside the checkout.
+        if (backend_.kind == BackendKind::Compose) {
+            const char* name =
+                backend_.flavour == ComposeFlavour::PodmanCompose ? "podman" : "docker";
+            if (auto found = find_on_path(name, env.path_var);
+                found && !path_is_within(*found, project_dir_)) {
+                build_engine_ = *found;
+            }
+        }
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         // Never one inside the checkout: the agent wrote it (bridge.json
         // refuses it too).
@@ -414,6 +425,7 @@ class Installer {
         }
         referenced_ = model.referenced_files;
         render_ = plan_render(project_dir_, model);
+        compose_builds_ = model.builds;
         return std::nullopt;
     }
 
@@ -549,6 +561,14 @@ class Installer {
         c.systemd.systemd_run = systemd_run_;
         c.systemd.notify_send = notify_send_;
         c.join_network = join_network_;
+        if (backend_.kind == BackendKind::Compose) {
+            std::vector<std::string> notes;
+            c.build = plan_builds(
+                {project_dir_, backend_.file, backend_.flavour, build_engine_, &compose_builds_,
+                 &buildable_, previous_ ? &previous_->build : nullptr},
+                notes);
+            for (const auto& note : notes) print_warning(kCmd, note);
+        }
         config_text_ = serialize_config(c);
         // The executor reads bridge.json strictly; never write one it refuses.
         auto reparsed = parse_config(config_text_);
@@ -859,6 +879,8 @@ class Installer {
     std::string spool_dir_;
     bool spool_ignored_ = false;  // by the checkout's own git rules, before any write
     std::optional<Config> previous_;
+    std::vector<ComposeBuild> compose_builds_;  // from the compose reader
+    std::string build_engine_;                  // podman or docker, or empty
     bool taking_over_ = false;
     Backend backend_;
     std::string flavour_how_;  // how install told the compose flavour

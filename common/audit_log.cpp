@@ -52,17 +52,7 @@ bool is_lower_hex64(const ordered_json& value) {
 }
 
 std::string escape_request(std::string_view raw) {
-    std::string out;
-    for (const char ch : raw) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c >= 0x20 && c <= 0x7e && c != '\\') {
-            out += ch;
-        } else {
-            out += "\\x";
-            sys::append_hex_byte(out, c);
-        }
-    }
-    return out;
+    return sys::escape_unprintable(raw);
 }
 
 std::string utc_timestamp_ms() {

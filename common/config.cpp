@@ -392,6 +392,92 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
     return out;
 }
 
+// The compose project name as podman-compose normalises one: [a-z0-9_-].
+bool is_project_name(std::string_view name) {
+    return !name.empty() && name.size() <= 63 &&
+           std::all_of(name.begin(), name.end(),
+                       [](char c) {
+                           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                                  c == '-';
+                       }) &&
+           name[0] != '-' && name[0] != '_';
+}
+
+// A word that reaches an argv as one element: no NUL (string() refuses
+// it), no control byte, and not read as an option.
+std::string argv_word(const json& value, const std::string& key) {
+    std::string word = string(value, key);
+    if (word.empty()) invalid(key, "must not be empty");
+    if (word[0] == '-') invalid(key, "must not start with '-' (it would read as an option)");
+    if (std::any_of(word.begin(), word.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+        invalid(key, "must not contain control characters");
+    return word;
+}
+
+ServiceBuild service_build(const json& value, const std::string& key, const Config& config) {
+    const Object obj(
+        value, key,
+        {"service", "context", "containerfile", "target", "args", "image", "container"});
+    ServiceBuild out;
+    out.service = string(obj.required("service"), obj.key("service"));
+    if (!std::binary_search(config.buildable.begin(), config.buildable.end(), out.service))
+        invalid(obj.key("service"), "\"" + out.service + "\" is not in buildable");
+    const json& context = obj.required("context");
+    out.context = context.is_string() && context.get<std::string>() == "."
+                      ? "."
+                      : relative_path(context, obj.key("context"));
+    out.containerfile = relative_path(obj.required("containerfile"), obj.key("containerfile"));
+    // buildah runs a -f file named *.in through cpp, whose #include reads
+    // host files the screen never saw (docs/BUILDS.md).
+    if (out.containerfile.ends_with(".in"))
+        invalid(obj.key("containerfile"), "must not end in .in (buildah preprocesses those)");
+    if (const json* target = obj.optional("target"))
+        out.target = argv_word(*target, obj.key("target"));
+    if (const json* args = obj.optional("args")) {
+        if (!args->is_array()) invalid(obj.key("args"), "must be an array of strings");
+        for (std::size_t i = 0; i < args->size(); ++i)
+            out.args.push_back(argv_word((*args)[i], index_key(obj.key("args"), i)));
+    }
+    out.image = argv_word(obj.required("image"), obj.key("image"));
+    out.container = string(obj.required("container"), obj.key("container"));
+    if (!is_valid_container_name(out.container))
+        invalid(obj.key("container"),
+                "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    return out;
+}
+
+std::optional<BuildSettings> build_settings(const json& value, const Config& config) {
+    const Object obj(value, "build",
+                     {"engine", "project", "network", "max_files", "max_bytes", "services"});
+    if (config.backend.kind != BackendKind::Compose)
+        invalid("build", "is only allowed with backend kind \"compose\"");
+    BuildSettings out;
+    out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
+    out.project = string(obj.required("project"), obj.key("project"));
+    if (!is_project_name(out.project))
+        invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");
+    out.network = string(obj.required("network"), obj.key("network"));
+    if (out.network != "none" && out.network != "private")
+        invalid(obj.key("network"), "must be \"none\" or \"private\"");
+    out.max_files =
+        static_cast<std::uint64_t>(integer(obj.required("max_files"), obj.key("max_files"), 1,
+                                           INT64_MAX, "must be a positive integer"));
+    out.max_bytes =
+        static_cast<std::uint64_t>(integer(obj.required("max_bytes"), obj.key("max_bytes"), 1,
+                                           INT64_MAX, "must be a positive integer"));
+    const json& services = obj.required("services");
+    if (!services.is_array()) invalid(obj.key("services"), "must be an array of objects");
+    for (std::size_t i = 0; i < services.size(); ++i) {
+        ServiceBuild build = service_build(services[i], index_key(obj.key("services"), i), config);
+        if (!out.services.empty() && build.service <= out.services.back().service)
+            invalid(index_key(obj.key("services"), i) + ".service",
+                    "is out of order or listed twice (the list is sorted by service)");
+        out.services.push_back(std::move(build));
+    }
+    return out;
+}
+
 // A verb whose timeout exceeds the budget would never be taken by a drain
 // (docs/ARCHITECTURE.md, drain step 7): refuse the config instead of starving it.
 void check_budget(const Config& config) {
@@ -410,11 +496,11 @@ void check_budget(const Config& config) {
 
 Config read_config(const json& root) {
     const Object top(root, "",
-                     {"version",     "slug",     "project_dir",    "spool_dir",   "state_dir",
-                      "policy_file", "parser",   "allow_root",     "file_mode",   "agent_gid",
-                      "backend",     "services", "buildable",      "tcb",         "limits",
-                      "timeouts",    "drain",    "retention",      "systemd",     "join_network",
-                      "run_dir",     "rendered", "checkout_paths", "audit_budget"});
+                     {"version",     "slug",     "project_dir",    "spool_dir",    "state_dir",
+                      "policy_file", "parser",   "allow_root",     "file_mode",    "agent_gid",
+                      "backend",     "services", "buildable",      "tcb",          "limits",
+                      "timeouts",    "drain",    "retention",      "systemd",      "join_network",
+                      "run_dir",     "rendered", "checkout_paths", "audit_budget", "build"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -471,6 +557,7 @@ Config read_config(const json& root) {
     if (const json* budget = top.optional("audit_budget")) c.audit_budget = audit_budget(*budget);
     c.systemd = systemd(top.required("systemd"), c);
     c.join_network = join_network(top.required("join_network"), c);
+    if (const json* build = top.optional("build")) c.build = build_settings(*build, c);
     check_budget(c);
     return c;
 }
@@ -530,6 +617,15 @@ json parse_rejecting_duplicates(std::string_view text) {
 }
 
 }  // namespace
+
+const ServiceBuild* find_build(const std::optional<BuildSettings>& build,
+                               std::string_view service) {
+    if (!build) return nullptr;
+    for (const ServiceBuild& b : build->services) {
+        if (b.service == service) return &b;
+    }
+    return nullptr;
+}
 
 int Timeouts::for_verb(Verb verb) const {
     for (const auto& [v, seconds] : per_verb) {

@@ -112,6 +112,37 @@ struct JoinNetwork {
     bool operator==(const JoinNetwork&) const = default;
 };
 
+// How one buildable service's image is built (compose backend): read by
+// install from the approved compose file, so the build step's argv comes
+// from host-approved bytes (executor/argv_table.cpp, docs/BUILDS.md).
+struct ServiceBuild {
+    std::string service;
+    std::string context;            // relative to project_dir: "." or a normal relative path
+    std::string containerfile;      // relative to the context, normal, never leaving it
+    std::string target;             // `build.target`, or empty
+    std::vector<std::string> args;  // `build.args` as KEY=VALUE (or KEY), in file order
+    std::string image;              // the tag the compose CLI runs the service from
+    std::string container;          // podman-compose: the service's container name
+    bool operator==(const ServiceBuild&) const = default;
+};
+
+// "build" in bridge.json: builds run on a host-owned snapshot of each
+// service's context, never on the checkout (docs/BUILDS.md).
+struct BuildSettings {
+    std::string engine;   // absolute podman or docker that builds
+    std::string project;  // the compose project name, passed as -p to every compose row
+    // `--network` of the build step: "none" (the default: no route anywhere,
+    // the host's loopback included) or "private", which the person names.
+    std::string network = "none";
+    std::uint64_t max_files = 20000;       // entries in one snapshot
+    std::uint64_t max_bytes = 1ULL << 30;  // bytes of regular files in one snapshot
+    std::vector<ServiceBuild> services;    // sorted by service, each buildable
+    bool operator==(const BuildSettings&) const = default;
+};
+
+// The build of `service`, or null when bridge.json records none.
+const ServiceBuild* find_build(const std::optional<BuildSettings>& build, std::string_view service);
+
 struct Config {
     int version = 1;
     std::string slug;
@@ -144,6 +175,8 @@ struct Config {
     AuditBudgetSettings audit_budget;
     SystemdSettings systemd;
     std::optional<JoinNetwork> join_network;
+    // Compose backend only; absent in installs older than snapshot builds.
+    std::optional<BuildSettings> build;
     bool operator==(const Config&) const = default;
 };
 

@@ -17,6 +17,12 @@ Argv backend_prefix(const Config& config) {
         argv.front() = copy;
     }
     if (config.backend.kind == BackendKind::Compose) {
+        // One project name, whatever directory the file is read from
+        // (podman-compose 1.0.3 tags images <project>_<service>).
+        if (config.build) {
+            argv.push_back("-p");
+            argv.push_back(config.build->project);
+        }
         argv.push_back("-f");
         // The rendered copy in the run tree; a file outside the checkout
         // (the placeholders of docs/ARGV-TABLE.md) stays.
@@ -26,10 +32,45 @@ Argv backend_prefix(const Config& config) {
     return argv;
 }
 
-Argv with(const Config& config, std::initializer_list<std::string> words) {
+Plan with(const Config& config, std::initializer_list<std::string> words) {
     Argv argv = backend_prefix(config);
     argv.insert(argv.end(), words);
-    return argv;
+    return Plan{Step{std::move(argv), std::nullopt}};
+}
+
+// rebuild S with the compose backend: build S's image from the host-owned
+// snapshot of its context, then replace only S's container with one from
+// that image (docs/BUILDS.md). The compose CLI never builds: podman-compose
+// 1.0.3 would read the checkout, and exits 0 after a failed build.
+Plan compose_rebuild(const Config& config, std::size_t index, const ServiceBuild& build) {
+    const BuildSettings& settings = *config.build;
+    const std::string snapshot = snapshot_dir(config, build.service);
+    Argv image = {settings.engine,
+                  "build",
+                  "--network=" + settings.network,
+                  "--iidfile",
+                  image_id_file(config, build.service),
+                  "-t",
+                  build.image,
+                  "-f",
+                  snapshot + "/" + build.containerfile};
+    if (!build.target.empty()) image.insert(image.end(), {"--target", build.target});
+    for (const std::string& arg : build.args) image.insert(image.end(), {"--build-arg", arg});
+    image.push_back(snapshot);
+
+    Plan plan{Step{std::move(image), index}};
+    Argv up = backend_prefix(config);
+    if (config.backend.flavour == ComposeFlavour::PodmanCompose) {
+        // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
+        // depends_on too: remove S's container alone, then create it again.
+        plan.push_back(Step{{settings.engine, "rm", "--force", "--ignore", build.container}, {}});
+        up.insert(up.end(), {"up", "-d", "--no-build", build.service});
+    } else {
+        up.insert(up.end(),
+                  {"up", "-d", "--no-deps", "--force-recreate", "--no-build", build.service});
+    }
+    plan.push_back(Step{std::move(up), std::nullopt});
+    return plan;
 }
 
 // The argument check, independent of the parser's.
@@ -71,30 +112,51 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
                 return with(config, {"logs", "--tail", "200", service()});
             return with(config, {"logs", "--no-color", "--tail", "200", service()});
         case Verb::Up:
-            return compose ? with(config, {"up", "-d"}) : with(config, {"start"});
+            // Never a build from the checkout: a missing image is an error
+            // until `rebuild` makes it from a snapshot.
+            return compose ? with(config, {"up", "-d", "--no-build"}) : with(config, {"start"});
         case Verb::Down:  // `stop` in both backends
             return with(config, {"stop"});
         case Verb::Restart:
             return with(config, {"restart", service()});
-        case Verb::Rebuild:
-            return with(config, {"build", service()});
+        case Verb::Rebuild: {
+            if (!compose) return with(config, {"build", service()});
+            const ServiceBuild* build = find_build(config.build, service());
+            if (build == nullptr) return Denied{ReasonCode::BuildNotConfigured};
+            return compose_rebuild(config, *arg, *build);
+        }
         case Verb::Init:
             if (compose) return Denied{ReasonCode::NotSupportedByCompose};
             return with(config, {"init"});
         case Verb::JoinNetwork: {
             if (!config.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
             const JoinNetwork& jn = *config.join_network;
-            return Argv{jn.engine, "network", "connect", jn.network, jn.agent_container};
+            return Plan{
+                Step{{jn.engine, "network", "connect", jn.network, jn.agent_container}, {}}};
         }
     }
     // A Verb value outside the enum (cast from a bad integer) runs nothing.
     return Denied{ReasonCode::UnknownVerb};
 }
 
+// Dot-named, so no project's basename (the run tree's name) can collide.
+std::string snapshot_dir(const Config& config, std::string_view service) {
+    return config.run_dir + "/.hostbridge-build/" + std::string(service);
+}
+
+std::string image_id_file(const Config& config, std::string_view service) {
+    return config.run_dir + "/.hostbridge-build/" + std::string(service) + ".iid";
+}
+
 Config symbolic_config(Config config) {
     const bool stack = config.backend.kind == BackendKind::Stack;
     config.backend.argv = {stack ? "$STACK" : "$COMPOSE"};
     config.backend.file = stack ? "" : "$COMPOSE_FILE";
+    config.run_dir = "$RUN_DIR";
+    if (config.build) {
+        config.build->engine = "$ENGINE";
+        config.build->project = "$PROJECT";
+    }
     if (config.join_network)
         config.join_network = JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
     return config;
@@ -107,7 +169,12 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
     }
     if (std::holds_alternative<NoCommand>(outcome)) return "nothing (answered by the executor)";
     std::string out;
-    for (const std::string& word : std::get<Argv>(outcome)) out += (out.empty() ? "" : " ") + word;
+    for (const Step& step : std::get<Plan>(outcome)) {
+        if (!out.empty()) out += " && ";
+        std::string line;
+        for (const std::string& word : step.argv) line += (line.empty() ? "" : " ") + word;
+        out += line;
+    }
     return out;
 }
 

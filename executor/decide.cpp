@@ -17,6 +17,7 @@
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
 #include "executor/argv_table.hpp"
+#include "executor/build_input.hpp"
 #include "executor/evidence.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
@@ -117,8 +118,16 @@ std::string_view request_nonce(std::string_view name) {
     return name.substr(name.size() - kSuffix - kNonce, kNonce);
 }
 
+// One line in the log before each step of a plan with more than one, so
+// the agent can tell whose output is whose.
+void mark_step(int log_fd, std::size_t step, std::size_t steps) {
+    const std::string line =
+        "hostbridge: step " + std::to_string(step + 1) + " of " + std::to_string(steps) + "\n";
+    [[maybe_unused]] const bool written = sys::write_all(log_fd, line);
+}
+
 Decision run(DrainContext& context, const Claimed& request, const Verdict& verdict,
-             const Argv& argv) {
+             const Plan& plan, std::optional<nlohmann::ordered_json> build_detail) {
     const Config& config = context.config;
     const Verb verb = *verdict.verb;
     const std::string log_name = request.name + ".log";
@@ -132,6 +141,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     started.request = request.name;
     started.verb = verb;
     if (verdict.arg_index != kNoArg) started.arg = config.services.at(verdict.arg_index);
+    started.detail = build_detail;
     // Durable before the spawn: nothing runs without a record of it.
     if (auto audited = context.audit.append(started, /*sync=*/true); !audited) {
         return refusal(FinalState::Denied, ReasonCode::AuditUnavailable, audited.error().message);
@@ -147,16 +157,45 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     running.log = "archive/" + log_name;
     (void)context.responses.publish(running);  // best effort: the terminal one matters
 
-    const Argv command =
-        scoped_argv(argv, verb, config, request_nonce(request.name), user_manager_reachable());
+    // One budget for every step of the plan.
     const int timeout_s = config.timeouts.for_verb(verb);
-    const RunResult result =
-        run_command(command, log->get(), std::chrono::seconds(timeout_s), kDefaultKillGrace,
-                    run_tree_dir(config), run_tree_environment(config));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    RunResult result;
+    std::int64_t duration_ms = 0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const Step& step = plan[i];
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            result = RunResult{};
+            result.status = RunResult::Status::TimedOut;
+            break;
+        }
+        if (plan.size() > 1) mark_step(log->get(), i, plan.size());
+        // Each step its own scope unit: the first keeps the documented name.
+        const std::string nonce =
+            std::string(request_nonce(request.name)) + (i == 0 ? "" : "-" + std::to_string(i));
+        const Argv command = scoped_argv(step.argv, verb, config, nonce, user_manager_reachable());
+        std::vector<std::string> env = run_tree_environment(config);
+        if (step.snapshot_of) {
+            const std::vector<std::string> build = build_environment(config);
+            env.insert(env.end(), build.begin(), build.end());
+        }
+        result =
+            run_command(command, log->get(), left, kDefaultKillGrace, run_tree_dir(config), env);
+        duration_ms += result.duration_ms;
+        if (step.snapshot_of && build_detail) {
+            const std::string image = read_image_id(config, config.services.at(*step.snapshot_of));
+            if (!image.empty()) (*build_detail)["image_id"] = image;
+        }
+        if (result.status != RunResult::Status::Exited || result.exit_code != 0) break;
+    }
+    result.duration_ms = duration_ms;
 
     Decision d;
     d.log = "archive/" + log_name;
     d.duration_ms = result.duration_ms;
+    d.audit_detail = std::move(build_detail);
     switch (result.status) {
         case RunResult::Status::Exited:
             d.exit_code = result.exit_code;
@@ -235,7 +274,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
         pong.output = "pong";
         return pong;
     }
-    const Argv& argv = std::get<Argv>(outcome);
+    const Plan& plan = std::get<Plan>(outcome);
 
     // Every verb that runs a command: a read-only `status` runs the same
     // stack script as a `restart`, so an edited script must not run either.
@@ -270,7 +309,20 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     if (!admission.admitted()) {
         return refusal(FinalState::Denied, ReasonCode::RateLimited, admission.detail);
     }
-    return run(context, request, verdict, argv);
+    // A build reads only a host-owned snapshot, screened in the sandbox.
+    // After the slot is taken: a refused build input has used one, as a gate
+    // refusal does, and a flood of rebuilds copies no more than the limit.
+    std::optional<nlohmann::ordered_json> build_detail;
+    for (const Step& step : plan) {
+        if (!step.snapshot_of) continue;
+        auto prepared = prepare_build(config, *step.snapshot_of);
+        if (!prepared) {
+            return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
+                           prepared.error().message);
+        }
+        build_detail = std::move(*prepared);
+    }
+    return run(context, request, verdict, plan, std::move(build_detail));
 }
 
 }  // namespace hb::exec

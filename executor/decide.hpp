@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "executor/responses.hpp"
@@ -45,6 +47,9 @@ struct Decision {
     std::optional<std::string> log;           // "archive/<name>.log" when a command ran
     std::optional<std::int64_t> duration_ms;  // the command's run time
     std::string command;                      // Held: what would run, in docs/ARGV-TABLE.md's names
+    // The audit record's `detail` for a build: the snapshot's hash, files
+    // and bytes, and the image id the builder wrote (docs/AUDIT-LOG.md).
+    std::optional<nlohmann::ordered_json> audit_detail;
 };
 
 // The reason text a Decision stands for (null when it has none).

@@ -85,6 +85,7 @@ struct Drain::Finish {
         f.record.arg = arg;
         f.record.exit_code = decision.exit_code;
         f.record.duration_ms = decision.duration_ms;
+        f.record.detail = decision.audit_detail;
         Response& r = *f.respond(as.response, f.record.reason).response;
         r.verb = verb;
         r.arg = std::move(arg);

@@ -34,7 +34,8 @@ std::vector<std::string> parser_environment() {
 }
 
 // Runs in the forked child: only async-signal-safe calls, then exec.
-[[noreturn]] void exec_parser(const char* path, int sock, pid_t parent, char* const envp[]) {
+[[noreturn]] void exec_parser(const char* path, const char* mode, int sock, pid_t parent,
+                              char* const envp[]) {
     // Die with the executor: an orphaned parser must never linger.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
@@ -49,22 +50,14 @@ std::vector<std::string> parser_environment() {
         ::_exit(127);
     }
     if (!sandbox::close_fds_from_3(kParserSocketFd)) ::_exit(127);
-    char* const argv[] = {const_cast<char*>("hostbridge-parser"), nullptr};
+    char* const argv[] = {const_cast<char*>("hostbridge-parser"), const_cast<char*>(mode), nullptr};
     ::execve(path, argv, envp);
     ::_exit(127);
 }
 
 }  // namespace
 
-ParserClient::ParserClient(std::string parser_path, Startup startup)
-    : path_(std::move(parser_path)), startup_(std::move(startup)) {}
-
-void ParserClient::stop() {
-    sock_.reset();
-    child_.kill_and_reap();
-}
-
-Result<void> ParserClient::start() {
+Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         return make_error(sys::errno_text("socketpair"));
@@ -78,11 +71,23 @@ Result<void> ParserClient::start() {
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) return make_error(sys::errno_text("fork"));
-    if (pid == 0) exec_parser(path_.c_str(), theirs.get(), parent, envp.data());
+    if (pid == 0) exec_parser(path.c_str(), mode, theirs.get(), parent, envp.data());
+    return SpawnedParser{std::move(ours), ParserChild(pid)};
+}
 
-    child_ = ParserChild(pid);
-    theirs.reset();
-    sock_ = std::move(ours);
+ParserClient::ParserClient(std::string parser_path, Startup startup)
+    : path_(std::move(parser_path)), startup_(std::move(startup)) {}
+
+void ParserClient::stop() {
+    sock_.reset();
+    child_.kill_and_reap();
+}
+
+Result<void> ParserClient::start() {
+    auto spawned = spawn_parser(path_, nullptr);
+    if (!spawned) return spawned.error();
+    child_ = std::move(spawned->child);
+    sock_ = std::move(spawned->sock);
     const std::vector<std::uint8_t> startup = encode_startup(startup_);
     if (auto sent = send_message(sock_.get(), startup); !sent) {
         stop();

@@ -24,6 +24,15 @@ namespace hb::exec {
 // The parser process, killed (SIGKILL) and reaped when this goes away.
 using ParserChild = sys::ChildGuard;
 
+// A started hostbridge-parser: our end of its socket (its fd 3) and the
+// process. `mode` is its one argument (nullptr: none, the request parser;
+// "--screen": the build-input screen, executor/screen_client.hpp).
+struct SpawnedParser {
+    UniqueFd sock;
+    ParserChild child;
+};
+Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode);
+
 class ParserClient {
   public:
     // How long one request may take the parser. A sanitized build

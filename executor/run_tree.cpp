@@ -11,6 +11,7 @@
 
 #include "common/integrity_gate.hpp"
 #include "common/sha256.hpp"
+#include "executor/build_snapshot.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -57,63 +58,6 @@ Result<UniqueFd> make_dirs_beneath(int at, const std::string& path, bool follow_
         if (last) return current;
         start = slash + 1;
     }
-}
-
-// mkdir -p of run_dir. The components above the last are the host user's
-// (common/config.cpp keeps run_dir out of the project); the last must be a
-// directory of ours that nobody else can enter.
-Result<UniqueFd> open_run_dir(const std::string& run_dir) {
-    UniqueFd root(::open("/", kDirOpen & ~O_NOFOLLOW));
-    if (!root) return make_error(errno_text("open /"));
-    auto made = make_dirs_beneath(root.get(), run_dir.substr(1), /*follow_above_last=*/true, "/");
-    if (!made) return made.error();
-    UniqueFd at = std::move(*made);
-    struct stat st {};
-    if (::fstat(at.get(), &st) != 0) return make_error(errno_text("fstat " + run_dir));
-    if (st.st_uid != ::geteuid()) {
-        return make_error(run_dir + " belongs to uid " + std::to_string(st.st_uid) +
-                          ", not to us; refusing to run commands from it");
-    }
-    if ((st.st_mode & 077) != 0 && ::fchmod(at.get(), 0700) != 0) {
-        return make_error(errno_text("chmod 0700 " + run_dir));
-    }
-    return at;
-}
-
-// Removes `name` beneath `dirfd` and everything under it, following no link.
-// Only ever called on the executor's own staging and old trees.
-Result<void> remove_tree(int dirfd, const std::string& name) {
-    UniqueFd dir(::openat(dirfd, name.c_str(), kDirOpen));
-    if (!dir) {
-        if (errno == ENOENT) return {};
-        if (errno == ENOTDIR || errno == ELOOP) {
-            if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return {};
-        }
-        return make_error(errno_text("cannot remove " + name));
-    }
-    DIR* stream = ::fdopendir(::dup(dir.get()));
-    if (stream == nullptr) return make_error(errno_text("cannot list " + name));
-    std::vector<std::pair<std::string, bool>> entries;
-    while (const dirent* entry = ::readdir(stream)) {
-        const std::string child = entry->d_name;
-        if (child == "." || child == "..") continue;
-        struct stat st {};
-        const bool is_dir = ::fstatat(dir.get(), child.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                            S_ISDIR(st.st_mode);
-        entries.emplace_back(child, is_dir);
-    }
-    ::closedir(stream);
-    for (const auto& [child, is_dir] : entries) {
-        if (is_dir) {
-            if (auto removed = remove_tree(dir.get(), child); !removed) return removed;
-        } else if (::unlinkat(dir.get(), child.c_str(), 0) != 0 && errno != ENOENT) {
-            return make_error(errno_text("cannot remove " + name + "/" + child));
-        }
-    }
-    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        return make_error(errno_text("cannot remove " + name));
-    }
-    return {};
 }
 
 // The bytes of one approved (or rendered) file beneath the state dir, read
@@ -164,6 +108,27 @@ Result<void> write_in_tree(int root, const std::string& rel, const std::string& 
 }
 
 }  // namespace
+
+// mkdir -p of run_dir. The components above the last are the host user's
+// (common/config.cpp keeps run_dir out of the project); the last must be a
+// directory of ours that nobody else can enter.
+Result<UniqueFd> open_run_dir(const std::string& run_dir) {
+    UniqueFd root(::open("/", kDirOpen & ~O_NOFOLLOW));
+    if (!root) return make_error(errno_text("open /"));
+    auto made = make_dirs_beneath(root.get(), run_dir.substr(1), /*follow_above_last=*/true, "/");
+    if (!made) return made.error();
+    UniqueFd at = std::move(*made);
+    struct stat st {};
+    if (::fstat(at.get(), &st) != 0) return make_error(errno_text("fstat " + run_dir));
+    if (st.st_uid != ::geteuid()) {
+        return make_error(run_dir + " belongs to uid " + std::to_string(st.st_uid) +
+                          ", not to us; refusing to run commands from it");
+    }
+    if ((st.st_mode & 077) != 0 && ::fchmod(at.get(), 0700) != 0) {
+        return make_error(errno_text("chmod 0700 " + run_dir));
+    }
+    return at;
+}
 
 std::string run_tree_dir(const Config& config) {
     return config.run_dir + "/" + basename_of(config.project_dir);

@@ -14,6 +14,7 @@
 #include "common/config.hpp"
 #include "executor/argv_table.hpp"
 #include "ipc/result.hpp"
+#include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
 
@@ -24,6 +25,9 @@ std::string run_tree_dir(const Config& config);
 // The absolute path in the run tree of `path`, when `path` lies inside the
 // project dir; empty otherwise.
 std::string in_run_tree(const Config& config, std::string_view path);
+
+// mkdir -p of run_dir; the last component must be ours and is made 0700.
+Result<UniqueFd> open_run_dir(const std::string& run_dir);
 
 // Rebuilds the run tree (mode 0700, owned by us, never following a link):
 // every file pinned with a hash, its bytes read from the approved copy (or

@@ -16,6 +16,9 @@ void validate_one(const std::uint8_t* data, std::size_t size);
 // message.
 void wire_one(const std::uint8_t* data, std::size_t size);
 
+// Input: the bytes of a Containerfile.
+void screen_one(const std::uint8_t* data, std::size_t size);
+
 // Input: the MCP server's stdin (JSON-RPC lines), answered to /dev/null.
 void mcp_one(const std::uint8_t* data, std::size_t size);
 

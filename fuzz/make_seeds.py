@@ -4,6 +4,7 @@
 validate/: "<basename>\n<body>" inputs, valid requests and hostile ones.
 wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request)
 then a message in the layout of ipc/wire.cpp.
+screen/: Containerfiles, honest ones and one of each refusal.
 """
 import os
 import struct
@@ -107,5 +108,35 @@ def wire_seeds():
     write("wire", "request-odd-bytes", b"\x02" + request(1, "\x01 ;$(x)..\n"))
 
 
+def screen_seeds():
+    seeds = {
+        "node-multi-stage": "# syntax=docker/dockerfile:1\nARG V=20\n"
+        "FROM --platform=linux/amd64 node:20-slim AS deps\nWORKDIR /app\n"
+        "COPY package.json ./\nRUN --mount=type=cache,target=/root/.npm npm ci\n"
+        "FROM node:20-slim\nCOPY --from=deps --chown=1:1 /app /app\n"
+        "HEALTHCHECK --interval=30s CMD [\"node\", \"h.js\"]\nCMD [\"node\", \"/app\"]\n",
+        "python-continuations": "FROM python:3.12-slim\nRUN --mount=type=cache,target=/c,"
+        "sharing=locked \\\n# a comment\n\n    pip install -r r.txt \\\n && true\n",
+        "escape-backtick": "# escape=`\nFROM a\nRUN echo a `\n  && echo b\nRUN echo \\\n",
+        "bind-mount": "FROM a\nRUN --mount=type=bind,source=h,target=/h cat /h/x\n",
+        "cache-id": "FROM a\nARG X=../../../../home/u\n"
+        "RUN --mount=type=cache,id=$X,target=/c ls /c\n",
+        "heredoc": "FROM a\nRUN cat <<EOF\nRUN --mount=type=bind,source=h,target=/h x\nEOF\n",
+        "onbuild-bind": "FROM a\nONBUILD RUN --mount=type=bind,target=/h true\n",
+        "add-remote": "FROM a\nADD https://example.com/x /x\n"
+        "ADD [\"git@github.com:a/b.git\", \"/y\"]\n",
+        "from-transport": "ARG B=oci:/home/u/l\nFROM $B\nCOPY --from=dir:/x /a /b\n",
+        "odd-flags": "FROM a\nRUN --mount=\"type=cache,target=/c\" --network=host "
+        "--mount=type=cache,,sharing true\nCOPY --link . /x\n",
+        "crlf": "FROM a\r\nRUN true\r\n",
+        "bom-nbsp": "\ufeffFROM a\nRUN\u00a0--mount=type=bind,target=/h true\n",
+        "continuation-at-eof": "FROM a\n\\\nONBUILD RUN echo \\\\",
+        "no-from": "ENV A=b\nFROM a\n",
+    }
+    for k, v in seeds.items():
+        write("screen", k, v)
+
+
 validate_seeds()
 wire_seeds()
+screen_seeds()

@@ -8,7 +8,7 @@ namespace hb {
 
 namespace {
 
-constexpr NameTable<ReasonCode, 46> kReasonTexts = {
+constexpr NameTable<ReasonCode, 48> kReasonTexts = {
     {{
         {ReasonCode::None, ""},
         {ReasonCode::NameSchema, "request name does not match the schema"},
@@ -56,6 +56,10 @@ constexpr NameTable<ReasonCode, 46> kReasonTexts = {
         {ReasonCode::DeniedByPerson, "denied by a person on the host"},
         {ReasonCode::TooManyHeld, "too many requests are waiting for a person's approval"},
         {ReasonCode::ChangedSinceHeld, "the install changed since the request was held"},
+        {ReasonCode::BuildNotConfigured,
+         "this install records no snapshot build for the service: run `hostbridge upgrade` "
+         "or install again"},
+        {ReasonCode::BuildInputRefused, "build input refused"},
     }},
     "unknown reason"};
 
@@ -129,6 +133,8 @@ bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {
         case ReasonCode::DeniedByPerson:
         case ReasonCode::TooManyHeld:
         case ReasonCode::ChangedSinceHeld:
+        case ReasonCode::BuildNotConfigured:
+        case ReasonCode::BuildInputRefused:
             return false;
     }
     return false;  // a value outside the enum

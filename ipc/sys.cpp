@@ -151,6 +151,20 @@ void reset_signals() {
     for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
 }
 
+std::string escape_unprintable(std::string_view raw) {
+    std::string out;
+    for (const char ch : raw) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c <= 0x7e && c != '\\') {
+            out += ch;
+        } else {
+            out += "\\x";
+            append_hex_byte(out, c);
+        }
+    }
+    return out;
+}
+
 void append_hex_byte(std::string& out, unsigned char byte) {
     static constexpr char kHex[] = "0123456789abcdef";
     out += kHex[byte >> 4];

@@ -63,6 +63,10 @@ void reset_signals();
 std::string lower_hex(const void* bytes, std::size_t length);
 // Appends the two lowercase hex digits of `byte`.
 void append_hex_byte(std::string& out, unsigned char byte);
+// Every byte outside printable ASCII, and the backslash itself, as \xNN: a
+// name with a newline or an escape sequence can neither forge nor hide text
+// where it is shown (the audit log's request names, the snapshot's errors).
+std::string escape_unprintable(std::string_view raw);
 
 // Releases a flock taken on `fd` when the scope ends (closing the fd would
 // too, but the fd may outlive the scope).

@@ -97,6 +97,8 @@ enum class ReasonCode : std::uint16_t {
     DeniedByPerson = 59,    // `hostbridge deny`
     TooManyHeld = 60,       // the held requests are at their limit
     ChangedSinceHeld = 61,  // a re-install or approve since it was held
+    BuildNotConfigured = 62,  // bridge.json records no snapshot build for the service
+    BuildInputRefused = 63,   // detail: the snapshot or the Containerfile screen said why
 };
 
 // The fixed text of a reason code, e.g. "empty request body". Codes that

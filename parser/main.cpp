@@ -7,6 +7,11 @@
 // and answers with one Verdict. It never writes anything but verdicts and,
 // on failure, one line on stderr.
 //
+// Started as `hostbridge-parser --screen`, it is the build-input screen
+// instead: the same lockdown, then for each ScreenRequest the attached
+// Containerfile is read whole (at most kMaxContainerfileBytes + 1 bytes)
+// and answered with one ScreenAnswer (ipc/screen_wire.hpp).
+//
 // Exit status: 0 the executor closed the socket (at a message boundary);
 // 1 lockdown failed; 2 the executor broke the protocol (bad message, wrong
 // fd count); 3 an I/O error; 4 an internal error. The executor treats any
@@ -21,8 +26,10 @@
 #include <vector>
 
 #include "ipc/fd_passing.hpp"
+#include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 #include "packaging/version.hpp"
+#include "parser/containerfile_screen.hpp"
 #include "parser/validate.hpp"
 #include "sandbox/lockdown.hpp"
 
@@ -42,10 +49,10 @@ void say(std::string_view what) {
     [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-// Reads at most kMaxBody + 1 bytes: one more than allowed is enough to know
-// the body is too large, and no more is ever buffered.
-hb::Result<std::vector<std::uint8_t>> read_body(int fd) {
-    std::vector<std::uint8_t> buf(hb::kMaxBody + 1);
+// Reads at most `limit` + 1 bytes: one more than allowed is enough to know
+// the input is too large, and no more is ever buffered.
+hb::Result<std::vector<std::uint8_t>> read_body(int fd, std::size_t limit = hb::kMaxBody) {
+    std::vector<std::uint8_t> buf(limit + 1);
     std::size_t got = 0;
     while (got < buf.size()) {
         ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
@@ -94,6 +101,29 @@ int run() {
     }
 }
 
+// The build-input screen: one Containerfile per message, until EOF.
+int run_screen() {
+    if (auto locked = hb::sandbox::lock_down(kSocket); !locked) {
+        say("lockdown failed: " + locked.error().message);
+        return kExitLockdown;
+    }
+    for (;;) {
+        auto msg = hb::recv_message(kSocket, hb::kScreenRequestSize, hb::FdPolicy::ExactlyOne);
+        if (!msg) return stop(msg, kExitProtocol);
+        if (msg->kind == hb::Received::Kind::Eof) return 0;
+        auto seq = hb::decode_screen_request(msg->bytes);
+        if (!seq) return stop(seq, kExitProtocol);
+        auto bytes = read_body(msg->fd.get(), hb::kMaxContainerfileBytes);
+        msg->fd.reset();
+        if (!bytes) return stop(bytes, kExitIo);
+        hb::ScreenAnswer answer;
+        answer.seq = *seq;
+        answer.verdict = hb::parser::screen_containerfile(*bytes);
+        const auto out = hb::encode_screen_answer(answer);
+        if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,8 +139,13 @@ int main(int argc, char** argv) {
     }
     // Exceptions never cross the process exit: anything unexpected is a
     // nonzero exit, which the executor reports as a parser failure.
+    const bool screen = argc == 2 && std::string_view(argv[1]) == "--screen";
+    if (argc > 1 && !screen) {
+        say("unknown argument");
+        return kExitProtocol;
+    }
     try {
-        return run();
+        return screen ? run_screen() : run();
     } catch (const std::exception& e) {
         say(std::string("internal error: ") + e.what());
     } catch (...) {

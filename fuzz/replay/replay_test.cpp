@@ -40,4 +40,8 @@ TEST(FuzzReplay, WireCorpus) {
     EXPECT_GE(replay("wire", hb::fuzz::wire_one), 10U);
 }
 
+TEST(FuzzReplay, ScreenCorpus) {
+    EXPECT_GE(replay("screen", hb::fuzz::screen_one), 10U);
+}
+
 }  // namespace

@@ -20,8 +20,10 @@
 #  3. the container's environment (and its name) come from the approved
 #     .env, with the agent swapping its own .env in after the gate's read;
 #     `restart` under the same attack restarts the approved container;
-#  4. `rebuild app` builds from the checkout (`context: .`): the agent's
-#     edit of an unpinned file is in the new image.
+#  4. `rebuild app` is refused: app's container_name uses interpolation,
+#     so the bridge cannot name the container it would replace, and no
+#     compose row ever builds (docs/BUILDS.md; tests/e2e/build_attacks.sh
+#     covers rebuilds).
 #
 # Finally the detectors are shown to be live: podman-compose run directly
 # on the checkout with the evil files in place opens the probe file,
@@ -277,11 +279,14 @@ app=${name}_app_approved
 
 # ------------------------------------------------------------------ 2, 3: up -d twice, restart, under attack
 
+# up never builds (docs/BUILDS.md): the person builds the first image.
+podman build -q -t "localhost/${name}_app:latest" -f "$P/Containerfile" "$P" >"$work/build.log" 2>&1 ||
+    { tail -n 20 "$work/build.log"; die "podman build of the first image"; }
 start_attacker
 restore
 t0=$(now_ms)
 request up
-check "up under attack: exit 0 ($(secs $(($(now_ms) - t0))), builds the image)" test "$REQ_RC" -eq 0
+check "up under attack: exit 0 ($(secs $(($(now_ms) - t0))))" test "$REQ_RC" -eq 0
 [ "$REQ_RC" -eq 0 ] || printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 20
 check "the checkout held the evil compose.yaml and .env while it ran" holds_evil
 id1=$(inspect "$app" '{{.Id}} {{.Created}}')
@@ -372,16 +377,12 @@ check "zero evil runs in $requests status requests (probe never opened, no evil 
 check "every request ran ($ran of $requests), $hits with the evil files in the checkout (at least 90%)" \
     test "$ran" -eq "$requests" -a $((hits * 10)) -ge $((requests * 9))
 
-# ------------------------------------------------------------------ 4: rebuild from the checkout
+# ------------------------------------------------------------------ 4: no rebuild it cannot name
 
-echo v2 >"$P/version.txt"
-img1=$(podman image inspect --format '{{.Id}}' "localhost/${name}_app:latest" 2>/dev/null)
 request rebuild app
-img2=$(podman image inspect --format '{{.Id}}' "localhost/${name}_app:latest" 2>/dev/null)
-content=$(podman run --rm --name "${name}_check" --network none "localhost/${name}_app:latest" cat /version.txt 2>&1)
-check "rebuild app: exit 0, a new image (${img1:0:12} -> ${img2:0:12}) holding the checkout's version.txt ($content)" \
-    test "$REQ_RC" -eq 0 -a -n "$img2" -a "$img2" != "$img1" -a "$content" = v2
-[ "$REQ_RC" -eq 0 ] || printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 20
+check "rebuild app (container_name interpolated): refused, exit 70, nothing built" \
+    eval '[ "$REQ_RC" -eq 70 ] && grep -q "records no snapshot build" <<<"$REQ_ERR"'
+[ "$REQ_RC" -eq 70 ] || printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 20
 
 # ------------------------------------------------------------------ the detectors are live
 

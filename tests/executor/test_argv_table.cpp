@@ -60,6 +60,74 @@ Argv join(const Argv& a, const Argv& b) {
     return out;
 }
 
+// A plan of one step that builds nothing.
+Plan one(Argv argv) {
+    return Plan{Step{std::move(argv), std::nullopt}};
+}
+
+// The only argv of a one-step plan.
+const Argv& only(const ArgvOutcome& outcome) {
+    const Plan& plan = std::get<Plan>(outcome);
+    EXPECT_EQ(plan.size(), 1u);
+    return plan.front().argv;
+}
+
+// Snapshot builds recorded for api and web, not for worker (its build came
+// through extends, say): worker's rebuild is refused.
+Config with_builds(Config c) {
+    const bool podman = c.backend.flavour == ComposeFlavour::PodmanCompose;
+    BuildSettings b;
+    b.engine = podman ? "/usr/bin/podman" : "/usr/bin/docker";
+    b.project = "demo-app";
+    const std::string sep = podman ? "_" : "-";
+    b.services = {
+        ServiceBuild{"api",
+                     "api",
+                     "Containerfile",
+                     "",
+                     {},
+                     "demo-app" + sep + "api",
+                     "demo-app" + sep + "api" + sep + "1"},
+        ServiceBuild{"web",
+                     ".",
+                     "docker/web.Dockerfile",
+                     "prod",
+                     {"MODE=prod", "TOKEN"},
+                     "registry.example/web:dev",
+                     "web-main"},
+    };
+    c.build = b;
+    return c;
+}
+
+const std::string kBuilds = "/home/u/.cache/hostbridge/run/demo-app/.hostbridge-build/";
+
+// What rebuild S runs with recorded builds (docs/BUILDS.md).
+ArgvOutcome expected_rebuild(const Config& c, std::size_t arg, const Argv& cf) {
+    const std::string s = c.services[arg];
+    const ServiceBuild* b = find_build(c.build, s);
+    if (b == nullptr) return Denied{ReasonCode::BuildNotConfigured};
+    Argv build = {c.build->engine,
+                  "build",
+                  "--network=none",
+                  "--iidfile",
+                  kBuilds + s + ".iid",
+                  "-t",
+                  b->image,
+                  "-f",
+                  kBuilds + s + "/" + b->containerfile};
+    if (!b->target.empty()) build = join(build, {"--target", b->target});
+    for (const auto& a : b->args) build = join(build, {"--build-arg", a});
+    build.push_back(kBuilds + s);
+    if (c.backend.flavour == ComposeFlavour::PodmanCompose) {
+        return Plan{Step{build, arg},
+                    Step{{c.build->engine, "rm", "--force", "--ignore", b->container}, {}},
+                    Step{join(cf, {"up", "-d", "--no-build", s}), {}}};
+    }
+    return Plan{Step{build, arg},
+                Step{join(cf, {"up", "-d", "--no-deps", "--force-recreate", "--no-build", s}), {}}};
+}
+
 // docs/PROTOCOL.md's table, restated by hand: what every (verb, arg) must give.
 ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c) {
     const ArgKind kind = verb_info(verb).arg;
@@ -73,50 +141,51 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
     if (verb == Verb::Ping) return NoCommand{};
     if (verb == Verb::JoinNetwork) {
         if (!c.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
-        return Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"};
+        return one(Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"});
     }
     if (c.backend.kind == BackendKind::Stack) {
         Argv st = c.backend.argv;
         st.front() = tree_path(st.front());
         switch (verb) {
             case Verb::Status:
-                return join(st, {"status"});
+                return one(join(st, {"status"}));
             case Verb::Health:
-                return join(st, {"health"});
+                return one(join(st, {"health"}));
             case Verb::Logs:
-                return join(st, {"logs", s});
+                return one(join(st, {"logs", s}));
             case Verb::Up:
-                return join(st, {"start"});
+                return one(join(st, {"start"}));
             case Verb::Down:
-                return join(st, {"stop"});
+                return one(join(st, {"stop"}));
             case Verb::Restart:
-                return join(st, {"restart", s});
+                return one(join(st, {"restart", s}));
             case Verb::Rebuild:
-                return join(st, {"build", s});
+                return one(join(st, {"build", s}));
             case Verb::Init:
-                return join(st, {"init"});
+                return one(join(st, {"init"}));
             default:
                 break;
         }
     } else {
-        const Argv cf = join(c.backend.argv, {"-f", kTree + "/compose.yaml"});
+        const Argv project = c.build ? Argv{"-p", "demo-app"} : Argv{};
+        const Argv cf = join(join(c.backend.argv, project), {"-f", kTree + "/compose.yaml"});
         switch (verb) {
             case Verb::Status:
-                return join(cf, {"ps"});
+                return one(join(cf, {"ps"}));
             case Verb::Health:
-                return join(cf, {"ps"});
+                return one(join(cf, {"ps"}));
             case Verb::Logs:
                 if (c.backend.flavour == ComposeFlavour::PodmanCompose)
-                    return join(cf, {"logs", "--tail", "200", s});
-                return join(cf, {"logs", "--no-color", "--tail", "200", s});
+                    return one(join(cf, {"logs", "--tail", "200", s}));
+                return one(join(cf, {"logs", "--no-color", "--tail", "200", s}));
             case Verb::Up:
-                return join(cf, {"up", "-d"});
+                return one(join(cf, {"up", "-d", "--no-build"}));
             case Verb::Down:
-                return join(cf, {"stop"});
+                return one(join(cf, {"stop"}));
             case Verb::Restart:
-                return join(cf, {"restart", s});
+                return one(join(cf, {"restart", s}));
             case Verb::Rebuild:
-                return join(cf, {"build", s});
+                return expected_rebuild(c, *arg, cf);
             case Verb::Init:
                 return Denied{ReasonCode::NotSupportedByCompose};
             default:
@@ -129,20 +198,23 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
 
 bool same(const ArgvOutcome& a, const ArgvOutcome& b) {
     if (a.index() != b.index()) return false;
-    if (const auto* x = std::get_if<Argv>(&a)) return *x == std::get<Argv>(b);
+    if (const auto* x = std::get_if<Plan>(&a)) return *x == std::get<Plan>(b);
     if (const auto* x = std::get_if<Denied>(&a)) return x->reason == std::get<Denied>(b).reason;
     return true;
 }
 
 std::vector<Config> all_configs() {
-    return {stack_config(),
-            with_join_network(stack_config()),
-            stack_config({"/opt/demo/bin/stack", "--project", "demo app"}),
-            compose_config(),
-            with_join_network(compose_config()),
-            compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose),
-            with_join_network(
-                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose))};
+    return {
+        stack_config(),
+        with_join_network(stack_config()),
+        stack_config({"/opt/demo/bin/stack", "--project", "demo app"}),
+        compose_config(),
+        with_join_network(compose_config()),
+        compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose),
+        with_join_network(
+            compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)),
+        with_builds(compose_config()),
+        with_builds(compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose))};
 }
 
 TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
@@ -163,15 +235,52 @@ TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
             }
         }
     }
-    EXPECT_EQ(checked, 7 * 10 * 8);
+    EXPECT_EQ(checked, 9 * 10 * 8);
+}
+
+// rebuild S builds S's image from the snapshot, then replaces S's container
+// alone; no compose row ever builds (podman-compose would read the checkout).
+TEST(ArgvTable, RebuildBuildsFromTheSnapshotThenReplacesOnlyThatService) {
+    const Config c =
+        with_builds(compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose));
+    const Plan plan = std::get<Plan>(argv_for(Verb::Rebuild, 2, c));  // web
+    ASSERT_EQ(plan.size(), 3u);
+    EXPECT_EQ(plan[0].snapshot_of, std::optional<std::size_t>(2));
+    EXPECT_EQ(
+        plan[0].argv,
+        (Argv{"/usr/bin/podman", "build", "--network=none", "--iidfile", kBuilds + "web.iid", "-t",
+              "registry.example/web:dev", "-f", kBuilds + "web/docker/web.Dockerfile", "--target",
+              "prod", "--build-arg", "MODE=prod", "--build-arg", "TOKEN", kBuilds + "web"}));
+    EXPECT_EQ(plan[1].argv, (Argv{"/usr/bin/podman", "rm", "--force", "--ignore", "web-main"}));
+    EXPECT_EQ(plan[2].argv, (Argv{"/usr/bin/podman-compose", "-p", "demo-app", "-f",
+                                  kTree + "/compose.yaml", "up", "-d", "--no-build", "web"}));
+    EXPECT_FALSE(plan[1].snapshot_of);
+    EXPECT_EQ(std::get<Denied>(argv_for(Verb::Rebuild, 3, c)).reason,
+              ReasonCode::BuildNotConfigured);  // worker: no recorded build
+    for (Verb verb : kAllVerbs) {
+        for (std::size_t i = 0; i < c.services.size(); ++i) {
+            const ArgvOutcome out = argv_for(
+                verb,
+                verb_info(verb).arg == ArgKind::None ? std::nullopt : std::optional<std::size_t>(i),
+                c);
+            const auto* p = std::get_if<Plan>(&out);
+            if (p == nullptr) continue;
+            for (const Step& step : *p) {
+                if (step.argv.front() != "/usr/bin/podman-compose") continue;
+                EXPECT_EQ(std::count(step.argv.begin(), step.argv.end(), "build"), 0)
+                    << display_plan(*p);
+            }
+        }
+    }
+    Config network = c;
+    network.build->network = "private";
+    EXPECT_EQ(std::get<Plan>(argv_for(Verb::Rebuild, 0, network))[0].argv[2], "--network=private");
 }
 
 TEST(ArgvTable, SpotChecksStack) {
     const Config c = stack_config();
-    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Restart, 0, c)),
-              (Argv{kTree + "/stack", "restart", "api"}));
-    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Up, std::nullopt, c)),
-              (Argv{kTree + "/stack", "start"}));
+    EXPECT_EQ(only(argv_for(Verb::Restart, 0, c)), (Argv{kTree + "/stack", "restart", "api"}));
+    EXPECT_EQ(only(argv_for(Verb::Up, std::nullopt, c)), (Argv{kTree + "/stack", "start"}));
     EXPECT_TRUE(std::holds_alternative<NoCommand>(argv_for(Verb::Ping, std::nullopt, c)));
     EXPECT_EQ(std::get<Denied>(argv_for(Verb::JoinNetwork, std::nullopt, c)).reason,
               ReasonCode::JoinNetworkNotConfigured);
@@ -181,12 +290,12 @@ TEST(ArgvTable, SpotChecksStack) {
 
 TEST(ArgvTable, SpotChecksCompose) {
     const Config c = compose_config();
-    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Logs, 3, c)),
+    EXPECT_EQ(only(argv_for(Verb::Logs, 3, c)),
               (Argv{"/usr/bin/docker", "compose", "-f", kTree + "/compose.yaml", "logs",
                     "--no-color", "--tail", "200", "worker"}));
     EXPECT_EQ(std::get<Denied>(argv_for(Verb::Init, std::nullopt, c)).reason,
               ReasonCode::NotSupportedByCompose);
-    EXPECT_EQ(std::get<Argv>(argv_for(Verb::JoinNetwork, std::nullopt, with_join_network(c))),
+    EXPECT_EQ(only(argv_for(Verb::JoinNetwork, std::nullopt, with_join_network(c))),
               (Argv{"/usr/bin/podman", "network", "connect", "demo-app-network", "agent"}));
 }
 
@@ -195,7 +304,7 @@ TEST(ArgvTable, SpotChecksCompose) {
 TEST(ArgvTable, LogsFollowTheComposeFlavour) {
     const Config podman =
         compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose);
-    EXPECT_EQ(std::get<Argv>(argv_for(Verb::Logs, 0, podman)),
+    EXPECT_EQ(only(argv_for(Verb::Logs, 0, podman)),
               (Argv{"/usr/bin/podman-compose", "-f", kTree + "/compose.yaml", "logs", "--tail",
                     "200", "api"}));
     // Every other verb is the same in both flavours.
@@ -238,7 +347,9 @@ TEST(ArgvTable, NothingOutsideTheTableEverComesOut) {
     for (const Config& c : all_configs()) {
         std::set<Argv> table;
         for (const auto& row : enumerate_argv_table(c)) {
-            if (const auto* argv = std::get_if<Argv>(&row.outcome)) table.insert(*argv);
+            if (const auto* plan = std::get_if<Plan>(&row.outcome)) {
+                for (const Step& step : *plan) table.insert(step.argv);
+            }
         }
         int produced = 0;
         for (int i = 0; i < 20000; ++i) {
@@ -246,9 +357,11 @@ TEST(ArgvTable, NothingOutsideTheTableEverComesOut) {
             std::optional<std::size_t> arg;
             if (rng() % 4 != 0) arg = rng() % 3 == 0 ? rng() % 0x10000 : rng() % 8;
             const ArgvOutcome out = argv_for(verb, arg, c);
-            if (const auto* argv = std::get_if<Argv>(&out)) {
+            if (const auto* plan = std::get_if<Plan>(&out)) {
                 ++produced;
-                EXPECT_EQ(table.count(*argv), 1u) << display_argv(*argv);
+                for (const Step& step : *plan) {
+                    EXPECT_EQ(table.count(step.argv), 1u) << display_argv(step.argv);
+                }
             } else if (std::find(kAllVerbs.begin(), kAllVerbs.end(), verb) == kAllVerbs.end()) {
                 EXPECT_TRUE(std::holds_alternative<Denied>(out));  // not a verb: nothing runs
             }
@@ -266,6 +379,7 @@ Config doc_config(BackendKind kind, ComposeFlavour flavour = ComposeFlavour::Doc
     c.backend.kind = kind;
     c.backend.flavour = kind == BackendKind::Stack ? ComposeFlavour::Docker : flavour;
     c.join_network = JoinNetwork{"/usr/bin/podman", "net", "agent"};
+    if (kind == BackendKind::Compose) c = with_builds(std::move(c));
     c = symbolic_config(std::move(c));
     c.slug = "$SLUG";
     c.systemd = {true, "$SYSTEMD_RUN", ""};
@@ -278,8 +392,12 @@ std::string render_table(const Config& c) {
         md += "| `" + std::string(verb_name(row.verb)) + "` | ";
         md += row.arg ? "`" + c.services[*row.arg] + "`" : "";
         md += " | ";
-        if (const auto* argv = std::get_if<Argv>(&row.outcome)) {
-            md += "`" + display_argv(*argv) + "`";
+        if (const auto* plan = std::get_if<Plan>(&row.outcome)) {
+            std::string steps;
+            for (const Step& step : *plan) {
+                steps += (steps.empty() ? "`" : "`, then `") + display_argv(step.argv);
+            }
+            md += steps + "`";
         } else {
             md += describe_outcome(row.outcome);
         }

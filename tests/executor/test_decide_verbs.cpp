@@ -78,7 +78,9 @@ void run_cases(StackFixture& f, const std::vector<Case>& cases) {
 std::multiset<Argv> table_argvs(const hb::Config& config) {
     std::multiset<Argv> out;
     for (const auto& row : hb::exec::enumerate_argv_table(config)) {
-        if (const auto* argv = std::get_if<Argv>(&row.outcome)) out.insert(*argv);
+        if (const auto* plan = std::get_if<hb::exec::Plan>(&row.outcome)) {
+            for (const auto& step : *plan) out.insert(step.argv);
+        }
     }
     return out;
 }
@@ -126,10 +128,9 @@ TEST(DecideVerbs, EveryVerbRunsItsExactArgvOnTheComposeBackend) {
                      {"health", "", {s, "-f", c, "ps"}},
                      {"logs", "api", {s, "-f", c, "logs", "--no-color", "--tail", "200", "api"}},
                      {"logs", "web", {s, "-f", c, "logs", "--no-color", "--tail", "200", "web"}},
-                     {"up", "", {s, "-f", c, "up", "-d"}},
+                     {"up", "", {s, "-f", c, "up", "-d", "--no-build"}},
                      {"down", "", {s, "-f", c, "stop"}},
                      {"restart", "db", {s, "-f", c, "restart", "db"}},
-                     {"rebuild", "web", {s, "-f", c, "build", "web"}},
                  });
 }
 
@@ -157,6 +158,19 @@ TEST(DecideVerbs, InitIsDeniedOnTheComposeBackend) {
     const std::string init = f.publish("init");
     f.drain();
     expect_denied(f, init, "init", "not supported by the compose backend");
+    EXPECT_TRUE(f.recorded().empty());
+}
+
+// Without bridge.json's "build" (an install older than snapshot builds),
+// rebuild runs nothing: the compose CLI would build from the checkout.
+TEST(DecideVerbs, RebuildIsDeniedOnTheComposeBackendWithoutARecordedBuild) {
+    StackFixture f;
+    f.use_compose();
+    const std::string rebuild = f.publish("rebuild", "web");
+    f.drain();
+    expect_denied(f, rebuild, "rebuild",
+                  "this install records no snapshot build for the service: run `hostbridge "
+                  "upgrade` or install again");
     EXPECT_TRUE(f.recorded().empty());
 }
 

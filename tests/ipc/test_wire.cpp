@@ -2,9 +2,11 @@
 // rejection test for every field of every decoder.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <vector>
 
+#include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb {
@@ -450,6 +452,59 @@ TEST(Verdict, DecoderRejectsInconsistentDeny) {
     EXPECT_TRUE(decodes(deny(ReasonCode::ArgForbidden, Verb::Ping, kNoArg, 0)));
     EXPECT_TRUE(decodes(deny(ReasonCode::BadRequestedAt, Verb::Ping, kNoArg, kNoTime)));
     EXPECT_TRUE(decodes(deny(ReasonCode::HardcodedDeny, {}, kNoArg, kNoTime)));
+}
+
+}  // namespace
+}  // namespace hb
+
+// --- the screen's answer (ipc/screen_wire.hpp) ---------------------------
+
+namespace hb {
+namespace {
+
+std::array<std::uint8_t, kScreenAnswerSize> answer_bytes(std::uint8_t reason, std::uint8_t flag,
+                                                         std::uint32_t line) {
+    ScreenAnswer a;
+    a.seq = 7;
+    a.verdict = ScreenVerdict{ScreenReason::None, line, ScreenFlag::None};
+    auto bytes = encode_screen_answer(a);
+    bytes[12] = reason;
+    bytes[13] = flag;
+    return bytes;
+}
+
+TEST(ScreenWire, AnAnswerRoundTrips) {
+    ScreenAnswer a;
+    a.seq = 42;
+    a.verdict = ScreenVerdict{ScreenReason::MountKeyNotAllowed, 3, ScreenFlag::MountId};
+    auto back = decode_screen_answer(encode_screen_answer(a));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->seq, 42u);
+    EXPECT_EQ(back->verdict, a.verdict);
+    auto seq = decode_screen_request(encode_screen_request(9));
+    ASSERT_TRUE(seq);
+    EXPECT_EQ(*seq, 9u);
+}
+
+// A compromised screen gets nothing past the bounds checks: a value outside
+// either enum, an acceptance that carries a line, a refusal without one.
+TEST(ScreenWire, AnswersOutsideTheVocabularyAreGarbage) {
+    const auto last_reason = static_cast<std::uint8_t>(kLastScreenReason);
+    const auto last_flag = static_cast<std::uint8_t>(kLastScreenFlag);
+    EXPECT_FALSE(decode_screen_answer(answer_bytes(last_reason + 1, 0, 1)));
+    EXPECT_FALSE(decode_screen_answer(answer_bytes(6, last_flag + 1, 1)));
+    EXPECT_FALSE(decode_screen_answer(answer_bytes(0, 0, 5)));   // accepted, with a line
+    EXPECT_FALSE(decode_screen_answer(answer_bytes(0, 1, 0)));   // accepted, with a flag
+    EXPECT_FALSE(decode_screen_answer(answer_bytes(6, 17, 0)));  // refused, no line
+    EXPECT_TRUE(decode_screen_answer(answer_bytes(1, 0, 0)));    // too large: no line
+    EXPECT_TRUE(decode_screen_answer(answer_bytes(last_reason, last_flag, 1)));
+    auto bytes = answer_bytes(6, 17, 1);
+    bytes[14] = 1;  // padding
+    EXPECT_FALSE(decode_screen_answer(bytes));
+    bytes = answer_bytes(6, 17, 1);
+    bytes[0] ^= 1;  // magic
+    EXPECT_FALSE(decode_screen_answer(bytes));
+    EXPECT_FALSE(decode_screen_answer(std::span(bytes).first(15)));
 }
 
 }  // namespace

@@ -35,6 +35,18 @@ hb::Config doc_config(hb::BackendKind kind,
                     : hb::Backend{kind, {"$COMPOSE"}, "$COMPOSE_FILE", flavour};
     c.join_network = hb::JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};
     c.systemd = {true, "$SYSTEMD_RUN", ""};
+    c.run_dir = "$RUN_DIR";
+    if (kind == hb::BackendKind::Compose) {
+        // api and web build from snapshots; worker's build is not recorded.
+        hb::BuildSettings b;
+        b.engine = "$ENGINE";
+        b.project = "$PROJECT";
+        b.services = {
+            hb::ServiceBuild{"api", "api", "Containerfile", "", {}, "$API_IMAGE", "$API_CONTAINER"},
+            hb::ServiceBuild{
+                "web", "web", "Containerfile", "", {}, "$WEB_IMAGE", "$WEB_CONTAINER"}};
+        c.build = b;
+    }
     return c;
 }
 
@@ -45,8 +57,12 @@ std::string render_table(const hb::Config& c) {
         md += "| `" + std::string(hb::verb_name(row.verb)) + "` | ";
         md += row.arg ? "`" + c.services[*row.arg] + "`" : "";
         md += " | ";
-        if (const auto* argv = std::get_if<Argv>(&row.outcome)) {
-            md += "`" + display_argv(*argv) + "`";
+        if (const auto* plan = std::get_if<Plan>(&row.outcome)) {
+            std::string steps;
+            for (const Step& step : *plan) {
+                steps += (steps.empty() ? "`" : "`, then `") + display_argv(step.argv);
+            }
+            md += steps + "`";
         } else {
             md += describe_outcome(row.outcome);
         }

@@ -38,7 +38,9 @@ const std::set<std::string> kGates = {
     // The record cannot be flushed away (common/audit_log.cpp).
     "audit budget", "history kept", "journal anchor",
     // A person in the loop (executor/drain_held.cpp).
-    "a person in the loop (`ask`)"};
+    "a person in the loop (`ask`)",
+    // What the engine builds from (executor/build_input.cpp, docs/BUILDS.md).
+    "builds read only a screened snapshot"};
 
 struct GateRow {
     std::string gate;

@@ -1,0 +1,128 @@
+#include "executor/build_input.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "executor/argv_table.hpp"
+#include "executor/build_snapshot.hpp"
+#include "executor/run_tree.hpp"
+#include "executor/screen_client.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+namespace {
+
+constexpr const char* kBuildDir = ".hostbridge-build";  // as snapshot_dir(), argv_table.cpp
+constexpr const char* kTmpDir = ".hostbridge-tmp";
+constexpr int kDirOpen = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// A directory of ours directly under run_dir, made 0700 when missing.
+Result<UniqueFd> own_subdir(int run_fd, const std::string& run_dir, const char* name) {
+    if (::mkdirat(run_fd, name, 0700) != 0 && errno != EEXIST) {
+        return make_error(sys::errno_text("cannot create " + run_dir + "/" + name));
+    }
+    UniqueFd dir(::openat(run_fd, name, kDirOpen));
+    if (!dir) return make_error(sys::errno_text("cannot open " + run_dir + "/" + name));
+    struct stat st {};
+    if (::fstat(dir.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+        return make_error(run_dir + "/" + name + " is not a private directory of ours");
+    }
+    return dir;
+}
+
+// The Containerfile inside the snapshot, never through a symlink: the
+// builder reads it by path, and the screen must read the same bytes.
+Result<UniqueFd> open_containerfile(const std::string& snapshot, const std::string& rel) {
+    UniqueFd root(::open(snapshot.c_str(), kDirOpen));
+    if (!root) return make_error(sys::errno_text("cannot open the snapshot " + snapshot));
+    open_how how{};
+    how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how);
+    if (fd < 0) {
+        if (errno == ENOENT) return make_error("the build context has no " + rel);
+        if (errno == ELOOP || errno == EXDEV) {
+            return make_error(rel +
+                              " is a symlink or lies under one; the bridge builds only "
+                              "from a regular file");
+        }
+        return make_error(sys::errno_text("cannot open " + rel + " in the snapshot"));
+    }
+    UniqueFd file(static_cast<int>(fd));
+    struct stat st {};
+    if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return make_error(rel + " is not a regular file");
+    }
+    return file;
+}
+
+}  // namespace
+
+Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index) {
+    if (index >= config.services.size()) return make_error("no such service");
+    const std::string& service = config.services[index];
+    const ServiceBuild* build = find_build(config.build, service);
+    if (build == nullptr) return make_error("bridge.json records no build for " + service);
+
+    auto run = open_run_dir(config.run_dir);
+    if (!run) return run.error();
+    auto builds = own_subdir(run->get(), config.run_dir, kBuildDir);
+    if (!builds) return builds.error();
+    if (auto tmp = own_subdir(run->get(), config.run_dir, kTmpDir); !tmp) return tmp.error();
+    // A stale id must never be reported as this build's.
+    const std::string iid = service + ".iid";
+    if (::unlinkat(builds->get(), iid.c_str(), 0) != 0 && errno != ENOENT) {
+        return make_error(sys::errno_text("cannot remove the old image id file"));
+    }
+
+    const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
+    auto snapshot =
+        take_snapshot(config.project_dir, build->context, snapshot_dir(config, service), budget);
+    if (!snapshot) return snapshot.error();
+
+    auto containerfile = open_containerfile(snapshot->dir, build->containerfile);
+    if (!containerfile) return containerfile.error();
+    auto verdict = screen_in_sandbox(config.parser, containerfile->get());
+    if (!verdict) return make_error(build->containerfile + ": " + verdict.error().message);
+    if (verdict->reason != ScreenReason::None) {
+        std::string where = build->containerfile;
+        if (verdict->line != 0) where += " line " + std::to_string(verdict->line);
+        if (verdict->flag != ScreenFlag::None) {
+            where += ": " + std::string(screen_flag_name(verdict->flag));
+        }
+        return make_error(where + ": " + std::string(screen_reason_text(verdict->reason)));
+    }
+
+    nlohmann::ordered_json detail;
+    detail["snapshot_sha256"] = snapshot->sha256;
+    detail["snapshot_files"] = snapshot->files;
+    detail["snapshot_bytes"] = snapshot->bytes;
+    return detail;
+}
+
+std::string read_image_id(const Config& config, std::string_view service) {
+    UniqueFd fd(::open(image_id_file(config, service).c_str(),
+                       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) return {};
+    std::string text;
+    if (!sys::read_all(fd.get(), text, 128)) return {};
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    const bool shaped = text.size() == 71 && text.starts_with("sha256:") &&
+                        std::all_of(text.begin() + 7, text.end(), [](char c) {
+                            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                        });
+    return shaped ? text : std::string();
+}
+
+std::vector<std::string> build_environment(const Config& config) {
+    return {"TMPDIR=" + config.run_dir + "/" + kTmpDir};
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,33 @@
+// What a build step reads, made safe before it runs (docs/BUILDS.md): the
+// service's build context copied from the checkout into a host-owned
+// snapshot (executor/build_snapshot.hpp), and the snapshot's Containerfile
+// screened in the sandbox (executor/screen_client.hpp). The builder then
+// reads only the snapshot; the argv names nothing else (executor/argv_table.cpp).
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/config.hpp"
+#include "ipc/result.hpp"
+
+namespace hb::exec {
+
+// Takes the snapshot of services[index]'s context and screens its
+// Containerfile. The value is the audit detail (the snapshot's hash, files
+// and bytes); an error is the refusal's sentence, naming the checkout path
+// or the Containerfile's line and flag.
+Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index);
+
+// The image id the builder wrote (--iidfile) for `service`: "sha256:" and 64
+// hex digits, or empty when the file is missing or holds anything else.
+std::string read_image_id(const Config& config, std::string_view service);
+
+// The environment a build step gets besides child_environment(): its own
+// TMPDIR under run_dir, so buildah's cache (TMPDIR/buildah-cache, else the
+// /var/tmp every user shares) is this install's alone.
+std::vector<std::string> build_environment(const Config& config);
+
+}  // namespace hb::exec

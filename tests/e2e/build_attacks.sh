@@ -1,0 +1,378 @@
+#!/bin/bash
+# build_attacks.sh BIN_DIR: `rebuild` builds from a host-owned snapshot whose
+# Containerfile was screened in the sandbox (docs/BUILDS.md), against the
+# real podman, buildah and podman-compose of Debian 12, driven by the real
+# installed executor (`hostbridge install --backend compose`, then a
+# `hostbridge-executor watch` this script starts; no systemd). Issue 27.
+#
+# A two-service project (app builds from ./app, db from ./db; app
+# depends_on db; a busybox image, nothing pulled). A "secret" directory
+# outside the checkout stands for the host user's home: the agent wins if
+# its bytes reach a build log or anything lands in it. Checked:
+#
+#  1. an honest `rebuild app` goes live: the audit records the snapshot's
+#     hash and the image id, app's container runs that image, db's
+#     container is the same one as before;
+#  2. each attack of the engine-facts list is refused before the builder
+#     runs, and the secret dir is untouched: a bind mount through a context
+#     symlink to the secret dir; the same mount without a link (the screen
+#     alone); a cache mount whose id climbs to the secret dir; the same id
+#     through an ARG; a "heredoc" whose body is a RUN --mount line; ADD of a
+#     URL; the context dir itself swapped for a link; a FIFO in the
+#     context; a link that escapes through another link (sub/d -> ..);
+#  3. a build that fails is reported failed, and app keeps running its
+#     image (podman-compose would have answered exit 0);
+#  4. `up` never builds: with app's image deleted, `up` leaves no image;
+#  5. the detectors are live: plain `podman build` on the checkout with the
+#     symlink attack prints the secret, and with the cache-id attack writes
+#     into the secret dir.
+#
+# Rootful podman when run as root (rootless otherwise); the containers.conf
+# of examples/demo-app. Everything made is named after hbba<pid> and
+# removed on exit; tools/e2e/leftovers.sh must then find nothing. Exit 77,
+# reason printed, where podman, podman-compose or a static busybox is
+# missing.
+# shellcheck disable=SC2016
+set -uo pipefail
+
+[ $# -eq 1 ] || { echo "usage: build_attacks.sh BIN_DIR" >&2; exit 64; }
+bin=$(readlink -f -- "$1")
+repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../..")
+hb=$bin/hostbridge
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+for tool in podman podman-compose python3; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+busybox=$(command -v busybox) || skip "busybox is not installed"
+[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
+    skip "$busybox is not statically linked (busybox-static)"
+[ -x "$hb" ] || { echo "no $hb: build first" >&2; exit 1; }
+
+t_start=$(date +%s)
+name=hbba$$
+work=$(mktemp -d "/tmp/$name.XXXXXX")
+P=$work/$name # the checkout; its basename is the compose project name
+slug=$name
+watch_pid=""
+export CONTAINERS_CONF=$work/containers.conf
+cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
+if ! podman info >/dev/null 2>&1; then
+    rm -rf -- "$work"
+    skip "podman does not work here as $(id -un) (podman info fails)"
+fi
+
+cleanup() {
+    local ids
+    [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
+    ids=$(podman ps -aq --filter "label=io.podman.compose.project=$name" 2>/dev/null)
+    # shellcheck disable=SC2086 # a list of IDs
+    [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
+    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    ids=$(podman images -aq --filter "label=io.hostbridge.test=$name" 2>/dev/null | sort -u)
+    # shellcheck disable=SC2086
+    [ -z "$ids" ] || podman rmi -f $ids >/dev/null 2>&1
+    chmod -R u+rwX "$work" 2>/dev/null
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM HUP
+
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+pass() { echo "PASS: $*"; }
+check() { # MESSAGE CMD...
+    local msg=$1
+    shift
+    if "$@"; then pass "$msg"; else fail "$msg"; fi
+}
+die() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# ------------------------------------------------------------------ the host's secrets
+
+secret=$work/secret
+mkdir -p "$secret" || die "mkdir"
+token="SECRET-$name-$RANDOM$RANDOM"
+echo "$token" >"$secret/id_rsa"
+secret_state() { (cd "$secret" && find . -printf '%p %s %T@\n' | sort); }
+secret_before=$(secret_state)
+
+# ------------------------------------------------------------------ the project
+
+mkdir -p "$P/app/rootfs/bin" "$P/db" || die "mkdir"
+cp "$busybox" "$P/app/rootfs/bin/busybox"
+for applet in sh sleep cat ls touch; do ln -s busybox "$P/app/rootfs/bin/$applet"; done
+cp -a "$P/app/rootfs" "$P/db/rootfs"
+echo v1 >"$P/app/version.txt"
+honest_app() {
+    cat >"$P/app/Containerfile" <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+RUN --mount=type=cache,target=/cache ls /cache
+COPY version.txt /version.txt
+CMD ["/bin/sleep", "100000"]
+EOF
+}
+honest_app
+cat >"$P/db/Containerfile" <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+CMD ["/bin/sleep", "100000"]
+EOF
+cat >"$P/compose.yaml" <<'EOF'
+services:
+  app:
+    build: ./app
+    init: true
+    depends_on: [db]
+  db:
+    build: ./db
+    init: true
+EOF
+{
+    git -C "$P" init -q . &&
+        git -C "$P" add -A &&
+        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
+} || die "git init of $P"
+
+# ------------------------------------------------------------------ the bridge
+
+bridge=(env -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_CACHE_HOME "HOME=$work/home")
+mkdir -p "$work/home"
+root_flag=()
+[ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
+out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
+    --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1) ||
+    die "hostbridge install: $out"
+config=$work/home/.config/hostbridge/$slug/bridge.json
+audit=$work/home/.local/state/hostbridge/$slug/audit.jsonl
+# This test is about what a build may read, not about the person's approval:
+# up and rebuild run unattended here.
+policy=$work/home/.config/hostbridge/$slug/policy.conf
+sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
+grep -qx MODE_rebuild=auto "$policy" || die "cannot set MODE_rebuild=auto in $policy"
+python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["build"]; assert [s["service"] for s in b["services"]] == ["app", "db"], b' \
+    "$config" || die "bridge.json records no build for app and db: $(cat "$config")"
+client=$P/untracked/hostbridge/request
+[ -x "$client" ] || die "install dropped no client at $client"
+"${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" "${root_flag[@]}" \
+    </dev/null >>"$work/watch.log" 2>&1 &
+watch_pid=$!
+echo "installed $slug (compose backend, podman-compose); watch pid $watch_pid"
+
+request() { # VERB [ARG]: REQ_RC, REQ_OUT, REQ_ERR
+    "$client" --timeout 300 "$@" >"$work/out" 2>"$work/err"
+    REQ_RC=$?
+    REQ_OUT=$(cat "$work/out")
+    REQ_ERR=$(cat "$work/err")
+}
+show() { printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 15; }
+inspect() { podman container inspect --format "$2" "$1" 2>/dev/null; }
+image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null; }
+leaked() { grep -rqs -- "$token" "$P/untracked" "$work/watch.log"; }
+secret_same() { [ "$(secret_state)" = "$secret_before" ]; }
+last_audit() { # EVENT: the detail of the last such rebuild event, as JSON
+    python3 - "$audit" "$1" <<'PY'
+import json, sys
+last = None
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("verb") == "rebuild" and e["event"] == sys.argv[2]:
+        last = e
+print(json.dumps(last["detail"] if last and last.get("detail") else {}))
+PY
+}
+
+# ------------------------------------------------------------------ 1: honest rebuilds go live
+
+request rebuild db
+check "rebuild db: exit 0" test "$REQ_RC" -eq 0
+[ "$REQ_RC" -eq 0 ] || show
+request rebuild app
+check "rebuild app: exit 0" test "$REQ_RC" -eq 0
+[ "$REQ_RC" -eq 0 ] || show
+app_c=${name}_app_1 db_c=${name}_db_1
+db_id=$(inspect "$db_c" '{{.Id}}')
+detail=$(last_audit succeeded)
+audited_image=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("image_id",""))' "$detail")
+check "the audit records the snapshot's hash and the image id ($detail)" \
+    eval '[[ $detail == *snapshot_sha256* ]] && [ -n "$audited_image" ]'
+check "app runs the audited image (${audited_image:7:12})" \
+    test -n "$audited_image" -a "$(inspect "$app_c" '{{.Image}}')" = "${audited_image#sha256:}"
+echo v2 >"$P/app/version.txt"
+request rebuild app
+new_image=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("image_id",""))' "$(last_audit succeeded)")
+content=$(podman exec "$app_c" cat /version.txt 2>&1)
+check "a second rebuild app goes live: exit 0, app runs a new image holding v2 ($content)" \
+    test "$REQ_RC" -eq 0 -a "$new_image" != "$audited_image" -a "$content" = v2 \
+    -a "$(inspect "$app_c" '{{.Image}}')" = "${new_image#sha256:}"
+check "db's container was not replaced (${db_id:0:12})" \
+    test -n "$db_id" -a "$(inspect "$db_c" '{{.Id}}')" = "$db_id"
+
+# ------------------------------------------------------------------ 2: the attacks
+
+running_image=$(inspect "$app_c" '{{.Image}}')
+refused() { # MESSAGE EXPECTED-TEXT: the last request was refused, nothing leaked
+    local msg=$1 want=$2
+    if [ "$REQ_RC" -eq 70 ] && grep -q "build input refused" <<<"$REQ_ERR" &&
+        grep -qF -- "$want" <<<"$REQ_ERR" && ! leaked && secret_same &&
+        [ "$(inspect "$app_c" '{{.Image}}')" = "$running_image" ]; then
+        pass "$msg: refused ($(grep -o 'build input refused.*' <<<"$REQ_ERR" | head -c 160))"
+    else
+        fail "$msg"
+        show
+        leaked && echo "the secret reached the agent's files"
+        secret_same || echo "the secret dir changed"
+    fi
+}
+attack_file() { # the Containerfile, from stdin
+    cat >"$P/app/Containerfile"
+}
+reset_app() {
+    honest_app
+    rm -rf "$P/app/h" "$P/app/sub" "$P/app/fifo"
+}
+
+ln -s "$secret" "$P/app/h"
+attack_file <<EOF
+FROM scratch
+COPY rootfs/ /
+RUN --mount=type=bind,source=h,target=/h,rw=true cat /h/id_rsa
+EOF
+request rebuild app
+refused "bind mount through a context symlink to the secret dir" "app/h"
+rm "$P/app/h"
+request rebuild app
+refused "the same bind mount without a link (the screen alone)" "Containerfile line 3: type="
+
+attack_file <<EOF
+FROM scratch
+COPY rootfs/ /
+RUN --mount=type=cache,id=../../../../../../../..$secret,target=/c touch /c/pwned
+EOF
+request rebuild app
+refused "a cache mount whose id climbs to the secret dir" "line 3: id="
+
+attack_file <<EOF
+FROM scratch
+ARG X=../../../../../../../..$secret
+COPY rootfs/ /
+RUN --mount=type=cache,id=\$X,target=/c touch /c/pwned
+EOF
+request rebuild app
+refused "the same id through an ARG" "line 4"
+
+attack_file <<EOF
+FROM scratch
+COPY rootfs/ /
+RUN cat <<HEREDOC
+RUN --mount=type=cache,id=../../../../../../../..$secret,target=/c touch /c/pwned
+HEREDOC
+EOF
+request rebuild app
+refused "a heredoc whose body is a RUN --mount line" "line 3"
+
+attack_file <<EOF
+FROM scratch
+ADD http://127.0.0.1:9/x /x
+EOF
+request rebuild app
+refused "ADD of a URL" "line 2"
+
+reset_app
+mkdir -p "$P/app/sub"
+ln -s .. "$P/app/sub/d"
+ln -s d/../../secret "$P/app/sub/a"
+request rebuild app
+refused "a link that is inside by its spelling but escapes through sub/d -> .." "sub/a"
+reset_app
+
+mkfifo "$P/app/fifo"
+request rebuild app
+refused "a FIFO in the context" "fifo"
+reset_app
+
+mv "$P/app" "$work/app-moved" && ln -s "$secret" "$P/app"
+request rebuild app
+# The checkout walk (executor/run_tree.cpp) refuses it first, as the
+# integrity gate; the snapshot would too.
+if [ "$REQ_RC" -eq 70 ] && grep -q "app" <<<"$REQ_ERR" && ! leaked && secret_same; then
+    pass "the context dir swapped for a link to the secret dir: refused ($(tail -n 1 <<<"$REQ_ERR" | head -c 160))"
+else
+    fail "the context dir swapped for a link to the secret dir"
+    show
+fi
+rm "$P/app" && mv "$work/app-moved" "$P/app"
+
+# ------------------------------------------------------------------ 3: a failed build
+
+attack_file <<EOF
+FROM scratch
+COPY rootfs/ /
+RUN /bin/sh -c 'exit 3'
+EOF
+request rebuild app
+check "a build that fails answers failed, exited with status 3 (exit $REQ_RC), and app keeps its image" \
+    eval '[ "$REQ_RC" -ne 0 ] && grep -q "failed: exited with status 3" <<<"$REQ_ERR" && [ "$(inspect "$app_c" "{{.Image}}")" = "$running_image" ]'
+grep -q 'exited with status 3' <<<"$REQ_ERR" || show
+reset_app
+
+# ------------------------------------------------------------------ 4: up never builds
+
+podman rm -f -t 0 "$app_c" >/dev/null 2>&1
+podman rmi -f "localhost/${name}_app:latest" >/dev/null 2>&1
+request up
+check "up with app's image deleted builds nothing: no ${name}_app image afterwards" \
+    eval '[ -z "$(image_id "localhost/${name}_app:latest")" ]'
+
+# ------------------------------------------------------------------ 5: the detectors are live
+
+ln -s "$secret" "$P/app/h"
+attack_file <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+RUN --mount=type=bind,source=h,target=/h,rw=true cat /h/id_rsa
+EOF
+control=$(podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" 2>&1)
+check "control: plain podman build on the checkout prints the secret through app/h" \
+    grep -qF -- "$token" <<<"$control"
+rm "$P/app/h"
+attack_file <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+RUN --mount=type=cache,id=../../../../../../../..$secret,target=/c touch /c/pwned
+EOF
+control=$(podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" 2>&1)
+check "control: plain podman build with the climbing cache id writes into the secret dir" \
+    test -e "$secret/pwned"
+rm -f "$secret/pwned"
+podman rmi -f "localhost/${name}_control:latest" >/dev/null 2>&1
+
+# ------------------------------------------------------------------ nothing left
+
+trap - EXIT
+cleanup
+if [ -x "$repo/tools/e2e/leftovers.sh" ]; then
+    out=$("$repo/tools/e2e/leftovers.sh" "$name" 2>&1)
+    rc=$?
+    check "nothing of the run is left (tools/e2e/leftovers.sh $name)" test "$rc" -eq 0
+    [ "$rc" -eq 0 ] || printf '%s\n' "$out"
+fi
+echo "runtime: $(($(date +%s) - t_start)) s"
+if [ "$failures" -eq 0 ]; then echo "every check passed"; else echo "$failures check(s) FAILED"; fi
+[ "$failures" -eq 0 ]

@@ -1,0 +1,614 @@
+// One test per fact of the Containerfile screen: real Containerfile bytes,
+// each refusal with its line and flag, and the honest files next to them
+// accepted, so a rule that refuses too much fails as surely as one that
+// refuses too little.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "parser/containerfile_screen.hpp"
+
+namespace hb {
+
+// For gtest's failure messages (found by ADL: ScreenVerdict is in hb,
+// ipc/screen_wire.hpp).
+void PrintTo(const ScreenVerdict& v, std::ostream* os) {
+    *os << "{reason " << static_cast<int>(v.reason) << ", line " << v.line << ", flag "
+        << static_cast<int>(v.flag) << "}";
+}
+
+}  // namespace hb
+
+namespace hb::parser {
+
+namespace {
+
+ScreenVerdict screen(std::string_view text) {
+    return screen_containerfile(
+        std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
+std::string describe(const ScreenVerdict& v) {
+    return "line " + std::to_string(v.line) + ": " + std::string(screen_flag_name(v.flag)) + ": " +
+           std::string(screen_reason_text(v.reason));
+}
+
+void expect_accepted(std::string_view text) {
+    const ScreenVerdict v = screen(text);
+    EXPECT_EQ(v, ScreenVerdict{}) << describe(v);
+}
+
+void expect_refused(std::string_view text, ScreenReason reason, std::uint32_t line,
+                    ScreenFlag flag = ScreenFlag::None) {
+    const ScreenVerdict v = screen(text);
+    const ScreenVerdict want{reason, line, flag};
+    EXPECT_EQ(v, want) << "got " << describe(v) << "\nwant " << describe(want);
+}
+
+using R = ScreenReason;
+using F = ScreenFlag;
+
+// ------------------------------------------------------------ honest files
+
+TEST(ContainerfileScreen, AMultiStageNodeFileIsAccepted) {
+    expect_accepted(R"(# syntax=docker/dockerfile:1
+ARG NODE_VERSION=20
+FROM --platform=linux/amd64 node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+RUN npm run build
+
+FROM gcr.io/distroless/nodejs20-debian12
+ENV NODE_ENV=production PORT=8080
+COPY --from=build --chown=1000:1000 --chmod=0755 /app/dist /app
+USER 1000
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --retries=3 CMD ["node", "/app/health.js"]
+LABEL org.opencontainers.image.source="https://github.com/example/app"
+CMD ["/app/server.js"]
+)");
+}
+
+TEST(ContainerfileScreen, APythonFileWithAPipCacheMountIsAccepted) {
+    expect_accepted(R"(FROM python:3.12-slim
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /srv
+COPY requirements.txt .
+RUN --mount=type=cache,target=/root/.cache/pip pip install -r requirements.txt
+RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
+    --mount=type=cache,target=/var/lib/apt,sharing=private \
+    apt-get update && apt-get install -y --no-install-recommends libpq5
+COPY app/ ./app/
+VOLUME ["/srv/data"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["python", "-m", "app"]
+)");
+}
+
+TEST(ContainerfileScreen, JsonFormCmdEntrypointAndShellAreAccepted) {
+    expect_accepted(
+        "FROM alpine:3.20\n"
+        "SHELL [\"/bin/sh\", \"-eu\", \"-c\"]\n"
+        "RUN [\"apk\", \"add\", \"--no-cache\", \"curl\"]\n"
+        "ENTRYPOINT [\"/usr/bin/curl\"]\n"
+        "CMD [\"--help\"]\n");
+}
+
+TEST(ContainerfileScreen, LowerCaseAndMixedCaseInstructionsAreAccepted) {
+    expect_accepted(
+        "from alpine\n"
+        "run --mount=type=cache,target=/var/cache/apk apk add git\n"
+        "Copy --chown=1:1 a /a\n"
+        "wOrKdIr /a\n"
+        "cmd [\"sh\"]\n");
+}
+
+TEST(ContainerfileScreen, ContinuationLinesAreJoined) {
+    expect_accepted(R"(FROM debian:12
+RUN apt-get update \
+ && apt-get install -y \
+      curl \
+      ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+)");
+}
+
+TEST(ContainerfileScreen, CommentsAndBlankLinesInsideAContinuationAreSkipped) {
+    // Were the blank line or the comment to end the RUN, `&& echo b` would be
+    // read as an instruction of its own and refused.
+    expect_accepted(
+        "FROM debian:12\n"
+        "RUN echo a \\\n"
+        "# a comment in the middle\n"
+        "    # an indented one\n"
+        "\n"
+        "  && echo b\n");
+}
+
+TEST(ContainerfileScreen, BlanksAfterTheBackslashStillContinue) {
+    expect_accepted("FROM debian:12\nRUN echo a \\ \t \n  && echo b\n");
+}
+
+TEST(ContainerfileScreen, TheLastOfTwoBackslashesContinuesTheLine) {
+    // imagebuilder strips only the last escape and still continues: the next
+    // line is an argument of echo, not an instruction.
+    expect_accepted("FROM debian:12\nRUN echo \\\\\nRUN --mount=type=bind,target=/h cat /h/x\n");
+}
+
+TEST(ContainerfileScreen, AFlagSplitAcrossAContinuationIsReadJoined) {
+    expect_accepted("FROM a\nRUN --mount=type=ca\\\nche,target=/c true\n");
+    expect_refused("FROM a\nRUN --mount=type=bi\\\nnd,target=/h true\n", R::MountNotCache, 2,
+                   F::MountType);
+}
+
+TEST(ContainerfileScreen, HeadingArgsBeforeTheFirstFromAreAccepted) {
+    expect_accepted("ARG BASE_TAG=3.20\nARG OTHER\nFROM alpine:${BASE_TAG}\nRUN true\n");
+}
+
+TEST(ContainerfileScreen, RegistryImagesWithPortsAndTagsAreAccepted) {
+    expect_accepted(
+        "FROM localhost:5000/team/base:1.2 AS base\n"
+        "FROM docker:24-dind\n"
+        "COPY --from=base /etc/os-release /x\n"
+        "COPY --from=docker.io/library/alpine:3.20 /etc/alpine-release /y\n");
+}
+
+TEST(ContainerfileScreen, AnAddOfLocalFilesIsAccepted) {
+    expect_accepted(
+        "FROM a\n"
+        "ADD --chown=1000:1000 --chmod=644 vendor.tar.gz /opt/\n"
+        "ADD [\"file with space.txt\", \"/opt/\"]\n");
+}
+
+TEST(ContainerfileScreen, HereStringsAndShiftsAreNotHeredocs) {
+    expect_accepted("FROM a\nRUN cat <<< \"text\" && echo $((1<<3))\n");
+}
+
+TEST(ContainerfileScreen, AnOnbuildOfAPlainInstructionIsAccepted) {
+    expect_accepted(
+        "FROM a\nONBUILD COPY . /src\nONBUILD RUN --mount=type=cache,target=/c make -C /src\n");
+}
+
+TEST(ContainerfileScreen, AByteOrderMarkOnTheFirstLineIsSkipped) {
+    expect_accepted(
+        "\xEF\xBB\xBF"
+        "FROM a\nRUN true\n");
+}
+
+TEST(ContainerfileScreen, AFileWithoutAFinalNewlineIsReadToTheEnd) {
+    expect_refused("FROM a\nRUN --mount=type=bind,target=/h true", R::MountNotCache, 2,
+                   F::MountType);
+}
+
+TEST(ContainerfileScreen, AFileWithNoInstructionIsAcceptedTheBuilderRefusesIt) {
+    expect_accepted("");
+    expect_accepted("# only a comment\n\n");
+}
+
+// ------------------------------------------------------------ the escape directive
+
+TEST(ContainerfileScreen, AnEscapeDirectiveOnLineOneMakesTheBacktickTheContinuation) {
+    const std::string body =
+        "FROM mcr.microsoft.com/windows/servercore\n"
+        "RUN echo a `\n"
+        "  && echo b\n";
+    expect_accepted("# escape=`\n" + body);
+    // With the default escape `&& echo b` stands alone: not an instruction.
+    expect_refused(body, R::UnknownInstruction, 3);
+}
+
+TEST(ContainerfileScreen, UnderABacktickEscapeABackslashDoesNotContinue) {
+    expect_refused(
+        "# escape=`\n"
+        "FROM a\n"
+        "RUN --mount=type=cache,target=/c echo \\\n"
+        "RUN --mount=type=bind,target=/h cat /h/x\n",
+        R::MountNotCache, 4, F::MountType);
+}
+
+TEST(ContainerfileScreen, AnEscapeDirectiveOnLineThreeIsOnlyAComment) {
+    // The backslash still continues: the second RUN is an argument of echo.
+    expect_accepted(
+        "FROM a\n"
+        "# a comment first\n"
+        "# escape=`\n"
+        "RUN --mount=type=cache,target=/c echo \\\n"
+        "RUN --mount=type=bind,target=/h cat /h/x\n");
+}
+
+TEST(ContainerfileScreen, TheEscapeDirectiveIgnoresCaseAndBlanks) {
+    expect_accepted("  #  ESCAPE =  `\nFROM a\nRUN echo a `\n  && echo b\n");
+    expect_accepted("\xEF\xBB\xBF# escape=`\nFROM a\nRUN echo a `\n  && echo b\n");
+}
+
+TEST(ContainerfileScreen, AnEscapeDirectiveNamingAnotherCharacterIsRefused) {
+    expect_refused("# escape=x\nFROM a\n", R::BadDirective, 1);
+    expect_refused("# escape=   \nFROM a\n", R::BadDirective, 1);
+}
+
+TEST(ContainerfileScreen, ASecondEscapeDirectiveRightAfterTheFirstIsRefused) {
+    expect_refused("# escape=`\n# escape=\\\nFROM a\n", R::BadDirective, 2);
+}
+
+TEST(ContainerfileScreen, AnEmptyEscapeDirectiveAndTheSyntaxDirectiveAreComments) {
+    expect_accepted("# escape=\nFROM a\nRUN echo a \\\n  && echo b\n");
+    expect_accepted("# syntax=docker/dockerfile:1.7\nFROM a\n");
+}
+
+// ------------------------------------------------------------ bytes and size
+
+TEST(ContainerfileScreen, AFileOverOneMebibyteIsTooLarge) {
+    std::string big = "FROM a\n";
+    while (big.size() <= kMaxContainerfileBytes) big += "# " + std::string(1000, 'x') + "\n";
+    expect_refused(big, R::TooLarge, 0);
+}
+
+TEST(ContainerfileScreen, ANulByteIsRefusedWithItsLine) {
+    expect_refused(std::string("FROM a\nRUN echo ") + '\0' + "\n", R::BadBytes, 2);
+}
+
+TEST(ContainerfileScreen, ACrlfFileIsRefused) {
+    expect_refused("FROM a\r\nRUN true\r\n", R::BadBytes, 1);
+}
+
+TEST(ContainerfileScreen, OtherControlCharactersAreRefused) {
+    expect_refused("FROM a\nRUN\vtrue\n", R::BadBytes, 2);
+    expect_refused("FROM a\n\fRUN true\n", R::BadBytes, 2);
+    expect_refused("FROM a\nRUN true\x7f\n", R::BadBytes, 2);
+    expect_refused("FROM a\nRUN true\xC2\x85\n", R::BadBytes, 2);  // U+0085 NEL
+    expect_refused("FROM a\nRUN \x1b[31m\n", R::BadBytes, 2);
+}
+
+TEST(ContainerfileScreen, UnicodeSpacesAreRefusedBecauseTheBuilderSplitsOnThem) {
+    // imagebuilder's flag splitter reads byte by byte and takes 0xA0 for a
+    // space: the second --mount below would be a flag of its own to it.
+    expect_refused(
+        "FROM a\nRUN --mount=type=cache,target=/c\xC2\xA0--mount=type=bind,target=/h true\n",
+        R::BadBytes, 2);
+    expect_refused("FROM a\n\xE3\x80\x80RUN true\n", R::BadBytes, 2);   // U+3000
+    expect_refused("FROM a\nRUN echo\xE2\x80\xA8x\n", R::BadBytes, 2);  // U+2028
+}
+
+TEST(ContainerfileScreen, InvalidUtf8IsRefused) {
+    expect_refused("FROM a\nLABEL x=\xC0\xAF\n", R::BadBytes, 2);          // overlong '/'
+    expect_refused("FROM a\nLABEL x=\xED\xA0\x80\n", R::BadBytes, 2);      // a surrogate
+    expect_refused("FROM a\nLABEL x=\xF4\x90\x80\x80\n", R::BadBytes, 2);  // past U+10FFFF
+    expect_refused("FROM a\nLABEL x=\xE2\x82\n", R::BadBytes, 2);          // cut short
+    expect_refused("FROM a\nLABEL x=\xFF\n", R::BadBytes, 2);
+}
+
+TEST(ContainerfileScreen, NonAsciiTextOutsideFlagsIsAccepted) {
+    expect_accepted("FROM a\n# café\nLABEL description=\"Grüße, 東京\"\nRUN echo \xC3\xA0\n");
+}
+
+TEST(ContainerfileScreen, ALineOver65535BytesIsRefusedBecauseBuildahStopsReadingThere) {
+    const std::string longest = "# " + std::string(kMaxContainerfileLineBytes - 2, 'x');
+    expect_accepted("FROM a\n" + longest + "\nRUN true\n");
+    expect_refused("FROM a\n" + longest + "x\nRUN true\n", R::LineTooLong, 2);
+    expect_refused("FROM a\n" + longest + "x", R::LineTooLong, 2);
+}
+
+TEST(ContainerfileScreen, AMebibyteOfContinuationLinesIsScreenedInOnePass) {
+    std::string file = "FROM a\nRUN --mount=type=cache,target=/c echo \\\n";
+    while (file.size() < kMaxContainerfileBytes - 100) file += "x \\\n";
+    file += "y\n";
+    expect_accepted(file);
+
+    std::string odd = "FROM a\nRUN echo \\\n";
+    while (odd.size() < kMaxContainerfileBytes - 70000) odd += std::string(60000, '<') + "\\\n";
+    odd += "y\n";
+    expect_accepted(odd);
+
+    std::string backslashes;
+    while (backslashes.size() < kMaxContainerfileBytes - 2) backslashes += "\\\n";
+    expect_refused(backslashes, R::UnknownInstruction, 1);  // all joined into an empty line
+}
+
+// ------------------------------------------------------------ instructions
+
+TEST(ContainerfileScreen, AnUnknownInstructionIsRefused) {
+    expect_refused("FROM a\nRUNN true\n", R::UnknownInstruction, 2);
+    expect_refused("FROM a\nINCLUDE other\n", R::UnknownInstruction, 2);
+}
+
+TEST(ContainerfileScreen, AnInstructionSpelledWithAKelvinSignIsRefused) {
+    // Go's ToLower turns U+212A into 'k', so the builder would run WORKDIR.
+    expect_refused(
+        "FROM a\nWOR\xE2\x84\xAA"
+        "DIR /x\n",
+        R::UnknownInstruction, 2);
+}
+
+TEST(ContainerfileScreen, ALineOfOnlyABackslashStartsTheNextInstruction) {
+    expect_refused("FROM a\n\\\nRUN --mount=type=bind,target=/h true\n", R::MountNotCache, 2,
+                   F::MountType);
+}
+
+TEST(ContainerfileScreen, AnInstructionBeforeTheFirstFromIsRefused) {
+    expect_refused("ARG X=1\nRUN true\nFROM a\n", R::NoFrom, 2);
+    expect_refused("ENV A=b\nFROM a\n", R::NoFrom, 1);
+}
+
+// ------------------------------------------------------------ RUN --mount
+
+TEST(ContainerfileScreen, ABindMountIsRefusedNamingLineAndFlag) {
+    expect_refused("FROM a\nRUN echo hi\nRUN --mount=type=bind,source=h,target=/h cat /h/x\n",
+                   R::MountNotCache, 3, F::MountType);
+}
+
+TEST(ContainerfileScreen, AMountWithoutATypeIsABindAndRefused) {
+    expect_refused("FROM a\nRUN --mount=target=/h cat /h/x\n", R::MountNotCache, 2, F::MountType);
+}
+
+TEST(ContainerfileScreen, TmpfsSecretAndSshMountsAreRefused) {
+    for (const char* type : {"tmpfs", "secret", "ssh", "Cache", "cache=x"}) {
+        SCOPED_TRACE(type);
+        expect_refused(std::string("FROM a\nRUN --mount=type=") + type + ",target=/t true\n",
+                       R::MountNotCache, 2, F::MountType);
+    }
+}
+
+TEST(ContainerfileScreen, EveryTypeInOneMountMustBeCache) {
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/c,type=bind true\n", R::MountNotCache, 2,
+                   F::MountType);
+}
+
+TEST(ContainerfileScreen, ACacheMountIdIsRefusedBecauseItClimbsOut) {
+    // CVE-2024-9675: id=../../../../home/U mounts that host directory.
+    expect_refused("FROM a\nRUN --mount=type=cache,id=../../../../home/u,target=/c ls /c\n",
+                   R::MountKeyNotAllowed, 2, F::MountId);
+}
+
+TEST(ContainerfileScreen, EveryOtherMountKeyIsRefusedByName) {
+    const struct {
+        const char* option;
+        ScreenFlag flag;
+    } cases[] = {
+        {"source=x", F::MountSource},   {"src=x", F::MountSource},
+        {"from=stage", F::MountFrom},   {"rw", F::MountRw},
+        {"readwrite", F::MountRw},      {"ro", F::MountReadonly},
+        {"readonly", F::MountReadonly}, {"mode=0777", F::MountMode},
+        {"uid=0", F::MountUid},         {"gid=0", F::MountGid},
+        {"size=1g", F::MountSize},      {"required", F::MountRequired},
+        {"dst=/c", F::MountOther},      {"destination=/c", F::MountOther},
+        {"TYPE=cache", F::MountOther},  {"z", F::MountOther},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.option);
+        expect_refused(
+            std::string("FROM a\nRUN --mount=type=cache,target=/c,") + c.option + " true\n",
+            R::MountKeyNotAllowed, 2, c.flag);
+    }
+}
+
+TEST(ContainerfileScreen, ACacheMountNeedsAnAbsoluteTarget) {
+    expect_refused("FROM a\nRUN --mount=type=cache,target=c true\n", R::MountTargetNotAbsolute, 2,
+                   F::MountTarget);
+    expect_refused("FROM a\nRUN --mount=type=cache,target= true\n", R::MountTargetNotAbsolute, 2,
+                   F::MountTarget);
+    expect_refused("FROM a\nRUN --mount=type=cache true\n", R::MountTargetNotAbsolute, 2,
+                   F::MountTarget);
+}
+
+TEST(ContainerfileScreen, SharingMustBeSharedPrivateOrLocked) {
+    expect_accepted("FROM a\nRUN --mount=type=cache,target=/c,sharing=shared true\n");
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/c,sharing=rshared true\n",
+                   R::MountSharingValue, 2, F::MountSharing);
+}
+
+TEST(ContainerfileScreen, AMountValueThatDoesNotSplitCleanlyIsRefused) {
+    expect_refused("FROM a\nRUN --mount=type=cache,,target=/c true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/c, true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+    // A bare `sharing` makes buildah 1.28 panic.
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/c,sharing true\n", R::OddFlagSyntax, 2,
+                   F::MountSharing);
+    expect_refused("FROM a\nRUN --mount=type=cache,=x,target=/c true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+}
+
+TEST(ContainerfileScreen, EveryMountOfARunIsScreened) {
+    expect_refused(
+        "FROM a\nRUN --mount=type=cache,target=/c \\\n    --mount=type=bind,target=/h true\n",
+        R::MountNotCache, 2, F::MountType);
+}
+
+TEST(ContainerfileScreen, RunTakesOnlyTheMountFlag) {
+    expect_refused("FROM a\nRUN --network=host curl http://10.0.2.2/\n", R::RunFlagNotMount, 2,
+                   F::Network);
+    expect_refused("FROM a\nRUN --security=insecure true\n", R::RunFlagNotMount, 2, F::Security);
+    expect_refused("FROM a\nRUN --Mount=type=cache,target=/c true\n", R::RunFlagNotMount, 2,
+                   F::Other);
+}
+
+TEST(ContainerfileScreen, FlagsEndAtTheFirstWordThatIsNotOne) {
+    expect_accepted("FROM a\nRUN --mount=type=cache,target=/c ls --mount=type=bind\n");
+}
+
+// ------------------------------------------------------------ flags
+
+TEST(ContainerfileScreen, ArgThenADollarInAMountIdIsRefused) {
+    expect_refused(
+        "FROM a\nARG X=../../../../home/u\nRUN --mount=type=cache,id=$X,target=/c ls /c\n",
+        R::DollarInFlag, 3, F::Mount);
+    expect_refused("FROM a\nENV X=bind\nRUN --mount=type=${X},target=/c ls /c\n", R::DollarInFlag,
+                   3, F::Mount);
+}
+
+TEST(ContainerfileScreen, ADollarIsReportedBeforeQuotesInTheSameFlag) {
+    expect_refused("FROM a\nRUN --mount=\"type=cache,id=$X,target=/c\" true\n", R::DollarInFlag, 2,
+                   F::Mount);
+}
+
+TEST(ContainerfileScreen, ADollarInAnyFlagIsRefusedEvenAPlatform) {
+    expect_refused("ARG P=linux/arm64\nFROM --platform=$P alpine\n", R::DollarInFlag, 2,
+                   F::Platform);
+    expect_refused("FROM a\nCOPY --chown=${U} a /a\n", R::DollarInFlag, 2, F::Chown);
+}
+
+TEST(ContainerfileScreen, QuotesBackslashesAndBackticksInAFlagAreOddSyntax) {
+    expect_refused("FROM a\nRUN --mount=\"type=cache,target=/c\" true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+    expect_refused("FROM a\nRUN --mount='type=cache,target=/c' true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/c\\ true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/`x` true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+    expect_refused("FROM a\nRUN --mount=type=cache,target=/\xC3\xA0 true\n", R::OddFlagSyntax, 2,
+                   F::Mount);
+}
+
+TEST(ContainerfileScreen, AFlagNeedsANameAndANonEmptyValue) {
+    expect_refused("FROM a\nRUN --mount true\n", R::OddFlagSyntax, 2, F::Mount);
+    expect_refused("FROM a\nRUN --mount= true\n", R::OddFlagSyntax, 2, F::Mount);
+    expect_refused("FROM a\nRUN -- --mount=type=bind,target=/h true\n", R::OddFlagSyntax, 2,
+                   F::Other);
+    expect_refused("FROM a\nCOPY --=x a /a\n", R::OddFlagSyntax, 2, F::Other);
+}
+
+TEST(ContainerfileScreen, CopyLinkIsNotAFlagOfThisBuilder) {
+    expect_refused("FROM a\nCOPY --link . /app\n", R::FlagNotAllowed, 2, F::Link);
+    expect_refused("FROM a\nCOPY --link=true . /app\n", R::FlagNotAllowed, 2, F::Link);
+}
+
+TEST(ContainerfileScreen, EachInstructionTakesOnlyItsOwnFlags) {
+    expect_refused("FROM a\nADD --from=b x /x\n", R::FlagNotAllowed, 2, F::From);
+    expect_refused("FROM a\nADD --keep-git-dir=true x /x\n", R::FlagNotAllowed, 2, F::Keep);
+    expect_refused("FROM --network=host a\n", R::FlagNotAllowed, 1, F::Network);
+    expect_refused("FROM a\nHEALTHCHECK --start-interval=1s CMD true\n", R::FlagNotAllowed, 2,
+                   F::Other);
+}
+
+TEST(ContainerfileScreen, InstructionsWithoutFlagsTakeNone) {
+    // imagebuilder splits flags off every instruction and these ignore them.
+    expect_refused("FROM a\nENV --x=y A=b\n", R::FlagNotAllowed, 2, F::Other);
+    expect_refused("FROM a\nWORKDIR --chown=1 /x\n", R::FlagNotAllowed, 2, F::Chown);
+    expect_refused("FROM a\nCMD --help\n", R::FlagNotAllowed, 2, F::Other);
+    expect_refused("FROM a\nONBUILD --x=y RUN true\n", R::FlagNotAllowed, 2, F::Other);
+}
+
+TEST(ContainerfileScreen, TheCmdOfAHealthcheckIsNotAnInstruction) {
+    expect_accepted("FROM a\nHEALTHCHECK --interval=5s CMD curl -f http://localhost/ --x\n");
+    expect_accepted("FROM a\nHEALTHCHECK NONE\n");
+}
+
+// ------------------------------------------------------------ heredocs
+
+TEST(ContainerfileScreen, AHeredocIsRefusedAtItsRunLineWhateverItsBodySays) {
+    expect_refused(
+        "FROM a\n"
+        "RUN cat <<EOF > /x\n"
+        "RUN --mount=type=bind,source=h,target=/h cat /h/secret\n"
+        "EOF\n",
+        R::Heredoc, 2);
+}
+
+TEST(ContainerfileScreen, EveryHeredocSpellingIsRefused) {
+    for (const char* line : {"RUN <<EOF", "RUN cat <<-EOF", "RUN cat << 'EOF'", "RUN cat <<\"EOF\"",
+                             "RUN python3 <<_END_", "COPY <<EOF /x", "ADD <<EOF /x",
+                             "RUN --mount=type=cache,target=/c sh <<x"}) {
+        SCOPED_TRACE(line);
+        expect_refused(std::string("FROM a\n") + line + "\nhello\nEOF\n", R::Heredoc, 2);
+    }
+}
+
+// ------------------------------------------------------------ ADD
+
+TEST(ContainerfileScreen, AnAddOfAUrlIsRefused) {
+    expect_refused("FROM a\nADD https://example.com/x.tar.gz /x/\n", R::RemoteSource, 2);
+    expect_refused("FROM a\nADD --chmod=644 local HTTP://example.com/y /x/\n", R::RemoteSource, 2);
+}
+
+TEST(ContainerfileScreen, AnAddOfAGitSourceIsRefusedInJsonFormToo) {
+    expect_refused("FROM a\nADD [\"git@github.com:a/b.git\", \"/x\"]\n", R::RemoteSource, 2);
+    expect_refused("FROM a\nADD [\"https://example.com/a\",\"/x\"]\n", R::RemoteSource, 2);
+    expect_refused("FROM a\nADD github.com/a/b /x\n", R::RemoteSource, 2);
+    expect_refused("FROM a\nADD vendor/repo.git /x\n", R::RemoteSource, 2);
+}
+
+TEST(ContainerfileScreen, AnAddSourceThatCouldSpellAUrlIsRefused) {
+    expect_refused("FROM a\nARG U=https://example.com/x\nADD $U /x\n", R::UnclearAddSource, 3);
+    expect_refused("FROM a\nADD \"https:\"//example.com/x /x\n", R::UnclearAddSource, 2);
+    expect_refused("FROM a\nADD h\\ttps://example.com/x /x\n", R::UnclearAddSource, 2);
+    expect_refused("FROM a\nADD [\"\\u0068ttps://example.com/x\", \"/x\"]\n", R::UnclearAddSource,
+                   2);
+    expect_refused("FROM a\nADD [\"'ht'tps://example.com/x\", \"/x\"]\n", R::UnclearAddSource, 2);
+    // json.Decoder stops after the array; what follows is refused.
+    expect_refused("FROM a\nADD [\"a\", \"/x\"] extra\n", R::UnclearAddSource, 2);
+}
+
+// ------------------------------------------------------------ ONBUILD
+
+TEST(ContainerfileScreen, AnOnbuildRunWithABindMountIsRefused) {
+    expect_refused("FROM a\nONBUILD RUN --mount=type=bind,source=/,target=/h cat /h/etc/shadow\n",
+                   R::MountNotCache, 2, F::MountType);
+    expect_refused("FROM a\nonbuild add https://example.com/x /x\n", R::RemoteSource, 2);
+    expect_refused("FROM a\nONBUILD RUN cat <<EOF\n", R::Heredoc, 2);
+}
+
+TEST(ContainerfileScreen, OnbuildOfOnbuildFromOrMaintainerIsRefused) {
+    expect_refused("FROM a\nONBUILD ONBUILD RUN true\n", R::BadOnbuild, 2);
+    expect_refused("FROM a\nONBUILD FROM b\n", R::BadOnbuild, 2);
+    expect_refused("FROM a\nONBUILD maintainer me\n", R::BadOnbuild, 2);
+    expect_refused("FROM a\nONBUILD\n", R::BadOnbuild, 2);
+    expect_refused("FROM a\nONBUILD BOGUS x\n", R::UnknownInstruction, 2);
+}
+
+TEST(ContainerfileScreen, AnOnbuildEndingInABackslashIsRefused) {
+    // Triggers are parsed again with the default escape, joined by '\n'.
+    expect_refused("# escape=`\nFROM a\nONBUILD RUN echo \\\nONBUILD RUN echo b\n", R::BadOnbuild,
+                   3);
+    expect_refused("FROM a\nONBUILD RUN echo \\\\", R::BadOnbuild, 2);
+}
+
+// ------------------------------------------------------------ image sources
+
+TEST(ContainerfileScreen, AFromThroughAHostTransportIsRefused) {
+    for (const char* ref : {"docker-archive:/home/u/img.tar", "oci:/home/u/layout", "dir:/home/u",
+                            "oci-archive:/x.tar", "containers-storage:[overlay@/x]img",
+                            "docker-daemon:alpine:latest"}) {
+        SCOPED_TRACE(ref);
+        expect_refused(std::string("FROM ") + ref + "\n", R::ImageTransport, 1);
+    }
+}
+
+TEST(ContainerfileScreen, AFromThatCouldExpandToATransportIsRefused) {
+    expect_refused("ARG BASE=oci:/home/u/layout\nFROM $BASE\n", R::ImageTransport, 2);
+    expect_refused("FROM \"oci\":/home/u/layout\n", R::ImageTransport, 1);
+    expect_accepted("ARG V=3.12\nFROM python:${V}-slim\n");
+}
+
+TEST(ContainerfileScreen, ACopyFromAHostTransportIsRefused) {
+    expect_refused("FROM a\nCOPY --from=oci:/home/u/layout /etc/passwd /x\n", R::ImageTransport, 2,
+                   F::From);
+}
+
+// ------------------------------------------------------------ texts
+
+TEST(ContainerfileScreen, EveryReasonAndFlagHasAText) {
+    for (int r = 0; r <= static_cast<int>(kLastScreenReason); ++r) {
+        EXPECT_FALSE(screen_reason_text(static_cast<ScreenReason>(r)).empty()) << r;
+    }
+    EXPECT_EQ(screen_flag_name(ScreenFlag::None), "");
+    for (int f = 1; f <= static_cast<int>(kLastScreenFlag); ++f) {
+        EXPECT_FALSE(screen_flag_name(static_cast<ScreenFlag>(f)).empty()) << f;
+    }
+    EXPECT_EQ(screen_flag_name(ScreenFlag::MountId), "id=");
+    EXPECT_EQ(screen_flag_name(ScreenFlag::Mount), "--mount");
+}
+
+}  // namespace
+}  // namespace hb::parser
