@@ -54,6 +54,12 @@ Plan compose_rebuild(const Config& config, std::size_t index, const ServiceBuild
                   build.image,
                   "-f",
                   snapshot + "/" + build.containerfile};
+    // podman: never a base image the agent names from a registry, whose
+    // ONBUILD triggers buildah would run unscreened (docs/BUILDS.md). docker
+    // build has no such setting (the trigger attack was measured on buildah).
+    if (config.backend.flavour == ComposeFlavour::PodmanCompose) {
+        image.insert(image.begin() + 3, "--pull=never");
+    }
     if (!build.target.empty()) image.insert(image.end(), {"--target", build.target});
     for (const std::string& arg : build.args) image.insert(image.end(), {"--build-arg", arg});
     image.push_back(snapshot);

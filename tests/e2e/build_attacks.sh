@@ -22,6 +22,10 @@
 #     context; a link that escapes through another link (sub/d -> ..);
 #  3. a build that fails is reported failed, and app keeps running its
 #     image (podman-compose would have answered exit 0);
+#  3b. a build step gets no network (the host's 127.0.0.1 service it
+#     calls through 10.0.2.2 sees nothing) and no base image is pulled
+#     (an absent FROM fails; a control shows a docker-format base image's
+#     ONBUILD trigger escapes the same way as the screened lines);
 #  4. `up` never builds: with app's image deleted, `up` leaves no image;
 #  5. the detectors are live: plain `podman build` on the checkout with the
 #     symlink attack prints the secret, and with the cache-id attack writes
@@ -58,7 +62,7 @@ name=hbba$$
 work=$(mktemp -d "/tmp/$name.XXXXXX")
 P=$work/$name # the checkout; its basename is the compose project name
 slug=$name
-watch_pid=""
+watch_pid="" http_pid=""
 export CONTAINERS_CONF=$work/containers.conf
 cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
 if ! podman info >/dev/null 2>&1; then
@@ -68,7 +72,10 @@ fi
 
 cleanup() {
     local ids
-    [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
+    local pid
+    for pid in $watch_pid $http_pid; do
+        kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    done
     ids=$(podman ps -aq --filter "label=io.podman.compose.project=$name" 2>/dev/null)
     # shellcheck disable=SC2086 # a list of IDs
     [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
@@ -111,7 +118,7 @@ secret_before=$(secret_state)
 
 mkdir -p "$P/app/rootfs/bin" "$P/db" || die "mkdir"
 cp "$busybox" "$P/app/rootfs/bin/busybox"
-for applet in sh sleep cat ls touch; do ln -s busybox "$P/app/rootfs/bin/$applet"; done
+for applet in sh sleep cat ls touch wget; do ln -s busybox "$P/app/rootfs/bin/$applet"; done
 cp -a "$P/app/rootfs" "$P/db/rootfs"
 echo v1 >"$P/app/version.txt"
 honest_app() {
@@ -328,6 +335,64 @@ request rebuild app
 check "a build that fails answers failed, exited with status 3 (exit $REQ_RC), and app keeps its image" \
     eval '[ "$REQ_RC" -ne 0 ] && grep -q "failed: exited with status 3" <<<"$REQ_ERR" && [ "$(inspect "$app_c" "{{.Image}}")" = "$running_image" ]'
 grep -q 'exited with status 3' <<<"$REQ_ERR" || show
+reset_app
+
+# ------------------------------------------------------------------ 3b: no network, no pull
+
+# A service the host binds to 127.0.0.1 only; rootless builds reach the
+# host's loopback as 10.0.2.2 through slirp4netns unless run with none.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 "$port" --directory "$work" >"$work/http.log" 2>&1 &
+http_pid=$!
+attack_file <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+RUN wget -q -T 5 -O /dev/null http://10.0.2.2:$port/from-the-build
+EOF
+request rebuild app
+check "a build step that calls the host's 127.0.0.1 (10.0.2.2:$port): the build fails, the service saw nothing" \
+    eval '[ "$REQ_RC" -ne 0 ] && ! grep -q from-the-build "$work/http.log"'
+if [ "$(id -u)" -ne 0 ]; then
+    podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" >"$work/control-net.log" 2>&1
+    check "control: plain podman build (rootless, slirp4netns) reaches the host's 127.0.0.1 service" \
+        grep -q from-the-build "$work/http.log"
+else
+    echo "SKIP control: rootful podman builds do not go through slirp4netns (no 10.0.2.2); the loopback reach was measured rootless"
+fi
+kill "$http_pid" 2>/dev/null
+wait "$http_pid" 2>/dev/null
+
+# A base image named from a registry is never pulled: its ONBUILD triggers
+# would run unscreened. (No registry is reached at all: --pull=never.)
+attack_file <<EOF
+FROM docker.io/hostbridge-test/${name}-absent:latest
+RUN true
+EOF
+request rebuild app
+check "FROM an image that is not on the host: the build fails without pulling it" \
+    eval '[ "$REQ_RC" -ne 0 ] && ! podman image exists "docker.io/hostbridge-test/${name}-absent:latest"'
+# The class that rule closes, shown on a trigger image made here (standing
+# for one pulled from a registry): buildah runs a docker-format base image's
+# ONBUILD RUN --mount with no screen in between.
+mkdir -p "$work/evilbase"
+cp "$busybox" "$work/evilbase/busybox"
+cat >"$work/evilbase/Containerfile" <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY busybox /bin/busybox
+ONBUILD RUN --mount=type=cache,id=../../../../../../../..$secret,target=/c ["/bin/busybox", "touch", "/c/pwned-by-trigger"]
+EOF
+printf 'FROM localhost/%s_evilbase:latest\nLABEL io.hostbridge.test=%s\nRUN ["/bin/busybox", "true"]\n' \
+    "$name" "$name" >"$work/evilbase/Child"
+podman build -q --format docker -t "localhost/${name}_evilbase:latest" "$work/evilbase" >/dev/null 2>&1
+podman build -q --no-cache -f "$work/evilbase/Child" -t "localhost/${name}_control:latest" \
+    "$work/evilbase" >/dev/null 2>&1
+check "control: a docker-format base image's ONBUILD trigger writes into the secret dir" \
+    test -e "$secret/pwned-by-trigger"
+rm -f "$secret/pwned-by-trigger"
+secret_before=$(secret_state)
+podman rmi -f "localhost/${name}_control:latest" "localhost/${name}_evilbase:latest" >/dev/null 2>&1
 reset_app
 
 # ------------------------------------------------------------------ 4: up never builds

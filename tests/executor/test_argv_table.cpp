@@ -116,6 +116,9 @@ ArgvOutcome expected_rebuild(const Config& c, std::size_t arg, const Argv& cf) {
                   b->image,
                   "-f",
                   kBuilds + s + "/" + b->containerfile};
+    if (c.backend.flavour == ComposeFlavour::PodmanCompose) {
+        build.insert(build.begin() + 3, "--pull=never");
+    }
     if (!b->target.empty()) build = join(build, {"--target", b->target});
     for (const auto& a : b->args) build = join(build, {"--build-arg", a});
     build.push_back(kBuilds + s);
@@ -246,11 +249,11 @@ TEST(ArgvTable, RebuildBuildsFromTheSnapshotThenReplacesOnlyThatService) {
     const Plan plan = std::get<Plan>(argv_for(Verb::Rebuild, 2, c));  // web
     ASSERT_EQ(plan.size(), 3u);
     EXPECT_EQ(plan[0].snapshot_of, std::optional<std::size_t>(2));
-    EXPECT_EQ(
-        plan[0].argv,
-        (Argv{"/usr/bin/podman", "build", "--network=none", "--iidfile", kBuilds + "web.iid", "-t",
-              "registry.example/web:dev", "-f", kBuilds + "web/docker/web.Dockerfile", "--target",
-              "prod", "--build-arg", "MODE=prod", "--build-arg", "TOKEN", kBuilds + "web"}));
+    EXPECT_EQ(plan[0].argv,
+              (Argv{"/usr/bin/podman", "build", "--network=none", "--pull=never", "--iidfile",
+                    kBuilds + "web.iid", "-t", "registry.example/web:dev", "-f",
+                    kBuilds + "web/docker/web.Dockerfile", "--target", "prod", "--build-arg",
+                    "MODE=prod", "--build-arg", "TOKEN", kBuilds + "web"}));
     EXPECT_EQ(plan[1].argv, (Argv{"/usr/bin/podman", "rm", "--force", "--ignore", "web-main"}));
     EXPECT_EQ(plan[2].argv, (Argv{"/usr/bin/podman-compose", "-p", "demo-app", "-f",
                                   kTree + "/compose.yaml", "up", "-d", "--no-build", "web"}));
