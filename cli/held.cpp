@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -29,15 +30,16 @@ constexpr std::size_t kMaxReason = 200;
 const char* const kPendingHelp = R"(usage: hostbridge pending [--slug SLUG]
 
 Lists the requests the policy holds for a person (MODE_<verb>=ask): name,
-verb, service, how long ago it was held, when it expires, what would run
-(in the names of docs/ARGV-TABLE.md) and how many later requests were
-merged into it. `hostbridge allow NAME` runs one, `hostbridge deny NAME`
-refuses it; one not decided by its expiry is answered `expired`.
+its digest, verb, service, how long ago it was held, when it expires, what
+would run (in the names of docs/ARGV-TABLE.md) and how many later requests
+were merged into it. `hostbridge allow NAME DIGEST` runs one, `hostbridge
+deny NAME DIGEST` refuses it; one not decided by its expiry is answered
+`expired`.
 
 Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 )";
 
-const char* const kAllowHelp = R"(usage: hostbridge allow [--slug SLUG] NAME
+const char* const kAllowHelp = R"(usage: hostbridge allow [--slug SLUG] NAME [DIGEST]
 
 Shows the held request NAME again and has the executor run it now: the
 installed service is started (or `hostbridge-executor drain` is run where
@@ -47,14 +49,20 @@ when NAME is not held, has expired, was decided already, or when the install
 changed since it was held (a re-install or `hostbridge approve`): then the
 agent must send it again. A decision is used once.
 
+DIGEST is what `hostbridge pending` (and the notification) showed for it:
+the decision is made only when NAME still holds that very request. Without
+DIGEST, on a terminal, the request is shown and you are asked to confirm;
+elsewhere DIGEST is required.
+
 Exit: 0 allowed, 1 refused or failed, 2 usage error.
 )";
 
-const char* const kDenyHelp = R"(usage: hostbridge deny [--slug SLUG] [--reason TEXT] NAME
+const char* const kDenyHelp = R"(usage: hostbridge deny [--slug SLUG] [--reason TEXT] NAME [DIGEST]
 
 Refuses the held request NAME: the agent is answered `denied` with the
 reason "denied by a person on the host", and TEXT after a colon (printable
-text, at most 200 bytes).
+text, at most 200 bytes). DIGEST as for `hostbridge allow`: without it, on
+a terminal, you are asked to confirm; elsewhere it is required.
 
 Exit: 0 denied, 1 refused or failed, 2 usage error.
 )";
@@ -73,15 +81,33 @@ std::string service_of(const exec::HeldRequest& held) {
     return held.service ? visible(*held.service) : "-";
 }
 
-// NAME is the one positional, on the request-name schema (nothing else can
-// be held, and it is never a path).
+bool lower_hex(std::string_view s) {
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// NAME, on the request-name schema (nothing else can be held, and it is
+// never a path), then optionally DIGEST: the short digest `pending` shows,
+// or the whole one.
 std::optional<int> check_name(const ParsedArgs& args, std::string_view command) {
-    if (args.positional.size() != 1 || !is_request_name(args.positional[0])) {
+    if (args.positional.empty() || args.positional.size() > 2 ||
+        !is_request_name(args.positional[0])) {
         print_error(command, args.positional.empty()
                                  ? "which request? `hostbridge pending` lists them"
+                             : args.positional.size() > 2
+                                 ? "too many arguments: NAME and its DIGEST"
                                  : "`" + visible(args.positional[0]) +
                                        "` is not a request name (`hostbridge pending` lists them)");
         return kExitUsage;
+    }
+    if (args.positional.size() == 2) {
+        const std::string& digest = args.positional[1];
+        if ((digest.size() != exec::kShortDigest && digest.size() != 64) || !lower_hex(digest)) {
+            print_error(command, "`" + visible(digest) +
+                                     "` is not a digest: `hostbridge pending` shows it (" +
+                                     std::to_string(exec::kShortDigest) + " hex digits)");
+            return kExitUsage;
+        }
     }
     return std::nullopt;
 }
@@ -131,6 +157,7 @@ Result<exec::HeldRequest> read_held(int held_fd, const std::string& name) {
 
 void show(const exec::HeldRequest& held, std::time_t now) {
     std::cout << "request:   " << held.request << "\n"
+              << "digest:    " << exec::held_short_digest(held) << "\n"
               << "verb:      " << verb_name(held.verb) << "\n"
               << "service:   " << service_of(held) << "\n"
               << "would run: " << visible(held.command) << "\n"
@@ -193,6 +220,24 @@ Result<std::string> random_nonce() {
     return sys::lower_hex(bytes, sizeof bytes);
 }
 
+// Without a digest, the person confirms what was just shown; with no
+// terminal to ask on, nothing is decided.
+int confirm_on_terminal(std::string_view command, bool allow) {
+    if (::isatty(STDIN_FILENO) == 0 || ::isatty(STDOUT_FILENO) == 0) {
+        print_error(command,
+                    "no terminal to confirm on: pass the digest shown above (or by `hostbridge "
+                    "pending`) after NAME; nothing was decided");
+        return kExitUsage;
+    }
+    std::cout << (allow ? "Allow" : "Deny") << " this request? [y/N] " << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer) || (answer != "y" && answer != "yes")) {
+        print_error(command, "not confirmed; nothing was decided");
+        return kExitFailure;
+    }
+    return kExitOk;
+}
+
 enum class Whose { Mine, Another, None };
 
 // Whose decision held/<file> holds, by its nonce.
@@ -252,6 +297,19 @@ int decide(Invocation& in, bool allow) {
     }
     const std::time_t now = std::time(nullptr);
     show(*held, now);
+    // The decision names one record: the one whose digest the person read
+    // in `pending` or the notification, or the one shown just now and
+    // confirmed on this terminal. Never a request held later under NAME.
+    if (in.args.positional.size() == 2) {
+        if (!exec::held_digest(*held).starts_with(in.args.positional[1])) {
+            print_error(command, name +
+                                     " holds another request than the one whose digest you "
+                                     "gave (it is shown above): nothing was decided");
+            return kExitFailure;
+        }
+    } else if (auto confirmed = confirm_on_terminal(command, allow); confirmed != kExitOk) {
+        return confirmed;
+    }
     if (held->expires_at <= now) {
         print_error(command, name + " has expired: it can no longer be " +
                                  (allow ? "allowed" : "denied") + " (the agent is told so)");
@@ -328,8 +386,8 @@ int run_pending(Invocation& in) {
 const Subcommand kPending{"pending", kPendingHelp, kSlugOnly, Subcommand::Needs::Install,
                           nullptr,   run_pending};
 const Subcommand kAllow{"allow",     kAllowHelp, kSlugOnly, Subcommand::Needs::Install,
-                        check_allow, run_allow,  1};
+                        check_allow, run_allow,  2};
 const Subcommand kDeny{"deny",     kDenyHelp, kDenySpecs, Subcommand::Needs::Install,
-                       check_deny, run_deny,  1};
+                       check_deny, run_deny,  2};
 
 }  // namespace hb::cli

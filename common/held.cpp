@@ -107,6 +107,10 @@ std::string held_digest(const HeldRequest& h) {
     return sha256_hex(render_held(shown));
 }
 
+std::string held_short_digest(const HeldRequest& h) {
+    return held_digest(h).substr(0, kShortDigest);
+}
+
 Result<HeldDecision> parse_decision(std::string_view text) {
     const auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return make_error("not a JSON object");

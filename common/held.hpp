@@ -27,6 +27,13 @@ inline constexpr std::string_view kHeldDir = "held";
 inline constexpr std::string_view kDecisionSuffix = ".decision";
 inline constexpr std::string_view kTakenSuffix = ".taken";
 inline constexpr std::string_view kDecidedSuffix = ".decided";
+// held/<request>.gone: a hold that expired or was failed without a person's
+// decision being used; like .decided, the name is not held again while it
+// is there (a person's `allow NAME` must never meet another request).
+inline constexpr std::string_view kGoneSuffix = ".gone";
+// The digest a person is shown and names in `allow NAME DIGEST`: the first
+// kShortDigest hex digits of held_digest().
+inline constexpr std::size_t kShortDigest = 16;
 // At most this many requests merged into one held request.
 inline constexpr std::size_t kMaxMerged = 16;
 
@@ -60,6 +67,8 @@ std::string render_held(const HeldRequest& held);
 // SHA-256 over what identifies a held request and what the person is shown
 // (everything but `merged`, which grows while it waits).
 std::string held_digest(const HeldRequest& held);
+// Its first kShortDigest digits, as `pending` and the notification show it.
+std::string held_short_digest(const HeldRequest& held);
 Result<HeldRequest> parse_held(std::string_view text);
 // The admin tool writes decisions (admin/held_decision.hpp); the drain
 // only reads them.
@@ -77,7 +86,7 @@ Result<std::vector<std::string>> list_held(int held_fd);
 // A regular file of at most 64 KiB in it, read without following a link;
 // nullopt when there is none.
 Result<std::optional<std::string>> read_held_file(int held_fd, const std::string& name);
-// How long held/<request>.decided is kept after the person decided (its
+// How long held/<request>.decided (and .gone) is kept after the person decided (its
 // mtime): a TTL and the skew, time enough for every `allow`/`deny` of that
 // hold to read it, while hold() refuses the name.
 std::int64_t decided_keep_seconds(const Limits& limits);

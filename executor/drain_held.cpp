@@ -31,6 +31,16 @@ std::string allow_or_deny(const std::string& name) {
     return "`hostbridge allow " + name + "` runs it, `hostbridge deny " + name + "` refuses it";
 }
 
+// held/<name>.gone, synced before the record goes: hold() refuses the name
+// until settle_held prunes it (decided_keep_seconds after).
+Result<void> leave_tombstone(int fd, const std::string& name) {
+    auto written = publish_held_file(fd, name + std::string(kGoneSuffix), "", true);
+    if (!written)
+        return make_error("cannot leave held/" + name + ".gone: " + written.error().message);
+    if (::fsync(fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
+    return {};
+}
+
 }  // namespace
 
 Decision Drain::hold(const std::string& name, const Verdict& verdict, const Decision& held,
@@ -47,7 +57,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // again) or with a decision still lying there: a decision is never
     // applied to another request than the one a person was shown.
     for (const std::string_view suffix :
-         {std::string_view(), kDecisionSuffix, kTakenSuffix, kDecidedSuffix}) {
+         {std::string_view(), kDecisionSuffix, kTakenSuffix, kDecidedSuffix, kGoneSuffix}) {
         if (sys::exists_at(fd, name + std::string(suffix)))
             return denied(ReasonCode::NameAlreadyUsed);
     }
@@ -110,8 +120,12 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // The person is told in the service log, on the desktop where there is
     // one, and in the journal by the audit event: what would run, in the
     // names of docs/ARGV-TABLE.md.
-    const std::string told =
-        "held " + name + " for a person: would run " + record.command + "; " + allow_or_deny(name);
+    // The person's copy names the digest (common/held.hpp): an `allow`
+    // with it can only ever meet this record.
+    const std::string digest = held_short_digest(record);
+    const std::string told = "held " + name + " for a person: would run " + record.command +
+                             "; `hostbridge allow " + name + " " + digest + "` runs it, " +
+                             "`hostbridge deny " + name + " " + digest + "` refuses it";
     audit_.notice("hostbridge " + config_.slug + ": " + told);
     warn(told + "; " + notify_person(config_, fd, record));
     expires_at = record.expires_at;
@@ -141,9 +155,10 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             ::unlinkat(fd, name.c_str(), 0);
             continue;
         }
-        if (name.ends_with(kDecidedSuffix)) {
+        if (name.ends_with(kDecidedSuffix) || name.ends_with(kGoneSuffix)) {
             // The decision a drain took up, kept for the `allow`/`deny` that
-            // wrote it (common/held.hpp) until it can matter no more.
+            // wrote it (common/held.hpp), and the tombstone of a hold that
+            // ended undecided: until they can matter no more.
             struct stat st {};
             if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                 st.st_mtime + decided_keep_seconds(config_.limits) < now) {
@@ -193,6 +208,8 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
                 FinalState::Expired, ReasonCode::Expired,
                 "no person allowed it within " + std::to_string(config_.limits.ttl_seconds) + " s");
             if (auto done = finish_held(*held, expired); !done) return done.error();
+            // The name is never held again for another request meanwhile.
+            if (auto gone = leave_tombstone(fd, name); !gone) return gone.error();
             ::unlinkat(fd, name.c_str(), 0);
             continue;
         }

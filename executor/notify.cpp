@@ -55,13 +55,13 @@ std::string notify_person(const Config& config, int held_fd, const HeldRequest& 
     if (!sink) return "no desktop notification: no file for its output";
     const std::string what =
         std::string(verb_name(held.verb)) + (held.service ? " " + *held.service : std::string());
-    const Argv argv = {
-        config.systemd.notify_send,
-        "--app-name=hostbridge",
-        "--urgency=normal",
-        "--",
-        plain("hostbridge " + config.slug + ": " + what + " waits for you"),
-        plain("hostbridge allow " + held.request + "  (or deny, see hostbridge pending)")};
+    const Argv argv = {config.systemd.notify_send,
+                       "--app-name=hostbridge",
+                       "--urgency=normal",
+                       "--",
+                       plain("hostbridge " + config.slug + ": " + what + " waits for you"),
+                       plain("hostbridge allow " + held.request + " " + held_short_digest(held) +
+                             "  (or deny, see hostbridge pending)")};
     const RunResult result = run_command(argv, sink.get(), kNotifyTimeout, std::chrono::seconds(1),
                                          {}, {std::string("DBUS_SESSION_BUS_ADDRESS=") + bus});
     if (result.status == RunResult::Status::Exited && result.exit_code == 0) {

@@ -171,7 +171,9 @@ Prompted Home::hostbridge_on_a_terminal(const std::vector<std::string>& args,
     }
     must(::write(master, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()),
          "write the answer");
-    while (::read(master, buf, sizeof buf) > 0) {
+    // What it says after the answer is part of what the person sees.
+    for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;) {
+        out.shown.append(buf, static_cast<std::size_t>(n));
     }
     int status = 0;
     ::waitpid(pid, &status, 0);

@@ -80,7 +80,9 @@ STACK
     name=${name##*/}
     wait_for 30 '"$hb" pending --slug "$slug" 2>/dev/null | grep -qx "request: *$name"' ||
         fail "up was not held for a person: $("$hb" pending --slug "$slug" 2>&1)"
-    out=$("$hb" allow --slug "$slug" "$name" 2>&1) || fail "allow up: $out"
+    digest=$("$hb" pending --slug "$slug" |
+        awk -v n="$name" '$1 == "request:" && $2 == n { getline; if ($1 == "digest:") print $2 }')
+    out=$("$hb" allow --slug "$slug" "$name" "$digest" 2>&1) || fail "allow up: $out"
     wait_for 30 'grep -q "\"state\": *\"done\"" "$p/untracked/hostbridge/responses/$name.response.json" 2>/dev/null' ||
         fail "up was not done after the person allowed it: $out"
     local app

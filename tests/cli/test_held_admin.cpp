@@ -64,6 +64,16 @@ class Held : public ::testing::Test {
         return home.hostbridge(full, "", env);
     }
 
+    // The digest `pending` shows for `name` (empty when it is not listed).
+    std::string digest(const std::string& name) const {
+        const std::vector<std::string> lines = lines_of(admin({"pending"}).out);
+        for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+            if (lines[i] == "request:   " + name && lines[i + 1].rfind("digest:    ", 0) == 0)
+                return lines[i + 1].substr(11);
+        }
+        return "";
+    }
+
     TempRoot root;
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
@@ -79,7 +89,7 @@ TEST_F(Held, PendingListsItAndAllowRunsIt) {
     EXPECT_TRUE(contains(pending.out, "would run: $STACK stop")) << pending.out;
     EXPECT_TRUE(calls().empty());
 
-    const Ran allow = admin({"allow", down});
+    const Ran allow = admin({"allow", down, digest(down)});
     EXPECT_EQ(allow.code, 0) << allow.out << allow.err;
     EXPECT_TRUE(contains(allow.out, "would run: $STACK stop")) << allow.out;
     EXPECT_EQ(response(down)["state"], "done") << response(down).dump();
@@ -95,11 +105,12 @@ TEST_F(Held, PendingListsItAndAllowRunsIt) {
 
 TEST_F(Held, TwoAllowsAtOnceRunItExactlyOnce) {
     const std::string db = hold("restart", "db");
+    const std::string d = digest(db);
     std::atomic<int> allowed{0};
     std::vector<std::thread> people;
     for (int i = 0; i < 2; ++i) {
         people.emplace_back([&] {
-            if (admin({"allow", db}).code == 0) ++allowed;
+            if (admin({"allow", db, d}).code == 0) ++allowed;
         });
     }
     for (auto& t : people) t.join();
@@ -115,6 +126,7 @@ TEST_F(Held, TwoAllowsAtOnceRunItExactlyOnce) {
 // nonce there and is told it came second; nothing runs twice.
 TEST_F(Held, AnAllowPublishedAfterAnotherWasTakenUpIsToldItCameSecond) {
     const std::string db = hold("restart", "db");
+    const std::string d = digest(db);
     const std::string pause = root.path() + "/pause";
     ASSERT_EQ(::mkdir(pause.c_str(), 0700), 0);
     std::vector<std::string> env = {"LD_PRELOAD=" HB_PAUSE_BEFORE_DECISION,
@@ -124,14 +136,14 @@ TEST_F(Held, AnAllowPublishedAfterAnotherWasTakenUpIsToldItCameSecond) {
         env.push_back(std::string("ASAN_OPTIONS=") + asan + ":verify_asan_link_order=0");
     }
     Ran second;
-    std::thread person_b([&] { second = admin_with_env({"allow", db}, env); });
+    std::thread person_b([&] { second = admin_with_env({"allow", db, d}, env); });
     bool reached = false;
     for (int i = 0; i < 6000 && !reached; ++i) {  // at most 60 s; B is held meanwhile
         reached = exists(pause + "/reached");
         if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_TRUE(reached);
-    const Ran first = admin({"allow", db});
+    const Ran first = admin({"allow", db, d});
     write_file(pause + "/go", "");
     person_b.join();
     ASSERT_TRUE(reached);
@@ -147,7 +159,7 @@ TEST_F(Held, AnAllowPublishedAfterAnotherWasTakenUpIsToldItCameSecond) {
 TEST_F(Held, DenyAnswersWithThePersonsReason) {
     const std::string down = hold("down");
     EXPECT_EQ(admin({"deny", "--reason", "bad\x1b[2Jtext", down}).code, 2);
-    const Ran deny = admin({"deny", "--reason", "not during the demo", down});
+    const Ran deny = admin({"deny", "--reason", "not during the demo", down, digest(down)});
     EXPECT_EQ(deny.code, 0) << deny.err;
     EXPECT_EQ(response(down)["state"], "denied");
     EXPECT_EQ(response(down)["reason"], "denied by a person on the host: not during the demo");
@@ -159,11 +171,13 @@ TEST_F(Held, DenyAnswersWithThePersonsReason) {
 TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
     const std::string down = hold("down");
     const std::string db = hold("restart", "db");
+    const std::string down_digest = digest(down);
+    const std::string db_digest = digest(db);
     // The person approves a change to the compose file: new pins.
     write_file(project.compose, read_file(project.compose) + "  cache:\n    image: redis:7\n");
     const Ran approve = home.hostbridge({"approve", "--slug", "demo-app", "--yes"});
     ASSERT_EQ(approve.code, 0) << approve.err;
-    const Ran allow = admin({"allow", down});
+    const Ran allow = admin({"allow", down, down_digest});
     EXPECT_EQ(allow.code, 1);
     EXPECT_TRUE(contains(allow.err, "the install changed since")) << allow.err;
     // A re-install that renumbers the services (cache is now among them).
@@ -171,7 +185,7 @@ TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
     ASSERT_EQ(reinstall.code, 0) << reinstall.err;
     EXPECT_EQ(home.bridge_json("demo-app")["services"],
               nlohmann::json({"api", "cache", "db", "web", "worker"}));
-    const Ran allow_db = admin({"allow", db});
+    const Ran allow_db = admin({"allow", db, db_digest});
     EXPECT_EQ(allow_db.code, 1);
     EXPECT_TRUE(contains(allow_db.err, "the install changed since")) << allow_db.err;
     EXPECT_TRUE(calls().empty());
@@ -192,11 +206,85 @@ TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
               0);
     const Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
+    const std::string name_digest = digest(name);
     std::this_thread::sleep_for(std::chrono::milliseconds(6500));
-    const Ran allow = admin({"allow", name});
+    const Ran allow = admin({"allow", name, name_digest});
     EXPECT_EQ(allow.code, 1);
     EXPECT_TRUE(contains(allow.err, "has expired")) << allow.err;
     EXPECT_EQ(response(name)["state"], "expired");
+    EXPECT_TRUE(calls().empty());
+}
+
+// Without a digest an allow decides only on a terminal, after the person
+// saw the record and said yes; nowhere else does it decide anything.
+TEST_F(Held, WithoutADigestOnlyAPersonAtATerminalDecides) {
+    const std::string down = hold("down");
+    const Ran blind = admin({"allow", down});
+    EXPECT_EQ(blind.code, 2);
+    EXPECT_TRUE(contains(blind.err, "no terminal to confirm on")) << blind.err;
+    EXPECT_EQ(response(down)["state"], "pending");
+    const Prompted no = home.hostbridge_on_a_terminal({"allow", "--slug", "demo-app", down}, "n\n");
+    EXPECT_EQ(no.code, 1) << no.shown;
+    EXPECT_TRUE(contains(no.shown, "would run: $STACK stop")) << no.shown;
+    EXPECT_TRUE(contains(no.shown, "not confirmed")) << no.shown;
+    EXPECT_TRUE(calls().empty());
+    const Prompted yes =
+        home.hostbridge_on_a_terminal({"allow", "--slug", "demo-app", down}, "y\n");
+    EXPECT_EQ(yes.code, 0) << yes.shown;
+    EXPECT_EQ(response(down)["state"], "done");
+    EXPECT_EQ(calls(), (std::vector<std::string>{"stop"}));
+}
+
+// The digest binds the decision to the record the person read: another
+// held request's digest (or a made-up one) decides nothing.
+TEST_F(Held, AnAllowWithTheDigestOfAnotherRecordDecidesNothing) {
+    const std::string down = hold("down");
+    const std::string db = hold("restart", "db");
+    const Ran wrong = admin({"allow", down, digest(db)});
+    EXPECT_EQ(wrong.code, 1);
+    EXPECT_TRUE(contains(wrong.err, "holds another request")) << wrong.err;
+    EXPECT_EQ(admin({"allow", down, "0123456789abcdeg"}).code, 2);
+    EXPECT_EQ(admin({"allow", down, "0123"}).code, 2);
+    EXPECT_EQ(response(down)["state"], "pending");
+    EXPECT_TRUE(calls().empty());
+}
+
+// The attack of issue 28: NAME is held for `restart db` and expires; the
+// agent deletes archive/NAME and sends NAME again for `restart api`. The
+// expired hold left a tombstone in the state dir, so NAME is not held again
+// and nothing a person might allow under NAME can be another request.
+TEST_F(Held, AnExpiredNameSentAgainForAnotherServiceIsNotHeldAgain) {
+    ASSERT_EQ(
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
+    write_policy("MODE_down=ask\nMODE_restart.api=ask\n");
+    const std::string name = "20260101T000000Z-restart-00000000000000ab.json";
+    const auto send = [&](const std::string& arg) {
+        write_file(project.spool() + "/tmp/x",
+                   nlohmann::json({{"verb", "restart"},
+                                   {"arg", arg},
+                                   {"requested_at", sys::format_utc(std::time(nullptr))}})
+                       .dump());
+        ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
+                           (project.spool() + "/requests/" + name).c_str()),
+                  0);
+    };
+    send("db");
+    Drained d = run_drain_until_answered(drain, project.spool(), name);
+    ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
+    const std::string seen = digest(name);
+    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ASSERT_EQ(admin({"pending"}).code, 0);  // nothing decided; the next drain expires it
+    std::remove((project.spool() + "/responses/" + name + ".response.json").c_str());
+    run_drain_until_answered(drain, project.spool(), name);
+    EXPECT_EQ(response(name)["state"], "expired");
+    std::remove((project.spool() + "/archive/" + name).c_str());
+    std::remove((project.spool() + "/responses/" + name + ".response.json").c_str());
+    send("api");
+    d = run_drain_until_answered(drain, project.spool(), name);
+    EXPECT_EQ(d.response.value("state", ""), "denied") << d.response.dump();
+    EXPECT_EQ(d.response.value("reason", ""), "request name already used") << d.response.dump();
+    EXPECT_EQ(admin({"pending"}).out, "no request waits for a person\n");
+    EXPECT_EQ(admin({"allow", name, seen}).code, 1);
     EXPECT_TRUE(calls().empty());
 }
 

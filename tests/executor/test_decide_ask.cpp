@@ -177,6 +177,16 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     ASSERT_EQ(f.state_of(name), "expired");
     hb::test::fs::remove(f.path("archive", name));
     hb::test::fs::remove(f.path("responses", name + ".response.json"));
+    // The expired hold left a tombstone: the name is not held again.
+    f.publish_as(name, StackFixture::body("restart", "db"));
+    f.drain();
+    ASSERT_EQ(f.state_of(name), "denied");
+    EXPECT_EQ(f.reason_of(name), "request name already used");
+    // Past TTL + skew settle_held prunes it; then the name can be held
+    // again, and the decision's digest is what keeps it apart.
+    hb::test::fs::remove(held_dir(f) + "/" + name + std::string(exec::kGoneSuffix));
+    hb::test::fs::remove(f.path("archive", name));
+    hb::test::fs::remove(f.path("responses", name + ".response.json"));
     f.publish_as(name, StackFixture::body("restart", "db"));
     f.drain();
     ASSERT_EQ(f.state_of(name), "pending");
@@ -263,7 +273,11 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     EXPECT_EQ(f.state_of(down), "expired");
     EXPECT_EQ(f.reason_of(down), "request expired: no person allowed it within 6 s");
     EXPECT_EQ(f.audit_reason(down, "expired"), f.reason_of(down));
-    EXPECT_TRUE(hb::test::fs::is_empty(held_dir(f)));
+    // Only its tombstone is left (held/NAME.gone, common/held.hpp).
+    std::vector<std::string> left;
+    for (const auto& e : hb::test::fs::directory_iterator(held_dir(f)))
+        left.push_back(e.path().filename().string());
+    EXPECT_EQ(left, (std::vector<std::string>{down + std::string(exec::kGoneSuffix)}));
     EXPECT_TRUE(f.recorded().empty());
 }
 
@@ -495,7 +509,7 @@ TEST(DecideAsk, ThePersonIsToldOnTheDesktopAtMostOncePerMinute) {
               "--app-name=hostbridge\n--urgency=normal\n--\n"
               "hostbridge drain-test: down waits for you\n"
               "hostbridge allow " +
-                  down +
+                  down + " " + exec::held_short_digest(held_record(f, down)) +
                   "  (or deny, see hostbridge pending)\n"
                   "bus unix:path=/run/user/0/bus\n");
     const std::string log = hb::test::read_file(f.root + "/stderr-env");

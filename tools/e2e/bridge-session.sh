@@ -213,7 +213,7 @@ ask_answered() { in_agent 'test -s /tmp/ask.rc' 2>/dev/null; }
 # host user, SECURITY.md), allowed by the person as soon as `hostbridge
 # pending` lists it; sets REQ_RC and REQ_ERR as request() does.
 request_allowed() {
-    local name out rc t0
+    local name digest out rc t0
     t0=$(now_ms)
     in_agent "rm -f /tmp/held.*; $client --timeout 300 $* >/tmp/held.out 2>/tmp/held.err; echo \$? >/tmp/held.rc" \
         >/dev/null 2>&1 &
@@ -221,9 +221,10 @@ request_allowed() {
     REQ_RC=99 REQ_ERR="never held for a person"
     wait_for 30 is_held || return 0
     name=$(held_name)
-    out=$(cd "$P" && hostbridge allow "$name" 2>&1)
+    digest=$(held_digest "$name")
+    out=$(cd "$P" && hostbridge allow "$name" "$digest" 2>&1)
     rc=$?
-    printf 'host$ hostbridge allow %s\n' "$name"
+    printf 'host$ hostbridge allow %s %s\n' "$name" "$digest"
     printf '%s\n' "$out" | indent
     REQ_ERR="hostbridge allow exited $rc"
     [ "$rc" -eq 0 ] || return 0
@@ -235,6 +236,12 @@ request_allowed() {
     in_agent 'rm -f /tmp/held.*'
 }
 held_answered() { in_agent 'test -s /tmp/held.rc' 2>/dev/null; }
+# NAME: the digest `hostbridge pending` shows for it (the line after its
+# `request:` line), which `allow NAME DIGEST` names.
+held_digest() {
+    (cd "$P" && hostbridge pending 2>/dev/null) |
+        awk -v n="$1" '$1 == "request:" && $2 == n { getline; if ($1 == "digest:") print $2 }'
+}
 is_held() { held_name >/dev/null; }
 web_serves() { serves web >/dev/null 2>&1; }
 ask_session() {
@@ -251,11 +258,12 @@ ask_session() {
     check "pending shows what would run" grep -q 'would run: \$[A-Z]' <<<"$out"
     check "the agent's client said once that a person must approve it" \
         eval 'in_agent "grep -c \"a person must approve\" /tmp/ask.err" | grep -qx 1'
-    out=$(cd "$P" && hostbridge allow "$name" 2>&1)
+    check "pending shows the digest an allow names" test -n "$(held_digest "$name")"
+    out=$(cd "$P" && hostbridge allow "$name" "$(held_digest "$name")" 2>&1)
     rc=$?
-    printf 'host$ hostbridge allow %s\n' "$name"
+    printf 'host$ hostbridge allow %s %s\n' "$name" "$(held_digest "$name")"
     printf '%s\n' "$out" | indent
-    check "allow: exit 0" test "$rc" -eq 0
+    check "allow NAME DIGEST: exit 0" test "$rc" -eq 0
     check "the agent's down ends: exit 0" eval 'wait_for 120 ask_answered && [ "$(in_agent "cat /tmp/ask.rc")" = 0 ]'
     check "and the stack is down: web no longer serves" eval '! serves web >/dev/null 2>&1'
     fact "ask: down was held as pending, listed by hostbridge pending, allowed by the person, and ran"
