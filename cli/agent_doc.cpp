@@ -116,7 +116,10 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "| `up` | none | starts the application |\n"
       << "| `down` | none | stops the application |\n"
       << "| `restart` | a service | restarts that service |\n"
-      << "| `rebuild` | a buildable service | rebuilds that service's image |\n";
+      << "| `rebuild` | a buildable service | "
+      << (compose ? "rebuilds that service's image and replaces its container with one of it"
+                  : "rebuilds that service's image")
+      << " |\n";
     if (!compose) o << "| `init` | none | initialises the application (this resets seed data) |\n";
     if (config.join_network) {
         o << "| `join-network` | none | connects this container to the `"
@@ -126,8 +129,18 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "`exec`, `reset-db`\nand `shell*` are always refused. The host's policy may also "
       << "refuse a verb; the\nanswer then says why.\n\n"
       << "Services: " << join(config.services) << "\n\n"
-      << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n"
-      << policy_section(config, policy) << "## Answers\n\n"
+      << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n";
+    if (compose) {
+        // What the host's screen refuses (docs/BUILDS.md), so an honest
+        // Containerfile is written to pass it.
+        o << "A `rebuild` copies the service's build context first and builds from the "
+          << "copy:\nsymlinks must stay inside the context, no FIFOs or sockets. Its "
+          << "Containerfile may use\n`RUN --mount=type=cache,target=/abs/path` "
+          << "(and `sharing=`) and no other mount,\nno `$` in any flag, no heredocs, "
+          << "no `ADD` of a URL. Build steps have no network,\nand base images are never "
+          << "pulled: ask the person to pull one you need.\n\n";
+    }
+    o << policy_section(config, policy) << "## Answers\n\n"
       << "| state | meaning |\n|---|---|\n"
       << "| `queued` | the host has seen the request (not final) |\n"
       << "| `pending` | held until a person on the host allows or denies it (not final) |\n"

@@ -22,6 +22,7 @@
 #include "cli/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
+#include "ipc/request_name.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
@@ -62,16 +63,30 @@ const OptionSpec kSpecs[] = {{"slug", true, false},        {"tail", true, false}
                              {"verify", false, false},     {"journal", false, false},
                              {"prune-before", true, false}};
 
-std::string field(const nlohmann::json& j, const char* key) {
+// A full request name (51 bytes at most) fits its column.
+constexpr std::size_t kRequestWidth = 52;
+
+// One cell, as cli/visible.hpp's table_cell makes it: no run of spaces, no
+// line break, cut at `width`.
+std::string field(const nlohmann::json& j, const char* key, std::size_t width = 0) {
     if (!j.contains(key) || j[key].is_null()) return "-";
-    if (j[key].is_string()) return visible(j[key].get<std::string>());
-    return visible(j[key].dump());
+    if (j[key].is_string()) return table_cell(j[key].get<std::string>(), width);
+    return table_cell(j[key].dump(), width);
+}
+
+// A name the agent chose off the request-name schema (a quarantined file)
+// is marked as such, so it never passes for a request.
+std::string request_field(const nlohmann::json& j) {
+    if (!j.contains("request") || !j["request"].is_string()) return field(j, "request");
+    const std::string name = j["request"].get<std::string>();
+    if (is_request_name(name)) return name;
+    return "?" + table_cell(name, kRequestWidth - 1);
 }
 
 void print_header() {
     std::cout << std::left << std::setw(25) << "TIME"
               << "  " << std::setw(11) << "EVENT"
-              << "  " << std::setw(28) << "REQUEST"
+              << "  " << std::setw(kRequestWidth) << "REQUEST"
               << "  " << std::setw(12) << "VERB"
               << "  " << std::setw(12) << "ARG"
               << "  " << std::setw(8) << "OUTCOME"
@@ -107,11 +122,11 @@ void print_row(const std::string& line, bool json) {
           << static_cast<double>(j["duration_ms"].get<long>()) / 1000.0 << " s";
         duration = d.str();
     }
-    std::cout << std::left << std::setw(25) << field(j, "ts") << "  " << std::setw(11)
-              << field(j, "event") << "  " << std::setw(28) << field(j, "request") << "  "
-              << std::setw(12) << field(j, "verb") << "  " << std::setw(12) << field(j, "arg")
-              << "  " << std::setw(8) << outcome << "  " << std::setw(9) << duration << "  "
-              << field(j, "reason") << "\n";
+    std::cout << std::left << std::setw(25) << field(j, "ts", 25) << "  " << std::setw(11)
+              << field(j, "event", 11) << "  " << std::setw(kRequestWidth) << request_field(j)
+              << "  " << std::setw(12) << field(j, "verb", 12) << "  " << std::setw(12)
+              << field(j, "arg", 12) << "  " << std::setw(8) << outcome << "  " << std::setw(9)
+              << duration << "  " << field(j, "reason") << "\n";
 }
 
 // Every complete line of the log files, oldest file first.

@@ -1,5 +1,7 @@
 #include "cli/visible.hpp"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <cstdio>
 
@@ -122,6 +124,21 @@ std::string render(std::string_view text, bool multiline) {
 
 std::string visible(std::string_view text) {
     return render(text, false);
+}
+
+std::string table_cell(std::string_view text, std::size_t width) {
+    const std::string shown = visible(text);
+    std::string out;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+        const bool run = shown[i] == ' ' && i > 0 && shown[i - 1] == ' ';
+        out += run ? std::string("\\x20") : std::string(1, shown[i]);
+    }
+    if (width == 0 || out.size() <= width) return out;
+    constexpr std::string_view kCut = "...";
+    std::size_t keep = width > kCut.size() ? width - kCut.size() : 0;
+    // Never inside a UTF-8 character.
+    while (keep > 0 && (static_cast<unsigned char>(out[keep]) & 0xC0) == 0x80) --keep;
+    return out.substr(0, keep) + std::string(kCut.substr(0, std::min(width, kCut.size())));
 }
 
 std::string visible_text(std::string_view text) {

@@ -13,6 +13,12 @@ namespace hb::cli {
 // One field on one line: newline and tab are escaped too (`\n`, `\t`).
 std::string visible(std::string_view text);
 
+// One cell of a table: visible(), and no run of spaces (every space after
+// another is written `\x20`), so text from the agent cannot line up a row
+// of its own; cut at `width` bytes (0: no limit), the cut marked by a
+// trailing "..." within the width.
+std::string table_cell(std::string_view text, std::size_t width = 0);
+
 // Several lines (a diff, a file): a newline ends a line and a tab stays as
 // it is; everything else as visible() (a lone `\r` is shown as `\r`).
 std::string visible_text(std::string_view text);

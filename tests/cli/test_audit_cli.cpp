@@ -47,6 +47,35 @@ TEST_F(Audit, PrintsATable) {
     EXPECT_TRUE(saw_ping) << run.out;
 }
 
+// The agent names a request file so that its row, wrapped by the terminal,
+// would read as a second row that never happened: `a`, spaces to the
+// terminal's width, then an audit row. Its cell is marked off-schema and
+// holds no run of spaces; every row is one line.
+TEST_F(Audit, AnOffSchemaNameCannotForgeARow) {
+    const std::string forged =
+        "a" + std::string(150, ' ') + "2026-12-02T08:00:00.000Z  succeeded    down    exit 0";
+    ASSERT_LE(forged.size(), 255u);
+    write_file(project.spool() + "/requests/" + forged, "{}");
+    const std::string ping = drop_request(project.spool(), "ping");
+    Drained drained =
+        run_drain_until_answered(exec_start_of(home, "demo-app"), project.spool(), ping);
+    ASSERT_EQ(drained.response["state"], "done") << drained.log;
+    const Ran json = home.hostbridge({"audit", "--slug", "demo-app", "--json"});
+    const Ran run = home.hostbridge({"audit", "--slug", "demo-app"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    ASSERT_TRUE(contains(json.out, "succeeded    down")) << json.out;  // the log has it raw
+    const auto lines = lines_of(run.out);
+    EXPECT_EQ(lines.size(), lines_of(json.out).size() + 1) << run.out;  // the header
+    bool marked = false;
+    for (const auto& line : lines) {
+        // Nothing ran `down`, nothing exited 0: only the forgery says so.
+        EXPECT_FALSE(contains(line, "down")) << line;
+        EXPECT_FALSE(contains(line, "exit 0")) << line;
+        marked = marked || contains(line, "?a \\x20\\x20");
+    }
+    EXPECT_TRUE(marked) << run.out;
+}
+
 TEST_F(Audit, JsonIsTheRawLinesAndTailCuts) {
     Ran all = home.hostbridge({"audit", "--slug", "demo-app", "--json"});
     EXPECT_EQ(all.out, read_file(log()));
