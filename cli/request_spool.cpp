@@ -26,8 +26,11 @@ std::string errno_text() {
     return std::strerror(errno);
 }
 
+// Never through a link: a client run on the host must not create or rename
+// a file outside the checkout because the agent made tmp/ or requests/ a
+// symlink (the executor's pinned dirfds, executor/spool.cpp, do the same).
 UniqueFd open_dir_at(int dirfd, const char* name) {
-    return UniqueFd(::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    return UniqueFd(::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 // The nearest directory from the current one upwards with a `.git` entry
@@ -86,16 +89,32 @@ Result<std::string> find_spool(const std::optional<std::string>& project_dir) {
 }
 
 Result<Spool> Spool::open(const std::string& path) {
-    UniqueFd root(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root) return make_error("cannot open the spool " + path + ": " + errno_text());
+    // The spool dir itself is opened no-follow too (the directories above
+    // it are the person's own path).
+    UniqueFd root(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!root) {
+        struct stat st {};
+        if ((errno == ELOOP || errno == ENOTDIR) && ::lstat(path.c_str(), &st) == 0 &&
+            S_ISLNK(st.st_mode)) {
+            return make_error("the spool " + path + " is a symlink; refusing it");
+        }
+        return make_error("cannot open the spool " + path + ": " + errno_text());
+    }
     Spool spool;
     spool.path_ = path;
-    spool.tmp_ = open_dir_at(root.get(), "tmp");
-    spool.requests_ = open_dir_at(root.get(), "requests");
-    spool.responses_ = open_dir_at(root.get(), "responses");
-    if (!spool.tmp_ || !spool.requests_ || !spool.responses_)
-        return make_error("cannot open tmp/, requests/ and responses/ in " + path + ": " +
-                          errno_text());
+    for (auto [fd, name] : {std::pair{&spool.tmp_, "tmp"},
+                            {&spool.requests_, "requests"},
+                            {&spool.responses_, "responses"}}) {
+        *fd = open_dir_at(root.get(), name);
+        if (!*fd) {
+            if (errno == ELOOP || errno == ENOTDIR) {
+                return make_error("the spool's " + std::string(name) + "/ in " + path +
+                                  " is not a directory (a symlink?); refusing it");
+            }
+            return make_error("cannot open " + std::string(name) + "/ in " + path + ": " +
+                              errno_text());
+        }
+    }
     return spool;
 }
 

@@ -135,3 +135,48 @@ TEST(NoFollowFiles, InstallReplacesALinkedClientWithoutWritingThroughIt) {
 
 }  // namespace
 }  // namespace hb::test
+
+namespace hb::test {
+namespace {
+
+// The host-side request client (`hostbridge request`), run by a person on
+// the host, with tmp/, requests/ or the spool itself swapped for a link to
+// a directory outside the checkout (issue 28: the request file was created
+// and renamed there, as the host user, 3 of 3): refused, nothing written.
+class RequestNoFollow : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RequestNoFollow, TheHostSideClientRefusesALinkedSpool) {
+    TempRoot root;
+    Home home{root.path()};
+    Project project{root.path(), "demo-app"};
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    const std::string outside = root.path() + "/outside";
+    write_file(outside + "/sentinel", "keep me\n");
+    // Shaped as a spool, so only the link gives it away.
+    for (const char* dir : {"tmp", "requests", "responses"})
+        write_file(outside + "/" + dir + "/x", "");
+    const std::string link = project.dir + "/" + GetParam();
+    ASSERT_EQ(::rename(link.c_str(), (root.path() + "/moved-aside").c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), link.c_str()), 0);
+    const auto before = snapshot(outside);
+    const Ran run = home.hostbridge({"request", "--project-dir", project.dir, "--no-wait", "ping"},
+                                    project.dir);
+    EXPECT_NE(run.code, 0) << run.out << run.err;
+    EXPECT_TRUE(contains(run.err, "symlink")) << run.err;
+    EXPECT_EQ(snapshot(outside), before) << "the client wrote through " << link;
+}
+
+INSTANTIATE_TEST_SUITE_P(SpoolDirs, RequestNoFollow,
+                         ::testing::Values("untracked/hostbridge", "untracked/hostbridge/tmp",
+                                           "untracked/hostbridge/requests",
+                                           "untracked/hostbridge/responses"),
+                         [](const auto& param_info) {
+                             std::string name = param_info.param;
+                             for (char& c : name) {
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             }
+                             return name;
+                         });
+
+}  // namespace
+}  // namespace hb::test
