@@ -146,11 +146,19 @@ void write_all(int fd, std::string_view bytes) {
 
 // Prints a final answer: output on stdout, and for anything but `done` the
 // state, reason and exit code on stderr.
+// The agent can forge any response: on a terminal, the output is shown with
+// every control character but newline and tab made visible (an OSC 52
+// clipboard write, a cursor move, a lone CR); through a pipe it stays byte
+// for byte, as docs/PROTOCOL.md promises scripts. The reason is one line,
+// always made visible.
 int finish(const Response& response) {
-    if (response.output) write_all(STDOUT_FILENO, *response.output);
+    if (response.output) {
+        write_all(STDOUT_FILENO,
+                  ::isatty(STDOUT_FILENO) != 0 ? visible_text(*response.output) : *response.output);
+    }
     if (response.state == ResponseState::Done) return kRequestDone;
     std::string text(state_name(response.state));
-    if (response.reason) text += ": " + *response.reason;
+    if (response.reason) text += ": " + visible(*response.reason);
     if (response.exit_code) text += " (exit code " + std::to_string(*response.exit_code) + ")";
     say(text);
     return kRequestRefused;

