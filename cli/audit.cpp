@@ -125,7 +125,7 @@ void print_row(const std::string& line, bool json) {
     std::cout << std::left << std::setw(25) << field(j, "ts", 25) << "  " << std::setw(11)
               << field(j, "event", 11) << "  " << std::setw(kRequestWidth) << request_field(j)
               << "  " << std::setw(12) << field(j, "verb", 12) << "  " << std::setw(12)
-              << field(j, "arg", 12) << "  " << std::setw(8) << outcome << "  " << std::setw(9)
+              << field(j, "arg") << "  " << std::setw(8) << outcome << "  " << std::setw(9)
               << duration << "  " << field(j, "reason") << "\n";
 }
 
