@@ -245,7 +245,7 @@ held_digest() {
 is_held() { held_name >/dev/null; }
 web_serves() { serves web >/dev/null 2>&1; }
 ask_session() {
-    local policy_file=$1 policy_saved=$2 name out rc
+    local policy_file=$1 policy_saved=$2 name digest out rc
     sed 's/^MODE_down=auto$/MODE_down=ask/' <<<"$policy_saved" >"$policy_file"
     say "host\$ the person sets MODE_down=ask in policy.conf"
     ask_down
@@ -258,10 +258,11 @@ ask_session() {
     check "pending shows what would run" grep -q 'would run: \$[A-Z]' <<<"$out"
     check "the agent's client said once that a person must approve it" \
         eval 'in_agent "grep -c \"a person must approve\" /tmp/ask.err" | grep -qx 1'
-    check "pending shows the digest an allow names" test -n "$(held_digest "$name")"
-    out=$(cd "$P" && hostbridge allow "$name" "$(held_digest "$name")" 2>&1)
+    digest=$(held_digest "$name")
+    check "pending shows the digest an allow names" test -n "$digest"
+    out=$(cd "$P" && hostbridge allow "$name" "$digest" 2>&1)
     rc=$?
-    printf 'host$ hostbridge allow %s %s\n' "$name" "$(held_digest "$name")"
+    printf 'host$ hostbridge allow %s %s\n' "$name" "$digest"
     printf '%s\n' "$out" | indent
     check "allow NAME DIGEST: exit 0" test "$rc" -eq 0
     check "the agent's down ends: exit 0" eval 'wait_for 120 ask_answered && [ "$(in_agent "cat /tmp/ask.rc")" = 0 ]'
@@ -272,9 +273,10 @@ ask_session() {
     say "agent\$ request down   (again)"
     check "held again" wait_for 30 is_held
     name=$(held_name)
-    out=$(cd "$P" && hostbridge deny --reason "not now" "$name" 2>&1)
+    digest=$(held_digest "$name")
+    out=$(cd "$P" && hostbridge deny --reason "not now" "$name" "$digest" 2>&1)
     rc=$?
-    printf 'host$ hostbridge deny --reason "not now" %s\n' "$name"
+    printf 'host$ hostbridge deny --reason "not now" %s %s\n' "$name" "$digest"
     printf '%s\n' "$out" | indent
     check "deny: exit 0" test "$rc" -eq 0
     check "the agent's down is refused by the person: exit 70" \
