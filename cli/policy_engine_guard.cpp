@@ -54,10 +54,10 @@ EngineGuarded hold_engine_verbs(std::string_view text) {
 }
 
 std::string_view engine_verbs_reason() {
-    return "rebuild and up are held for a person (ask): until builds run from host-owned "
-           "snapshots, a build reads the agent's Containerfile and build context as you, and "
-           "Debian 12's builder lets one RUN --mount line of it read and write your files "
-           "(SECURITY.md, \"What is not defended\")";
+    return "rebuild and up are held for a person (ask): with the stack backend a build reads "
+           "the agent's Containerfile and build context as you (compose builds run from "
+           "screened snapshots), and bind sources in the checkout can be swapped while the "
+           "runtime resolves them (SECURITY.md, \"What is not defended\")";
 }
 
 }  // namespace hb::cli

@@ -55,6 +55,7 @@ TEST_F(Install, SeedsUpAndRebuildAsAskAndSaysWhy) {
     EXPECT_TRUE(contains(run.out, "policy.conf: seeded (every verb auto but up and rebuild: ask)"))
         << run.out;
     EXPECT_TRUE(contains(run.out, "a build reads the agent's Containerfile")) << run.out;
+    EXPECT_TRUE(contains(run.out, "bind sources in the checkout can be swapped")) << run.out;
     const std::string text = read_file(home.config_dir("demo-app") + "/policy.conf");
     EXPECT_TRUE(has_line(text, "MODE_up=ask")) << text;
     EXPECT_TRUE(has_line(text, "MODE_rebuild=ask")) << text;
