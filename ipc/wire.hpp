@@ -85,18 +85,18 @@ enum class ReasonCode : std::uint16_t {
     PolicyDeny = 47,       // MODE_<verb>=deny, or missing/unknown
     JoinNetworkNotConfigured = 48,
     NotSupportedByCompose = 49,
-    IntegrityGate = 50,     // detail: which file, what changed
-    RateLimited = 51,       // detail: retry in N s
-    Timeout = 52,           // detail: after N s
-    SpawnFailed = 53,       // could not start the command
-    Interrupted = 54,       // found in processing/ after a crashed drain
-    AuditUnavailable = 55,  // the audit log cannot be written: fail closed
-    Stuck = 56,             // could not be moved out of requests/
-    DryRun = 57,            // MODE_<verb>=dry-run: detail says what would have run
-    AwaitingApproval = 58,  // MODE_<verb>=ask: held for a person (state pending)
-    DeniedByPerson = 59,    // `hostbridge deny`
-    TooManyHeld = 60,       // the held requests are at their limit
-    ChangedSinceHeld = 61,  // a re-install or approve since it was held
+    IntegrityGate = 50,       // detail: which file, what changed
+    RateLimited = 51,         // detail: retry in N s
+    Timeout = 52,             // detail: after N s
+    SpawnFailed = 53,         // could not start the command
+    Interrupted = 54,         // found in processing/ after a crashed drain
+    AuditUnavailable = 55,    // the audit log cannot be written: fail closed
+    Stuck = 56,               // could not be moved out of requests/
+    DryRun = 57,              // MODE_<verb>=dry-run: detail says what would have run
+    AwaitingApproval = 58,    // MODE_<verb>=ask: held for a person (state pending)
+    DeniedByPerson = 59,      // `hostbridge deny`
+    TooManyHeld = 60,         // the held requests are at their limit
+    ChangedSinceHeld = 61,    // a re-install or approve since it was held
     BuildNotConfigured = 62,  // bridge.json records no snapshot build for the service
     BuildInputRefused = 63,   // detail: the snapshot or the Containerfile screen said why
 };
