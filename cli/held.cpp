@@ -6,7 +6,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -81,11 +80,6 @@ std::string service_of(const exec::HeldRequest& held) {
     return held.service ? visible(*held.service) : "-";
 }
 
-bool lower_hex(std::string_view s) {
-    return std::all_of(s.begin(), s.end(),
-                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 // NAME, on the request-name schema (nothing else can be held, and it is
 // never a path), then optionally DIGEST: the short digest `pending` shows,
 // or the whole one.
@@ -102,7 +96,7 @@ std::optional<int> check_name(const ParsedArgs& args, std::string_view command) 
     }
     if (args.positional.size() == 2) {
         const std::string& digest = args.positional[1];
-        if ((digest.size() != exec::kShortDigest && digest.size() != 64) || !lower_hex(digest)) {
+        if (!sys::is_lower_hex(digest, exec::kShortDigest) && !sys::is_lower_hex(digest, 64)) {
             print_error(command, "`" + visible(digest) +
                                      "` is not a digest: `hostbridge pending` shows it (" +
                                      std::to_string(exec::kShortDigest) + " hex digits)");

@@ -46,9 +46,7 @@ std::string dump(const ordered_json& value) {
 bool is_lower_hex64(const ordered_json& value) {
     if (!value.is_string()) return false;
     const auto& text = value.get_ref<const std::string&>();
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
+    return sys::is_lower_hex(text, 64);
 }
 
 std::string escape_request(std::string_view raw) {

@@ -119,9 +119,7 @@ std::string string(const json& value, const std::string& key) {
 // --- shapes ---------------------------------------------------------------
 
 bool lower_hex_sha256(std::string_view text) {
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
+    return sys::is_lower_hex(text, 64);
 }
 
 // Splits on '/' and reports the first bad component: paths are kept in one
@@ -377,18 +375,22 @@ SystemdSettings systemd(const json& value, const Config& config) {
     return out;
 }
 
+// A container or network name, as podman and docker accept one.
+std::string container_name(const json& value, const std::string& key) {
+    std::string name = string(value, key);
+    if (!is_valid_container_name(name))
+        invalid(key, "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    return name;
+}
+
 std::optional<JoinNetwork> join_network(const json& value, const Config& config) {
     if (value.is_null()) return std::nullopt;
     const Object obj(value, "join_network", {"engine", "network", "agent_container"});
     JoinNetwork out;
     out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
-    out.network = string(obj.required("network"), obj.key("network"));
-    if (!is_valid_container_name(out.network))
-        invalid(obj.key("network"), "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
-    out.agent_container = string(obj.required("agent_container"), obj.key("agent_container"));
-    if (!is_valid_container_name(out.agent_container))
-        invalid(obj.key("agent_container"),
-                "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    out.network = container_name(obj.required("network"), obj.key("network"));
+    out.agent_container =
+        container_name(obj.required("agent_container"), obj.key("agent_container"));
     return out;
 }
 
@@ -440,10 +442,7 @@ ServiceBuild service_build(const json& value, const std::string& key, const Conf
             out.args.push_back(argv_word((*args)[i], index_key(obj.key("args"), i)));
     }
     out.image = argv_word(obj.required("image"), obj.key("image"));
-    out.container = string(obj.required("container"), obj.key("container"));
-    if (!is_valid_container_name(out.container))
-        invalid(obj.key("container"),
-                "must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (at most 255 bytes)");
+    out.container = container_name(obj.required("container"), obj.key("container"));
     return out;
 }
 

@@ -123,9 +123,7 @@ Result<HeldDecision> parse_decision(std::string_view text) {
         if (!*r) return r->error();
     }
     if (*decision != "allow" && *decision != "deny") return make_error("unknown decision");
-    if (nonce->size() != 32 || !std::all_of(nonce->begin(), nonce->end(), [](char c) {
-            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-        })) {
+    if (!sys::is_lower_hex(*nonce, 32)) {
         return make_error("\"nonce\" is not 32 lowercase hex digits");
     }
     return HeldDecision{*decision == "allow", std::move(*generation), std::move(*reason),

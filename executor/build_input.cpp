@@ -6,7 +6,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 
 #include "executor/argv_table.hpp"
@@ -114,10 +113,8 @@ std::string read_image_id(const Config& config, std::string_view service) {
     std::string text;
     if (!sys::read_all(fd.get(), text, 128)) return {};
     while (!text.empty() && text.back() == '\n') text.pop_back();
-    const bool shaped = text.size() == 71 && text.starts_with("sha256:") &&
-                        std::all_of(text.begin() + 7, text.end(), [](char c) {
-                            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-                        });
+    const bool shaped =
+        text.starts_with("sha256:") && sys::is_lower_hex(std::string_view(text).substr(7), 64);
     return shaped ? text : std::string();
 }
 

@@ -171,6 +171,12 @@ void append_hex_byte(std::string& out, unsigned char byte) {
     out += kHex[byte & 0xf];
 }
 
+bool is_lower_hex(std::string_view text, std::size_t length) {
+    return text.size() == length && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
 std::string lower_hex(const void* bytes, std::size_t length) {
     std::string out;
     out.reserve(length * 2);

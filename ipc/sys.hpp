@@ -61,6 +61,9 @@ void reset_signals();
 
 // Lowercase hex of `length` bytes.
 std::string lower_hex(const void* bytes, std::size_t length);
+// True when `text` is `length` digits of 0-9a-f (what lower_hex writes):
+// the one check of a hash, nonce or digest read back from a file.
+bool is_lower_hex(std::string_view text, std::size_t length);
 // Appends the two lowercase hex digits of `byte`.
 void append_hex_byte(std::string& out, unsigned char byte);
 // Every byte outside printable ASCII, and the backslash itself, as \xNN: a

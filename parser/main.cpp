@@ -73,11 +73,6 @@ int stop(const hb::Result<T>& failed, int status) {
 }
 
 int run() {
-    if (auto locked = hb::sandbox::lock_down(kSocket); !locked) {
-        say("lockdown failed: " + locked.error().message);
-        return kExitLockdown;
-    }
-
     auto first = hb::recv_message(kSocket, hb::kStartupSize, hb::FdPolicy::None);
     if (!first) return stop(first, kExitProtocol);
     if (first->kind == hb::Received::Kind::Eof) return 0;
@@ -103,10 +98,6 @@ int run() {
 
 // The build-input screen: one Containerfile per message, until EOF.
 int run_screen() {
-    if (auto locked = hb::sandbox::lock_down(kSocket); !locked) {
-        say("lockdown failed: " + locked.error().message);
-        return kExitLockdown;
-    }
     for (;;) {
         auto msg = hb::recv_message(kSocket, hb::kScreenRequestSize, hb::FdPolicy::ExactlyOne);
         if (!msg) return stop(msg, kExitProtocol);
@@ -145,6 +136,11 @@ int main(int argc, char** argv) {
         return kExitProtocol;
     }
     try {
+        // Before a byte is read, whichever input this process reads.
+        if (auto locked = hb::sandbox::lock_down(kSocket); !locked) {
+            say("lockdown failed: " + locked.error().message);
+            return kExitLockdown;
+        }
         return screen ? run_screen() : run();
     } catch (const std::exception& e) {
         say(std::string("internal error: ") + e.what());
