@@ -16,6 +16,7 @@
 #include "cli/request_message.hpp"
 #include "cli/request_spool.hpp"
 #include "cli/request_wait.hpp"
+#include "cli/visible.hpp"
 #include "ipc/unique_fd.hpp"
 #include "packaging/version.hpp"
 
@@ -95,12 +96,16 @@ struct Outcome {
 // `held`: the host held the request for a person (`pending`) before this
 // answer, so `expired` means nobody decided in time, not a late bridge.
 Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held) {
+    // Everything here may be the agent's own forgery (responses/ is in its
+    // checkout) and a client may show it on a person's terminal: output
+    // keeps its lines, every other control byte made visible
+    // (cli/visible.hpp), as `hostbridge request` shows it.
     Outcome o;
     o.state = cli::state_name(r.state);
     o.exit_code = r.exit_code;
-    o.reason = r.reason;
-    const std::string output = r.output.value_or("");
-    const std::string reason = r.reason.value_or("no reason given");
+    if (r.reason) o.reason = cli::visible(*r.reason);
+    const std::string output = cli::visible_text(r.output.value_or(""));
+    const std::string reason = o.reason.value_or("no reason given");
     switch (r.state) {
         case cli::ResponseState::Done:
             o.text = output.empty() ? "(done, no output)" : output;
@@ -132,7 +137,8 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held) {
                      ", so it did not run: " + reason + ".\nCall again if it is still needed.";
             break;
         default:
-            o.text = "The host answered with an unknown state `" + r.state_text + "`.";
+            o.text =
+                "The host answered with an unknown state `" + cli::visible(r.state_text) + "`.";
             break;
     }
     if (!output.empty()) o.text += "\n\nOutput:\n" + output;
@@ -318,7 +324,7 @@ class Server {
         std::string last_state;
         auto tick = [&](const cli::Response* seen) {
             if (!token || call.cancelled) return;
-            const std::string now_state = seen ? seen->state_text : "waiting";
+            const std::string now_state = seen ? cli::visible(seen->state_text) : "waiting";
             const auto now = Clock::now();
             if (now_state == last_state &&
                 now - last_sent < std::chrono::seconds(options_.progress_interval_seconds))
@@ -337,8 +343,9 @@ class Server {
                 text =
                     "a person must approve this request on the host; waiting for their "
                     "decision" +
-                    (seen->expires_at_text ? " until " + *seen->expires_at_text : std::string()) +
-                    (seen->reason ? " (" + *seen->reason + ")" : std::string());
+                    (seen->expires_at_text ? " until " + cli::visible(*seen->expires_at_text)
+                                           : std::string()) +
+                    (seen->reason ? " (" + cli::visible(*seen->reason) + ")" : std::string());
             }
             out_.send({{"jsonrpc", "2.0"},
                        {"method", "notifications/progress"},

@@ -83,11 +83,12 @@ int run_list(Invocation& in) {
         } else {
             units = ::lstat(p.wants_link.c_str(), &st) == 0 ? "enabled" : "disabled";
         }
-        // The log and the config are host files, but quote what others chose.
-        std::cout << std::left << std::setw(20) << visible(slug) << "  " << std::setw(40)
-                  << visible(project) << "  " << std::setw(12) << visible(units) << "  "
-                  << std::setw(10) << visible(binary_version(p.executor).value_or("?")) << "  "
-                  << visible(last_event(config ? config->state_dir : p.state_dir)) << "\n";
+        // The log and the config are host files, but quote what others chose,
+        // one line a row (cli/visible.hpp, table_cell).
+        std::cout << std::left << std::setw(20) << table_cell(slug) << "  " << std::setw(40)
+                  << table_cell(project) << "  " << std::setw(12) << table_cell(units) << "  "
+                  << std::setw(10) << table_cell(binary_version(p.executor).value_or("?")) << "  "
+                  << table_cell(last_event(config ? config->state_dir : p.state_dir)) << "\n";
     }
     return kExitOk;
 }

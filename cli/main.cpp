@@ -8,6 +8,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/request.hpp"
+#include "cli/request_audit.hpp"
 #include "cli/visible.hpp"
 #include "packaging/version.hpp"
 
@@ -62,7 +63,9 @@ int dispatch(int argc, char** argv) {
         if (command == sub->name) return hb::cli::run_subcommand(*sub, argc - 1, argv + 1);
     }
     // The agent client takes the arguments after the word `request`.
-    if (command == "request") return hb::cli::run_request(argc - 2, argv + 2);
+    // On the host it reports what the audit log records (cli/request_audit.hpp).
+    if (command == "request")
+        return hb::cli::run_request(argc - 2, argv + 2, "hostbridge request", hb::cli::audit_check);
     std::cerr << "hostbridge: unknown command " << hb::cli::visible(command)
               << "; see hostbridge --help\n";
     return hb::cli::kExitUsage;

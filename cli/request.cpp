@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "cli/request_message.hpp"
@@ -55,6 +56,8 @@ struct Options {
 // "hostbridge request" or "hostbridge-agent request": how messages and the
 // usage text name this program.
 std::string g_program = "hostbridge request";
+// Set by the admin tool on the host: how to read what the audit log records.
+AuditLookup g_audit;
 
 void say(const std::string& text) {
     std::fprintf(stderr, "%s: %s\n", g_program.c_str(), text.c_str());
@@ -144,6 +147,62 @@ void write_all(int fd, std::string_view bytes) {
     }
 }
 
+// The line for a final state that is not `done`, on stderr; the exit code.
+int report(ResponseState state, const std::optional<std::string>& reason,
+           std::optional<std::int64_t> exit_code) {
+    if (state == ResponseState::Done) return kRequestDone;
+    std::string text(state_name(state));
+    if (reason) text += ": " + visible(*reason);
+    if (exit_code) text += " (exit code " + std::to_string(*exit_code) + ")";
+    say(text);
+    return kRequestRefused;
+}
+
+std::string answer_text(ResponseState state, std::optional<std::int64_t> exit_code) {
+    return "`" + std::string(state_name(state)) + "`" +
+           (exit_code ? " exit code " + std::to_string(*exit_code) : std::string());
+}
+
+// On the host, the answer is what the audit log records (the executor writes
+// the final event before the response, executor/drain.cpp Drain::finish):
+// the agent can forge responses/, not the log. No final event, an unreadable
+// log or another outcome is never reported as `done`.
+int report_checked(const Response& response, const std::string& spool_path,
+                   const std::string& name) {
+    auto checked = g_audit(spool_path, name);
+    if (!checked) {
+        say("cannot read the audit log to confirm this answer (" + checked.error().message +
+            "); what follows is the spool's answer, unconfirmed");
+        report(response.state, response.reason, response.exit_code);
+        return kRequestRefused;
+    }
+    if (!*checked) return report(response.state, response.reason, response.exit_code);
+    const AuditCheck& check = **checked;
+    if (!check.outcome) {
+        say("the audit log (" + visible(check.log) + ") records no end of request " + name +
+            ": the executor did not write the answer in responses/ (the agent can write any "
+            "file there), or counted a refusal in a `summary` past the agent's audit budget; "
+            "the spool says " +
+            answer_text(response.state, response.exit_code));
+        report(response.state, response.reason, response.exit_code);
+        return kRequestRefused;
+    }
+    const RecordedOutcome& recorded = *check.outcome;
+    if (recorded.state != response.state || recorded.exit_code != response.exit_code) {
+        say("the spool's answer (" + answer_text(response.state, response.exit_code) +
+            ") is not what the audit log (" + visible(check.log) + ") records: `" +
+            visible(recorded.event) + "`" +
+            (recorded.exit_code ? " exit code " + std::to_string(*recorded.exit_code)
+                                : std::string()) +
+            "; reported as the log says" +
+            (response.output ? "; the output shown is the spool's and unconfirmed" : ""));
+        if (recorded.state == ResponseState::Done) return kRequestDone;
+        report(recorded.state, recorded.reason, recorded.exit_code);
+        return kRequestRefused;
+    }
+    return report(recorded.state, recorded.reason, recorded.exit_code);
+}
+
 // Prints a final answer: output on stdout, and for anything but `done` the
 // state, reason and exit code on stderr.
 // The agent can forge any response: on a terminal, the output is shown with
@@ -151,17 +210,13 @@ void write_all(int fd, std::string_view bytes) {
 // clipboard write, a cursor move, a lone CR); through a pipe it stays byte
 // for byte, as docs/PROTOCOL.md promises scripts. The reason is one line,
 // always made visible.
-int finish(const Response& response) {
+int finish(const Response& response, const std::string& spool_path, const std::string& name) {
     if (response.output) {
         write_all(STDOUT_FILENO,
                   ::isatty(STDOUT_FILENO) != 0 ? visible_text(*response.output) : *response.output);
     }
-    if (response.state == ResponseState::Done) return kRequestDone;
-    std::string text(state_name(response.state));
-    if (response.reason) text += ": " + visible(*response.reason);
-    if (response.exit_code) text += " (exit code " + std::to_string(*response.exit_code) + ")";
-    say(text);
-    return kRequestRefused;
+    if (g_audit) return report_checked(response, spool_path, name);
+    return report(response.state, response.reason, response.exit_code);
 }
 
 // The first `pending` answer, once: a person must act on the host, and the
@@ -202,7 +257,7 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
     // A pending request is the host's, held for a person: never withdrawn.
     switch (waited.end) {
         case WaitResult::End::Answered:
-            return finish(waited.response);
+            return finish(waited.response, spool.path(), name);
         case WaitResult::End::Signal:
             if (waited.pending()) {
                 say("interrupted: request " + name +
@@ -272,8 +327,9 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int run_request(int argc, char** argv, std::string_view program) {
+int run_request(int argc, char** argv, std::string_view program, AuditLookup audit) {
     g_program = std::string(program);
+    g_audit = std::move(audit);
     try {
         return run(argc, argv);
     } catch (const std::exception& e) {

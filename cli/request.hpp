@@ -4,7 +4,13 @@
 // also runs inside a container.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
+
+#include "cli/request_response.hpp"
 
 namespace hb::cli {
 
@@ -14,10 +20,32 @@ inline constexpr int kRequestUsage = 64;
 inline constexpr int kRequestRefused = 70;  // denied, expired or failed
 inline constexpr int kRequestNoAnswer = 75;
 
+// What the executor recorded about one request: its last final event in
+// the install's audit log (common/audit_log.hpp), read on the host by the
+// admin tool (cli/request_audit.hpp). The agent can forge any file in
+// responses/, never this.
+struct RecordedOutcome {
+    ResponseState state = ResponseState::Other;  // what the event stands for
+    std::string event;                           // "succeeded", "denied", ...
+    std::optional<std::int64_t> exit_code;
+    std::optional<std::string> reason;
+};
+struct AuditCheck {
+    std::string log;                         // where it was read, for messages
+    std::optional<RecordedOutcome> outcome;  // none: no final event names it
+};
+// nullopt: no install of this user serves the spool (nothing to check
+// against); an error: the log of the install that does cannot be read.
+using AuditLookup = std::function<Result<std::optional<AuditCheck>>(
+    const std::string& spool_path, const std::string& request_name)>;
+
 // argv[0] .. argv[argc - 1] are the arguments after the word `request`
 // (the admin tool calls run_request(argc - 2, argv + 2)). Returns the exit
 // code; never throws. `program` names the command in messages and usage
-// (hostbridge-agent runs the same client).
-int run_request(int argc, char** argv, std::string_view program = "hostbridge request");
+// (hostbridge-agent runs the same client). With `audit` (the admin tool on
+// the host), a final answer is reported as the audit log records it, and
+// where the spool's answer differs, that is said (docs/PROTOCOL.md).
+int run_request(int argc, char** argv, std::string_view program = "hostbridge request",
+                AuditLookup audit = nullptr);
 
 }  // namespace hb::cli

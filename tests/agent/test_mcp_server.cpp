@@ -403,6 +403,34 @@ TEST_F(McpServerTest, ACancelledPendingCallSaysItMayStillBeAllowedAndKeepsTheReq
     EXPECT_TRUE(std::filesystem::exists(host_->spool() + "/requests/" + name));
 }
 
+// The agent forges the answer an MCP client shows, perhaps on a person's
+// terminal when the server runs on the host (docs/MCP.md): an OSC 52
+// clipboard write, an erase-line and a lone CR in the reason and the
+// output. None of it arrives raw; the output keeps its lines.
+TEST_F(McpServerTest, AForgedAnswerReachesTheClientWithItsControlBytesVisible) {
+    McpSession& s = start({}, false);
+    s.initialize();
+    s.send(
+        {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "tools/call"}, {"params", {{"name", "down"}}}});
+    const std::string name = published();
+    const std::string osc52 = "\x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlIHwgc2g=\x07";
+    json forged = host_response(name, "failed");
+    forged["exit_code"] = 1;
+    forged["reason"] = "ok\r\x1b[2K" + osc52;
+    forged["output"] = "all good\n" + osc52 + "\x1b[2K\rhidden\xc2\x9b" + "2J\n";
+    respond(name, forged);
+    json answer = answer_to(9);
+    const std::string text = text_of(answer);
+    const std::string reason = answer["result"]["structuredContent"]["reason"].get<std::string>();
+    for (const std::string& shown : {text, reason}) {
+        EXPECT_EQ(shown.find_first_of("\x1b\x07\r"), std::string::npos) << shown;
+        EXPECT_EQ(shown.find("\xc2\x9b"), std::string::npos) << shown;
+        EXPECT_NE(shown.find("\\x1b]52;c;"), std::string::npos) << shown;
+    }
+    EXPECT_NE(text.find("all good\n\\x1b]52;c;"), std::string::npos) << text;
+    EXPECT_NE(text.find("\\rhidden"), std::string::npos) << text;
+}
+
 TEST_F(McpServerTest, MalformedMessagesGetErrorRepliesAndTheServerCarriesOn) {
     McpSession& s = start({}, false);
     s.send_raw("this is not json\n");
