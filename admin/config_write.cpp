@@ -101,19 +101,32 @@ std::string serialize_config(const Config& config) {
     }
     if (config.build) {
         const BuildSettings& b = *config.build;
+        // A stack builds with its own command: only what common/config.cpp
+        // reads for it (context and Containerfile).
+        const bool stack = config.backend.kind == BackendKind::Stack;
         ordered_json services = ordered_json::array();
         for (const ServiceBuild& s : b.services) {
             ordered_json one = {
                 {"service", s.service}, {"context", s.context}, {"containerfile", s.containerfile}};
+            if (stack) {
+                services.push_back(std::move(one));
+                continue;
+            }
             if (!s.target.empty()) one["target"] = s.target;
             if (!s.args.empty()) one["args"] = s.args;
             one["image"] = s.image;
             one["container"] = s.container;
             services.push_back(std::move(one));
         }
-        j["build"] = {{"engine", b.engine},       {"project", b.project},
-                      {"network", b.network},     {"max_files", b.max_files},
-                      {"max_bytes", b.max_bytes}, {"services", std::move(services)}};
+        if (stack) {
+            j["build"] = {{"max_files", b.max_files},
+                          {"max_bytes", b.max_bytes},
+                          {"services", std::move(services)}};
+        } else {
+            j["build"] = {{"engine", b.engine},       {"project", b.project},
+                          {"network", b.network},     {"max_files", b.max_files},
+                          {"max_bytes", b.max_bytes}, {"services", std::move(services)}};
+        }
     }
     return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -167,7 +167,8 @@ int run_approve(Invocation& in) {
         render = plan_render(project, *model);
         // The build step's words come from the same reading (cli/build_plan.hpp).
         // An install older than snapshot builds gets them from `upgrade`.
-        if (config->build) {
+        // A stack's builds are what install recorded (--build-context).
+        if (config->build && config->backend.kind == BackendKind::Compose) {
             std::vector<std::string> notes;
             const std::string engine = config->build->engine;
             builds = plan_builds({project, config->backend.file, config->backend.flavour, engine,

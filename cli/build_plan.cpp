@@ -128,4 +128,30 @@ std::optional<BuildSettings> plan_builds(const BuildPlanInput& in,
     return settings;
 }
 
+Result<BuildSettings> plan_stack_builds(
+    const std::vector<std::pair<std::string, std::string>>& contexts,
+    const std::vector<std::pair<std::string, std::string>>& containerfiles,
+    const std::vector<std::string>& buildable, const std::optional<BuildSettings>* previous) {
+    BuildSettings settings;
+    if (previous != nullptr && *previous) {
+        settings.max_files = (*previous)->max_files;
+        settings.max_bytes = (*previous)->max_bytes;
+    }
+    for (const auto& [service, context] : contexts) {
+        if (!std::binary_search(buildable.begin(), buildable.end(), service))
+            return make_error("--build-context names " + service +
+                              ", which is not a buildable service");
+        ServiceBuild s;
+        s.service = service;
+        s.context = context;
+        s.containerfile = "Containerfile";
+        for (const auto& [named, file] : containerfiles)
+            if (named == service) s.containerfile = file;
+        settings.services.push_back(std::move(s));
+    }
+    std::sort(settings.services.begin(), settings.services.end(),
+              [](const ServiceBuild& a, const ServiceBuild& b) { return a.service < b.service; });
+    return settings;
+}
+
 }  // namespace hb::cli

@@ -6,10 +6,12 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/compose_reader.hpp"
 #include "common/config.hpp"
+#include "ipc/result.hpp"
 
 namespace hb::cli {
 
@@ -33,5 +35,14 @@ struct BuildPlanInput {
 // engine or no usable project name. `notes` gets one sentence per service
 // left out.
 std::optional<BuildSettings> plan_builds(const BuildPlanInput& in, std::vector<std::string>& notes);
+
+// The stack backend's "build": what `install --build-context S=DIR
+// [--containerfile S=FILE]` recorded (paths already normal and inside,
+// cli/install_options.cpp). Each S must be buildable; the budgets a person
+// set in the previous bridge.json are kept.
+Result<BuildSettings> plan_stack_builds(
+    const std::vector<std::pair<std::string, std::string>>& contexts,
+    const std::vector<std::pair<std::string, std::string>>& containerfiles,
+    const std::vector<std::string>& buildable, const std::optional<BuildSettings>* previous);
 
 }  // namespace hb::cli

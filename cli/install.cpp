@@ -562,12 +562,21 @@ class Installer {
         c.systemd.notify_send = notify_send_;
         c.join_network = join_network_;
         if (backend_.kind == BackendKind::Compose) {
+            if (!o_.build_contexts.empty())
+                return fail(
+                    "--build-context is for the stack backend: with compose, each "
+                    "service's context comes from the compose file");
             std::vector<std::string> notes;
             c.build = plan_builds(
                 {project_dir_, backend_.file, backend_.flavour, build_engine_, &compose_builds_,
                  &buildable_, previous_ ? &previous_->build : nullptr},
                 notes);
             for (const auto& note : notes) print_warning(kCmd, note);
+        } else if (!o_.build_contexts.empty()) {
+            auto builds = plan_stack_builds(o_.build_contexts, o_.containerfiles, buildable_,
+                                            previous_ ? &previous_->build : nullptr);
+            if (!builds) return fail(builds.error().message);
+            c.build = std::move(*builds);
         }
         config_text_ = serialize_config(c);
         // The executor reads bridge.json strictly; never write one it refuses.

@@ -19,6 +19,7 @@ const char* const kInstallHelp =
                           [--backend stack|compose] [--stack-bin PATH_OR_NAME]
                           [--compose-file FILE] [--compose-cmd CMD]
                           [--services a,b,c] [--buildable a,b] [--tcb FILE]...
+                          [--build-context S=DIR [--containerfile S=FILE]]...
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
@@ -46,6 +47,11 @@ policy.conf once, installs the executor and parser, drops the agent client
   --services a,b,c       the services a request may name (default: from the compose file)
   --buildable a,b        the services `rebuild` may name (default: those with build:)
   --tcb FILE             another trusted file to pin, inside DIR (repeatable)
+  --build-context S=DIR  stack backend: `rebuild S` hands the stack a host-owned,
+                         screened snapshot of DIR (relative to the project) in
+                         HOSTBRIDGE_BUILD_CONTEXT (repeatable; docs/BUILDS.md)
+  --containerfile S=FILE S's Containerfile, relative to its context (default
+                         Containerfile); screened before every build
   --agent-container NAME, --network NAME, --engine P
                          configure join-network: ENGINE network connect NETWORK NAME
   --rate-limit N/S       mutating verbs per window (default 20/600)
@@ -79,8 +85,40 @@ const OptionSpec kSpecs[] = {
     {"max-held", true, false},        {"verb-timeout", true, true},
     {"file-mode", true, false},       {"agent-gid", true, false},
     {"allow-root", false, false},     {"no-systemd", false, false},
-    {"force", false, false},
+    {"force", false, false},          {"build-context", true, true},
+    {"containerfile", true, true},
 };
+
+// S=VALUE of --build-context and --containerfile: a service name and a
+// path that stays inside (normal, relative, "." allowed for a context).
+Result<std::pair<std::string, std::string>> service_path(const std::string& option,
+                                                         const std::string& text) {
+    const auto eq = text.find('=');
+    const std::string service = text.substr(0, eq);
+    if (eq == std::string::npos || !is_valid_arg_shape(service))
+        return make_error("--" + option + " must be SERVICE=PATH, not " + text);
+    const std::string path = text.substr(eq + 1);
+    std::string normal;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t slash = std::min(path.find('/', start), path.size());
+        const std::string part = path.substr(start, slash - start);
+        start = slash + 1;
+        if (part.empty() || part == ".") continue;
+        if (part == ".." || path[0] == '/')
+            return make_error("--" + option + " " + text +
+                              ": the path must be relative and stay inside");
+        if (std::any_of(part.begin(), part.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+            return make_error("--" + option + " " + text + ": the path holds a control character");
+        normal += (normal.empty() ? "" : "/") + part;
+    }
+    if (normal.empty()) {
+        if (option == "containerfile") return make_error("--containerfile " + text + ": no file");
+        normal = ".";
+    }
+    return std::pair{service, normal};
+}
 
 Result<std::vector<std::string>> split_list(const std::string& option, const std::string& text) {
     std::set<std::string> items;
@@ -198,6 +236,31 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         if (tcb.empty()) return make_error("--tcb is empty");
         o.tcb.push_back(tcb);
     }
+    for (const auto& text : a.all("build-context")) {
+        auto pair = service_path("build-context", text);
+        if (!pair) return pair.error();
+        for (const auto& [service, dir] : o.build_contexts)
+            if (service == pair->first)
+                return make_error("--build-context names " + service + " twice");
+        o.build_contexts.push_back(*pair);
+    }
+    for (const auto& text : a.all("containerfile")) {
+        auto pair = service_path("containerfile", text);
+        if (!pair) return pair.error();
+        const bool has_context = std::any_of(o.build_contexts.begin(), o.build_contexts.end(),
+                                             [&](const auto& c) { return c.first == pair->first; });
+        if (!has_context)
+            return make_error("--containerfile " + text + ": no --build-context for " +
+                              pair->first);
+        if (pair->second.ends_with(".in"))
+            return make_error("--containerfile " + text +
+                              ": must not end in .in (buildah preprocesses those)");
+        o.containerfiles.push_back(*pair);
+    }
+    if (!o.build_contexts.empty() && o.backend == BackendKind::Compose)
+        return make_error(
+            "--build-context is for the stack backend: with compose, each "
+            "service's context comes from the compose file");
     o.agent_container = a.get("agent-container");
     o.network = a.get("network");
     o.engine = a.get("engine");
@@ -309,6 +372,9 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
     if (o.services) add("--services", joined(*o.services, ','));
     if (o.buildable) add("--buildable", joined(*o.buildable, ','));
     for (const auto& tcb : o.tcb) add("--tcb", tcb);
+    for (const auto& [service, dir] : o.build_contexts) add("--build-context", service + "=" + dir);
+    for (const auto& [service, file] : o.containerfiles)
+        add("--containerfile", service + "=" + file);
     if (o.agent_container) add("--agent-container", *o.agent_container);
     if (o.network) add("--network", *o.network);
     if (o.engine) add("--engine", *o.engine);

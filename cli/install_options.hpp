@@ -28,6 +28,10 @@ struct InstallOptions {
     std::optional<std::vector<std::string>> services;
     std::optional<std::vector<std::string>> buildable;
     std::vector<std::string> tcb;
+    // The stack backend's builds: service -> context (relative to the
+    // project) and service -> Containerfile (relative to the context).
+    std::vector<std::pair<std::string, std::string>> build_contexts;
+    std::vector<std::pair<std::string, std::string>> containerfiles;
     std::optional<std::string> agent_container;
     std::optional<std::string> network;
     std::optional<std::string> engine;

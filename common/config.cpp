@@ -417,10 +417,15 @@ std::string argv_word(const json& value, const std::string& key) {
     return word;
 }
 
+// The stack backend builds with its own command from the snapshot the
+// executor hands it (HOSTBRIDGE_BUILD_CONTEXT): only the context and the
+// Containerfile to screen are the bridge's to know.
 ServiceBuild service_build(const json& value, const std::string& key, const Config& config) {
-    const Object obj(
-        value, key,
-        {"service", "context", "containerfile", "target", "args", "image", "container"});
+    const bool stack = config.backend.kind == BackendKind::Stack;
+    const Object obj(value, key,
+                     stack ? std::vector<std::string_view>{"service", "context", "containerfile"}
+                           : std::vector<std::string_view>{"service", "context", "containerfile",
+                                                           "target", "args", "image", "container"});
     ServiceBuild out;
     out.service = string(obj.required("service"), obj.key("service"));
     if (!std::binary_search(config.buildable.begin(), config.buildable.end(), out.service))
@@ -441,24 +446,30 @@ ServiceBuild service_build(const json& value, const std::string& key, const Conf
         for (std::size_t i = 0; i < args->size(); ++i)
             out.args.push_back(argv_word((*args)[i], index_key(obj.key("args"), i)));
     }
+    if (stack) return out;
     out.image = argv_word(obj.required("image"), obj.key("image"));
     out.container = container_name(obj.required("container"), obj.key("container"));
     return out;
 }
 
 std::optional<BuildSettings> build_settings(const json& value, const Config& config) {
+    const bool stack = config.backend.kind == BackendKind::Stack;
     const Object obj(value, "build",
-                     {"engine", "project", "network", "max_files", "max_bytes", "services"});
-    if (config.backend.kind != BackendKind::Compose)
-        invalid("build", "is only allowed with backend kind \"compose\"");
+                     stack ? std::vector<std::string_view>{"max_files", "max_bytes", "services"}
+                           : std::vector<std::string_view>{"engine", "project", "network",
+                                                           "max_files", "max_bytes", "services"});
     BuildSettings out;
-    out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
-    out.project = string(obj.required("project"), obj.key("project"));
-    if (!is_project_name(out.project))
-        invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");
-    out.network = string(obj.required("network"), obj.key("network"));
-    if (out.network != "none" && out.network != "private")
-        invalid(obj.key("network"), "must be \"none\" or \"private\"");
+    // The compose backend's build step is the bridge's own argv; a stack
+    // builds with its own command, so it has no engine, project or network.
+    if (!stack) {
+        out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
+        out.project = string(obj.required("project"), obj.key("project"));
+        if (!is_project_name(out.project))
+            invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");
+        out.network = string(obj.required("network"), obj.key("network"));
+        if (out.network != "none" && out.network != "private")
+            invalid(obj.key("network"), "must be \"none\" or \"private\"");
+    }
     out.max_files =
         static_cast<std::uint64_t>(integer(obj.required("max_files"), obj.key("max_files"), 1,
                                            INT64_MAX, "must be a positive integer"));

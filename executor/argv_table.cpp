@@ -126,7 +126,15 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
         case Verb::Restart:
             return with(config, {"restart", service()});
         case Verb::Rebuild: {
-            if (!compose) return with(config, {"build", service()});
+            if (!compose) {
+                // With a recorded context the stack builds from the snapshot
+                // the executor hands it (HOSTBRIDGE_BUILD_CONTEXT); without
+                // one it reads the checkout itself, which the seeded policy
+                // holds for a person (docs/BUILDS.md).
+                Plan plan = with(config, {"build", service()});
+                if (find_build(config.build, service()) != nullptr) plan.front().snapshot_of = *arg;
+                return plan;
+            }
             const ServiceBuild* build = find_build(config.build, service());
             if (build == nullptr) return Denied{ReasonCode::BuildNotConfigured};
             return compose_rebuild(config, *arg, *build);

@@ -118,8 +118,20 @@ std::string read_image_id(const Config& config, std::string_view service) {
     return shaped ? text : std::string();
 }
 
-std::vector<std::string> build_environment(const Config& config) {
-    return {"TMPDIR=" + config.run_dir + "/" + kTmpDir};
+std::vector<std::string> build_environment(const Config& config, std::size_t index) {
+    std::vector<std::string> env = {"TMPDIR=" + config.run_dir + "/" + kTmpDir};
+    // A stack builds with its own command: it is told where the snapshot is
+    // (docs/BUILDS.md, "The stack backend"); the compose rows name it in argv.
+    if (config.backend.kind == BackendKind::Stack) {
+        const std::string& service = config.services.at(index);
+        const ServiceBuild* build = find_build(config.build, service);
+        const std::string snapshot = snapshot_dir(config, service);
+        env.push_back("HOSTBRIDGE_SERVICE=" + service);
+        env.push_back("HOSTBRIDGE_BUILD_CONTEXT=" + snapshot);
+        if (build != nullptr)
+            env.push_back("HOSTBRIDGE_CONTAINERFILE=" + snapshot + "/" + build->containerfile);
+    }
+    return env;
 }
 
 }  // namespace hb::exec

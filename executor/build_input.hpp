@@ -25,9 +25,12 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
 // hex digits, or empty when the file is missing or holds anything else.
 std::string read_image_id(const Config& config, std::string_view service);
 
-// The environment a build step gets besides child_environment(): its own
-// TMPDIR under run_dir, so buildah's cache (TMPDIR/buildah-cache, else the
-// /var/tmp every user shares) is this install's alone.
-std::vector<std::string> build_environment(const Config& config);
+// The environment the build step of services[index] gets besides
+// child_environment(): its own TMPDIR under run_dir, so buildah's cache
+// (TMPDIR/buildah-cache, else the /var/tmp every user shares) is this
+// install's alone; for a stack also HOSTBRIDGE_SERVICE,
+// HOSTBRIDGE_BUILD_CONTEXT (the snapshot) and HOSTBRIDGE_CONTAINERFILE (the
+// screened file in it).
+std::vector<std::string> build_environment(const Config& config, std::size_t index);
 
 }  // namespace hb::exec

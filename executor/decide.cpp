@@ -178,7 +178,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
         const Argv command = scoped_argv(step.argv, verb, config, nonce, user_manager_reachable());
         std::vector<std::string> env = run_tree_environment(config);
         if (step.snapshot_of) {
-            const std::vector<std::string> build = build_environment(config);
+            const std::vector<std::string> build = build_environment(config, *step.snapshot_of);
             env.insert(env.end(), build.begin(), build.end());
         }
         result =

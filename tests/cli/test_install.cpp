@@ -118,6 +118,43 @@ TEST_F(Install, ServicesAndBuildableCanBeGivenExplicitly) {
     EXPECT_TRUE(contains(bad.err, "--buildable names api")) << bad.err;
 }
 
+// The stack backend's snapshot builds (docs/BUILDS.md, "The stack backend").
+TEST_F(Install, AStackRecordsTheBuildContextsItIsGivenAndRefusesBadOnes) {
+    Ran run = home.hostbridge(install_args(
+        project, {"--build-context", "web=./", "--containerfile", "web=services//web/Containerfile",
+                  "--build-context", "api=services/api"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    const auto build = home.bridge_json("demo-app")["build"];
+    EXPECT_EQ(build["services"], nlohmann::json::parse(R"([
+                  {"service": "api", "context": "services/api", "containerfile": "Containerfile"},
+                  {"service": "web", "context": ".", "containerfile": "services/web/Containerfile"}
+              ])"))
+        << build;
+    EXPECT_FALSE(build.contains("engine")) << build;
+    // doctor's re-install command carries them (install.json).
+    const std::string record = read_file(home.config_dir("demo-app") + "/install.json");
+    EXPECT_TRUE(contains(record, "web=services/web/Containerfile")) << record;
+
+    Ran not_buildable = home.hostbridge(install_args(project, {"--build-context", "db=."}));
+    EXPECT_EQ(not_buildable.code, 1);
+    EXPECT_TRUE(contains(not_buildable.err, "db, which is not a buildable service"))
+        << not_buildable.err;
+    Ran climbs = home.hostbridge(install_args(project, {"--build-context", "web=../other"}));
+    EXPECT_EQ(climbs.code, 2);
+    EXPECT_TRUE(contains(climbs.err, "must be relative and stay inside")) << climbs.err;
+    Ran alone = home.hostbridge(install_args(project, {"--containerfile", "web=Containerfile"}));
+    EXPECT_EQ(alone.code, 2);
+    EXPECT_TRUE(contains(alone.err, "no --build-context for web")) << alone.err;
+    Ran preprocessed = home.hostbridge(install_args(
+        project, {"--build-context", "web=.", "--containerfile", "web=Containerfile.in"}));
+    EXPECT_EQ(preprocessed.code, 2);
+    Ran compose = home.hostbridge({"install", "--project-dir", project.dir, "--backend", "compose",
+                                   "--compose-file", "compose.yaml", "--build-context", "web=.",
+                                   "--no-systemd"});
+    EXPECT_EQ(compose.code, 2);
+    EXPECT_TRUE(contains(compose.err, "--build-context is for the stack backend")) << compose.err;
+}
+
 TEST_F(Install, RefusesADirectoryThatIsNotTheTopOfAGitWorkTree) {
     write_file(project.dir + "/sub/keep", "");
     Ran sub = home.hostbridge({"install", "--project-dir", project.dir + "/sub", "--stack-bin",

@@ -133,6 +133,45 @@ TEST(Config, SerializeParseRoundTrips) {
     EXPECT_EQ(hb::serialize_config(*again), text);
 }
 
+// The stack backend's `build` (install --build-context): only the budgets
+// and each service's context and Containerfile; the compose build step's
+// words (engine, project, image, ...) are refused there (docs/BUILDS.md).
+TEST(Config, AStackBuildHoldsOnlyContextsAndRoundTrips) {
+    Json j = base();
+    j["build"] = {{"max_files", 500},
+                  {"max_bytes", 1048576},
+                  {"services", Json::array({{{"service", "api"},
+                                             {"context", "."},
+                                             {"containerfile", "services/api/Containerfile"}},
+                                            {{"service", "web"},
+                                             {"context", "services/web"},
+                                             {"containerfile", "Containerfile"}}})}};
+    auto config = hb::parse_config(j.dump());
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->build.has_value());
+    EXPECT_EQ(config->build->services.size(), 2U);
+    EXPECT_EQ(config->build->services[0].containerfile, "services/api/Containerfile");
+    EXPECT_TRUE(config->build->engine.empty());
+    const std::string text = hb::serialize_config(*config);
+    EXPECT_EQ(Json::parse(text)["build"], j["build"]);
+    auto again = hb::parse_config(text);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *config);
+
+    Json engine = j;
+    engine["build"]["engine"] = "/usr/bin/podman";
+    auto refused = hb::parse_config(engine.dump());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("build.engine"), std::string::npos)
+        << refused.error().message;
+    Json image = j;
+    image["build"]["services"][0]["image"] = "x";
+    EXPECT_FALSE(hb::parse_config(image.dump()).ok());
+    Json climbs = j;
+    climbs["build"]["services"][1]["context"] = "../elsewhere";
+    EXPECT_FALSE(hb::parse_config(climbs.dump()).ok());
+}
+
 TEST(Config, EveryOptionalShapeRoundTrips) {
     Json j = base();
     j["backend"] = compose_backend();

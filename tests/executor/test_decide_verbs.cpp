@@ -334,4 +334,64 @@ TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnviron
     EXPECT_EQ(seen, expected);
 }
 
+// The stack backend with a context recorded by `install --build-context`:
+// `rebuild S` is still `$STACK build S`, but the stack is handed a
+// host-owned snapshot with a screened Containerfile, never the checkout
+// (docs/BUILDS.md, "The stack backend").
+void record_stack_build(StackFixture& f, const std::string& containerfile_text) {
+    hb::test::fs::create_directories(f.project + "/services/web");
+    hb::test::write_file(f.project + "/services/web/Containerfile", containerfile_text);
+    hb::test::write_file(f.project + "/services/web/index.html", "<h1>web</h1>\n");
+    f.config["build"] = {
+        {"max_files", 100},
+        {"max_bytes", 1 << 20},
+        {"services",
+         {{{"service", "web"}, {"context", "services/web"}, {"containerfile", "Containerfile"}}}}};
+    f.write_config();
+}
+
+TEST(DecideVerbs, AStackRebuildWithARecordedContextIsHandedTheScreenedSnapshot) {
+    StackFixture f;
+    record_stack_build(f, "FROM scratch\nCOPY index.html /www/\n");
+    f.behave("env");
+    const std::string name = f.publish("rebuild", "web");
+    f.drain();
+    const auto r = f.response(name);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ((*r)["state"], "done") << r->dump();
+    const std::string out = (*r)["output"].get<std::string>();
+    const std::string snapshot = f.root + "/run/.hostbridge-build/web";
+    EXPECT_NE(out.find("\nHOSTBRIDGE_SERVICE=web\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("\nHOSTBRIDGE_BUILD_CONTEXT=" + snapshot + "\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("\nHOSTBRIDGE_CONTAINERFILE=" + snapshot + "/Containerfile\n"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(hb::test::read_file(snapshot + "/index.html"), "<h1>web</h1>\n");
+    EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.in_tree("stack"), "build", "web"}}));
+    const auto done = f.audit_for(name, "succeeded");
+    ASSERT_EQ(done.size(), 1U);
+    EXPECT_EQ(done[0]["detail"]["snapshot_sha256"].get<std::string>().size(), 64U) << done[0];
+    // A service with no recorded context is built as before, on its own.
+    const std::string api = f.publish("rebuild", "api");
+    f.drain();
+    const auto plain = f.response(api);
+    ASSERT_TRUE(plain.has_value());
+    EXPECT_EQ((*plain)["output"].get<std::string>().find("HOSTBRIDGE_BUILD_CONTEXT"),
+              std::string::npos);
+}
+
+TEST(DecideVerbs, AStackRebuildWhoseContainerfileTheScreenRefusesNeverRunsTheStack) {
+    StackFixture f;
+    record_stack_build(f, "FROM scratch\nRUN --mount=type=bind,source=h,target=/h true\n");
+    const std::string name = f.publish("rebuild", "web");
+    f.drain();
+    const auto r = f.response(name);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ((*r)["state"], "denied") << r->dump();
+    EXPECT_NE((*r)["reason"].get<std::string>().find("Containerfile line 2"), std::string::npos)
+        << r->dump();
+    EXPECT_TRUE(f.recorded().empty());
+    EXPECT_TRUE(f.audit_for(name, "started").empty());
+}
+
 }  // namespace

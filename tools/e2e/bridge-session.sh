@@ -347,6 +347,12 @@ install_bridge() {
         # The stack reads containers.conf beside itself: pinned, so the run
         # tree holds the approved copy (the agent's edit is never read).
         args+=(--stack-bin "$P/stack" --compose-file "$P/compose.yaml" --tcb containers.conf)
+        # rebuild hands the stack a screened snapshot of the context
+        # (docs/BUILDS.md, "The stack backend"); it never builds from the checkout.
+        local svc
+        for svc in api web worker; do
+            args+=(--build-context "$svc=." --containerfile "$svc=services/$svc/Containerfile")
+        done
     else
         args+=(--backend compose --compose-cmd podman-compose --compose-file compose.yaml)
         # The drain runs podman-compose with a fixed environment (no
@@ -545,6 +551,10 @@ cmd_session() {
         img_after=$(podman container inspect --format '{{.Image}}' "$(ctr web)")
         check "rebuild web: exit 0, new image ${img_after:0:12} (was ${img_before:0:12}) runs and serves the change" \
             eval '[ "$REQ_RC" -eq 0 ] && [ "$img_after" != "$img_before" ] && serves web | grep -q "rebuilt by the agent"'
+        # The stack got a screened snapshot (install --build-context), and
+        # the audit names it (docs/BUILDS.md, "The stack backend").
+        check "rebuild web: the stack built from a snapshot, its hash in the audit" \
+            eval 'grep "\"verb\":\"rebuild\"" "$state_dir"/audit*.jsonl | grep "\"event\":\"succeeded\"" | grep -q "\"snapshot_sha256\":\"[0-9a-f]\{64\}\""'
         if [ "$mode" = systemd ]; then
             # rebuild runs in a scope of its own (docs/DECIDE-AND-RUN.md, "`rebuild`
             # runs in a scope too"): the new container's conmon is there, not in the
@@ -563,7 +573,7 @@ cmd_session() {
     fi
 
     if [ "$backend" = stack ]; then
-        fact "rebuild web: a new image with the agent's change, the container replaced and serving it"
+        fact "rebuild web: built by the stack from a snapshot of the context, the container replaced and serving it"
     else
         fact "rebuild web: built from a snapshot of the context, web's container replaced and serving it"
     fi
