@@ -158,8 +158,11 @@ MODE_status=auto
 MODE_health=auto
 MODE_logs=auto
 
-MODE_down=auto
 MODE_restart=auto
+
+# down stops the whole application: a person decides first (flip to auto
+# if an unattended agent may stop it).
+MODE_down=ask
 
 # up and rebuild have the engine read the agent's Containerfile and build
 # context as you, and Debian 12's builder lets one line of it reach your
@@ -168,8 +171,8 @@ MODE_restart=auto
 MODE_up=ask
 MODE_rebuild=ask
 
-# init resets seed data: flip to ask (or deny) to have your say first.
-MODE_init=auto
+# init resets seed data (destroys data): a person decides first.
+MODE_init=ask
 
 # join-network connects the agent's container to the application's
 # network; it is denied anyway unless it was configured at install.

@@ -714,7 +714,7 @@ class Installer {
         if (!policy->has_value()) {
             auto seeded = write_file_atomic(paths_.policy_file, exec::default_policy_text(), 0644);
             if (!seeded) return fail(seeded.error().message);
-            report_.item(paths_.policy_file, "seeded (every verb auto but up and rebuild: ask)");
+            report_.item(paths_.policy_file, "seeded (every verb auto but up, rebuild, down and init: ask)");
             report_.note("  " + std::string(engine_verbs_reason()));
             return std::nullopt;
         }

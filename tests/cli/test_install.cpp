@@ -52,7 +52,8 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
 TEST_F(Install, SeedsUpAndRebuildAsAskAndSaysWhy) {
     Ran run = home.hostbridge(install_args(project));
     ASSERT_EQ(run.code, 0) << run.out << run.err;
-    EXPECT_TRUE(contains(run.out, "policy.conf: seeded (every verb auto but up and rebuild: ask)"))
+    EXPECT_TRUE(contains(
+        run.out, "policy.conf: seeded (every verb auto but up, rebuild, down and init: ask)"))
         << run.out;
     EXPECT_TRUE(contains(run.out, "a build reads the agent's Containerfile")) << run.out;
     EXPECT_TRUE(contains(run.out, "bind sources in the checkout can be swapped")) << run.out;
@@ -60,6 +61,9 @@ TEST_F(Install, SeedsUpAndRebuildAsAskAndSaysWhy) {
     EXPECT_TRUE(has_line(text, "MODE_up=ask")) << text;
     EXPECT_TRUE(has_line(text, "MODE_rebuild=ask")) << text;
     EXPECT_TRUE(has_line(text, "MODE_restart=auto")) << text;
+    // What stops or destroys the application waits for a person too.
+    EXPECT_TRUE(has_line(text, "MODE_down=ask")) << text;
+    EXPECT_TRUE(has_line(text, "MODE_init=ask")) << text;
 }
 
 TEST_F(Install, AReinstallOrUpgradeTurnsAutoUpAndRebuildIntoAsk) {

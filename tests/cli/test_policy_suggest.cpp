@@ -262,7 +262,7 @@ TEST_F(Suggest, WriteWithYesReplacesTheFileKeepingItsMode) {
     const std::string suggested = suggest().out;
     Ran write = suggest({"--write", "--yes"});
     ASSERT_EQ(write.code, 0) << write.err;
-    EXPECT_TRUE(contains(write.out, "+MODE_down=ask")) << write.out;
+    EXPECT_TRUE(contains(write.out, "+MODE_health=deny")) << write.out;
     EXPECT_EQ(read_file(policy_file), suggested);
     EXPECT_EQ(mode_of(policy_file), 0640u);
     // What the executor will read from the file it wrote.

@@ -59,12 +59,14 @@ void expect_every_command_denied(const Policy& p, const std::string& why) {
 const std::vector<std::string> kServices = {"api", "db", "worker"};
 
 // Every verb but up and rebuild, which have the engine read the agent's
-// build inputs as the host user: those wait for a person (SECURITY.md).
-TEST(Policy, SeededDefaultAllowsEveryVerbButUpAndRebuildWithoutWarnings) {
+// build inputs as the host user (SECURITY.md), and down and init, which
+// stop the application or destroy its data: those wait for a person.
+TEST(Policy, SeededDefaultAllowsEveryVerbButUpRebuildDownAndInitWithoutWarnings) {
     const Policy p = parse_policy(default_policy_text());
     for (Verb verb : kAllVerbs) {
-        const bool engine = verb == Verb::Up || verb == Verb::Rebuild;
-        EXPECT_EQ(p.mode(verb), engine ? Mode::Ask : Mode::Auto) << verb_name(verb);
+        const bool held =
+            verb == Verb::Up || verb == Verb::Rebuild || verb == Verb::Down || verb == Verb::Init;
+        EXPECT_EQ(p.mode(verb), held ? Mode::Ask : Mode::Auto) << verb_name(verb);
     }
     EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
     const std::string_view text = default_policy_text();

@@ -246,7 +246,7 @@ is_held() { held_name >/dev/null; }
 web_serves() { serves web >/dev/null 2>&1; }
 ask_session() {
     local policy_file=$1 policy_saved=$2 name digest out rc
-    sed 's/^MODE_down=auto$/MODE_down=ask/' <<<"$policy_saved" >"$policy_file"
+    sed 's/^MODE_down=.*$/MODE_down=ask/' <<<"$policy_saved" >"$policy_file"
     say "host\$ the person sets MODE_down=ask in policy.conf"
     ask_down
     say "agent\$ request down   (in the background: it waits for a person)"
@@ -623,7 +623,7 @@ cmd_session() {
     # place (same inode and owner), then put back byte for byte.
     local policy_file="$config_dir/policy.conf" policy_saved
     policy_saved=$(cat "$policy_file")
-    { sed 's/^MODE_down=auto$/MODE_down=dry-run/' <<<"$policy_saved"; echo 'MODE_restart.db=deny'; } \
+    { sed 's/^MODE_down=.*$/MODE_down=dry-run/' <<<"$policy_saved"; echo 'MODE_restart.db=deny'; } \
         >"$policy_file"
     say "host\$ the person sets MODE_down=dry-run and adds MODE_restart.db=deny to policy.conf"
     request restart db
