@@ -714,7 +714,8 @@ class Installer {
         if (!policy->has_value()) {
             auto seeded = write_file_atomic(paths_.policy_file, exec::default_policy_text(), 0644);
             if (!seeded) return fail(seeded.error().message);
-            report_.item(paths_.policy_file, "seeded (every verb auto but up, rebuild, down and init: ask)");
+            report_.item(paths_.policy_file,
+                         "seeded (every verb auto but up, rebuild, down and init: ask)");
             report_.note("  " + std::string(engine_verbs_reason()));
             return std::nullopt;
         }
@@ -801,15 +802,19 @@ class Installer {
         if (!saved) return fail(saved.error().message);
         report_.item(paths_.record_file, outcome_word(*saved));
 
+        // A run that changed nothing (a no-op re-install or `upgrade`) writes
+        // no event: it would hide what the agent did last (`list`).
+        if (report_.changes() == 0) {
+            std::cout << "nothing changed: no `installed` event written\n";
+            return std::nullopt;
+        }
         auto log = exec::AuditLog::open(paths_.state_dir);
         if (!log) return fail("cannot open the audit log: " + log.error().message);
         exec::AuditRecord event;
         event.event = exec::AuditEvent::Installed;
-        event.reason =
-            "project " + project_dir_ + ", " + std::to_string(services_.size()) + " services, " +
-            std::to_string(config_.tcb.size()) + " trusted files" +
-            (report_.changes() == 0 ? ", nothing changed"
-                                    : ", " + std::to_string(report_.changes()) + " changes");
+        event.reason = "project " + project_dir_ + ", " + std::to_string(services_.size()) +
+                       " services, " + std::to_string(config_.tcb.size()) + " trusted files, " +
+                       std::to_string(report_.changes()) + " changes";
         if (auto appended = log->append(event, /*sync=*/true); !appended) {
             return fail("cannot write the audit log: " + appended.error().message);
         }

@@ -26,31 +26,41 @@ const char* const kHelp = R"(usage: hostbridge list
 
 Lists every install of this user: its slug, its project directory, whether
 its path unit is enabled (or `--no-systemd`), the version of its executor
-(`upgrade` brings it to this hostbridge's) and its last audit event.
+(`upgrade` brings it to this hostbridge's) and the last thing its agent
+did (the newest audit event of a request).
 
 Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 )";
 
-// The last complete line of the current audit log, as "TIME EVENT [VERB]".
+// The last thing the agent did: the newest complete audit line that names a
+// request, as "TIME EVENT VERB [ARG]" (an admin's event, such as
+// `installed`, would hide it). Read from the newest two segments.
 std::string last_event(const std::string& state_dir) {
     auto files = exec::audit_log_files(state_dir);
-    const std::string newest =
-        files && !files->empty() ? files->back() : std::string(exec::kAuditLogName);
-    std::ifstream in(state_dir + "/" + newest, std::ios::binary);
-    std::string line;
-    std::string last;
-    while (std::getline(in, line)) {
-        if (!in.eof()) last = line;
+    std::vector<std::string> newest;
+    if (files && !files->empty()) {
+        for (auto it = files->rbegin(); it != files->rend() && newest.size() < 2; ++it)
+            newest.push_back(*it);
+    } else {
+        newest.push_back(std::string(exec::kAuditLogName));
     }
-    if (last.empty()) return "-";
-    try {
-        auto j = nlohmann::json::parse(last);
+    for (const auto& file : newest) {
+        std::ifstream in(state_dir + "/" + file, std::ios::binary);
+        std::string line;
+        std::string last;
+        while (std::getline(in, line)) {
+            if (in.eof()) break;  // an unterminated last line is being written
+            if (line.find("\"request\":\"") != std::string::npos) last = line;
+        }
+        if (last.empty()) continue;
+        auto j = nlohmann::json::parse(last, nullptr, false);
+        if (!j.is_object()) return "(unreadable)";
         std::string out = j.value("ts", "?") + " " + j.value("event", "?");
-        if (j.contains("verb") && j["verb"].is_string()) out += " " + j["verb"].get<std::string>();
+        for (const char* key : {"verb", "arg"})
+            if (j.contains(key) && j[key].is_string()) out += " " + j[key].get<std::string>();
         return out;
-    } catch (const nlohmann::json::exception&) {
-        return "(unreadable)";
     }
+    return "-";
 }
 
 }  // namespace
@@ -69,7 +79,7 @@ int run_list(Invocation& in) {
               << "  " << std::setw(40) << "PROJECT"
               << "  " << std::setw(12) << "UNITS"
               << "  " << std::setw(10) << "VERSION"
-              << "  LAST EVENT\n";
+              << "  LAST REQUEST\n";
     for (const auto& slug : slugs) {
         InstallPaths p = install_paths(*dirs, slug);
         auto config = load_config(p.config_file);

@@ -15,9 +15,14 @@ namespace {
 class Audit : public ::testing::Test {
   protected:
     void SetUp() override {
-        // Three `installed` events and one drained ping.
+        // Three `installed` events (each install changes the rate limit: one
+        // that changes nothing writes no event) and one drained ping.
         for (int i = 0; i < 3; ++i) {
-            ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+            const std::string limit = std::to_string(20 + i) + "/600";
+            ASSERT_EQ(
+                home.hostbridge(install_args(project, {"--no-systemd", "--rate-limit", limit}))
+                    .code,
+                0);
         }
     }
     std::string log() const { return home.state_dir("demo-app") + "/audit.jsonl"; }

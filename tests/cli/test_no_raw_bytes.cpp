@@ -217,7 +217,9 @@ TEST_F(NoRaw, ListShowsTheLastEventVisibly) {
     const std::string log = home.state_dir("demo-app") + "/audit.jsonl";
     write_file(
         log,
-        read_file(log) + nlohmann::json({{"ts", kHidden}, {"event", kRlo + "x"}}).dump() + "\n",
+        read_file(log) +
+            nlohmann::json({{"ts", kHidden}, {"event", kRlo + "x"}, {"request", "n"}}).dump() +
+            "\n",
         0600);
     Ran run = home.hostbridge({"list"});
     ASSERT_EQ(run.code, 0) << run.err;

@@ -118,6 +118,12 @@ TEST_F(Upgrade, ReplacesEveryCopyByRenameAndRendersTheFilesAgain) {
     Ran again = home.hostbridge({"upgrade", "--slug", "alpha"});
     EXPECT_EQ(again.code, 0) << again.out << again.err;
     EXPECT_TRUE(contains(again.out, "hostbridge install: nothing changed")) << again.out;
+    // ...and writes nothing: the last audit event is still the last upgrade's.
+    const auto events_before =
+        lines_of(home.hostbridge({"audit", "--slug", "alpha", "--json"}).out);
+    Ran third = home.hostbridge({"upgrade", "--slug", "alpha"});
+    EXPECT_EQ(third.code, 0) << third.out << third.err;
+    EXPECT_EQ(lines_of(home.hostbridge({"audit", "--slug", "alpha", "--json"}).out), events_before);
 }
 
 // An install from before issue 27 has the old seeded policy (every verb
