@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "cli/fs_util.hpp"
+
 namespace hb::cli {
 namespace {
 
@@ -17,24 +19,11 @@ bool regular_file(const std::string& path) {
     return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// "a/b" from "./a//b/"; empty when it climbs, is absolute or holds a
-// control character: the build reads only inside its snapshot.
+// "a/b" from "./a//b/"; empty when it climbs, is absolute, holds a control
+// character or names the context itself: the build reads only inside its
+// snapshot.
 std::string normal_relative(const std::string& raw) {
-    if (raw.empty() || raw[0] == '/') return {};
-    std::string out;
-    std::size_t start = 0;
-    while (start <= raw.size()) {
-        const std::size_t slash = std::min(raw.find('/', start), raw.size());
-        const std::string part = raw.substr(start, slash - start);
-        start = slash + 1;
-        if (part.empty() || part == ".") continue;
-        if (part == "..") return {};
-        out += (out.empty() ? "" : "/") + part;
-    }
-    const bool control = std::any_of(out.begin(), out.end(), [](char c) {
-        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-    });
-    return control ? std::string() : out;
+    return normal_inside(raw).value_or("");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -241,6 +242,25 @@ Result<bool> remove_tree_at(int dirfd, const std::string& name, const std::strin
         return make_error("cannot remove " + shown + ": " + errno_text());
     }
     return true;
+}
+
+std::optional<std::string> normal_inside(const std::string& raw) {
+    if (raw.empty() || raw[0] == '/') return std::nullopt;
+    std::string out;
+    std::size_t start = 0;
+    while (start <= raw.size()) {
+        const std::size_t slash = std::min(raw.find('/', start), raw.size());
+        const std::string part = raw.substr(start, slash - start);
+        start = slash + 1;
+        if (part.empty() || part == ".") continue;
+        if (part == "..") return std::nullopt;
+        out += (out.empty() ? "" : "/") + part;
+    }
+    const bool control = std::any_of(out.begin(), out.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (control) return std::nullopt;
+    return out;
 }
 
 std::string lexically_normal(const std::string& path) {

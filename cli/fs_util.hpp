@@ -54,6 +54,10 @@ Result<bool> remove_tree_at(int dirfd, const std::string& name, const std::strin
 
 // "/a/b/../c" -> "/a/c"; no filesystem access.
 std::string lexically_normal(const std::string& path);
+// "a/b" from "./a//b/", "" for "." (the top itself); nullopt when it is
+// absolute, climbs (`..`) or holds a control character: a path that must
+// stay inside a directory (a build context, a Containerfile).
+std::optional<std::string> normal_inside(const std::string& raw);
 // Whether `path` is `root` or lies beneath it (both absolute and normal).
 bool path_is_within(const std::string& path, const std::string& root);
 // realpath(3); error names the path.

@@ -97,27 +97,16 @@ Result<std::pair<std::string, std::string>> service_path(const std::string& opti
     const std::string service = text.substr(0, eq);
     if (eq == std::string::npos || !is_valid_arg_shape(service))
         return make_error("--" + option + " must be SERVICE=PATH, not " + text);
-    const std::string path = text.substr(eq + 1);
-    std::string normal;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t slash = std::min(path.find('/', start), path.size());
-        const std::string part = path.substr(start, slash - start);
-        start = slash + 1;
-        if (part.empty() || part == ".") continue;
-        if (part == ".." || path[0] == '/')
-            return make_error("--" + option + " " + text +
-                              ": the path must be relative and stay inside");
-        if (std::any_of(part.begin(), part.end(),
-                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-            return make_error("--" + option + " " + text + ": the path holds a control character");
-        normal += (normal.empty() ? "" : "/") + part;
-    }
-    if (normal.empty()) {
+    auto normal = normal_inside(text.substr(eq + 1));
+    if (!normal)
+        return make_error("--" + option + " " + text +
+                          ": the path must be relative, stay inside and hold no control "
+                          "character");
+    if (normal->empty()) {
         if (option == "containerfile") return make_error("--containerfile " + text + ": no file");
-        normal = ".";
+        *normal = ".";
     }
-    return std::pair{service, normal};
+    return std::pair{service, *normal};
 }
 
 Result<std::vector<std::string>> split_list(const std::string& option, const std::string& text) {

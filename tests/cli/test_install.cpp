@@ -145,7 +145,7 @@ TEST_F(Install, AStackRecordsTheBuildContextsItIsGivenAndRefusesBadOnes) {
         << not_buildable.err;
     Ran climbs = home.hostbridge(install_args(project, {"--build-context", "web=../other"}));
     EXPECT_EQ(climbs.code, 2);
-    EXPECT_TRUE(contains(climbs.err, "must be relative and stay inside")) << climbs.err;
+    EXPECT_TRUE(contains(climbs.err, "must be relative, stay inside")) << climbs.err;
     Ran alone = home.hostbridge(install_args(project, {"--containerfile", "web=Containerfile"}));
     EXPECT_EQ(alone.code, 2);
     EXPECT_TRUE(contains(alone.err, "no --build-context for web")) << alone.err;
