@@ -236,20 +236,13 @@ class Server {
                 if (params["protocolVersion"] == known) version = known;
         }
         structured_ = version >= std::string("2025-06-18");
-        out_.result(id,
-                    {{"protocolVersion", version},
-                     {"capabilities", {{"tools", {{"listChanged", false}}}}},
-                     {"serverInfo",
-                      {{"name", "hostbridge"},
-                       {"title", "hostbridge: this project's containers, run by the host"},
-                       {"version", std::string(kVersion)}}},
-                     {"instructions",
-                      "These tools ask the host to act on this project's containers (status, "
-                      "logs, restart, rebuild, ...). The host checks and may refuse every call, "
-                      "rate limits changing calls, and records each one. A refusal says why and "
-                      "what to do; do not retry refused calls in a loop. A call the host holds "
-                      "for a person's approval waits until they decide: tell the person you "
-                      "work with."}});
+        out_.result(id, {{"protocolVersion", version},
+                         {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                         {"serverInfo",
+                          {{"name", "hostbridge"},
+                           {"title", "hostbridge: this project's containers, run by the host"},
+                           {"version", std::string(kVersion)}}},
+                         {"instructions", std::string(tool_instructions())}});
     }
 
     void call(const json& id, const json& params) {

@@ -14,12 +14,16 @@ namespace {
 
 using nlohmann::json;
 
-// What each verb is, for a model: what it does and the annotations that
-// match it. The host's argv table is the truth; this only describes it.
+// What each verb is, for a model: what it does on each backend and the
+// annotations that match it. The host's argv table is the truth
+// (executor/argv_table.cpp, docs/ARGV-TABLE.md); tests/agent/test_tool_texts.cpp
+// holds each compose text against the row it describes. `script` is what
+// the project's stack script is asked; what it then does is the script's.
 struct VerbText {
     const char* verb;
     ArgKind arg;
-    const char* does;
+    const char* compose;  // backend "compose"
+    const char* script;   // backend "script" (the stack), or no manifest
     bool read_only;
     bool destructive;
     bool idempotent;
@@ -27,29 +31,54 @@ struct VerbText {
 constexpr std::array<VerbText, 10> kVerbs = {{
     {"ping", ArgKind::None,
      "Checks that the host bridge is alive: answers `pong` and runs nothing. Costs no rate limit.",
+     "Checks that the host bridge is alive: answers `pong` and runs nothing. Costs no rate limit.",
      true, false, true},
-    {"status", ArgKind::None, "Shows the state of this project's containers.", true, false, true},
-    {"health", ArgKind::None, "Shows whether this project's application is healthy.", true, false,
+    {"status", ArgKind::None, "Lists this project's containers and their state (`compose ps`).",
+     "Asks the project's stack script for the state of its services (`status`).", true, false,
      true},
-    {"logs", ArgKind::Service, "Returns the recent logs of one service.", true, false, true},
-    {"up", ArgKind::None, "Starts this project's application (its containers).", false, false,
+    {"health", ArgKind::None,
+     "The same list as `status` (`compose ps`): a container's state, and its healthcheck's "
+     "status where the engine shows one; it runs no check of its own.",
+     "Asks the project's stack script whether the application is healthy (`health`).", true, false,
      true},
-    {"down", ArgKind::None, "Stops this project's application (its containers).", false, true,
-     true},
+    {"logs", ArgKind::Service, "Returns the last 200 lines of one service's log.",
+     "Asks the project's stack script for one service's logs.", true, false, true},
+    {"up", ArgKind::None,
+     "Starts this project's containers (`compose up -d --no-build`). Builds nothing: a "
+     "service whose image is missing does not start until `rebuild` made it.",
+     "Asks the project's stack script to start the application (`start`).", false, false, true},
+    {"down", ArgKind::None,
+     "Stops this project's containers (`compose stop`); they and their data stay.",
+     "Asks the project's stack script to stop the application (`stop`).", false, true, true},
     {"restart", ArgKind::Service,
-     "Restarts one service's container, for example after changing its code or configuration.",
-     false, true, false},
+     "Restarts one service's container: it picks up code bind-mounted from the checkout, but "
+     "not a new image (that is `rebuild`) nor a change of the compose file.",
+     "Asks the project's stack script to restart one service.", false, true, false},
     {"rebuild", ArgKind::Buildable,
-     "Rebuilds one service's image from the project's sources and recreates its container. "
-     "Slow (minutes): batch your edits, one rebuild after several changes.",
+     "Builds one service's image from a host-owned copy of its build context (its "
+     "Containerfile is checked first: no bind, secret or ssh mounts, a cache mount only with "
+     "`target=`, no `$` in flags, no heredocs, no ADD of URLs; no network during the build), "
+     "then replaces that service's container with one from the new image; the others keep "
+     "running. Slow (minutes): batch your edits, one rebuild after several changes.",
+     "Asks the project's stack script to rebuild one service's image and recreate it (from a "
+     "host-owned, checked copy of its build context where the install recorded one). Slow "
+     "(minutes): batch your edits, one rebuild after several changes.",
      false, true, false},
-    {"init", ArgKind::None,
-     "Initialises the application; this resets its seed data (destroys data).", false, true, false},
+    {"init", ArgKind::None, "Not offered with compose: the host refuses it.",
+     "Asks the project's stack script to initialise the application; this resets its seed "
+     "data (destroys data).",
+     false, true, false},
     {"join-network", ArgKind::None,
+     "Connects the agent's own container to the application's network, so services answer by "
+     "name.",
      "Connects the agent's own container to the application's network, so services answer by "
      "name.",
      false, false, true},
 }};
+
+const char* verb_does(const Manifest& m, const VerbText& v) {
+    return m.backend == "compose" ? v.compose : v.script;
+}
 
 const VerbText* verb_text(const std::string& verb) {
     for (const auto& v : kVerbs)
@@ -214,15 +243,12 @@ json tool_list(const Manifest& m, bool structured) {
         if (info.denied) continue;
         const auto* v = verb_text(info.verb);
         if (v == nullptr) continue;
+        // The compose backend refuses init in its argv table: never offered.
+        if (m.backend == "compose" && info.verb == "init") continue;
+        // What every call shares (refusals, rate limits, approvals) is said
+        // once, in the server's instructions (agent/mcp_server.cpp).
         std::string description =
-            std::string(v->does) +
-            " The host checks every call and may refuse it: a refusal or failure comes back "
-            "as a tool error whose text says why and what to do." +
-            ask_text(m, info) + limits_text(m, *v) +
-            " When rate limited, wait the time the answer names; do not retry in a loop. When a "
-            "trusted project file changed, a person on the host must approve it: tell the "
-            "person you work with. If the bridge does not answer, it is not running: tell them "
-            "too.";
+            std::string(verb_does(m, *v)) + ask_text(m, info) + limits_text(m, *v);
         json properties = json::object();
         json required = json::array();
         if (v->arg != ArgKind::None) {
@@ -302,6 +328,24 @@ CallCheck check_call(const Manifest& m, const std::string& tool, const json& arg
     }
     out.target = std::move(target);
     return out;
+}
+
+std::string_view tool_instructions() {
+    return "These tools ask the host to act on this project's containers (status, logs, "
+           "restart, rebuild, ...). The host checks every call and may refuse it, rate limits "
+           "them, and records each one; a refusal or failure comes back as a tool error whose "
+           "text says why and what to do. When rate limited, wait the time the answer names; "
+           "never retry refused calls in a loop. When a trusted project file changed, or a "
+           "call waits for a person's approval, tell the person you work with. If the bridge "
+           "does not answer, it is not running: tell them too.";
+}
+
+std::string tool_description_of(const std::string& verb, const std::string& backend) {
+    const VerbText* v = verb_text(verb);
+    if (v == nullptr) return {};
+    Manifest m;
+    m.backend = backend;
+    return verb_does(m, *v);
 }
 
 }  // namespace hb::agent

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hb::agent {
@@ -36,6 +37,14 @@ struct Manifest {
     int rebuild_timeout_seconds = 0;
     int default_timeout_seconds = 0;
 };
+
+// What every tool shares, said once (MCP `instructions`, not in each
+// description): the host decides every call, rate limits, approvals.
+std::string_view tool_instructions();
+
+// What tool `verb` is said to do with `backend` ("compose", "script" or
+// empty), for tests/agent/test_tool_texts.cpp; empty for an unknown verb.
+std::string tool_description_of(const std::string& verb, const std::string& backend);
 
 // Parses the manifest's text; an unusable one yields the default manifest
 // (every verb, services as free names of the right shape) with `problem`

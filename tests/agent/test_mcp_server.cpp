@@ -155,8 +155,9 @@ TEST_F(McpServerTest, ToolsFollowTheManifestAndThePolicy) {
     EXPECT_EQ(tool_named(list, "down")["annotations"]["readOnlyHint"], false);
     EXPECT_EQ(tool_named(list, "up")["annotations"]["idempotentHint"], true);
     EXPECT_EQ(tool_named(list, "restart")["annotations"]["idempotentHint"], false);
-    EXPECT_NE(tool_named(list, "up")["description"].get<std::string>().find("rate limited"),
-              std::string::npos);
+    EXPECT_NE(
+        tool_named(list, "up")["description"].get<std::string>().find("Rate limited on the host"),
+        std::string::npos);
     EXPECT_TRUE(tool_named(list, "up").contains("outputSchema"));
 }
 

@@ -1,0 +1,125 @@
+// What the MCP tools tell the model (agent/tools.cpp) against the rows of
+// the argv table they describe (executor/argv_table.cpp): a row that changes
+// what it does fails here until its text says so (issue 29: "rebuild
+// recreates its container" was said while it only built).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "agent/tools.hpp"
+#include "executor/argv_table.hpp"
+
+namespace {
+
+using hb::BackendKind;
+using hb::Config;
+using hb::Verb;
+using hb::exec::Argv;
+using hb::exec::Plan;
+
+Config compose_config() {
+    Config c;
+    c.slug = "demo-app";
+    c.project_dir = "/home/u/demo-app";
+    c.run_dir = "/home/u/.cache/hostbridge/run/demo-app";
+    c.services = {"api", "web"};
+    c.buildable = {"web"};
+    c.backend = {BackendKind::Compose,
+                 {"/usr/bin/podman-compose"},
+                 "/home/u/demo-app/compose.yaml",
+                 hb::ComposeFlavour::PodmanCompose};
+    hb::BuildSettings build;
+    build.engine = "/usr/bin/podman";
+    build.project = "demo-app";
+    build.services = {{"web", ".", "Containerfile", "", {}, "demo-app_web", "demo-app_web_1"}};
+    c.build = build;
+    return c;
+}
+
+Plan plan_of(Verb verb, std::optional<std::size_t> arg, const Config& c) {
+    const auto outcome = hb::exec::argv_for(verb, arg, c);
+    const auto* plan = std::get_if<Plan>(&outcome);
+    return plan != nullptr ? *plan : Plan{};
+}
+
+bool has(const Argv& argv, const std::string& word) {
+    return std::find(argv.begin(), argv.end(), word) != argv.end();
+}
+
+bool says(const std::string& verb, const std::string& text) {
+    return hb::agent::tool_description_of(verb, "compose").find(text) != std::string::npos;
+}
+
+TEST(ToolTexts, ComposeRebuildSaysItBuildsFromACopyAndReplacesTheContainer) {
+    const Plan plan = plan_of(Verb::Rebuild, 1, compose_config());
+    ASSERT_EQ(plan.size(), 3U);
+    // Built from the snapshot, offline; then S's container replaced, alone.
+    EXPECT_TRUE(plan[0].snapshot_of.has_value());
+    EXPECT_TRUE(has(plan[0].argv, "--network=none"));
+    EXPECT_TRUE(has(plan[1].argv, "rm"));
+    EXPECT_TRUE(has(plan[2].argv, "up") && has(plan[2].argv, "--no-build") &&
+                plan[2].argv.back() == "web");
+    EXPECT_TRUE(says("rebuild", "host-owned copy of its build context"));
+    EXPECT_TRUE(says("rebuild", "no network during the build"));
+    EXPECT_TRUE(says("rebuild", "replaces that service's container"));
+    EXPECT_TRUE(says("rebuild", "the others keep running"));
+}
+
+TEST(ToolTexts, ComposeRestartAndUpSayWhatTheyDoNot) {
+    const Config c = compose_config();
+    const Plan restart = plan_of(Verb::Restart, 0, c);
+    ASSERT_EQ(restart.size(), 1U);
+    EXPECT_TRUE(has(restart[0].argv, "restart") && !has(restart[0].argv, "build"));
+    EXPECT_TRUE(says("restart", "not a new image"));
+    const Plan up = plan_of(Verb::Up, std::nullopt, c);
+    ASSERT_EQ(up.size(), 1U);
+    EXPECT_TRUE(has(up[0].argv, "--no-build"));
+    EXPECT_TRUE(says("up", "Builds nothing"));
+    const Plan down = plan_of(Verb::Down, std::nullopt, c);
+    ASSERT_EQ(down.size(), 1U);
+    EXPECT_TRUE(has(down[0].argv, "stop"));
+    EXPECT_TRUE(says("down", "`compose stop`"));
+}
+
+// `health` claims no check of its own exactly while its row is `status`'s.
+TEST(ToolTexts, ComposeHealthSaysItIsTheStatusListWhileItsRowIs) {
+    const Config c = compose_config();
+    EXPECT_EQ(plan_of(Verb::Health, std::nullopt, c), plan_of(Verb::Status, std::nullopt, c));
+    EXPECT_TRUE(says("health", "The same list as `status`"));
+    EXPECT_TRUE(says("health", "runs no check of its own"));
+}
+
+TEST(ToolTexts, ComposeLogsSaysHowManyLinesItsRowAsksFor) {
+    const Plan logs = plan_of(Verb::Logs, 0, compose_config());
+    ASSERT_EQ(logs.size(), 1U);
+    const auto tail = std::find(logs[0].argv.begin(), logs[0].argv.end(), "--tail");
+    ASSERT_NE(tail, logs[0].argv.end());
+    EXPECT_TRUE(says("logs", "last " + *(tail + 1) + " lines"));
+}
+
+TEST(ToolTexts, InitIsNotOfferedWithComposeWhoseTableRefusesIt) {
+    EXPECT_TRUE(std::holds_alternative<hb::exec::Denied>(
+        hb::exec::argv_for(Verb::Init, std::nullopt, compose_config())));
+    hb::agent::Manifest m = hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", "verbs": [{"verb": "init", "mode": "auto"},
+            {"verb": "status", "mode": "auto"}]})");
+    const auto tools = hb::agent::tool_list(m, true);
+    ASSERT_EQ(tools.size(), 1U);
+    EXPECT_EQ(tools[0]["name"], "status");
+}
+
+// What every tool shares is said once, in the instructions.
+TEST(ToolTexts, TheSharedAdviceIsInTheInstructionsNotInEachTool) {
+    hb::agent::Manifest m = hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", "verbs": [{"verb": "status", "mode": "auto"},
+            {"verb": "restart", "mode": "auto"}], "services": ["api"]})");
+    for (const auto& tool : hb::agent::tool_list(m, true)) {
+        const std::string d = tool["description"].get<std::string>();
+        EXPECT_EQ(d.find("retry"), std::string::npos) << d;
+        EXPECT_LT(d.size(), 400U) << d;
+    }
+    EXPECT_NE(hb::agent::tool_instructions().find("never retry"), std::string::npos);
+}
+
+}  // namespace
