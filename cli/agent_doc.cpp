@@ -112,10 +112,19 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "| `health` | none | "
       << (compose ? "shows the state of the containers" : "runs the project's health check")
       << " |\n"
-      << "| `logs` | a service | the service's recent logs |\n"
-      << "| `up` | none | starts the application |\n"
+      << "| `logs` | a service | "
+      << (compose ? "the last 200 lines of the service's log" : "the service's recent logs")
+      << " |\n"
+      << "| `up` | none | "
+      << (compose ? "starts the containers; builds nothing (a missing image waits for `rebuild`)"
+                  : "starts the application")
+      << " |\n"
       << "| `down` | none | stops the application |\n"
-      << "| `restart` | a service | restarts that service |\n"
+      << "| `restart` | a service | "
+      << (compose ? "restarts that service's container: bind-mounted code is picked up, a new "
+                    "image is not (that is `rebuild`)"
+                  : "restarts that service")
+      << " |\n"
       << "| `rebuild` | a buildable service | "
       << (compose ? "rebuilds that service's image and replaces its container with one of it"
                   : "rebuilds that service's image")
