@@ -28,11 +28,14 @@ struct VerbText {
     bool destructive;
     bool idempotent;
 };
+// The two verbs that do the same on either backend.
+constexpr const char* kPingDoes =
+    "Checks that the host bridge is alive: answers `pong` and runs nothing. Costs no rate limit.";
+constexpr const char* kJoinNetworkDoes =
+    "Connects the agent's own container to the application's network, so services answer by "
+    "name.";
 constexpr std::array<VerbText, 10> kVerbs = {{
-    {"ping", ArgKind::None,
-     "Checks that the host bridge is alive: answers `pong` and runs nothing. Costs no rate limit.",
-     "Checks that the host bridge is alive: answers `pong` and runs nothing. Costs no rate limit.",
-     true, false, true},
+    {"ping", ArgKind::None, kPingDoes, kPingDoes, true, false, true},
     {"status", ArgKind::None, "Lists this project's containers and their state (`compose ps`).",
      "Asks the project's stack script for the state of its services (`status`).", true, false,
      true},
@@ -68,12 +71,7 @@ constexpr std::array<VerbText, 10> kVerbs = {{
      "Asks the project's stack script to initialise the application; this resets its seed "
      "data (destroys data).",
      false, true, false},
-    {"join-network", ArgKind::None,
-     "Connects the agent's own container to the application's network, so services answer by "
-     "name.",
-     "Connects the agent's own container to the application's network, so services answer by "
-     "name.",
-     false, false, true},
+    {"join-network", ArgKind::None, kJoinNetworkDoes, kJoinNetworkDoes, false, false, true},
 }};
 
 const char* verb_does(const Manifest& m, const VerbText& v) {

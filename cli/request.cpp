@@ -196,9 +196,6 @@ int report_checked(const Response& response, const std::string& spool_path,
                                 : std::string()) +
             "; reported as the log says" +
             (response.output ? "; the output shown is the spool's and unconfirmed" : ""));
-        if (recorded.state == ResponseState::Done) return kRequestDone;
-        report(recorded.state, recorded.reason, recorded.exit_code);
-        return kRequestRefused;
     }
     return report(recorded.state, recorded.reason, recorded.exit_code);
 }

@@ -1,25 +1,16 @@
 #include "cli/request_audit.hpp"
 
-#include <limits.h>
-#include <stdlib.h>
-
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "admin/audit_verify.hpp"
+#include "cli/fs_util.hpp"
 #include "cli/locate.hpp"
 #include "cli/paths.hpp"
 #include "common/config.hpp"
 
 namespace hb::cli {
 namespace {
-
-std::optional<std::string> real_path(const std::string& path) {
-    std::unique_ptr<char, decltype(&::free)> resolved(::realpath(path.c_str(), nullptr), ::free);
-    if (!resolved) return std::nullopt;
-    return std::string(resolved.get());
-}
 
 // The last final event naming `name` in one segment, into `found`.
 void scan_segment(const std::string& file, const std::string& name,
@@ -63,11 +54,13 @@ Result<std::optional<AuditCheck>> audit_check(const std::string& spool_path,
                                               const std::string& request_name) {
     auto dirs = host_dirs_from_env();
     if (!dirs) return dirs.error();
-    const auto spool = real_path(spool_path);
+    const auto spool = canonical_path(spool_path);
     if (!spool) return std::optional<AuditCheck>();
     for (const auto& slug : installed_slugs(*dirs)) {
         auto config = load_config(install_paths(*dirs, slug).config_file);
-        if (!config || real_path(config->spool_dir) != spool) continue;
+        if (!config) continue;
+        const auto served = canonical_path(config->spool_dir);
+        if (!served || *served != *spool) continue;
         auto files = exec::audit_log_files(config->state_dir);
         if (!files) return files.error();
         AuditCheck check;
