@@ -128,6 +128,11 @@ std::string serialize_config(const Config& config) {
                           {"max_bytes", b.max_bytes}, {"services", std::move(services)}};
         }
     }
+    if (config.pins) {
+        j["pins"] = {{"engine", config.pins->engine},
+                     {"executor", config.pins->executor},
+                     {"sources", config.pins->sources}};
+    }
     return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 

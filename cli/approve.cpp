@@ -141,7 +141,9 @@ int run_approve(Invocation& in) {
             changes.push_back({*now, std::nullopt, true});
             return now->content;
         };
-        auto model = read_compose(project + "/" + (*record)->compose_file, as_approved, project);
+        // Pinned as install chose (rootless podman: cli/install.cpp pin_run_dir).
+        auto model = read_compose(project + "/" + (*record)->compose_file, as_approved, project,
+                                  config->pins ? config->run_dir : std::string());
         if (!model) {
             print_error(kCmd, "the compose model as it would be approved is refused: " +
                                   model.error().message + "; fix the file, then approve again");
@@ -257,6 +259,7 @@ int run_approve(Invocation& in) {
         for (const auto& file : render->files) updated.rendered.push_back({file.rel, file.sha256});
         updated.checkout_paths = render->checkout_paths;
         updated.build = builds;
+        if (updated.pins) updated.pins->sources = render->pinned_sources;
     }
     const std::string text = serialize_config(updated);
     if (auto valid = parse_config(text); !valid) {

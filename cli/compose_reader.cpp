@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/fs_util.hpp"
+#include "common/config.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::cli {
@@ -304,12 +305,18 @@ class Converter {
 };
 
 enum class Role { Root, Include, Extends, ExtendsOtherDir };
-enum class RefKind { ComposeFile, EnvFile, Mount };
+// Mount: a bind source (a volume, a secret's or config's file); Context: a
+// build context, which only the bridge's own build reads (from a snapshot).
+enum class RefKind { ComposeFile, EnvFile, Mount, Context };
 
 class Reader {
   public:
-    Reader(const FileSource& source, std::string project_dir, std::string root)
-        : source_(source), project_(std::move(project_dir)), root_(std::move(root)) {
+    Reader(const FileSource& source, std::string project_dir, std::string root,
+           std::string pin_run_dir)
+        : source_(source),
+          project_(std::move(project_dir)),
+          root_(std::move(root)),
+          pin_run_dir_(std::move(pin_run_dir)) {
         struct stat st {};
         if (::stat(project_.c_str(), &st) == 0) {
             project_id_ = {st.st_dev, st.st_ino};
@@ -336,8 +343,12 @@ class Reader {
             r.file = file;
             r.text = "# Rendered by hostbridge from the approved " +
                      quote(file.substr(project_.size() + 1)) +
-                     ": what compose reads in the run tree.\n# Paths into the checkout are "
-                     "absolute; env_file, extends and include stay relative.\n";
+                     ": what compose reads in the run tree.\n" +
+                     (pin_run_dir_.empty()
+                          ? "# Paths into the checkout are absolute; "
+                          : "# Bind sources in the checkout are their pins (bound before "
+                            "each start); build contexts are absolute; ") +
+                     "env_file, extends and include stay relative.\n";
             if (!doc.is_null()) emit_block(doc, 0, r.text);
             if (file == root_) {
                 model.rendered.insert(model.rendered.begin(), std::move(r));
@@ -347,6 +358,7 @@ class Reader {
         }
         model.checkout_paths.assign(checkout_paths_.begin(), checkout_paths_.end());
         model.checkout_binds = std::move(checkout_binds_);
+        model.pinned_sources.assign(pinned_.begin(), pinned_.end());
         for (auto& [name, build] : builds_) {
             if (!services_.contains(name)) continue;
             if (!build) {
@@ -652,7 +664,7 @@ class Reader {
             if (s.find('$') != std::string::npos) return interpolation(file, key, v);
             return {};
         }
-        return ref(file, role, key, v, RefKind::Mount);
+        return ref(file, role, key, v, RefKind::Context);
     }
 
     Result<void> env_files(const std::string& file, Role role, const std::string& key, Value& env) {
@@ -691,8 +703,8 @@ class Reader {
         if (raw[0] == '~') {
             // Only mount sources expand ~ (to the host user's home).
             const char* home = std::getenv("HOME");
-            if (kind != RefKind::Mount || (raw != "~" && raw.rfind("~/", 0) != 0) ||
-                home == nullptr || home[0] != '/') {
+            if ((kind != RefKind::Mount && kind != RefKind::Context) ||
+                (raw != "~" && raw.rfind("~/", 0) != 0) || home == nullptr || home[0] != '/') {
                 return make_error(at + quote(raw) +
                                   " starts with ~, which compose tools expand "
                                   "differently here: write the path out");
@@ -709,10 +721,16 @@ class Reader {
         }
         if (inside(abs)) {
             const std::string rel = abs == project_ ? "." : abs.substr(project_.size() + 1);
-            if (kind == RefKind::Mount) {
+            if (kind == RefKind::Mount || kind == RefKind::Context) {
                 v.text = abs;
                 v.plain = false;
                 checkout_paths_.insert(rel);
+                if (kind == RefKind::Mount && !pin_run_dir_.empty()) {
+                    // The engine resolves this path at every start: it names
+                    // the pin, never the checkout (executor/bind_pin.hpp).
+                    v.text = bind_pin_path(pin_run_dir_, rel);
+                    pinned_.insert(rel);
+                }
                 if (key.find(".volumes") != std::string::npos) {
                     checkout_binds_.push_back({file, v.line, service_, rel});
                 }
@@ -746,7 +764,7 @@ class Reader {
         }
         v.text = abs;  // host-owned: read where it is, not from the run tree
         v.plain = false;
-        if (kind != RefKind::Mount) referenced_.insert(abs);
+        if (kind != RefKind::Mount && kind != RefKind::Context) referenced_.insert(abs);
         return {};
     }
 
@@ -862,6 +880,8 @@ class Reader {
     const FileSource& source_;
     std::string project_;
     std::string root_;
+    std::string pin_run_dir_;  // empty: bind sources stay checkout paths
+    std::set<std::string> pinned_;
     std::optional<std::pair<dev_t, ino_t>> project_id_;
     std::size_t visited_ = 0;
     std::map<std::string, Value> docs_;
@@ -883,10 +903,10 @@ FileSource current_files() {
 }
 
 Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source,
-                                  const std::string& project_dir) {
+                                  const std::string& project_dir, const std::string& pin_run_dir) {
     const std::string root = lexically_normal(compose_file);
     const std::string project = project_dir.empty() ? dir_of(root) : lexically_normal(project_dir);
-    Reader reader(source, project, root);
+    Reader reader(source, project, root, pin_run_dir);
     try {
         auto read = reader.read_root();
         if (!read) return read.error();

@@ -80,6 +80,10 @@ struct ComposeModel {
     // no-follow opens before it runs a command.
     std::vector<std::string> checkout_paths;
     std::vector<CheckoutBind> checkout_binds;
+    // Relative, sorted, unique: the checkout paths the rendered files
+    // bind-mount, named there by their pins (bind_pin_path); empty unless
+    // read_compose was given a run dir to pin into.
+    std::vector<std::string> pinned_sources;
     // Sorted by service: each buildable service whose build the bridge can
     // run from a snapshot (its own `build:` with a context in the project,
     // no `extends`, named once). The others are named in `warnings`.
@@ -88,8 +92,12 @@ struct ComposeModel {
 };
 
 // `compose_file` is absolute. Errors name the file, line and key.
-// `project_dir` (canonical) defaults to the compose file's directory.
+// `project_dir` (canonical) defaults to the compose file's directory. With
+// `pin_run_dir`, each bind source inside the project is rendered as its pin
+// under that run dir (common/config.hpp, bind_pin_path) and listed in
+// pinned_sources; without it, as the absolute checkout path.
 Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source,
-                                  const std::string& project_dir = "");
+                                  const std::string& project_dir = "",
+                                  const std::string& pin_run_dir = "");
 
 }  // namespace hb::cli

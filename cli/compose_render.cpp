@@ -17,6 +17,7 @@ RenderPlan plan_render(const std::string& project_dir, const ComposeModel& model
     std::sort(plan.files.begin(), plan.files.end(),
               [](const RenderedFile& a, const RenderedFile& b) { return a.rel < b.rel; });
     plan.checkout_paths = model.checkout_paths;
+    plan.pinned_sources = model.pinned_sources;
     return plan;
 }
 

@@ -45,6 +45,7 @@ struct RenderedFile {
 struct RenderPlan {
     std::vector<RenderedFile> files;          // sorted by rel
     std::vector<std::string> checkout_paths;  // sorted, unique
+    std::vector<std::string> pinned_sources;  // sorted, unique: ComposeModel's
 };
 
 // The plan for a model read from `project_dir` (rendered files outside it

@@ -405,9 +405,13 @@ class Doctor {
                                      : bind.source + " of the checkout") +
                  " (" + bind.file + " line " + std::to_string(bind.line) +
                  "): the agent decides what the container finds there, and what the container "
-                 "writes there the agent reads. Safer: a path outside the checkout, a named "
-                 "volume, or a user-namespace mapping (userns_mode) under which the host user's "
-                 "files are not writable");
+                 "writes there the agent reads" +
+                 (c_.pins ? std::string()
+                          : std::string("; and it is not pinned (only rootless podman's are), so "
+                                        "a swap for a link while the engine starts the container "
+                                        "mounts whatever the link names")) +
+                 ". Safer: a path outside the checkout, a named volume, or a user-namespace "
+                 "mapping (userns_mode) under which the host user's files are not writable");
         }
     }
 

@@ -395,7 +395,7 @@ class Installer {
                 }
                 return snap->content;
             };
-            auto read = read_compose(compose_abs, source, project_dir_);
+            auto read = read_compose(compose_abs, source, project_dir_, pin_run_dir());
             if (!read) return fail(read.error().message);
             model = std::move(*read);
             if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
@@ -530,6 +530,9 @@ class Installer {
         }
         for (const auto& file : render_.files) c.rendered.push_back({file.rel, file.sha256});
         c.checkout_paths = render_.checkout_paths;
+        if (!pin_run_dir().empty()) {
+            c.pins = BindPins{build_engine_, paths_.executor, render_.pinned_sources};
+        }
         c.limits.mutating = o_.rate_limit;
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
@@ -895,6 +898,17 @@ class Installer {
     std::optional<Config> previous_;
     std::vector<ComposeBuild> compose_builds_;  // from the compose reader
     std::string build_engine_;                  // podman or docker, or empty
+
+    // Bind sources are pinned where the engine is rootless podman, whose
+    // namespaces `podman unshare` enters (executor/bind_pin.hpp); "" renders
+    // them as checkout paths (rootful, docker: SECURITY.md, "What is not
+    // defended").
+    std::string pin_run_dir() const {
+        const bool rootless_podman = backend_.kind == BackendKind::Compose &&
+                                     backend_.flavour == ComposeFlavour::PodmanCompose &&
+                                     !build_engine_.empty() && ::geteuid() != 0;
+        return rootless_podman ? paths_.run_dir : std::string();
+    }
     bool taking_over_ = false;
     Backend backend_;
     std::string flavour_how_;  // how install told the compose flavour

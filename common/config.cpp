@@ -488,6 +488,26 @@ std::optional<BuildSettings> build_settings(const json& value, const Config& con
     return out;
 }
 
+BindPins bind_pins(const json& value, const Config& config) {
+    if (config.backend.kind != BackendKind::Compose ||
+        config.backend.flavour != ComposeFlavour::PodmanCompose)
+        invalid("pins", "is only for the compose backend with podman-compose");
+    const Object obj(value, "pins", {"engine", "executor", "sources"});
+    BindPins out;
+    out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
+    out.executor = host_path(obj.required("executor"), obj.key("executor"), config);
+    out.sources = checkout_path_list(obj.required("sources"), obj.key("sources"));
+    for (std::size_t i = 0; i < out.sources.size(); ++i) {
+        const std::string& source = out.sources[i];
+        if (i > 0 && source <= out.sources[i - 1])
+            invalid(index_key(obj.key("sources"), i), "is out of order or listed twice");
+        // The walk before each command covers every pinned source too.
+        if (!std::binary_search(config.checkout_paths.begin(), config.checkout_paths.end(), source))
+            invalid(index_key(obj.key("sources"), i), "is not in checkout_paths");
+    }
+    return out;
+}
+
 // A verb whose timeout exceeds the budget would never be taken by a drain
 // (docs/ARCHITECTURE.md, drain step 7): refuse the config instead of starving it.
 void check_budget(const Config& config) {
@@ -505,12 +525,13 @@ void check_budget(const Config& config) {
 }
 
 Config read_config(const json& root) {
-    const Object top(root, "",
-                     {"version",     "slug",     "project_dir",    "spool_dir",    "state_dir",
-                      "policy_file", "parser",   "allow_root",     "file_mode",    "agent_gid",
-                      "backend",     "services", "buildable",      "tcb",          "limits",
-                      "timeouts",    "drain",    "retention",      "systemd",      "join_network",
-                      "run_dir",     "rendered", "checkout_paths", "audit_budget", "build"});
+    const Object top(
+        root, "",
+        {"version",   "slug",         "project_dir", "spool_dir", "state_dir",      "policy_file",
+         "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",        "services",
+         "buildable", "tcb",          "limits",      "timeouts",  "drain",          "retention",
+         "systemd",   "join_network", "run_dir",     "rendered",  "checkout_paths", "audit_budget",
+         "build",     "pins"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -568,6 +589,7 @@ Config read_config(const json& root) {
     c.systemd = systemd(top.required("systemd"), c);
     c.join_network = join_network(top.required("join_network"), c);
     if (const json* build = top.optional("build")) c.build = build_settings(*build, c);
+    if (const json* pins = top.optional("pins")) c.pins = bind_pins(*pins, c);
     check_budget(c);
     return c;
 }
@@ -642,6 +664,28 @@ int Timeouts::for_verb(Verb verb) const {
         if (v == verb) return seconds;
     }
     return verb == Verb::Rebuild ? rebuild_seconds : default_seconds;
+}
+
+std::string bind_pin_root(std::string_view run_dir) {
+    return std::string(run_dir) + "/.hostbridge-binds";
+}
+
+std::string bind_pin_path(std::string_view run_dir, std::string_view rel) {
+    std::string name;
+    if (rel == ".") {
+        name = "%2E";
+    } else {
+        for (char c : rel) {
+            if (c == '%') {
+                name += "%25";
+            } else if (c == '/') {
+                name += "%2F";
+            } else {
+                name += c;
+            }
+        }
+    }
+    return bind_pin_root(run_dir) + "/" + name;
 }
 
 std::string_view compose_flavour_name(ComposeFlavour flavour) {

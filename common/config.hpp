@@ -140,6 +140,31 @@ struct BuildSettings {
     bool operator==(const BuildSettings&) const = default;
 };
 
+// "pins" in bridge.json (compose backend, rootless podman): the checkout
+// paths the rendered compose file bind-mounts. runc resolves a bind source
+// by path at every start, so before each command that may start a container
+// the executor runs `ENGINE unshare EXECUTOR pin ...` (executor/bind_pin.hpp):
+// inside the engine's own namespaces each source, opened with no link
+// followed, is bound onto <run_dir>/.hostbridge-binds/<name>, the only path
+// the rendered file names (docs/COMPOSE.md, "Bind sources are pinned").
+struct BindPins {
+    std::string engine;    // absolute podman whose `unshare` enters its namespaces
+    std::string executor;  // absolute hostbridge-executor, run there as `pin`
+    // Relative to project_dir, "." or normal; sorted, unique; empty while
+    // the compose file binds nothing of the checkout.
+    std::vector<std::string> sources;
+    bool operator==(const BindPins&) const = default;
+};
+
+// Where the pinned sources appear: a tmpfs the pin mounts in the engine's
+// namespace over this host-side dir (mode 0500, empty), so a pin that is
+// gone (the engine's pause process died) is "no such file", never an empty
+// dir mounted silently.
+std::string bind_pin_root(std::string_view run_dir);
+// <bind_pin_root>/<rel with '%' as %25, '/' as %2F, "." as %2E>: one flat
+// name per source, so no pin is ever made inside another pinned source.
+std::string bind_pin_path(std::string_view run_dir, std::string_view rel);
+
 // The build of `service`, or null when bridge.json records none.
 const ServiceBuild* find_build(const std::optional<BuildSettings>& build, std::string_view service);
 
@@ -177,6 +202,8 @@ struct Config {
     std::optional<JoinNetwork> join_network;
     // Compose backend only; absent in installs older than snapshot builds.
     std::optional<BuildSettings> build;
+    // Compose backend with rootless podman only; absent before pinning.
+    std::optional<BindPins> pins;
     bool operator==(const Config&) const = default;
 };
 

@@ -38,6 +38,18 @@ Plan with(const Config& config, std::initializer_list<std::string> words) {
     return Plan{Step{std::move(argv), std::nullopt}};
 }
 
+// Before a compose command that may start a container: pin every bind
+// source the rendered file names, inside the engine's namespaces, where runc
+// resolves them (executor/bind_pin.hpp). The other rows start nothing.
+Plan pinned(const Config& config, Plan plan) {
+    if (!config.pins || config.pins->sources.empty()) return plan;
+    Argv pin = {config.pins->engine, "unshare",     config.pins->executor, "pin",
+                config.project_dir,  config.run_dir};
+    pin.insert(pin.end(), config.pins->sources.begin(), config.pins->sources.end());
+    plan.insert(plan.begin(), Step{std::move(pin), std::nullopt});
+    return plan;
+}
+
 // rebuild S with the compose backend: build S's image from the host-owned
 // snapshot of its context, then replace only S's container with one from
 // that image (docs/BUILDS.md). The compose CLI never builds: podman-compose
@@ -64,7 +76,7 @@ Plan compose_rebuild(const Config& config, std::size_t index, const ServiceBuild
     for (const std::string& arg : build.args) image.insert(image.end(), {"--build-arg", arg});
     image.push_back(snapshot);
 
-    Plan plan{Step{std::move(image), index}};
+    Plan plan = pinned(config, Plan{Step{std::move(image), index}});
     Argv up = backend_prefix(config);
     if (config.backend.flavour == ComposeFlavour::PodmanCompose) {
         // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
@@ -120,11 +132,12 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
         case Verb::Up:
             // Never a build from the checkout: a missing image is an error
             // until `rebuild` makes it from a snapshot.
-            return compose ? with(config, {"up", "-d", "--no-build"}) : with(config, {"start"});
+            return compose ? pinned(config, with(config, {"up", "-d", "--no-build"}))
+                           : with(config, {"start"});
         case Verb::Down:  // `stop` in both backends
             return with(config, {"stop"});
         case Verb::Restart:
-            return with(config, {"restart", service()});
+            return pinned(config, with(config, {"restart", service()}));
         case Verb::Rebuild: {
             if (!compose) {
                 // With a recorded context the stack builds from the snapshot
@@ -167,6 +180,11 @@ Config symbolic_config(Config config) {
     config.backend.argv = {stack ? "$STACK" : "$COMPOSE"};
     config.backend.file = stack ? "" : "$COMPOSE_FILE";
     config.run_dir = "$RUN_DIR";
+    if (config.pins) {
+        config.project_dir = "$PROJECT_DIR";
+        config.pins->engine = "$ENGINE";
+        config.pins->executor = "$EXECUTOR";
+    }
     if (config.build) {
         config.build->engine = "$ENGINE";
         config.build->project = "$PROJECT";

@@ -131,6 +131,57 @@ TEST_F(ComposeReader, ErrorsNameTheFileAndLine) {
     EXPECT_TRUE(contains(error_of("bad.yaml"), "services is not a mapping"));
 }
 
+// With a run dir to pin into (rootless podman, cli/install.cpp), every bind
+// source in the checkout (short and long volume syntax, a secret's and a
+// config's file) is rendered as its pin, and listed; a build context stays
+// the checkout path (only the bridge's snapshot build reads it) and a bind
+// outside the project stays where it is.
+TEST_F(ComposeReader, BindSourcesInTheCheckoutAreRenderedAsTheirPins) {
+    write_file(dir + "/compose.yaml", R"(services:
+  app:
+    build: ./app
+    volumes:
+      - ./src:/srv/src:ro
+      - type: bind
+        source: ./web/static
+        target: /static
+      - .:/work
+      - /etc/hostname:/etc/host-name:ro
+      - data:/data
+    secrets: [token]
+    configs: [conf]
+secrets:
+  token:
+    file: ./secrets/token
+configs:
+  conf:
+    file: ./conf/app.ini
+volumes:
+  data: {}
+)");
+    const std::string run = "/home/u/.cache/hostbridge/run/demo";
+    auto model = cli::read_compose(dir + "/compose.yaml", cli::current_files(), dir, run);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    EXPECT_EQ(model->pinned_sources,
+              (Strings{".", "conf/app.ini", "secrets/token", "src", "web/static"}));
+    EXPECT_EQ(model->checkout_paths,
+              (Strings{".", "app", "conf/app.ini", "secrets/token", "src", "web/static"}));
+    const std::string& text = model->rendered.at(0).text;
+    const std::string pins = run + "/.hostbridge-binds/";
+    for (const std::string& want : Strings{
+             pins + "src:/srv/src:ro", "source: \"" + pins + "web%2Fstatic\"", pins + "%2E:/work",
+             "file: \"" + pins + "secrets%2Ftoken\"", "file: \"" + pins + "conf%2Fapp.ini\"",
+             "/etc/hostname:/etc/host-name:ro", "data:/data", dir + "/app"}) {
+        EXPECT_NE(text.find(want), std::string::npos) << want << " not in\n" << text;
+    }
+    EXPECT_EQ(text.find(dir + "/src"), std::string::npos) << text;
+
+    auto unpinned = cli::read_compose(dir + "/compose.yaml", cli::current_files(), dir);
+    ASSERT_TRUE(unpinned.ok());
+    EXPECT_TRUE(unpinned->pinned_sources.empty());
+    EXPECT_NE(unpinned->rendered.at(0).text.find(dir + "/src:/srv/src:ro"), std::string::npos);
+}
+
 TEST_F(ComposeReader, AnEmptyFileHasNoServices) {
     write_file(dir + "/compose.yaml", "");
     auto model = read("compose.yaml");

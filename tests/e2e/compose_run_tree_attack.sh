@@ -103,21 +103,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "interrupted"; exit 130' INT TERM HUP
 
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-pass() { echo "PASS: $*"; }
-check() { # MESSAGE CMD...
-    local msg=$1
-    shift
-    if "$@"; then pass "$msg"; else fail "$msg"; fi
-}
-die() {
-    echo "FAIL: $*"
-    exit 1
-}
+# shellcheck source=tests/e2e/verdicts.sh
+. "$repo/tests/e2e/verdicts.sh"
 
 # ------------------------------------------------------------------ the project
 

@@ -102,6 +102,25 @@ Config with_builds(Config c) {
 
 const std::string kBuilds = "/home/u/.cache/hostbridge/run/demo-app/.hostbridge-build/";
 
+// Rootless podman: the checkout's bind sources are pinned before every row
+// that may start a container (executor/bind_pin.hpp).
+Config with_pins(Config c) {
+    c.checkout_paths = {".", "api", "web/src"};
+    c.pins = BindPins{"/usr/bin/podman",
+                      "/home/u/.local/lib/hostbridge/demo-app/hostbridge-executor",
+                      {".", "web/src"}};
+    return c;
+}
+
+// The pin step those rows start with, when the config pins anything.
+Plan pinned_plan(const Config& c, Plan plan) {
+    if (!c.pins || c.pins->sources.empty()) return plan;
+    Argv pin = {c.pins->engine, "unshare", c.pins->executor, "pin", c.project_dir, c.run_dir};
+    pin.insert(pin.end(), c.pins->sources.begin(), c.pins->sources.end());
+    plan.insert(plan.begin(), Step{pin, std::nullopt});
+    return plan;
+}
+
 // What rebuild S runs with recorded builds (docs/BUILDS.md).
 ArgvOutcome expected_rebuild(const Config& c, std::size_t arg, const Argv& cf) {
     const std::string s = c.services[arg];
@@ -123,9 +142,10 @@ ArgvOutcome expected_rebuild(const Config& c, std::size_t arg, const Argv& cf) {
     for (const auto& a : b->args) build = join(build, {"--build-arg", a});
     build.push_back(kBuilds + s);
     if (c.backend.flavour == ComposeFlavour::PodmanCompose) {
-        return Plan{Step{build, arg},
+        return pinned_plan(
+            c, Plan{Step{build, arg},
                     Step{{c.build->engine, "rm", "--force", "--ignore", b->container}, {}},
-                    Step{join(cf, {"up", "-d", "--no-build", s}), {}}};
+                    Step{join(cf, {"up", "-d", "--no-build", s}), {}}});
     }
     return Plan{Step{build, arg},
                 Step{join(cf, {"up", "-d", "--no-deps", "--force-recreate", "--no-build", s}), {}}};
@@ -182,11 +202,11 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
                     return one(join(cf, {"logs", "--tail", "200", s}));
                 return one(join(cf, {"logs", "--no-color", "--tail", "200", s}));
             case Verb::Up:
-                return one(join(cf, {"up", "-d", "--no-build"}));
+                return pinned_plan(c, one(join(cf, {"up", "-d", "--no-build"})));
             case Verb::Down:
                 return one(join(cf, {"stop"}));
             case Verb::Restart:
-                return one(join(cf, {"restart", s}));
+                return pinned_plan(c, one(join(cf, {"restart", s})));
             case Verb::Rebuild:
                 return expected_rebuild(c, *arg, cf);
             case Verb::Init:
@@ -207,17 +227,18 @@ bool same(const ArgvOutcome& a, const ArgvOutcome& b) {
 }
 
 std::vector<Config> all_configs() {
-    return {
-        stack_config(),
-        with_join_network(stack_config()),
-        stack_config({"/opt/demo/bin/stack", "--project", "demo app"}),
-        compose_config(),
-        with_join_network(compose_config()),
-        compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose),
-        with_join_network(
-            compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)),
-        with_builds(compose_config()),
-        with_builds(compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose))};
+    return {stack_config(),
+            with_join_network(stack_config()),
+            stack_config({"/opt/demo/bin/stack", "--project", "demo app"}),
+            compose_config(),
+            with_join_network(compose_config()),
+            compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose),
+            with_join_network(
+                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)),
+            with_builds(compose_config()),
+            with_builds(compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)),
+            with_pins(with_builds(
+                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)))};
 }
 
 TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
@@ -238,7 +259,7 @@ TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
             }
         }
     }
-    EXPECT_EQ(checked, 9 * 10 * 8);
+    EXPECT_EQ(checked, 10 * 10 * 8);
 }
 
 // rebuild S builds S's image from the snapshot, then replaces S's container
@@ -383,6 +404,7 @@ Config doc_config(BackendKind kind, ComposeFlavour flavour = ComposeFlavour::Doc
     c.backend.flavour = kind == BackendKind::Stack ? ComposeFlavour::Docker : flavour;
     c.join_network = JoinNetwork{"/usr/bin/podman", "net", "agent"};
     if (kind == BackendKind::Compose) c = with_builds(std::move(c));
+    if (flavour == ComposeFlavour::PodmanCompose) c = with_pins(std::move(c));
     c = symbolic_config(std::move(c));
     c.slug = "$SLUG";
     c.systemd = {true, "$SYSTEMD_RUN", ""};
@@ -435,7 +457,16 @@ std::string render_doc() {
     md += "  rendered copy in the run tree. `backend.flavour` is the compose CLI install\n";
     md += "  detected (`$COMPOSE version`): `docker` (docker compose v2, the compose spec\n";
     md += "  CLI) or `podman-compose`; the rows differ only where the CLIs do.\n";
-    md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`.\n";
+    md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`; `$ENGINE` in a\n";
+    md += "  build step is `build.engine`, in a pin step `pins.engine`. `$PROJECT`:\n";
+    md += "  `build.project`, the compose project name.\n";
+    md += "- `$PROJECT_DIR`, `$RUN_DIR`, `$EXECUTOR`: `project_dir`, `run_dir` and\n";
+    md += "  `pins.executor`, in the pin step that starts `up`, `restart` and `rebuild`\n";
+    md += "  where the engine is rootless podman and the compose file binds checkout\n";
+    md += "  paths (here `.` and `web/src`): each is bound, opened with no link followed,\n";
+    md += "  onto `$RUN_DIR/.hostbridge-binds/<name>` inside the engine's namespaces,\n";
+    md += "  the only path the rendered compose file names (docs/COMPOSE.md, \"Bind\n";
+    md += "  sources are pinned\").\n";
     md += "- Services: `services` (here the example `api db web worker`); `rebuild` takes\n";
     md += "  only `buildable` ones (here `api web worker`). The wire carries an index into\n";
     md += "  the sorted `services` list, never free text.\n\n";

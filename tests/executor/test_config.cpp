@@ -172,6 +172,55 @@ TEST(Config, AStackBuildHoldsOnlyContextsAndRoundTrips) {
     EXPECT_FALSE(hb::parse_config(climbs.dump()).ok());
 }
 
+// Bind pins (executor/bind_pin.hpp): podman-compose only, each source one
+// of checkout_paths (the walk covers it), sorted, and round-tripped.
+TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
+    Json j = base();
+    j["backend"] = compose_backend();
+    j["backend"]["flavour"] = "podman-compose";
+    j["checkout_paths"] = {".", "app", "web/src"};
+    j["pins"] = {{"engine", "/usr/bin/podman"},
+                 {"executor", "/opt/hb/hostbridge-executor"},
+                 {"sources", {".", "web/src"}}};
+    auto config = hb::parse_config(j.dump());
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->pins.has_value());
+    EXPECT_EQ(config->pins->sources, (std::vector<std::string>{".", "web/src"}));
+    const std::string text = hb::serialize_config(*config);
+    EXPECT_EQ(Json::parse(text)["pins"], j["pins"]);
+    auto again = hb::parse_config(text);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *config);
+
+    Json none = j;
+    none["pins"]["sources"] = Json::array();  // pinning on, nothing bound yet
+    EXPECT_TRUE(hb::parse_config(none.dump()).ok());
+
+    auto refused = [&](Json bad, const std::string& key) {
+        auto got = hb::parse_config(bad.dump());
+        ASSERT_FALSE(got.ok()) << key;
+        EXPECT_NE(got.error().message.find(key), std::string::npos) << got.error().message;
+    };
+    Json unwalked = j;
+    unwalked["pins"]["sources"] = {"src"};
+    refused(unwalked, "pins.sources[0]");
+    Json unsorted = j;
+    unsorted["pins"]["sources"] = {"web/src", "."};
+    refused(unsorted, "pins.sources[1]");
+    Json climbs = j;
+    climbs["pins"]["sources"] = {"../x"};
+    refused(climbs, "pins.sources[0]");
+    Json relative = j;
+    relative["pins"]["engine"] = "podman";
+    refused(relative, "pins.engine");
+    Json docker = j;
+    docker["backend"]["flavour"] = "docker";
+    refused(docker, "pins");
+    Json extra = j;
+    extra["pins"]["unshare"] = true;
+    refused(extra, "pins.unshare");
+}
+
 TEST(Config, EveryOptionalShapeRoundTrips) {
     Json j = base();
     j["backend"] = compose_backend();

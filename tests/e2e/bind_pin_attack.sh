@@ -1,0 +1,268 @@
+#!/bin/bash
+# bind_pin_attack.sh BIN_DIR: a bind source of the approved compose file
+# cannot be swapped for a link to the host user's home (issue 27, item 5;
+# docs/COMPOSE.md, "Bind sources are pinned"). Rootless podman 4.3.1, runc
+# and podman-compose 1.0.3 of Debian 12, as an ordinary user (as root, the
+# script makes a throwaway one with tools/e2e/testuser.sh and runs itself
+# as it), driven by the real installed executor (`hostbridge install
+# --backend compose`, then `hostbridge-executor watch`; no systemd).
+#
+# One service, app, binds ./src to /srv/src. A "secret" dir stands for the
+# user's home: the agent wins a try when the running container shows the
+# secret's file under /srv/src. The compose CLI the install records is a
+# wrapper around the real podman-compose that, when armed, swaps src for a
+# link to the secret dir just before the engine starts, and holds it until
+# the command ends: after the bridge's walk and pin, the most favourable
+# moment an agent could ever win. Checked:
+#
+#  1. the harness attacks: plain podman-compose on the checkout, same
+#     wrapper, restart app 50 times: the secret is mounted in at least 40;
+#  2. through the bridge, restart app 50 times: never; the container's
+#     stored bind source is the pin (<run_dir>/.hostbridge-binds/src), not
+#     the checkout, even when `up` created it with the swap in place;
+#  3. fail closed: app stopped and the engine's pause process killed
+#     between the pin and the start (its namespaces, and the pin with them,
+#     are gone; a running container's conmon would have kept them): the
+#     container does not run with an empty /srv/src; the next request pins
+#     again and app runs with the checkout's files.
+#
+# Everything made is named after hbbp<pid> and removed on exit. Exit 77,
+# reason printed, where rootless podman, podman-compose or a static busybox
+# is missing.
+# shellcheck disable=SC2016
+set -uo pipefail
+
+[ $# -eq 1 ] || { echo "usage: bind_pin_attack.sh BIN_DIR" >&2; exit 64; }
+bin=$(readlink -f -- "$1")
+self=$(readlink -f -- "${BASH_SOURCE[0]}")
+repo=$(readlink -f -- "$(dirname -- "$self")/../..")
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+for tool in podman podman-compose python3 setpriv; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+busybox=$(command -v busybox) || skip "busybox is not installed"
+[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
+    skip "$busybox is not statically linked (busybox-static)"
+[ -x "$bin/hostbridge" ] || { echo "no $bin/hostbridge: build first" >&2; exit 1; }
+
+# ------------------------------------------------------------------ as root: a throwaway user
+
+if [ "$(id -u)" -eq 0 ]; then
+    user=hb-e2e-pin-$$
+    rt=$(mktemp -d "/tmp/hbbp-rt.XXXXXX")
+    out=$("$repo/tools/e2e/testuser.sh" create "$user" 2>&1)
+    case $? in
+        0) home=$(printf '%s\n' "$out" | tail -n 1) ;;
+        77) rm -rf -- "$rt"; skip "${out#SKIP: }" ;;
+        *) rm -rf -- "$rt"; echo "FAIL: testuser.sh create: $out"; exit 1 ;;
+    esac
+    chown "$user:" "$rt" && chmod 0700 "$rt"
+    setpriv --reuid="$user" --regid="$user" --init-groups \
+        env -i "HOME=$home" "USER=$user" "LOGNAME=$user" "PATH=$PATH" "XDG_RUNTIME_DIR=$rt" \
+        bash "$self" "$bin"
+    rc=$?
+    "$repo/tools/e2e/testuser.sh" delete "$user" || rc=1
+    rm -rf -- "$rt"
+    exit "$rc"
+fi
+
+# ------------------------------------------------------------------ as the user
+
+[ -n "${XDG_RUNTIME_DIR:-}" ] || skip "XDG_RUNTIME_DIR is not set (rootless podman needs it)"
+hb=$bin/hostbridge
+name=hbbp$$
+work=$(mktemp -d "$HOME/$name.XXXXXX")
+P=$work/$name # the checkout; its basename is the compose project name
+slug=$name
+container=${name}_app_1
+watch_pid=""
+export CONTAINERS_CONF=$work/containers.conf
+cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
+if ! podman info >/dev/null 2>&1; then
+    rm -rf -- "$work"
+    skip "rootless podman does not work here as $(id -un) (podman info fails)"
+fi
+
+cleanup() {
+    [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
+    podman rm -f -t 0 "$container" >/dev/null 2>&1
+    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    podman rmi -f "localhost/$name:1" >/dev/null 2>&1
+    [ -e "$P/src.real" ] && rm -f "$P/src" && mv "$P/src.real" "$P/src"
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM HUP
+
+# shellcheck source=tests/e2e/verdicts.sh
+. "$repo/tests/e2e/verdicts.sh"
+
+# ------------------------------------------------------------------ the home, the project, the image
+
+secret=$work/secret
+mkdir -p "$secret" || die "mkdir"
+token="SECRET-$name-$RANDOM$RANDOM"
+echo "$token" >"$secret/id_rsa"
+
+mkdir -p "$work/rootfs/bin" "$P/src" || die "mkdir"
+cp "$busybox" "$work/rootfs/bin/busybox"
+for applet in sh sleep cat ls; do ln -s busybox "$work/rootfs/bin/$applet"; done
+tar -C "$work/rootfs" -c . | podman import --change 'CMD ["/bin/sleep", "100000"]' - "localhost/$name:1" >/dev/null ||
+    die "podman import of a busybox image"
+echo checkout >"$P/src/marker"
+cat >"$P/compose.yaml" <<EOF
+services:
+  app:
+    image: localhost/$name:1
+    init: true
+    volumes:
+      - ./src:/srv/src
+EOF
+
+{
+    git -C "$P" init -q . &&
+        git -C "$P" add -A &&
+        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
+} || die "git init of $P"
+
+# The compose CLI the bridge runs: the real one, after the swap when armed.
+race=$work/race
+mkdir -p "$race" "$work/racebin"
+cat >"$work/racebin/podman-compose" <<EOF
+#!/bin/bash
+case " \$* " in
+    *" restart "* | *" up "*)
+        if [ -e $race/armed ]; then
+            mv $P/src $P/src.real && ln -s $secret $P/src
+        fi
+        if [ -e $race/kill-pause ]; then
+            # Nothing left in the engine's namespaces (a running container's
+            # conmon would keep them): as after a reboot or podman system migrate.
+            podman stop -t 0 $container >/dev/null 2>&1
+            kill -KILL "\$(cat $XDG_RUNTIME_DIR/libpod/tmp/pause.pid)"
+        fi
+        ;;
+esac
+exec env CONTAINERS_CONF=$CONTAINERS_CONF /usr/bin/podman-compose "\$@"
+EOF
+chmod 0755 "$work/racebin/podman-compose"
+restore() { # the agent's swap undone after each try
+    rm -f "$race/armed"
+    if [ -L "$P/src" ]; then rm -f "$P/src" && mv "$P/src.real" "$P/src"; fi
+}
+# What the running app shows under /srv/src: "secret", "checkout" or "none".
+seen() {
+    local got
+    got=$(podman exec "$container" cat /srv/src/id_rsa /srv/src/marker 2>/dev/null)
+    case $got in
+        *"$token"*) echo secret ;;
+        *checkout*) echo checkout ;;
+        *) echo none ;;
+    esac
+}
+running() { [ "$(podman container inspect --format '{{.State.Running}}' "$container" 2>/dev/null)" = true ]; }
+stored_source() {
+    podman container inspect --format '{{range .Mounts}}{{if eq .Destination "/srv/src"}}{{.Source}}{{end}}{{end}}' \
+        "$container" 2>/dev/null
+}
+
+# ------------------------------------------------------------------ 1. the harness attacks
+
+compose=("$work/racebin/podman-compose" -f "$P/compose.yaml")
+"${compose[@]}" up -d >"$work/control.log" 2>&1 || die "control: podman-compose up: $(tail -5 "$work/control.log")"
+[ "$(seen)" = checkout ] || die "control: app does not show the checkout's src after up ($(seen))"
+won=0
+for _ in $(seq 50); do
+    : >"$race/armed"
+    "${compose[@]}" restart app >>"$work/control.log" 2>&1
+    restore
+    [ "$(seen)" = secret ] && won=$((won + 1))
+done
+echo "control: plain podman-compose on the checkout mounted the secret in $won of 50 restarts"
+if [ "$won" -ge 40 ]; then pass "the harness wins against the unprotected path ($won/50)"; else
+    fail "the harness won only $won of 50 against plain podman-compose: it does not attack"; fi
+podman rm -f -t 0 "$container" >/dev/null 2>&1
+
+# ------------------------------------------------------------------ 2. through the bridge
+
+out=$("$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
+    --compose-cmd "$work/racebin/podman-compose" --slug "$slug" \
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1) ||
+    die "hostbridge install: $out"
+config=$HOME/.config/hostbridge/$slug/bridge.json
+policy=$HOME/.config/hostbridge/$slug/policy.conf
+sed -i 's/^MODE_up=ask$/MODE_up=auto/' "$policy"
+python3 - "$config" <<'PY' || die "bridge.json pins no bind source: $(cat "$config")"
+import json, sys
+pins = json.load(open(sys.argv[1]))["pins"]
+assert pins["sources"] == ["src"], pins
+assert pins["engine"].endswith("/podman"), pins
+PY
+run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_dir"])' "$config")
+pin=$run_dir/.hostbridge-binds/src
+grep -rqs -- "$pin" "$HOME/.local/state/hostbridge/$slug/rendered" ||
+    fail "the rendered compose file does not name the pin $pin"
+client=$P/untracked/hostbridge/request
+[ -x "$client" ] || die "install dropped no client at $client"
+"$HOME/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" \
+    </dev/null >>"$work/watch.log" 2>&1 &
+watch_pid=$!
+echo "installed $slug (compose backend, rootless podman-compose); watch pid $watch_pid"
+
+request() { # VERB [ARG]: REQ_RC, REQ_OUT
+    REQ_OUT=$("$client" --timeout 300 "$@" 2>&1)
+    REQ_RC=$?
+}
+
+# up creates app with the swap in place: the container stores the pin.
+: >"$race/armed"
+request up
+restore
+[ "$REQ_RC" -eq 0 ] || die "bridge up failed ($REQ_RC): $(printf '%s' "$REQ_OUT" | tail -n 12)"
+if [ "$(stored_source)" = "$pin" ]; then pass "up stores the pin as app's bind source"; else
+    fail "app's stored bind source is '$(stored_source)', not the pin $pin"; fi
+now=$(seen)
+if [ "$now" = checkout ]; then pass "up with src swapped mounts the checkout's src"; else
+    fail "up with src swapped: app shows '$now' under /srv/src"; fi
+
+won=0
+for _ in $(seq 50); do
+    : >"$race/armed"
+    request restart app
+    restore
+    [ "$REQ_RC" -eq 0 ] || fail "bridge restart app failed ($REQ_RC): $(printf '%s' "$REQ_OUT" | tail -n 5)"
+    [ "$(seen)" = secret ] && won=$((won + 1))
+done
+echo "through the bridge: the secret was mounted in $won of 50 restarts"
+if [ "$won" -eq 0 ]; then pass "a pinned bind source cannot be swapped (0/50)"; else
+    fail "the agent's swap reached the container $won times of 50"; fi
+[ "$(seen)" = checkout ] || fail "after the tries, app does not show the checkout's src ($(seen))"
+
+# ------------------------------------------------------------------ 3. fail closed
+
+pause_pid() { cat "$XDG_RUNTIME_DIR/libpod/tmp/pause.pid" 2>/dev/null; }
+pause_before=$(pause_pid)
+: >"$race/kill-pause"
+request restart app
+rm -f "$race/kill-pause"
+echo "restart with the pause process killed answered $REQ_RC: $(printf '%s' "$REQ_OUT" | tail -n 6)"
+if [ -z "$pause_before" ] || [ "$(pause_pid)" = "$pause_before" ] || kill -0 "$pause_before" 2>/dev/null; then
+    fail "the pause process ($pause_before) was not replaced (now $(pause_pid))"
+fi
+if running && [ "$(seen)" != checkout ]; then
+    fail "with the pin gone, app runs showing '$(seen)' under /srv/src"
+else
+    pass "with the pin gone, app does not run on an empty bind (running: $(running && echo yes || echo no))"
+fi
+request restart app
+if running && [ "$(seen)" = checkout ]; then pass "the next request pins again: app runs on the checkout's src"; else
+    fail "after the pause process came back, app is not running on the checkout's src ($REQ_RC): $(printf '%s' "$REQ_OUT" | tail -n 8)"; fi
+
+if grep -rqs -- "$token" "$P/untracked"; then fail "the secret reached the agent's files"; fi
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,202 @@
+// The bind pin (executor/bind_pin.hpp) against real files and real mounts:
+// each case runs in a child with a private mount namespace of its own (as
+// root, or in a user namespace of its own), as `podman unshare` gives the
+// pin rootless podman's. The agent's moves are real renames and links in
+// the "checkout"; what a container would get is read through the pin path.
+// The race against the real engine is tests/e2e/bind_pin_attack.sh.
+#include "executor/bind_pin.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "common/config.hpp"
+#include "tests/executor/temp_tree.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using hb::test::TempTree;
+
+// Enters a private mount namespace: as root directly, otherwise inside a
+// new user namespace mapping this uid to 0. Empty on success, else why not.
+std::string enter_private_mounts() {
+    const uid_t uid = ::geteuid();
+    const gid_t gid = ::getegid();
+    if (uid != 0) {
+        if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            return std::string("unshare(CLONE_NEWUSER|CLONE_NEWNS): ") + std::strerror(errno);
+        std::ofstream("/proc/self/setgroups") << "deny";
+        std::ofstream("/proc/self/uid_map") << "0 " << uid << " 1";
+        std::ofstream("/proc/self/gid_map") << "0 " << gid << " 1";
+    } else if (::unshare(CLONE_NEWNS) != 0) {
+        return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+    }
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        return std::string("make / private: ") + std::strerror(errno);
+    return "";
+}
+
+// Runs `body` in a child with private mounts; returns what it reported
+// ("SKIP: ..." when the namespace cannot be made here).
+std::string in_private_mounts(const std::function<std::string()>& body) {
+    int fds[2];
+    if (::pipe(fds) != 0) return "pipe failed";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::string out = enter_private_mounts();
+        out = out.empty() ? body() : "SKIP: " + out;
+        (void)!::write(fds[1], out.data(), out.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return out;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return in ? s : "<unreadable: " + path + ">";
+}
+
+class BindPin : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        tree_.write("project/src/marker", "checkout");
+        tree_.write("project/web/src/marker", "web checkout");
+        tree_.write("project/secrets/token", "app token");
+        tree_.write("home/id_rsa", "SECRET");
+        fs::create_directories(run_dir());
+    }
+    std::string project() const { return tree_.path("project"); }
+    std::string run_dir() const { return tree_.path("run"); }
+    std::string home() const { return tree_.path("home"); }
+    std::string pin(const std::string& rel) const { return hb::bind_pin_path(run_dir(), rel); }
+
+    std::string run(const std::function<std::string()>& body) {
+        std::string out = in_private_mounts(body);
+        if (out.rfind("SKIP: ", 0) == 0) skipped_ = out;
+        return out;
+    }
+    TempTree tree_;
+    std::string skipped_;
+};
+
+#define SKIP_IF_NO_NAMESPACE()                           \
+    do {                                                 \
+        if (!skipped_.empty()) GTEST_SKIP() << skipped_; \
+    } while (0)
+
+TEST_F(BindPin, APinnedSourceStaysTheOpenedDirectoryWhenTheAgentSwapsItForALink) {
+    const std::string out = run([&] {
+        auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"secrets/token", "src"});
+        if (!pinned) return "pin failed: " + pinned.error().message;
+        // The agent's swap, after the pin: what runc would meet at the pin.
+        fs::rename(project() + "/src", project() + "/src.real");
+        fs::create_directory_symlink(home(), project() + "/src");
+        fs::rename(project() + "/secrets", project() + "/secrets.real");
+        fs::create_directory_symlink(home(), project() + "/secrets");
+        return slurp(pin("src") + "/marker") + "|" + slurp(pin("secrets/token")) + "|" +
+               (fs::exists(pin("src") + "/id_rsa") ? "home" : "no home");
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(out, "checkout|app token|no home");
+}
+
+TEST_F(BindPin, ASourceThatIsALinkOrLiesUnderOneIsRefusedNamingIt) {
+    fs::rename(project() + "/web", project() + "/web.real");
+    fs::create_directory_symlink(project() + "/web.real", project() + "/web");
+    const std::string under = run([&] {
+        auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"web/src"});
+        return pinned ? std::string("pinned") : pinned.error().message;
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(under, "web/src (a bind source) is a symlink or lies under one");
+
+    fs::rename(project() + "/src", project() + "/src.real");
+    fs::create_directory_symlink(home(), project() + "/src");
+    const std::string link = run([&] {
+        auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"src"});
+        return pinned ? std::string("pinned") : pinned.error().message;
+    });
+    EXPECT_EQ(link, "src (a bind source) is a symlink or lies under one");
+}
+
+TEST_F(BindPin, AFifoIsRefusedAndNothingIsMountedForIt) {
+    ASSERT_EQ(::mkfifo((project() + "/pipe").c_str(), 0600), 0);
+    const std::string out = run([&] {
+        auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"pipe"});
+        return (pinned ? std::string("pinned") : pinned.error().message) + "|" +
+               (fs::exists(pin("pipe")) ? "made" : "absent");
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(out, "pipe (a bind source) is neither a directory nor a regular file|absent");
+}
+
+// Each pin replaces the last; without the tmpfs (the engine's namespace is
+// gone) a pin path is "no such file" under an empty 0500 dir, so a
+// container is refused its start instead of given an empty directory.
+TEST_F(BindPin, APinReplacesTheLastAndWithoutItThePathIsMissingUnderA0500Dir) {
+    const std::string out = run([&] {
+        std::string seen;
+        auto first = hb::exec::pin_bind_sources(project(), run_dir(), {".", "src"});
+        if (!first) return "first: " + first.error().message;
+        seen += slurp(pin(".") + "/src/marker") + "|";
+        auto second = hb::exec::pin_bind_sources(project(), run_dir(), {"web/src"});
+        if (!second) return "second: " + second.error().message;
+        seen += std::string(fs::exists(pin("src")) ? "old pin left" : "old pin gone") + "|" +
+                slurp(pin("web/src") + "/marker") + "|";
+        if (::umount2(hb::bind_pin_root(run_dir()).c_str(), MNT_DETACH) != 0)
+            return std::string("umount: ") + std::strerror(errno);
+        struct stat st {};
+        ::stat(hb::bind_pin_root(run_dir()).c_str(), &st);
+        seen += std::string(fs::exists(pin("web/src")) ? "present" : "missing") + "|" +
+                std::to_string(st.st_mode & 07777);
+        return seen;
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(out, "checkout|old pin gone|web checkout|missing|" + std::to_string(0500));
+}
+
+TEST(BindPinNames, EachSourceHasOneFlatNameAndNoTwoSourcesShareOne) {
+    EXPECT_EQ(hb::bind_pin_path("/r", "."), "/r/.hostbridge-binds/%2E");
+    EXPECT_EQ(hb::bind_pin_path("/r", "web/src"), "/r/.hostbridge-binds/web%2Fsrc");
+    EXPECT_EQ(hb::bind_pin_path("/r", "web%2Fsrc"), "/r/.hostbridge-binds/web%252Fsrc");
+    EXPECT_EQ(hb::bind_pin_path("/r", "%2E"), "/r/.hostbridge-binds/%252E");
+}
+
+// `pin` is a step of the argv table; what it is handed is checked again.
+TEST(BindPinArgs, APathThatIsNotNormalOrNotAbsoluteIsAUsageError) {
+    auto run_pin = [](std::vector<std::string> words) {
+        std::vector<char*> argv;
+        for (auto& w : words) argv.push_back(w.data());
+        return hb::exec::run_pin(static_cast<int>(argv.size()), argv.data());
+    };
+    EXPECT_EQ(run_pin({"/p", "/r", "../etc"}), 2);
+    EXPECT_EQ(run_pin({"/p", "/r", "src/../../x"}), 2);
+    EXPECT_EQ(run_pin({"/p", "/r", "/etc"}), 2);
+    EXPECT_EQ(run_pin({"/p", "/r", "src//x"}), 2);
+    EXPECT_EQ(run_pin({"p", "/r", "src"}), 2);
+    EXPECT_EQ(run_pin({"/p", "/r"}), 2);
+}
+
+}  // namespace
