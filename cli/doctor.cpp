@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -50,6 +51,24 @@ namespace hb::cli {
 namespace {
 
 constexpr std::string_view kCmd = "doctor";
+
+// Fields of engine output split at `sep`; empty fields kept.
+std::vector<std::string> split_at(const std::string& text, char sep) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(sep, start), text.size());
+        out.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+std::vector<std::string> split_lines(const std::string& text) {
+    return split_at(text, '\n');
+}
+std::vector<std::string> split_tabs(const std::string& text) {
+    return split_at(text, '\t');
+}
 
 const char* const kHelp = R"(usage: hostbridge doctor [--slug SLUG]
 
@@ -97,6 +116,7 @@ class Doctor {
         check_spool_dirs();
         check_tcb();
         check_compose();
+        check_unpinned_containers();
         check_builder();
         check_policy();
         check_lock();
@@ -415,10 +435,70 @@ class Doctor {
         }
     }
 
+    // With pins, no rendered file names a checkout path as a bind source
+    // (docs/COMPOSE.md, "Bind sources are pinned"): a container that still
+    // stores one was created before pinning (or by hand), and every start
+    // resolves that path again, where the agent can swap in a link.
+    void check_unpinned_containers() {
+        if (!c_.pins || c_.pins->sources.empty()) return;
+        // The -p of every compose row, or podman-compose 1.0.3's own name for
+        // the run tree's dir (named like the checkout): [-_a-z0-9] of it, lowercased.
+        std::string project;
+        if (c_.build) {
+            project = c_.build->project;
+        } else {
+            for (char ch : c_.project_dir.substr(c_.project_dir.rfind('/') + 1)) {
+                const char low = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+                if ((low >= 'a' && low <= 'z') || (low >= '0' && low <= '9') || low == '-' ||
+                    low == '_')
+                    project += low;
+            }
+        }
+        RunOptions options;
+        options.timeout = std::chrono::seconds(20);
+        const std::string& engine = c_.pins->engine;
+        auto listed =
+            run_process({engine, "ps", "-a", "--filter",
+                         "label=io.podman.compose.project=" + project, "--format", "{{.Names}}"},
+                        options);
+        if (!listed || !listed->ok()) {
+            warn("cannot list the project's containers (" + engine +
+                 " ps): whether any bind-mounts the checkout unpinned is unknown");
+            return;
+        }
+        std::vector<std::string> argv = {engine, "container", "inspect", "--format",
+                                         "{{.Name}}{{range .Mounts}}\t{{.Source}}{{end}}"};
+        for (const std::string& name : split_lines(listed->out)) {
+            if (!name.empty()) argv.push_back(name);
+        }
+        if (argv.size() == 5) return;
+        auto inspected = run_process(argv, options);
+        if (!inspected || !inspected->ok()) {
+            warn("cannot inspect the project's containers (" + engine + " container inspect)");
+            return;
+        }
+        for (const std::string& line : split_lines(inspected->out)) {
+            const std::vector<std::string> fields = split_tabs(line);
+            for (std::size_t i = 1; i < fields.size(); ++i) {
+                const std::string& source = fields[i];
+                if (source != c_.project_dir && !path_is_within(source, c_.project_dir)) continue;
+                problem("container " + fields[0] + " bind-mounts " + source +
+                            " of the checkout by its path: it was created before bind sources "
+                            "were pinned (or by hand), and each start resolves that path again, "
+                            "so the agent can swap it for a link to your home. Remove it; the "
+                            "next up creates it with the pin",
+                        {engine + " rm -f " + fields[0]});
+                break;
+            }
+        }
+    }
+
     // Who builds, and what stands between a Containerfile and the host
     // (cli/builder_check.hpp, docs/BUILDS.md).
     void check_builder() {
-        if (c_.backend.kind != BackendKind::Compose) return;
+        // Nothing to build: install records no build settings then
+        // (cli/build_plan.cpp), and no rebuild is offered to be refused.
+        if (c_.backend.kind != BackendKind::Compose || c_.buildable.empty()) return;
         if (!c_.build) {
             warn(
                 "this install records no snapshot builds (older than them): every rebuild is "

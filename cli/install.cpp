@@ -532,6 +532,13 @@ class Installer {
         c.checkout_paths = render_.checkout_paths;
         if (!pin_run_dir().empty()) {
             c.pins = BindPins{build_engine_, paths_.executor, render_.pinned_sources};
+            if (!c.pins->sources.empty() && previous_ && !previous_->pins) {
+                std::cout << "note: bind sources of the checkout are pinned from now on "
+                             "(docs/COMPOSE.md); a container created before still names the "
+                             "checkout path and is resolved by it at each start: `hostbridge "
+                             "doctor --slug "
+                          << slug_ << "` lists each to remove\n";
+            }
         }
         c.limits.mutating = o_.rate_limit;
         c.limits.read_only = o_.read_rate_limit;

@@ -56,8 +56,9 @@ EngineGuarded hold_engine_verbs(std::string_view text) {
 std::string_view engine_verbs_reason() {
     return "rebuild and up are held for a person (ask): with the stack backend a build reads "
            "the agent's Containerfile and build context as you (compose builds run from "
-           "screened snapshots), and bind sources in the checkout can be swapped while the "
-           "runtime resolves them (SECURITY.md, \"What is not defended\")";
+           "screened snapshots), and with docker or rootful podman bind sources in the "
+           "checkout can be swapped while the runtime resolves them (rootless podman's are "
+           "pinned; SECURITY.md, \"What is not defended\")";
 }
 
 }  // namespace hb::cli

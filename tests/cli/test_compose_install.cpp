@@ -180,6 +180,18 @@ TEST_F(ComposeInstall, InstallRefusesTheCheckoutUnderAnotherName) {
     EXPECT_FALSE(contains(run.out, "lies outside the project")) << run.out;
 }
 
+// No service builds: install records no build settings, and doctor has
+// no rebuild to warn about (it once called such an install "older than
+// snapshot builds" and sent the person to `upgrade`, which changes nothing).
+TEST_F(ComposeInstall, DoctorSaysNothingOfBuildsWhenNoServiceBuilds) {
+    write_file(project.compose, "services:\n  api:\n    image: busybox\n");
+    ASSERT_EQ(install().code, 0);
+    EXPECT_FALSE(home.bridge_json("demo-app").contains("build"));
+    Ran doc = doctor();
+    EXPECT_FALSE(contains(doc.out, "snapshot builds")) << doc.out;
+    EXPECT_FALSE(contains(doc.out, "builder:")) << doc.out;
+}
+
 TEST_F(ComposeInstall, DoctorNamesATamperedRenderedCopy) {
     ASSERT_EQ(install().code, 0);
     write_file(rendered("compose.yaml"), "services:\n  api:\n    privileged: true\n", 0600);

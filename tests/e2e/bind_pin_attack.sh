@@ -17,7 +17,9 @@
 #
 #  1. the harness attacks: plain podman-compose on the checkout, same
 #     wrapper, restart app 50 times: the secret is mounted in at least 40;
-#  2. through the bridge, restart app 50 times: never; the container's
+#  2. doctor names the control's container (created before pinning, it
+#     stores the checkout path); through the bridge, restart app 50 times:
+#     never; the container's
 #     stored bind source is the pin (<run_dir>/.hostbridge-binds/src), not
 #     the checkout, even when `up` created it with the swap in place;
 #  3. fail closed: app stopped and the engine's pause process killed
@@ -186,7 +188,6 @@ done
 echo "control: plain podman-compose on the checkout mounted the secret in $won of 50 restarts"
 if [ "$won" -ge 40 ]; then pass "the harness wins against the unprotected path ($won/50)"; else
     fail "the harness won only $won of 50 against plain podman-compose: it does not attack"; fi
-podman rm -f -t 0 "$container" >/dev/null 2>&1
 
 # ------------------------------------------------------------------ 2. through the bridge
 
@@ -207,6 +208,14 @@ run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_d
 pin=$run_dir/.hostbridge-binds/src
 grep -rqs -- "$pin" "$HOME/.local/state/hostbridge/$slug/rendered" ||
     fail "the rendered compose file does not name the pin $pin"
+# The control's container stores the checkout path: doctor names it.
+doctor=$("$hb" doctor --slug "$slug" 2>&1)
+if [[ $doctor == *"container $container bind-mounts $P/src of the checkout by its path"* ]]; then
+    pass "doctor names the container created before pinning"
+else
+    fail "doctor does not name $container, which bind-mounts $P/src unpinned: $doctor"
+fi
+podman rm -f -t 0 "$container" >/dev/null 2>&1
 client=$P/untracked/hostbridge/request
 [ -x "$client" ] || die "install dropped no client at $client"
 "$HOME/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" \

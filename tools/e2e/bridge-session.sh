@@ -298,6 +298,10 @@ prepare_project() {
     # A fresh copy as its own git repository, like a developer's checkout.
     if ! cp -a "$src" "$P"; then die "cannot copy $src"; fi
     rm -rf "$P/.rootfs" "$P/untracked"
+    # The health deadline is a hang guard, not a duration under test: the
+    # suite runs this session with every core busy (docs/TESTING.md), where
+    # four services took longer than the stack's default 30 s.
+    echo "STACK_WAIT_SECONDS=300" >>"$P/.env" || die "cannot write $P/.env"
     {
         git -C "$P" init -q . &&
             git -C "$P" add -A &&
