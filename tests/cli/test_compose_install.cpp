@@ -130,6 +130,39 @@ TEST_F(ComposeInstall, ApproveReRendersFromTheBytesItShowsAndShowsTheRendering) 
     EXPECT_TRUE(contains(doc.out, "a named volume")) << doc.out;
 }
 
+// With pins (an install by a user other than root, rootless podman: made
+// here by hand, as the tests run as root), approve renders a newly bound
+// checkout path as its pin and lists it in pins.sources, so a bind added
+// later is pinned like those install found.
+TEST_F(ComposeInstall, ApproveRendersANewBindSourceAsItsPinWhenTheInstallPins) {
+    if (::access("/usr/bin/podman-compose", X_OK) != 0)
+        GTEST_SKIP() << "no /usr/bin/podman-compose";
+    std::vector<std::string> args = {"install",       "--project-dir", project.dir,
+                                     "--backend",     "compose",       "--compose-file",
+                                     project.compose, "--compose-cmd", "/usr/bin/podman-compose",
+                                     "--no-systemd"};
+    if (::geteuid() == 0) args.push_back("--allow-root");
+    Ran installed = home.hostbridge(args);
+    ASSERT_EQ(installed.code, 0) << installed.out << installed.err;
+    nlohmann::json config = home.bridge_json("demo-app");
+    ASSERT_EQ(config["backend"]["flavour"], "podman-compose");
+    config["pins"] = {{"engine", "/usr/bin/podman"},
+                      {"executor", "/usr/lib/hostbridge/hostbridge-executor"},
+                      {"sources", nlohmann::json::array()}};
+    write_file(home.config_dir("demo-app") + "/bridge.json", config.dump(2) + "\n", 0644);
+    write_file(project.compose, read_file(project.compose) +
+                                    "  cache:\n    image: redis\n"
+                                    "    volumes: ['./data:/data']\n");
+    Ran run = approve();
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    const std::string pin = config["run_dir"].get<std::string>() + "/.hostbridge-binds/data";
+    EXPECT_TRUE(has_line(run.out, "+      - \"" + pin + ":/data\"")) << run.out;
+    const nlohmann::json after = home.bridge_json("demo-app");
+    EXPECT_EQ(after["pins"]["sources"], nlohmann::json({"data"}));
+    EXPECT_FALSE(contains(read_file(rendered("compose.yaml")), project.dir + "/data"))
+        << read_file(rendered("compose.yaml"));
+}
+
 TEST_F(ComposeInstall, WhatTheStrictReaderRefusesCannotBeApproved) {
     ASSERT_EQ(install().code, 0);
     const std::string before = home.bridge_json("demo-app").dump();
