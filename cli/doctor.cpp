@@ -12,7 +12,10 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "admin/audit_verify.hpp"
 #include "cli/agent_doc.hpp"
@@ -65,9 +68,6 @@ std::vector<std::string> split_at(const std::string& text, char sep) {
 }
 std::vector<std::string> split_lines(const std::string& text) {
     return split_at(text, '\n');
-}
-std::vector<std::string> split_tabs(const std::string& text) {
-    return split_at(text, '\t');
 }
 
 const char* const kHelp = R"(usage: hostbridge doctor [--slug SLUG]
@@ -435,62 +435,88 @@ class Doctor {
         }
     }
 
-    // With pins, no rendered file names a checkout path as a bind source
-    // (docs/COMPOSE.md, "Bind sources are pinned"): a container that still
-    // stores one was created before pinning (or by hand), and every start
-    // resolves that path again, where the agent can swap in a link.
+    // With pins, the rendered files name no checkout path as a bind source
+    // (docs/COMPOSE.md, "Bind sources are pinned"): a container whose bind
+    // source is neither a pin nor a path those files name was created before
+    // pinning or by hand (a swap won then is stored for good: podman-compose
+    // realpath()s it), and every start resolves that path again.
     void check_unpinned_containers() {
         if (!c_.pins || c_.pins->sources.empty()) return;
-        // The -p of every compose row, or podman-compose 1.0.3's own name for
-        // the run tree's dir (named like the checkout): [-_a-z0-9] of it, lowercased.
-        std::string project;
-        if (c_.build) {
-            project = c_.build->project;
-        } else {
-            for (char ch : c_.project_dir.substr(c_.project_dir.rfind('/') + 1)) {
-                const char low = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-                if ((low >= 'a' && low <= 'z') || (low >= '0' && low <= '9') || low == '-' ||
-                    low == '_')
-                    project += low;
-            }
-        }
+        const std::string& engine = c_.pins->engine;
         RunOptions options;
         options.timeout = std::chrono::seconds(20);
-        const std::string& engine = c_.pins->engine;
-        auto listed =
-            run_process({engine, "ps", "-a", "--filter",
-                         "label=io.podman.compose.project=" + project, "--format", "{{.Names}}"},
-                        options);
+        auto listed = run_process(
+            {engine, "ps", "-a", "--filter", "label=io.podman.compose.project=" + compose_project(),
+             "--format", "{{.Names}}"},
+            options);
         if (!listed || !listed->ok()) {
             warn("cannot list the project's containers (" + engine +
-                 " ps): whether any bind-mounts the checkout unpinned is unknown");
+                 " ps): whether any bind-mounts a path unpinned is unknown");
             return;
         }
-        std::vector<std::string> argv = {engine, "container", "inspect", "--format",
-                                         "{{.Name}}{{range .Mounts}}\t{{.Source}}{{end}}"};
+        // Only these names are ever offered to `rm`; inspect's JSON is read
+        // as JSON, so no path in it can pose as another container's line.
+        std::set<std::string> names;
         for (const std::string& name : split_lines(listed->out)) {
-            if (!name.empty()) argv.push_back(name);
+            if (!name.empty()) names.insert(name);
         }
-        if (argv.size() == 5) return;
+        if (names.empty()) return;
+        std::vector<std::string> argv = {engine, "container", "inspect"};
+        argv.insert(argv.end(), names.begin(), names.end());
         auto inspected = run_process(argv, options);
-        if (!inspected || !inspected->ok()) {
+        const nlohmann::json containers =
+            inspected && inspected->ok() ? nlohmann::json::parse(inspected->out, nullptr, false)
+                                         : nlohmann::json();
+        if (!containers.is_array()) {
             warn("cannot inspect the project's containers (" + engine + " container inspect)");
             return;
         }
-        for (const std::string& line : split_lines(inspected->out)) {
-            const std::vector<std::string> fields = split_tabs(line);
-            for (std::size_t i = 1; i < fields.size(); ++i) {
-                const std::string& source = fields[i];
-                if (source != c_.project_dir && !path_is_within(source, c_.project_dir)) continue;
-                problem("container " + fields[0] + " bind-mounts " + source +
-                            " of the checkout by its path: it was created before bind sources "
-                            "were pinned (or by hand), and each start resolves that path again, "
-                            "so the agent can swap it for a link to your home. Remove it; the "
-                            "next up creates it with the pin",
-                        {engine + " rm -f " + fields[0]});
+        std::string rendered;
+        for (const TcbPin& file : c_.rendered) {
+            if (auto text = read_rendered_copy(paths_, file.path); text && *text)
+                rendered += **text;
+        }
+        const std::string pins = bind_pin_root(c_.run_dir) + "/";
+        for (const nlohmann::json& c : containers) {
+            const std::string name = c.value("Name", "");
+            const nlohmann::json mounts = c.value("Mounts", nlohmann::json::array());
+            if (!names.contains(name) || !mounts.is_array()) continue;
+            for (const nlohmann::json& m : mounts) {
+                if (!m.is_object() || m.value("Type", "") != "bind") continue;
+                const std::string source = m.value("Source", "");
+                if (source.starts_with(pins) ||
+                    rendered.find("\"" + source + ":") != std::string::npos ||
+                    rendered.find("\"" + source + "\"") != std::string::npos)
+                    continue;
+                problem("container " + name + " bind-mounts " + source +
+                            ", which is neither a pin nor a path the approved compose file "
+                            "names: it was created before bind sources were pinned (or by hand, "
+                            "or the agent won a swap then), and each start resolves that path "
+                            "again, so the agent can swap it for a link to your home. Remove it; "
+                            "the next up creates it with the pin",
+                        {engine + " rm -f " + name});
                 break;
             }
         }
+    }
+
+    // The -p of every compose row, or else podman-compose 1.0.3's own name:
+    // [-_a-z0-9] of the compose file's dir in the run tree (named like the
+    // checkout, or the file's own subdir), lowercased.
+    std::string compose_project() const {
+        if (c_.build) return c_.build->project;
+        const std::string rel = record_ ? record_->compose_file : "";
+        const std::string dir = rel.find('/') == std::string::npos
+                                    ? c_.project_dir
+                                    : c_.project_dir + "/" + rel.substr(0, rel.rfind('/'));
+        std::string project;
+        for (char ch : dir.substr(dir.rfind('/') + 1)) {
+            const char low = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if ((low >= 'a' && low <= 'z') || (low >= '0' && low <= '9') || low == '-' ||
+                low == '_')
+                project += low;
+        }
+        return project;
     }
 
     // Who builds, and what stands between a Containerfile and the host

@@ -1,5 +1,6 @@
 #include "executor/bind_pin.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
@@ -46,7 +47,7 @@ std::string fd_path(int fd) {
 // stale one, should two ever stack) is detached; running containers keep
 // their own copies of the binds.
 Result<void> unmount_all(const std::string& root) {
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i <= 16; ++i) {
         if (::umount2(root.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) == 0) continue;
         if (errno == EINVAL || errno == ENOENT) return {};  // not (or no longer) a mount point
         return make_error(sys::errno_text("unmount " + root));
@@ -68,6 +69,26 @@ Result<void> prepare_root(int run_fd, const std::string& root) {
     if (st.st_uid != ::geteuid()) return make_error(root + " is not owned by this user");
     if ((st.st_mode & 07777) != 0500 && ::fchmod(dir.get(), 0500) != 0) {
         return make_error(sys::errno_text("chmod 0500 " + root));
+    }
+    // Anything in it (a compose CLI run by hand on the rendered file
+    // `makedirs` a missing pin) would be what a container gets once the
+    // tmpfs is gone: refuse until a person removes it.
+    UniqueFd list(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    DIR* d = list ? ::fdopendir(list.release()) : nullptr;
+    if (d == nullptr) return make_error(sys::errno_text("read " + root));
+    std::string found;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") {
+            found = std::string(n);
+            break;
+        }
+    }
+    ::closedir(d);
+    if (!found.empty()) {
+        return make_error(root + " holds " + found +
+                          ", which a container would get once the pins are gone: remove it "
+                          "(it must stay empty)");
     }
     return {};
 }
@@ -102,6 +123,12 @@ Result<PinnedSource> pin_one(int project_fd, int tmpfs_fd, const std::string& ru
             return make_error(sys::errno_text("mkdir " + path));
         }
     } else if (S_ISREG(st.st_mode)) {
+        // A second name is a file that lives elsewhere too (a host file the
+        // agent hard-linked into the checkout): never hand it to a container.
+        if (st.st_nlink != 1) {
+            return make_error(source + " (a bind source) has " + std::to_string(st.st_nlink) +
+                              " hard links: a file bound into a container must have one name");
+        }
         UniqueFd made(::openat(tmpfs_fd, name.c_str(),
                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
         if (!made) return make_error(sys::errno_text("create " + path));

@@ -9,16 +9,20 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <string>
 
 #include "common/config.hpp"
@@ -175,6 +179,85 @@ TEST_F(BindPin, APinReplacesTheLastAndWithoutItThePathIsMissingUnderA0500Dir) {
     });
     SKIP_IF_NO_NAMESPACE();
     EXPECT_EQ(out, "checkout|old pin gone|web checkout|missing|" + std::to_string(0500));
+}
+
+// A host file the agent hard-linked into the checkout has its inode, not
+// its path: the pin refuses any file with a second name.
+TEST_F(BindPin, AFileWithASecondNameIsRefused) {
+    ASSERT_EQ(::link((home() + "/id_rsa").c_str(), (project() + "/secrets/key").c_str()), 0);
+    const std::string out = run([&] {
+        auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"secrets/key"});
+        return pinned ? std::string("pinned") : pinned.error().message;
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(out,
+              "secrets/key (a bind source) has 2 hard links: a file bound into a container must "
+              "have one name");
+}
+
+// What is left in the host-side dir would be mounted once the tmpfs is
+// gone: the pin refuses rather than leave it there.
+TEST_F(BindPin, SomethingLeftInTheHostSideDirIsRefused) {
+    fs::create_directories(hb::bind_pin_root(run_dir()) + "/src");
+    const std::string out = run([&] {
+        auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"src"});
+        return pinned ? std::string("pinned") : pinned.error().message;
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(out, hb::bind_pin_root(run_dir()) +
+                       " holds src, which a container would get once the pins are gone: remove "
+                       "it (it must stay empty)");
+}
+
+// The agent flips web (with web/src in it) and a link to the home with
+// RENAME_EXCHANGE as fast as it can while the pin runs 200 times: each pin
+// either refuses or holds the checkout's web/src, never the home; the same
+// flipping hands a path-following stat the home (the control).
+TEST_F(BindPin, AParentFlippedWithALinkDuringThePinNeverPinsTheHome) {
+    fs::create_directories(home() + "/src");
+    ASSERT_EQ(::symlink(home().c_str(), (project() + "/web.link").c_str()), 0);
+    const std::string out = run([&] {
+        const pid_t flipper = ::fork();
+        if (flipper == 0) {
+            const std::string a = project() + "/web", b = project() + "/web.link";
+            for (;;) ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+        }
+        // The control: a path-following open (what runc does with a path)
+        // meets the home under the same flipping.
+        struct stat home_src {};
+        ::stat((home() + "/src").c_str(), &home_src);
+        // Until it does once (the flipper may wait for a core): 60 s is a
+        // hang guard, it takes microseconds.
+        long stats = 0;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (bool met = false; !met && std::chrono::steady_clock::now() < give_up;) {
+            struct stat st {};
+            ++stats;
+            met = ::stat((project() + "/web/src").c_str(), &st) == 0 &&
+                  st.st_ino == home_src.st_ino && st.st_dev == home_src.st_dev;
+        }
+        const bool followed_home = std::chrono::steady_clock::now() < give_up;
+        int refused = 0, checkout = 0, other = 0;
+        for (int i = 0; i < 200; ++i) {
+            auto pinned = hb::exec::pin_bind_sources(project(), run_dir(), {"web/src"});
+            if (!pinned) {
+                ++refused;
+                continue;
+            }
+            const std::string seen = slurp(pin("web/src") + "/marker");
+            (seen == "web checkout" ? checkout : other) += 1;
+        }
+        ::kill(flipper, SIGKILL);
+        ::waitpid(flipper, nullptr, 0);
+        return "other " + std::to_string(other) + ", pinned " + std::to_string(checkout) +
+               ", refused " + std::to_string(refused) + "; a path-following stat " +
+               (followed_home ? "met the home after " + std::to_string(stats) + " tries"
+                              : std::string("never met the home"));
+    });
+    SKIP_IF_NO_NAMESPACE();
+    EXPECT_EQ(out.rfind("other 0,", 0), 0u) << out;
+    EXPECT_EQ(out.find("never met the home"), std::string::npos) << out;
+    std::cout << "parent flipped during the pin: " << out << "\n";
 }
 
 TEST(BindPinNames, EachSourceHasOneFlatNameAndNoTwoSourcesShareOne) {
