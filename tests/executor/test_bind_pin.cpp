@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +220,7 @@ TEST_F(BindPin, AParentFlippedWithALinkDuringThePinNeverPinsTheHome) {
     const std::string out = run([&] {
         const pid_t flipper = ::fork();
         if (flipper == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test's child
             const std::string a = project() + "/web", b = project() + "/web.link";
             for (;;) ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
         }
