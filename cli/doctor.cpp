@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -21,6 +20,7 @@
 #include "cli/agent_doc.hpp"
 #include "cli/agent_manifest.hpp"
 #include "cli/args.hpp"
+#include "cli/build_plan.hpp"
 #include "cli/builder_check.hpp"
 #include "cli/change_view.hpp"
 #include "cli/commands.hpp"
@@ -54,21 +54,6 @@ namespace hb::cli {
 namespace {
 
 constexpr std::string_view kCmd = "doctor";
-
-// Fields of engine output split at `sep`; empty fields kept.
-std::vector<std::string> split_at(const std::string& text, char sep) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find(sep, start), text.size());
-        out.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
-std::vector<std::string> split_lines(const std::string& text) {
-    return split_at(text, '\n');
-}
 
 const char* const kHelp = R"(usage: hostbridge doctor [--slug SLUG]
 
@@ -457,7 +442,8 @@ class Doctor {
         // Only these names are ever offered to `rm`; inspect's JSON is read
         // as JSON, so no path in it can pose as another container's line.
         std::set<std::string> names;
-        for (const std::string& name : split_lines(listed->out)) {
+        std::istringstream lines(listed->out);
+        for (std::string name; std::getline(lines, name);) {
             if (!name.empty()) names.insert(name);
         }
         if (names.empty()) return;
@@ -500,23 +486,13 @@ class Doctor {
         }
     }
 
-    // The -p of every compose row, or else podman-compose 1.0.3's own name:
-    // [-_a-z0-9] of the compose file's dir in the run tree (named like the
-    // checkout, or the file's own subdir), lowercased.
+    // The -p of every compose row, or else the name podman-compose 1.0.3
+    // gives the compose file's dir (cli/build_plan.hpp): the run tree's copy
+    // lies in a dir named like the checkout's.
     std::string compose_project() const {
         if (c_.build) return c_.build->project;
-        const std::string rel = record_ ? record_->compose_file : "";
-        const std::string dir = rel.find('/') == std::string::npos
-                                    ? c_.project_dir
-                                    : c_.project_dir + "/" + rel.substr(0, rel.rfind('/'));
-        std::string project;
-        for (char ch : dir.substr(dir.rfind('/') + 1)) {
-            const char low = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            if ((low >= 'a' && low <= 'z') || (low >= '0' && low <= '9') || low == '-' ||
-                low == '_')
-                project += low;
-        }
-        return project;
+        const std::string dir = c_.backend.file.substr(0, c_.backend.file.rfind('/'));
+        return compose_project_name(dir.substr(dir.rfind('/') + 1));
     }
 
     // Who builds, and what stands between a Containerfile and the host

@@ -666,6 +666,11 @@ int Timeouts::for_verb(Verb verb) const {
     return verb == Verb::Rebuild ? rebuild_seconds : default_seconds;
 }
 
+bool is_checkout_path(std::string_view path) {
+    return path == "." || (!path.empty() && path[0] != '/' && path.size() < PATH_MAX &&
+                           component_problem(path) == nullptr);
+}
+
 std::string bind_pin_root(std::string_view run_dir) {
     return std::string(run_dir) + "/.hostbridge-binds";
 }

@@ -156,6 +156,10 @@ struct BindPins {
     bool operator==(const BindPins&) const = default;
 };
 
+// "." or a normalised relative path (no empty, "." or ".." component): a
+// checkout_paths entry, and what `hostbridge-executor pin` accepts.
+bool is_checkout_path(std::string_view path);
+
 // Where the pinned sources appear: a tmpfs the pin mounts in the engine's
 // namespace over this host-side dir (mode 0500, empty), so a pin that is
 // gone (the engine's pause process died) is "no such file", never an empty

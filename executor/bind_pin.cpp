@@ -12,7 +12,6 @@
 
 #include <sys/sysmacros.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <string_view>
@@ -23,21 +22,6 @@
 
 namespace hb::exec {
 namespace {
-
-// "." or a relative path of plain components (no "..", ".", or empty one):
-// bridge.json checks this already; the pin is its own process, so again.
-bool normal_source(std::string_view s) {
-    if (s == ".") return true;
-    if (s.empty() || s.front() == '/' || s.back() == '/') return false;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        const std::size_t slash = std::min(s.find('/', start), s.size());
-        const std::string_view part = s.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") return false;
-        start = slash + 1;
-    }
-    return true;
-}
 
 std::string fd_path(int fd) {
     return "/proc/self/fd/" + std::to_string(fd);
@@ -193,7 +177,7 @@ int run_pin(int argc, char** argv) {
     }
     std::vector<std::string> sources;
     for (int i = 2; i < argc; ++i) {
-        if (!normal_source(argv[i])) {
+        if (!is_checkout_path(argv[i])) {
             std::fprintf(stderr,
                          "hostbridge-executor pin: %s is not \".\" or a normal relative path\n",
                          argv[i]);
