@@ -262,11 +262,15 @@ if [ "$won" -eq 0 ]; then pass "a pinned bind source cannot be swapped (0/50)"; 
 
 pause_pid() { cat "$XDG_RUNTIME_DIR/libpod/tmp/pause.pid" 2>/dev/null; }
 pause_before=$(pause_pid)
+pause_start=$(awk '{ print $22 }' "/proc/$pause_before/stat" 2>/dev/null)
 : >"$race/kill-pause"
 request restart app
 rm -f "$race/kill-pause"
 echo "restart with the pause process killed answered $REQ_RC: $(printf '%s' "$REQ_OUT" | tail -n 6)"
-if [ -z "$pause_before" ] || [ "$(pause_pid)" = "$pause_before" ] || kill -0 "$pause_before" 2>/dev/null; then
+# The same process (pid and start time), not a zombie: without systemd as
+# PID 1 nothing may have reaped the killed one yet, and its pid may be reused.
+alive() { [ -r "/proc/$1/stat" ] && awk -v t="$2" '$22 == t && $3 != "Z" { ok = 1 } END { exit !ok }' "/proc/$1/stat"; }
+if [ -z "$pause_before" ] || [ -z "$pause_start" ] || [ "$(pause_pid)" = "$pause_before" ] || alive "$pause_before" "$pause_start"; then
     fail "the pause process ($pause_before) was not replaced (now $(pause_pid))"
 fi
 if running && [ "$(seen)" != checkout ]; then
