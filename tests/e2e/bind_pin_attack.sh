@@ -57,19 +57,31 @@ busybox=$(command -v busybox) || skip "busybox is not installed"
 if [ "$(id -u)" -eq 0 ]; then
     user=hb-e2e-pin-$$
     rt=$(mktemp -d "/tmp/hbbp-rt.XXXXXX")
+    # The user runs copies of this script and the binaries: the checkout and
+    # the build tree may sit in a directory only root can enter (.ci/run
+    # makes the checkout 0700, as /root is on Debian).
+    stage=/tmp/$user-stage
+    out=$("$repo/tools/e2e/stage.sh" "$stage" "$bin" 2>&1) || {
+        rm -rf -- "$rt" "$stage"
+        echo "FAIL: $out"
+        exit 1
+    }
     out=$("$repo/tools/e2e/testuser.sh" create "$user" 2>&1)
     case $? in
         0) home=$(printf '%s\n' "$out" | tail -n 1) ;;
-        77) rm -rf -- "$rt"; skip "${out#SKIP: }" ;;
-        *) rm -rf -- "$rt"; echo "FAIL: testuser.sh create: $out"; exit 1 ;;
+        77) rm -rf -- "$rt" "$stage"; skip "${out#SKIP: }" ;;
+        *) rm -rf -- "$rt" "$stage"; echo "FAIL: testuser.sh create: $out"; exit 1 ;;
     esac
     chown "$user:" "$rt" && chmod 0700 "$rt"
+    # Nor may the user's working directory be one it cannot enter: podman
+    # fails outright there.
+    cd "$home" || exit 1
     setpriv --reuid="$user" --regid="$user" --init-groups \
         env -i "HOME=$home" "USER=$user" "LOGNAME=$user" "PATH=$PATH" "XDG_RUNTIME_DIR=$rt" \
-        bash "$self" "$bin"
+        bash "$stage/tests/e2e/bind_pin_attack.sh" "$stage/bin"
     rc=$?
     "$repo/tools/e2e/testuser.sh" delete "$user" || rc=1
-    rm -rf -- "$rt"
+    rm -rf -- "$rt" "$stage"
     exit "$rc"
 fi
 
@@ -85,9 +97,9 @@ container=${name}_app_1
 watch_pid=""
 export CONTAINERS_CONF=$work/containers.conf
 cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
-if ! podman info >/dev/null 2>&1; then
+if ! info=$(podman info 2>&1 >/dev/null); then
     rm -rf -- "$work"
-    skip "rootless podman does not work here as $(id -un) (podman info fails)"
+    skip "rootless podman does not work here as $(id -un) (podman info: $(tail -n 3 <<<"$info"))"
 fi
 
 cleanup() {

@@ -2,7 +2,8 @@
 # stage.sh DEST [BIN_DIR]: copies what an e2e run executes or reads as another
 # user (a throwaway user, or root's manager with a dropped HOME) to DEST, a
 # new root-owned directory of mode 0755: the scripts of tools/e2e, the test
-# script tests/cli/e2e_systemd.sh, the demo app examples/demo-app, and the
+# script tests/cli/e2e_systemd.sh, the attack scripts of tests/e2e, the demo
+# app examples/demo-app, and the
 # binaries hostbridge, hostbridge-executor, hostbridge-parser and
 # hostbridge-agent (which install drops into the spool) of BIN_DIR
 # (as DEST/bin, if BIN_DIR is given). The checkout and the build tree may sit under a directory
@@ -26,9 +27,10 @@ fail() {
 umask 022
 # mkdir without -p: DEST must be new, so nobody else made it first.
 mkdir -m 0755 -- "$dest" || fail "cannot create $dest"
-mkdir -p -- "$dest/tools/e2e" "$dest/tests/cli" "$dest/examples" "$dest/bin" || fail "mkdir under $dest"
+mkdir -p -- "$dest/tools/e2e" "$dest/tests/cli" "$dest/tests/e2e" "$dest/examples" "$dest/bin" || fail "mkdir under $dest"
 cp -- "$repo"/tools/e2e/*.sh "$dest/tools/e2e/" || fail "copy tools/e2e"
 cp -- "$repo/tests/cli/e2e_systemd.sh" "$dest/tests/cli/" || fail "copy tests/cli/e2e_systemd.sh"
+cp -- "$repo"/tests/e2e/*.sh "$dest/tests/e2e/" || fail "copy tests/e2e"
 cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo-app"
 # A build tree holds the three side by side; an installed layout (the Debian
 # package: /usr/bin/hostbridge, /usr/lib/hostbridge/hostbridge-executor) has
