@@ -360,9 +360,11 @@ echo "race: in $early_n of $ran runs the evil compose.yaml was in the checkout b
 check "zero evil runs in $requests status requests (probe never opened, no evil container, no marker)" \
     test "$evil_runs" -eq 0
 # The attack must really have been in play: a lagging attacker (a loaded
-# machine) may miss a few windows, not most.
-check "every request ran ($ran of $requests), $hits with the evil files in the checkout (at least 90%)" \
-    test "$ran" -eq "$requests" -a $((hits * 10)) -ge $((requests * 9))
+# machine) may miss a few windows, not most. A swap that lands before the
+# gate reads is the gate's to deny (the proof run for issue 26 saw 1 of 100
+# under load): denied is a safe answer, anything else is not.
+check "every request ran or was denied by the gate ($ran ran, $denied denied, $other other), $hits ran with the evil files in the checkout (at least 90%)" \
+    test "$other" -eq 0 -a $((ran + denied)) -eq "$requests" -a $((hits * 10)) -ge $((requests * 9))
 
 # ------------------------------------------------------------------ 4: no rebuild it cannot name
 
