@@ -2,20 +2,11 @@
 
 #include <string>
 
+#include "ipc/le_bytes.hpp"
+
 namespace hb {
-namespace {
 
-void put_u32(std::uint8_t* p, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-
-std::uint32_t get_u32(const std::uint8_t* p) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(p[i]) << (8 * i);
-    return v;
-}
-
-}  // namespace
+using le::get_u32, le::put_u32;
 
 std::array<std::uint8_t, kScreenRequestSize> encode_screen_request(std::uint32_t seq) {
     std::array<std::uint8_t, kScreenRequestSize> out{};
