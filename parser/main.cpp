@@ -12,6 +12,12 @@
 // Containerfile is read whole (at most kMaxContainerfileBytes + 1 bytes)
 // and answered with one ScreenAnswer (ipc/screen_wire.hpp).
 //
+// Started as `hostbridge-parser --inspect`, it reads the engine's
+// `container inspect` JSON instead: for each InspectRequest (the project and
+// service names to match) the attached output is read whole (at most
+// kMaxInspectBytes + 1 bytes) and answered with fixed records
+// (ipc/inspect_wire.hpp); the agent's labels and output never leave it.
+//
 // Exit status: 0 the executor closed the socket (at a message boundary);
 // 1 lockdown failed; 2 the executor broke the protocol (bad message, wrong
 // fd count); 3 an I/O error; 4 an internal error. The executor treats any
@@ -26,9 +32,11 @@
 #include <vector>
 
 #include "ipc/fd_passing.hpp"
+#include "ipc/inspect_wire.hpp"
 #include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 #include "packaging/version.hpp"
+#include "parser/container_inspect.hpp"
 #include "parser/containerfile_screen.hpp"
 #include "parser/validate.hpp"
 #include "sandbox/lockdown.hpp"
@@ -115,6 +123,23 @@ int run_screen() {
     }
 }
 
+// The container-facts reader: one inspect output per message, until EOF.
+int run_inspect() {
+    for (;;) {
+        auto msg = hb::recv_message(kSocket, hb::kInspectRequestMax, hb::FdPolicy::ExactlyOne);
+        if (!msg) return stop(msg, kExitProtocol);
+        if (msg->kind == hb::Received::Kind::Eof) return 0;
+        auto request = hb::decode_inspect_request(msg->bytes);
+        if (!request) return stop(request, kExitProtocol);
+        auto bytes = read_body(msg->fd.get(), hb::kMaxInspectBytes);
+        msg->fd.reset();
+        if (!bytes) return stop(bytes, kExitIo);
+        const auto out =
+            hb::encode_inspect_answer(hb::parser::read_container_inspect(*bytes, *request));
+        if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,7 +156,8 @@ int main(int argc, char** argv) {
     // Exceptions never cross the process exit: anything unexpected is a
     // nonzero exit, which the executor reports as a parser failure.
     const bool screen = argc == 2 && std::string_view(argv[1]) == "--screen";
-    if (argc > 1 && !screen) {
+    const bool inspect = argc == 2 && std::string_view(argv[1]) == "--inspect";
+    if (argc > 1 && !screen && !inspect) {
         say("unknown argument");
         return kExitProtocol;
     }
@@ -141,6 +167,7 @@ int main(int argc, char** argv) {
             say("lockdown failed: " + locked.error().message);
             return kExitLockdown;
         }
+        if (inspect) return run_inspect();
         return screen ? run_screen() : run();
     } catch (const std::exception& e) {
         say(std::string("internal error: ") + e.what());

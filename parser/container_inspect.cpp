@@ -1,0 +1,251 @@
+#include "parser/container_inspect.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+namespace hb::parser {
+namespace {
+
+using nlohmann::json;
+
+// The engine's inspect JSON is at most six levels deep; a deeper one is not
+// the engine's, and nlohmann's parser recurses per level.
+constexpr int kMaxDepth = 16;
+
+bool too_deep(std::span<const std::uint8_t> bytes) {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (const std::uint8_t b : bytes) {
+        if (in_string) {
+            if (escaped) {
+                escaped = false;
+            } else if (b == '\\') {
+                escaped = true;
+            } else if (b == '"') {
+                in_string = false;
+            }
+            continue;
+        }
+        if (b == '"') {
+            in_string = true;
+        } else if (b == '[' || b == '{') {
+            if (++depth > kMaxDepth) return true;
+        } else if (b == ']' || b == '}') {
+            --depth;
+        }
+    }
+    return false;
+}
+
+constexpr std::pair<std::string_view, ContainerState> kStates[] = {
+    {"created", ContainerState::Created},     {"configured", ContainerState::Configured},
+    {"initialized", ContainerState::Created}, {"running", ContainerState::Running},
+    {"paused", ContainerState::Paused},       {"restarting", ContainerState::Restarting},
+    {"removing", ContainerState::Removing},   {"stopping", ContainerState::Stopping},
+    {"stopped", ContainerState::Stopped},     {"exited", ContainerState::Exited},
+    {"dead", ContainerState::Dead},
+};
+constexpr std::pair<std::string_view, ContainerHealth> kHealths[] = {
+    {"starting", ContainerHealth::Starting},
+    {"healthy", ContainerHealth::Healthy},
+    {"unhealthy", ContainerHealth::Unhealthy},
+};
+
+const json* member(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+const std::string* string_member(const json& object, const char* key) {
+    const json* v = member(object, key);
+    return v != nullptr && v->is_string() ? &v->get_ref<const std::string&>() : nullptr;
+}
+
+// An integer member within [lo, hi]; absent is `fallback`, anything else fails.
+bool int_member(const json& object, const char* key, std::int64_t lo, std::int64_t hi,
+                std::int64_t fallback, std::int64_t& out) {
+    const json* v = member(object, key);
+    if (v == nullptr || v->is_null()) {
+        out = fallback;
+        return true;
+    }
+    if (!v->is_number_integer()) return false;
+    const std::int64_t n = v->get<std::int64_t>();
+    if (n < lo || n > hi) return false;
+    out = n;
+    return true;
+}
+
+ContainerHealth health_of(const json& state, const json* config) {
+    const json* health = member(state, "Health");
+    if (health == nullptr || health->is_null()) health = member(state, "Healthcheck");
+    const std::string* status = health ? string_member(*health, "Status") : nullptr;
+    if (status != nullptr && !status->empty()) {
+        for (const auto& [word, value] : kHealths) {
+            if (*status == word) return value;
+        }
+        return ContainerHealth::Unknown;
+    }
+    // No status yet: a configured healthcheck that never ran is starting.
+    const json* check = config ? member(*config, "Healthcheck") : nullptr;
+    const json* test = check ? member(*check, "Test") : nullptr;
+    if (test == nullptr || !test->is_array() || test->empty()) return ContainerHealth::None;
+    const json& first = (*test)[0];
+    if (first.is_string() && first.get_ref<const std::string&>() == "NONE") {
+        return ContainerHealth::None;
+    }
+    return ContainerHealth::Starting;
+}
+
+bool read_one(const json& c, const InspectRequest& request, ContainerFacts& out) {
+    if (!c.is_object()) return false;
+    const std::string* id = string_member(c, "Id");
+    if (id == nullptr || !parse_hex_id(*id, out.id)) return false;
+    if (const std::string* image = string_member(c, "Image")) {
+        std::string_view text = *image;
+        if (text.starts_with("sha256:")) text.remove_prefix(7);
+        if (!parse_hex_id(text, out.image)) out.image = {};
+    }
+    std::int64_t restarts = 0;
+    if (!int_member(c, "RestartCount", 0, UINT32_MAX, 0, restarts)) return false;
+    out.restarts = static_cast<std::uint32_t>(restarts);
+
+    const json* state = member(c, "State");
+    if (state == nullptr || !state->is_object()) return false;
+    const std::string* status = string_member(*state, "Status");
+    if (status == nullptr) return false;
+    out.state = ContainerState::Unknown;
+    for (const auto& [word, value] : kStates) {
+        if (*status == word) out.state = value;
+    }
+    std::int64_t exit_code = 0, pid = 0;
+    if (!int_member(*state, "ExitCode", INT32_MIN, INT32_MAX, 0, exit_code) ||
+        !int_member(*state, "Pid", 0, UINT32_MAX, 0, pid)) {
+        return false;
+    }
+    out.exit_code = static_cast<std::int32_t>(exit_code);
+    out.pid = static_cast<std::uint32_t>(pid);
+    if (const std::string* started = string_member(*state, "StartedAt")) {
+        out.started_ns = rfc3339_ns(*started);
+    }
+
+    const json* config = member(c, "Config");
+    out.health = health_of(*state, config);
+    const json* labels = config ? member(*config, "Labels") : nullptr;
+    if (labels != nullptr && labels->is_object()) {
+        const std::string* project = string_member(*labels, "com.docker.compose.project");
+        out.labelled = project != nullptr && *project == request.project;
+        if (const std::string* service = string_member(*labels, "com.docker.compose.service")) {
+            const auto it = std::find(request.services.begin(), request.services.end(), *service);
+            if (it != request.services.end()) {
+                out.service = static_cast<std::uint16_t>(it - request.services.begin());
+            }
+        }
+    }
+    return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+// days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const auto yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+std::int64_t rfc3339_ns(std::string_view t) {
+    std::size_t at = 0;
+    const auto digits = [&](std::size_t n, std::int64_t& out) {
+        if (at + n > t.size()) return false;
+        out = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const char c = t[at + i];
+            if (c < '0' || c > '9') return false;
+            out = out * 10 + (c - '0');
+        }
+        at += n;
+        return true;
+    };
+    const auto sep = [&](char c) { return at < t.size() && t[at++] == c; };
+    std::int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+    if (!digits(4, y) || !sep('-') || !digits(2, mo) || !sep('-') || !digits(2, d) || !(sep('T')) ||
+        !digits(2, h) || !sep(':') || !digits(2, mi) || !sep(':') || !digits(2, s)) {
+        return 0;
+    }
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return 0;
+    std::int64_t frac = 0;
+    if (at < t.size() && t[at] == '.') {
+        ++at;
+        std::size_t n = 0;
+        while (at < t.size() && t[at] >= '0' && t[at] <= '9') {
+            if (n < 9) frac = frac * 10 + (t[at] - '0');
+            ++n;
+            ++at;
+        }
+        if (n == 0) return 0;
+        for (; n < 9; ++n) frac *= 10;
+    }
+    std::int64_t offset = 0;
+    if (at < t.size() && t[at] == 'Z') {
+        ++at;
+    } else if (at < t.size() && (t[at] == '+' || t[at] == '-')) {
+        const int sign = t[at++] == '+' ? 1 : -1;
+        std::int64_t oh = 0, om = 0;
+        if (!digits(2, oh) || !sep(':') || !digits(2, om) || oh > 23 || om > 59) return 0;
+        offset = sign * (oh * 3600 + om * 60);
+    } else {
+        return 0;
+    }
+    if (at != t.size()) return 0;
+    const std::int64_t days =
+        days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+    const std::int64_t secs = days * 86400 + h * 3600 + mi * 60 + s - offset;
+    if (secs < 0 || secs > INT64_MAX / 1000000000 - 1) return 0;
+    return secs * 1000000000 + frac;
+}
+
+InspectAnswer read_container_inspect(std::span<const std::uint8_t> bytes,
+                                     const InspectRequest& request) {
+    InspectAnswer answer;
+    answer.seq = request.seq;
+    if (bytes.size() > kMaxInspectBytes) {
+        answer.status = InspectStatus::TooLarge;
+        return answer;
+    }
+    if (too_deep(bytes)) {
+        answer.status = InspectStatus::NotJson;
+        return answer;
+    }
+    const json doc = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) {
+        answer.status = InspectStatus::NotJson;
+        return answer;
+    }
+    if (!doc.is_array()) {
+        answer.status = InspectStatus::BadShape;
+        return answer;
+    }
+    for (const json& c : doc) {
+        ContainerFacts facts;
+        if (!read_one(c, request, facts)) {
+            answer = InspectAnswer{};
+            answer.seq = request.seq;
+            answer.status = InspectStatus::BadShape;
+            return answer;
+        }
+        ++answer.total;
+        if (answer.containers.size() < kMaxInspectContainers) answer.containers.push_back(facts);
+    }
+    return answer;
+}
+
+}  // namespace hb::parser
