@@ -133,6 +133,11 @@ std::string serialize_config(const Config& config) {
                      {"executor", config.pins->executor},
                      {"sources", config.pins->sources}};
     }
+    if (config.settle) {
+        j["settle"] = {{"engine", config.settle->engine},
+                       {"project", config.settle->project},
+                       {"seconds", config.settle->seconds}};
+    }
     return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 

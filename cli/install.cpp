@@ -588,6 +588,17 @@ class Installer {
             if (!builds) return fail(builds.error().message);
             c.build = std::move(*builds);
         }
+        if (backend_.kind == BackendKind::Compose && !build_engine_.empty()) {
+            // Verified outcomes (executor/settle.hpp): the engine that runs
+            // the project's containers is asked about them after each start.
+            const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
+            const std::string project =
+                c.build ? c.build->project : compose_project_name(dir.substr(dir.rfind('/') + 1));
+            if (!project.empty()) {
+                c.settle = SettleSettings{build_engine_, project, 30};
+                if (previous_ && previous_->settle) c.settle->seconds = previous_->settle->seconds;
+            }
+        }
         config_text_ = serialize_config(c);
         // The executor reads bridge.json strictly; never write one it refuses.
         auto reparsed = parse_config(config_text_);

@@ -508,6 +508,24 @@ BindPins bind_pins(const json& value, const Config& config) {
     return out;
 }
 
+SettleSettings settle_settings(const json& value, const Config& config) {
+    if (config.backend.kind != BackendKind::Compose)
+        invalid("settle", "is only for the compose backend");
+    const Object obj(value, "settle", {"engine", "project", "seconds"});
+    SettleSettings out;
+    out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
+    out.project = string(obj.required("project"), obj.key("project"));
+    if (!is_project_name(out.project))
+        invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");
+    // One project name for every row: the builds tag and the compose rows
+    // pass -p with build.project.
+    if (config.build && config.build->project != out.project)
+        invalid(obj.key("project"), "must be build.project (\"" + config.build->project + "\")");
+    out.seconds = static_cast<int>(integer(obj.required("seconds"), obj.key("seconds"), 1,
+                                           kMaxSettleSeconds, "must be 1 to 600"));
+    return out;
+}
+
 // A verb whose timeout exceeds the budget would never be taken by a drain
 // (docs/ARCHITECTURE.md, drain step 7): refuse the config instead of starving it.
 void check_budget(const Config& config) {
@@ -531,7 +549,7 @@ Config read_config(const json& root) {
          "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",        "services",
          "buildable", "tcb",          "limits",      "timeouts",  "drain",          "retention",
          "systemd",   "join_network", "run_dir",     "rendered",  "checkout_paths", "audit_budget",
-         "build",     "pins"});
+         "build",     "pins",         "settle"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -590,6 +608,7 @@ Config read_config(const json& root) {
     c.join_network = join_network(top.required("join_network"), c);
     if (const json* build = top.optional("build")) c.build = build_settings(*build, c);
     if (const json* pins = top.optional("pins")) c.pins = bind_pins(*pins, c);
+    if (const json* settle = top.optional("settle")) c.settle = settle_settings(*settle, c);
     check_budget(c);
     return c;
 }

@@ -156,6 +156,19 @@ struct BindPins {
     bool operator==(const BindPins&) const = default;
 };
 
+// "settle" in bridge.json (compose backend): after `up`, `restart` and
+// `rebuild` the executor waits until each affected service has settled,
+// asking the engine about the project's containers with rows of the argv
+// table (executor/settle.hpp, docs/COMPOSE.md "Verified outcomes").
+struct SettleSettings {
+    std::string engine;   // absolute podman or docker that runs the project's containers
+    std::string project;  // the compose project name (its containers' com.docker.compose.project)
+    // The longest wait, within the verb's own timeout.
+    int seconds = 30;
+    bool operator==(const SettleSettings&) const = default;
+};
+inline constexpr int kMaxSettleSeconds = 600;
+
 // "." or a normalised relative path (no empty, "." or ".." component): a
 // checkout_paths entry, and what `hostbridge-executor pin` accepts.
 bool is_checkout_path(std::string_view path);
@@ -208,6 +221,8 @@ struct Config {
     std::optional<BuildSettings> build;
     // Compose backend with rootless podman only; absent before pinning.
     std::optional<BindPins> pins;
+    // Compose backend; absent in installs older than verified outcomes.
+    std::optional<SettleSettings> settle;
     bool operator==(const Config&) const = default;
 };
 

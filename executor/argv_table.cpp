@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "executor/run_tree.hpp"
+#include "ipc/inspect_wire.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
@@ -19,9 +20,9 @@ Argv backend_prefix(const Config& config) {
     if (config.backend.kind == BackendKind::Compose) {
         // One project name, whatever directory the file is read from
         // (podman-compose 1.0.3 tags images <project>_<service>).
-        if (config.build) {
+        if (config.build || config.settle) {
             argv.push_back("-p");
-            argv.push_back(config.build->project);
+            argv.push_back(config.build ? config.build->project : config.settle->project);
         }
         argv.push_back("-f");
         // The rendered copy in the run tree; a file outside the checkout
@@ -166,6 +167,51 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     return Denied{ReasonCode::UnknownVerb};
 }
 
+namespace {
+
+bool is_container_id(const std::string& id) {
+    std::array<std::uint8_t, 32> bytes{};
+    return parse_hex_id(id, bytes);
+}
+
+}  // namespace
+
+bool settles(Verb verb, const Config& config) {
+    return config.settle && (verb == Verb::Up || verb == Verb::Restart || verb == Verb::Rebuild);
+}
+
+Argv settle_list(const Config& config) {
+    const SettleSettings& s = *config.settle;
+    return {s.engine,
+            "ps",
+            "-a",
+            "-q",
+            "--no-trunc",
+            "--filter",
+            "label=com.docker.compose.project=" + s.project};
+}
+
+std::optional<Argv> settle_inspect(const Config& config, const std::vector<std::string>& ids) {
+    if (ids.empty()) return std::nullopt;
+    Argv argv = {config.settle->engine, "container", "inspect"};
+    for (const std::string& id : ids) {
+        if (!is_container_id(id)) return std::nullopt;
+        argv.push_back(id);
+    }
+    return argv;
+}
+
+std::optional<Argv> settle_healthcheck(const Config& config, const std::string& id) {
+    if (config.backend.flavour != ComposeFlavour::PodmanCompose || !is_container_id(id))
+        return std::nullopt;
+    return Argv{config.settle->engine, "healthcheck", "run", id};
+}
+
+std::optional<Argv> settle_log(const Config& config, const std::string& id) {
+    if (!is_container_id(id)) return std::nullopt;
+    return Argv{config.settle->engine, "logs", "--tail", std::to_string(kSettleLogLines), id};
+}
+
 // Dot-named, so no project's basename (the run tree's name) can collide.
 std::string snapshot_dir(const Config& config, std::string_view service) {
     return config.run_dir + "/.hostbridge-build/" + std::string(service);
@@ -188,6 +234,10 @@ Config symbolic_config(Config config) {
     if (config.build) {
         config.build->engine = "$ENGINE";
         config.build->project = "$PROJECT";
+    }
+    if (config.settle) {
+        config.settle->engine = "$ENGINE";
+        config.settle->project = "$PROJECT";
     }
     if (config.join_network)
         config.join_network = JoinNetwork{"$ENGINE", "$NETWORK", "$AGENT_CONTAINER"};

@@ -1,6 +1,7 @@
 // THE argv table: every command the bridge can ever run comes out of
-// argv_for(). A security reviewer reads that one function (argv_table.cpp)
-// to enumerate them; docs/ARGV-TABLE.md lists them and a test keeps it exact.
+// argv_for() or, after `up`, `restart` and `rebuild`, the four settle rows
+// below. A security reviewer reads this one file (argv_table.cpp) to
+// enumerate them; docs/ARGV-TABLE.md lists them and a test keeps it exact.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,24 @@ using ArgvOutcome = std::variant<Plan, NoCommand, Denied>;
 // NotSupportedByCompose, ArgRequired, ArgForbidden, ArgNotAService,
 // ArgNotBuildable, BuildNotConfigured.
 ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& config);
+
+// The settle step (executor/settle.hpp): with config.settle, `up`, `restart`
+// and `rebuild` end by waiting for the services they affect, asking the
+// engine with these rows. An `id` is a container id as the engine listed it
+// and hex_id() (ipc/inspect_wire.hpp) wrote it back: 64 lowercase hex
+// digits, checked here again; a row with a bad id is nullopt.
+bool settles(Verb verb, const Config& config);
+// `$ENGINE ps -a -q --no-trunc --filter label=com.docker.compose.project=$PROJECT`
+Argv settle_list(const Config& config);
+// `$ENGINE container inspect ID...`, read in the sandbox (executor/inspect_client.hpp).
+std::optional<Argv> settle_inspect(const Config& config, const std::vector<std::string>& ids);
+// `$ENGINE healthcheck run ID` (podman: its healthcheck timers are systemd's,
+// which a host without systemd as PID 1 lacks); nullopt for docker, whose
+// daemon runs them.
+std::optional<Argv> settle_healthcheck(const Config& config, const std::string& id);
+// `$ENGINE logs --tail 20 ID`: what an unsettled service printed last.
+std::optional<Argv> settle_log(const Config& config, const std::string& id);
+inline constexpr int kSettleLogLines = 20;
 
 // Where the snapshot of `service`'s build context is made, and the file the
 // builder writes the new image's id to: under run_dir, host-only.

@@ -22,6 +22,7 @@
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/runner.hpp"
+#include "executor/settle.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/verbs.hpp"
 
@@ -157,7 +158,12 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     running.log = "archive/" + log_name;
     (void)context.responses.publish(running);  // best effort: the terminal one matters
 
-    // One budget for every step of the plan.
+    // A restarted container must have started after this (executor/settle.hpp).
+    timespec wall{};
+    ::clock_gettime(CLOCK_REALTIME, &wall);
+    const std::int64_t since_ns =
+        static_cast<std::int64_t>(wall.tv_sec) * 1000000000 + wall.tv_nsec;
+    // One budget for every step of the plan, and the settle step after it.
     const int timeout_s = config.timeouts.for_verb(verb);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     RunResult result;
@@ -190,6 +196,28 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
         }
         if (result.status != RunResult::Status::Exited || result.exit_code != 0) break;
     }
+
+    // Only a plan that ran to its end settles: the engine is asked how the
+    // services it touched came out, whatever the compose CLI said.
+    std::optional<SettleOutcome> settled;
+    if (result.status == RunResult::Status::Exited && result.exit_code == 0 &&
+        settles(verb, config)) {
+        const auto settle_start = std::chrono::steady_clock::now();
+        std::optional<std::size_t> arg;
+        if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
+        SettleGoal goal = settle_goal(verb, arg, config, since_ns);
+        if (verb == Verb::Rebuild && arg) {
+            std::array<std::uint8_t, 32> image{};
+            const std::string built = read_image_id(config, config.services.at(*arg));
+            if (built.size() == 71 && parse_hex_id(std::string_view(built).substr(7), image)) {
+                goal.image = image;
+            }
+        }
+        settled = settle(config, goal, log->get(), deadline);
+        duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - settle_start)
+                           .count();
+    }
     result.duration_ms = duration_ms;
 
     Decision d;
@@ -219,6 +247,15 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             d.reason_detail = with_detail(ReasonCode::SpawnFailed, result.error);
             d.exit_code.reset();
             break;
+    }
+    if (settled) {
+        d.services = settle_json(*settled, /*with_logs=*/true);
+        if (!d.audit_detail) d.audit_detail = nlohmann::ordered_json::object();
+        (*d.audit_detail)["services"] = settle_json(*settled, /*with_logs=*/false);
+        if (!settled->ok) {
+            d.state = FinalState::Failed;
+            d.reason_detail = settled->reason;
+        }
     }
     // Opened O_RDWR above so the tail can be read back through the same
     // inode the command wrote, never by reopening a name in archive/. Three

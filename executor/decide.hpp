@@ -50,6 +50,9 @@ struct Decision {
     // The audit record's `detail` for a build: the snapshot's hash, files
     // and bytes, and the image id the builder wrote (docs/AUDIT-LOG.md).
     std::optional<nlohmann::ordered_json> audit_detail;
+    // After up, restart and rebuild with a settle step: per service, how it
+    // settled (executor/settle.hpp), with its last log lines when it failed.
+    std::optional<nlohmann::ordered_json> services;
 };
 
 // The reason text a Decision stands for (null when it has none).

@@ -93,6 +93,7 @@ struct Drain::Finish {
         r.exit_code = decision.exit_code;
         r.output = decision.output;
         r.log = decision.log;
+        r.services = decision.services;
         return f;
     }
     // ... and the agent told `state` with `reason`.

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "executor/spool.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
@@ -33,6 +35,8 @@ struct Response {
     std::optional<std::string> output;       // raw bytes; trimmed and repaired when rendered
     std::optional<std::string> log;          // "archive/<name>.log"
     std::optional<std::int64_t> expires_at;  // Pending only: when the hold ends
+    // After a settle step: per service (executor/settle.hpp settle_json).
+    std::optional<nlohmann::ordered_json> services;
 };
 
 inline constexpr std::size_t kMaxOutputBytes = 16384;

@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 }
 
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int devnull,
-                             int log_fd, int err_fd, const char* workdir) {
+                             int log_fd, int stderr_fd, int err_fd, const char* workdir) {
     // The drain may block or ignore signals; the command starts clean.
     sys::reset_signals();
 
@@ -45,8 +45,9 @@ using Clock = std::chrono::steady_clock;
     // Copy the sources above 2 first, so no dup2 below clobbers another.
     const int in = ::fcntl(devnull, F_DUPFD_CLOEXEC, 3);
     const int out = ::fcntl(log_fd, F_DUPFD_CLOEXEC, 3);
-    if (in < 0 || out < 0) child_fail(err_fd, errno);
-    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(err_fd, errno);
+    const int err = ::fcntl(stderr_fd, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0 || err < 0) child_fail(err_fd, errno);
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) child_fail(err_fd, errno);
 
     // Every fd above 2 closes at exec (err_fd stays usable until then), so no
     // lock or pinned dirfd leaks into a long-lived container process.
@@ -65,7 +66,7 @@ Child::Child(pid_t pid, UniqueFd pidfd)
     : child_(pid, /*group=*/true), pidfd_(std::move(pidfd)), started_(Clock::now()) {}
 
 Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& workdir,
-                           const std::vector<std::string>& extra_env) {
+                           const std::vector<std::string>& extra_env, int stderr_fd) {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
         return make_error("cannot execute \"" + (argv.empty() ? std::string() : argv[0]) +
                           "\": not an absolute path");
@@ -73,6 +74,10 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     struct stat st {};
     if (::fstat(log_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         return make_error("the command's log is not a regular file");
+    }
+    if (stderr_fd < 0) stderr_fd = log_fd;
+    if (::fstat(stderr_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return make_error("the command's error log is not a regular file");
     }
     UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!devnull) return make_error(sys::errno_text("open /dev/null"));
@@ -91,8 +96,8 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     const pid_t pid = ::fork();
     if (pid < 0) return make_error(sys::errno_text("fork"));
     if (pid == 0) {
-        exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, err_write.get(),
-                   workdir.empty() ? nullptr : workdir.c_str());
+        exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, stderr_fd,
+                   err_write.get(), workdir.empty() ? nullptr : workdir.c_str());
     }
     err_write.reset();
     // From here the Child owns the process: every return path reaps it.
@@ -192,6 +197,18 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
         return failed;
     }
     return child->wait(timeout, grace);
+}
+
+RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout) {
+    const auto start = Clock::now();
+    auto child = Child::spawn(argv, out_fd, {}, {}, err_fd);
+    if (!child) {
+        RunResult failed;
+        failed.error = child.error().message;
+        failed.duration_ms = ms_since(start);
+        return failed;
+    }
+    return child->wait(timeout, kDefaultKillGrace);
 }
 
 std::vector<std::string> child_environment() {

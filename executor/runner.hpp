@@ -40,9 +40,10 @@ class Child {
     // `log_fd` must be a regular file; it becomes the child's stdout and
     // stderr. Returns once the exec succeeded; an exec failure is an error.
     // A non-empty `workdir` (trusted: from bridge.json) becomes its cwd.
-    // `extra_env` is added to child_environment().
+    // `extra_env` is added to child_environment(). `stderr_fd` (a regular
+    // file too), when given, takes stderr apart from stdout.
     static Result<Child> spawn(const Argv& argv, int log_fd, const std::string& workdir = {},
-                               const std::vector<std::string>& extra_env = {});
+                               const std::vector<std::string>& extra_env = {}, int stderr_fd = -1);
 
     [[nodiscard]] pid_t pid() const { return child_.pid(); }
 
@@ -66,6 +67,10 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
                       std::chrono::milliseconds grace = kDefaultKillGrace,
                       const std::string& workdir = {},
                       const std::vector<std::string>& extra_env = {});
+
+// An engine query (executor/settle.hpp): stdout to `out_fd`, stderr to
+// `err_fd`, so the answer the sandbox reads holds no warning lines.
+RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout);
 
 // The complete environment of every command: PATH= systemd's default
 // (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin),

@@ -343,6 +343,24 @@ TEST(ArgvTable, LogsFollowTheComposeFlavour) {
     }
 }
 
+// One project name for every compose row: with no build recorded, the
+// settle step's (install writes the same name to both, bridge.json checks it).
+TEST(ArgvTable, SettleProjectIsThePOfEveryComposeRowWithoutBuilds) {
+    Config c = compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose);
+    EXPECT_EQ(only(argv_for(Verb::Status, std::nullopt, c)),
+              (Argv{"/usr/bin/podman-compose", "-f", kTree + "/compose.yaml", "ps"}));
+    c.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
+    EXPECT_EQ(only(argv_for(Verb::Status, std::nullopt, c)),
+              (Argv{"/usr/bin/podman-compose", "-p", "proj", "-f", kTree + "/compose.yaml", "ps"}));
+    EXPECT_TRUE(settles(Verb::Restart, c));
+    EXPECT_TRUE(settles(Verb::Up, c));
+    EXPECT_TRUE(settles(Verb::Rebuild, c));
+    EXPECT_FALSE(settles(Verb::Status, c));
+    EXPECT_FALSE(settles(Verb::Down, c));
+    c.settle.reset();
+    EXPECT_FALSE(settles(Verb::Restart, c));
+}
+
 TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
     const Config c = stack_config();
     const auto rows = enumerate_argv_table(c);
@@ -403,7 +421,10 @@ Config doc_config(BackendKind kind, ComposeFlavour flavour = ComposeFlavour::Doc
     c.backend.kind = kind;
     c.backend.flavour = kind == BackendKind::Stack ? ComposeFlavour::Docker : flavour;
     c.join_network = JoinNetwork{"/usr/bin/podman", "net", "agent"};
-    if (kind == BackendKind::Compose) c = with_builds(std::move(c));
+    if (kind == BackendKind::Compose) {
+        c = with_builds(std::move(c));
+        c.settle = SettleSettings{"/usr/bin/podman", c.build->project, 30};
+    }
     if (flavour == ComposeFlavour::PodmanCompose) c = with_pins(std::move(c));
     c = symbolic_config(std::move(c));
     c.slug = "$SLUG";
@@ -459,7 +480,8 @@ std::string render_doc() {
     md += "  CLI) or `podman-compose`; the rows differ only where the CLIs do.\n";
     md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`; `$ENGINE` in a\n";
     md += "  build step is `build.engine`, in a pin step `pins.engine`. `$PROJECT`:\n";
-    md += "  `build.project`, the compose project name.\n";
+    md += "  `build.project` (or, with no build, `settle.project`), the compose project\n";
+    md += "  name.\n";
     md += "- `$PROJECT_DIR`, `$RUN_DIR`, `$EXECUTOR`: `project_dir`, `run_dir` and\n";
     md += "  `pins.executor`, in the pin step that starts `up`, `restart` and `rebuild`\n";
     md += "  where the engine is rootless podman and the compose file binds checkout\n";
@@ -477,6 +499,30 @@ std::string render_doc() {
     md += "podman-compose (1.0.3 in Debian 12) refuses `logs --no-color`; its logs are\n";
     md += "never coloured.\n\n";
     md += render_table(doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose)) + "\n";
+    md += "## Settling: the engine queries after `up`, `restart` and `rebuild`\n\n";
+    md += "With `settle` in `bridge.json` (compose backend; `$ENGINE` is `settle.engine`,\n";
+    md += "`$PROJECT` `settle.project`), a plan that ran to its end is followed by the\n";
+    md += "settle step (docs/COMPOSE.md, \"Verified outcomes\"): once a second, within\n";
+    md += "the verb's timeout and at most `settle.seconds`, the executor lists the\n";
+    md += "project's containers and inspects them; the inspect output is read by\n";
+    md += "`hostbridge-parser --inspect` in the sandbox. `$ID` is a container id the\n";
+    md += "list printed (64 lowercase hex digits, checked again before it enters an\n";
+    md += "argv).\n\n";
+    {
+        const Config settling = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
+        const std::string id(64, 'a');
+        const auto shown = [&](const std::optional<Argv>& argv) {
+            std::string line = display_argv(*argv);
+            return "`" + line.replace(line.find(id), id.size(), "$ID") + "`";
+        };
+        md += "| row | runs |\n|---|---|\n";
+        md += "| list | `" + display_argv(settle_list(settling)) + "` |\n";
+        md += "| inspect | " + shown(settle_inspect(settling, {id})) + " (every listed id) |\n";
+        md += "| healthcheck | " + shown(settle_healthcheck(settling, id)) +
+              " (podman only, while a healthcheck is `starting`: its timers are systemd's) |\n";
+        md += "| logs | " + shown(settle_log(settling, id)) +
+              " (a service that did not settle) |\n\n";
+    }
     md += "## `join-network` not configured\n\n";
     md += "Without `join_network` in `bridge.json` (both backends):\n\n";
     md += "    " +

@@ -221,6 +221,44 @@ TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
     refused(extra, "pins.unshare");
 }
 
+TEST(Config, SettleIsComposeOnlyWithTheBuildsProject) {
+    Json j = base();
+    j["backend"] = compose_backend();
+    j["settle"] = {{"engine", "/usr/bin/podman"}, {"project", "demo-app"}, {"seconds", 45}};
+    auto config = hb::parse_config(j.dump());
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->settle.has_value());
+    EXPECT_EQ(config->settle->seconds, 45);
+    const std::string text = hb::serialize_config(*config);
+    EXPECT_EQ(Json::parse(text)["settle"], j["settle"]);
+    auto again = hb::parse_config(text);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *config);
+
+    auto refused = [&](Json bad, const std::string& key) {
+        auto got = hb::parse_config(bad.dump());
+        ASSERT_FALSE(got.ok()) << key;
+        EXPECT_NE(got.error().message.find(key), std::string::npos) << got.error().message;
+    };
+    Json stack = base();
+    stack["settle"] = j["settle"];
+    refused(stack, "settle");
+    for (const int seconds : {0, 601}) {
+        Json bad = j;
+        bad["settle"]["seconds"] = seconds;
+        refused(bad, "settle.seconds");
+    }
+    Json relative = j;
+    relative["settle"]["engine"] = "podman";
+    refused(relative, "settle.engine");
+    Json project = j;
+    project["settle"]["project"] = "Bad Name";
+    refused(project, "settle.project");
+    Json extra = j;
+    extra["settle"]["poll"] = 1;
+    refused(extra, "settle");
+}
+
 TEST(Config, EveryOptionalShapeRoundTrips) {
     Json j = base();
     j["backend"] = compose_backend();

@@ -1,0 +1,23 @@
+// The container-facts reader, run in the sandbox: a fresh `hostbridge-parser
+// --inspect` (locked down as the request parser is) reads the engine's
+// `container inspect` output through the fd we attach and answers fixed
+// records (ipc/inspect_wire.hpp). The executor never parses that JSON: it
+// carries labels, environment and healthcheck output the agent chose.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ipc/inspect_wire.hpp"
+#include "ipc/result.hpp"
+
+namespace hb::exec {
+
+// Reads the output open at `fd` (from its current offset). An error means
+// the reader could not answer (crash, hang, garbage) or refused the output:
+// the caller treats the containers as unknown.
+Result<std::vector<ContainerFacts>> inspect_in_sandbox(const std::string& parser_path, int fd,
+                                                       const std::string& project,
+                                                       const std::vector<std::string>& services);
+
+}  // namespace hb::exec

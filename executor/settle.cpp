@@ -1,0 +1,340 @@
+#include "executor/settle.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+
+#include "executor/argv_table.hpp"
+#include "executor/inspect_client.hpp"
+#include "executor/responses.hpp"
+#include "executor/runner.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// One engine query may take this long; `podman ps` and `inspect` answer in
+// a fraction of a second, a healthcheck runs its command.
+constexpr milliseconds kQueryTimeout{30000};
+constexpr milliseconds kPollInterval{1000};
+// `ps -q --no-trunc` prints 65 bytes per container.
+constexpr std::size_t kMaxListBytes = (kMaxInspectContainers + 1) * 65;
+// The log lines a report carries.
+constexpr std::size_t kMaxReportLog = 4096;
+
+std::string short_hex(const std::array<std::uint8_t, 32>& id) {
+    return hex_id(id).substr(0, 12);
+}
+
+bool zero(const std::array<std::uint8_t, 32>& id) {
+    return std::all_of(id.begin(), id.end(), [](std::uint8_t b) { return b == 0; });
+}
+
+// An anonymous regular file for one query's stdout (Child::spawn wants a
+// regular file, never a pipe a daemon could hold open).
+Result<UniqueFd> scratch() {
+    UniqueFd fd(::memfd_create("hostbridge-settle", MFD_CLOEXEC));
+    if (!fd) return make_error(sys::errno_text("memfd_create"));
+    return fd;
+}
+
+Result<std::string> read_back(int fd, std::size_t limit) {
+    if (::lseek(fd, 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
+    std::string out;
+    if (!sys::read_all(fd, out, limit)) return make_error(sys::errno_text("read"));
+    return out;
+}
+
+milliseconds left_until(Clock::time_point deadline) {
+    return std::max(milliseconds(0),
+                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+std::string run_failure(const RunResult& r) {
+    switch (r.status) {
+        case RunResult::Status::Exited:
+            return "exited with status " + std::to_string(r.exit_code);
+        case RunResult::Status::Signaled:
+            return "killed by signal " + std::to_string(r.signal);
+        case RunResult::Status::TimedOut:
+            return "timed out";
+        case RunResult::Status::SpawnFailed:
+            return r.error;
+    }
+    return "failed";
+}
+
+// `ps -q --no-trunc` output: one 64-hex id per line, nothing else.
+Result<std::vector<std::string>> container_ids(const std::string& text) {
+    if (text.size() > kMaxListBytes - 65) {
+        return make_error("the engine lists more than " + std::to_string(kMaxInspectContainers) +
+                          " containers of the project; the bridge reads at most that many");
+    }
+    std::vector<std::string> ids;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) return make_error("the engine's container list is cut short");
+        std::string id = text.substr(at, end - at);
+        if (!sys::is_lower_hex(id, 64)) return make_error("the engine's container list is not ids");
+        ids.push_back(std::move(id));
+        at = end + 1;
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+}
+
+// The project's containers as the engine describes them now.
+Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
+                                               Clock::time_point deadline) {
+    auto list_out = scratch();
+    if (!list_out) return list_out.error();
+    const RunResult listed = run_query(settle_list(config), list_out->get(), log_fd,
+                                       std::min(kQueryTimeout, left_until(deadline)));
+    if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
+        return make_error("listing the project's containers " + run_failure(listed));
+    }
+    auto text = read_back(list_out->get(), kMaxListBytes);
+    if (!text) return text.error();
+    auto ids = container_ids(*text);
+    if (!ids) return ids.error();
+    if (ids->empty()) return std::vector<ContainerFacts>{};
+
+    const std::optional<Argv> inspect = settle_inspect(config, *ids);
+    if (!inspect) return make_error("no inspect row for these ids");
+    auto json_out = scratch();
+    if (!json_out) return json_out.error();
+    const RunResult inspected =
+        run_query(*inspect, json_out->get(), log_fd, std::min(kQueryTimeout, left_until(deadline)));
+    // A container removed between the two queries makes inspect fail: the
+    // next round asks again.
+    if (inspected.status != RunResult::Status::Exited || inspected.exit_code != 0) {
+        return make_error("inspecting the project's containers " + run_failure(inspected));
+    }
+    if (::lseek(json_out->get(), 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
+    return inspect_in_sandbox(config.parser, json_out->get(), config.settle->project,
+                              config.services);
+}
+
+std::string last_lines(const Config& config, const ContainerFacts& c, Clock::time_point deadline) {
+    const std::optional<Argv> row = settle_log(config, hex_id(c.id));
+    auto out = scratch();
+    if (!row || !out) return {};
+    // Its stdout and stderr both: a container logs to either.
+    const RunResult r =
+        run_query(*row, out->get(), out->get(), std::min(kQueryTimeout, left_until(deadline)));
+    auto text = read_back(out->get(), 1u << 20);
+    if (!text) return {};
+    if (text->size() > kMaxReportLog) text->erase(0, text->size() - kMaxReportLog);
+    if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
+        *text += "(the engine's logs " + run_failure(r) + ")\n";
+    }
+    return std::move(*text);
+}
+
+std::string utc_of_ns(std::int64_t ns) {
+    return sys::format_utc(ns / 1000000000);
+}
+
+}  // namespace
+
+SettleGoal settle_goal(Verb verb, std::optional<std::size_t> arg, const Config& config,
+                       std::int64_t since_ns) {
+    SettleGoal goal;
+    if (verb == Verb::Up) {
+        for (std::size_t i = 0; i < config.services.size(); ++i) goal.services.push_back(i);
+        return goal;
+    }
+    if (arg) goal.services.push_back(*arg);
+    goal.since_ns = since_ns;
+    return goal;
+}
+
+Judged judge_container(const ContainerFacts& c, const SettleGoal& goal) {
+    const auto bad = [](std::string problem) { return Judged{Standing::Bad, std::move(problem)}; };
+    switch (c.state) {
+        case ContainerState::Running:
+            break;
+        case ContainerState::Exited:
+        case ContainerState::Stopped:
+        case ContainerState::Dead:
+            return bad(std::string(container_state_name(c.state)) + " with status " +
+                       std::to_string(c.exit_code));
+        case ContainerState::Restarting:
+            return bad("restarting (last exit status " + std::to_string(c.exit_code) + ", " +
+                       std::to_string(c.restarts) + " restarts)");
+        case ContainerState::Paused:
+            return bad("paused");
+        case ContainerState::Created:
+        case ContainerState::Configured:
+        case ContainerState::Removing:
+        case ContainerState::Stopping:
+        case ContainerState::Unknown:
+            return Judged{Standing::Waiting,
+                          std::string(container_state_name(c.state)) + ", not running"};
+    }
+    if (goal.since_ns != 0 && c.started_ns < goal.since_ns) {
+        return bad("not restarted: running since " + utc_of_ns(c.started_ns) +
+                   ", before the request");
+    }
+    if (goal.image && c.image != *goal.image) {
+        return bad("runs image " + short_hex(c.image) + ", not the one just built (" +
+                   short_hex(*goal.image) + ")");
+    }
+    switch (c.health) {
+        case ContainerHealth::None:
+        case ContainerHealth::Healthy:
+            return Judged{Standing::Good, {}};
+        case ContainerHealth::Unhealthy:
+            return bad("unhealthy");
+        case ContainerHealth::Starting:
+        case ContainerHealth::Unknown:
+            break;
+    }
+    return Judged{Standing::Waiting,
+                  "running, health " + std::string(container_health_name(c.health))};
+}
+
+std::vector<ServiceReport> judge_services(const std::vector<ContainerFacts>& facts,
+                                          const SettleGoal& goal, const Config& config) {
+    std::vector<ServiceReport> reports;
+    for (const std::size_t index : goal.services) {
+        ServiceReport r;
+        r.service = config.services.at(index);
+        for (const ContainerFacts& c : facts) {
+            if (c.labelled && c.service == index) r.containers.push_back(c);
+        }
+        if (r.containers.empty()) {
+            r.standing = Standing::Bad;
+            r.problem = "no container";
+        } else {
+            r.standing = Standing::Good;
+            for (const ContainerFacts& c : r.containers) {
+                Judged j = judge_container(c, goal);
+                // Bad beats Waiting beats Good; the first problem of the worst is said.
+                if (j.standing == Standing::Bad && r.standing != Standing::Bad) {
+                    r.standing = Standing::Bad;
+                    r.problem = std::move(j.problem);
+                } else if (j.standing == Standing::Waiting && r.standing == Standing::Good) {
+                    r.standing = Standing::Waiting;
+                    r.problem = std::move(j.problem);
+                }
+            }
+        }
+        reports.push_back(std::move(r));
+    }
+    return reports;
+}
+
+SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
+                     Clock::time_point deadline) {
+    const int seconds = config.settle->seconds;
+    // Queries may run to the verb's own deadline; the waiting ends at `soft`,
+    // so the last look at the services happens when the wait is over.
+    const Clock::time_point soft = std::min(deadline, Clock::now() + std::chrono::seconds(seconds));
+    const auto note = [&](const std::string& line) {
+        [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
+    };
+    note("waiting up to " + std::to_string(seconds) + " s for the services to settle");
+    SettleOutcome out;
+    std::string last_error;
+    for (;;) {
+        auto facts = ask_engine(config, log_fd, deadline);
+        bool waiting = true;
+        if (facts) {
+            last_error.clear();
+            out.services = judge_services(*facts, goal, config);
+            waiting =
+                std::any_of(out.services.begin(), out.services.end(),
+                            [](const ServiceReport& r) { return r.standing == Standing::Waiting; });
+            // A failed service does not end the wait for the others: the
+            // answer should say how every service ended, not "starting"
+            // (tests/e2e/settle.sh caught web and sick cut short by crash).
+            if (!waiting) break;
+        } else {
+            last_error = facts.error().message;
+            note(last_error);
+        }
+        if (left_until(soft) <= milliseconds(0)) break;
+        // podman runs healthchecks from systemd timers; where none run
+        // (no systemd as PID 1), a starting service would never turn healthy.
+        for (const ServiceReport& r : out.services) {
+            for (const ContainerFacts& c : r.containers) {
+                if (c.state != ContainerState::Running || c.health != ContainerHealth::Starting)
+                    continue;
+                if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
+                    (void)run_query(*row, log_fd, log_fd,
+                                    std::min(kQueryTimeout, left_until(deadline)));
+                }
+            }
+        }
+        std::this_thread::sleep_for(std::min(kPollInterval, left_until(soft)));
+    }
+
+    out.ok = last_error.empty() && !out.services.empty() &&
+             std::all_of(out.services.begin(), out.services.end(),
+                         [](const ServiceReport& r) { return r.standing == Standing::Good; });
+    if (out.ok) return out;
+    if (!last_error.empty()) {
+        out.reason = "cannot tell whether the services settled: " + last_error;
+    } else {
+        std::string list;
+        for (const ServiceReport& r : out.services) {
+            if (r.standing == Standing::Good) continue;
+            list += (list.empty() ? "" : "; ") + r.service + ": " + r.problem;
+        }
+        const bool timed_out =
+            std::any_of(out.services.begin(), out.services.end(),
+                        [](const ServiceReport& r) { return r.standing == Standing::Waiting; });
+        out.reason = (timed_out ? "did not settle within " + std::to_string(seconds) + " s: "
+                                : std::string("did not settle: ")) +
+                     list;
+    }
+    // What the failing service printed last, so the agent need not ask.
+    const auto log_deadline = std::min(deadline, Clock::now() + kQueryTimeout);
+    for (ServiceReport& r : out.services) {
+        if (r.standing == Standing::Good || r.containers.empty()) continue;
+        r.log = last_lines(config, r.containers.front(), log_deadline);
+    }
+    return out;
+}
+
+nlohmann::ordered_json settle_json(const SettleOutcome& outcome, bool with_logs) {
+    nlohmann::ordered_json services = nlohmann::ordered_json::array();
+    for (const ServiceReport& r : outcome.services) {
+        nlohmann::ordered_json s;
+        s["service"] = r.service;
+        s["settled"] = r.standing == Standing::Good  ? "ok"
+                       : r.standing == Standing::Bad ? "failed"
+                                                     : "waiting";
+        s["problem"] = r.problem.empty() ? nullptr : nlohmann::ordered_json(r.problem);
+        nlohmann::ordered_json containers = nlohmann::ordered_json::array();
+        for (const ContainerFacts& c : r.containers) {
+            nlohmann::ordered_json j;
+            j["container"] = short_hex(c.id);
+            j["state"] = container_state_name(c.state);
+            j["health"] = container_health_name(c.health);
+            j["restarts"] = c.restarts;
+            j["exit_code"] = c.exit_code;
+            j["image"] = zero(c.image) ? nullptr : nlohmann::ordered_json(short_hex(c.image));
+            j["started_at"] =
+                c.started_ns == 0 ? nullptr : nlohmann::ordered_json(utc_of_ns(c.started_ns));
+            containers.push_back(std::move(j));
+        }
+        s["containers"] = std::move(containers);
+        if (with_logs)
+            s["log"] = r.log.empty() ? nullptr : nlohmann::ordered_json(utf8_tail(r.log));
+        services.push_back(std::move(s));
+    }
+    return services;
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,249 @@
+// The settle step (executor/settle.cpp): how a container is judged, and the
+// loop against a stand-in engine (a script answering the four settle rows
+// from files, so each state is reproducible) whose inspect output is read
+// by the real sandboxed hostbridge-parser --inspect. The real podman and
+// podman-compose are tests/e2e/settle.sh's.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "executor/argv_table.hpp"
+#include "executor/inspect_client.hpp"
+#include "executor/settle.hpp"
+
+namespace hb::exec {
+namespace {
+
+using namespace std::chrono_literals;
+
+ContainerFacts running(std::uint16_t service) {
+    ContainerFacts c;
+    c.id.fill(0x11);
+    c.image.fill(0x22);
+    c.state = ContainerState::Running;
+    c.health = ContainerHealth::None;
+    c.service = service;
+    c.labelled = true;
+    c.started_ns = 2000;
+    return c;
+}
+
+TEST(Settle, JudgesAContainer) {
+    SettleGoal goal;
+    EXPECT_EQ(judge_container(running(0), goal).standing, Standing::Good);
+    ContainerFacts c = running(0);
+    c.health = ContainerHealth::Healthy;
+    EXPECT_EQ(judge_container(c, goal).standing, Standing::Good);
+    c.health = ContainerHealth::Starting;
+    EXPECT_EQ(judge_container(c, goal).standing, Standing::Waiting);
+    c.health = ContainerHealth::Unhealthy;
+    EXPECT_EQ(judge_container(c, goal).problem, "unhealthy");
+    c = running(0);
+    c.state = ContainerState::Exited;
+    c.exit_code = 3;
+    EXPECT_EQ(judge_container(c, goal).problem, "exited with status 3");
+    c.state = ContainerState::Restarting;
+    EXPECT_EQ(judge_container(c, goal).standing, Standing::Bad);
+    c.state = ContainerState::Created;
+    EXPECT_EQ(judge_container(c, goal).standing, Standing::Waiting);
+    // restart and rebuild: started before the request means it never restarted.
+    goal.since_ns = 3000;
+    EXPECT_EQ(judge_container(running(0), goal).standing, Standing::Bad);
+    goal.since_ns = 2000;
+    EXPECT_EQ(judge_container(running(0), goal).standing, Standing::Good);
+    // rebuild: not on the image just built.
+    std::array<std::uint8_t, 32> built{};
+    built.fill(0x33);
+    goal.image = built;
+    EXPECT_EQ(judge_container(running(0), goal).problem,
+              "runs image 222222222222, not the one just built (333333333333)");
+}
+
+TEST(Settle, AServiceIsItsWorstContainerAndNoneIsBad) {
+    Config config;
+    config.services = {"app", "db", "web"};
+    SettleGoal goal;
+    goal.services = {0, 1, 2};
+    ContainerFacts exited = running(0);
+    exited.state = ContainerState::Exited;
+    ContainerFacts foreign = running(2);
+    foreign.labelled = false;  // another project's container is not web's
+    const auto reports = judge_services({running(0), exited, running(1), foreign}, goal, config);
+    ASSERT_EQ(reports.size(), 3u);
+    EXPECT_EQ(reports[0].standing, Standing::Bad);
+    EXPECT_EQ(reports[0].containers.size(), 2u);
+    EXPECT_EQ(reports[1].standing, Standing::Good);
+    EXPECT_EQ(reports[2].standing, Standing::Bad);
+    EXPECT_EQ(reports[2].problem, "no container");
+}
+
+TEST(Settle, GoalsPerVerb) {
+    Config config;
+    config.services = {"app", "db"};
+    EXPECT_EQ(settle_goal(Verb::Up, std::nullopt, config, 5).services,
+              (std::vector<std::size_t>{0, 1}));
+    EXPECT_EQ(settle_goal(Verb::Up, std::nullopt, config, 5).since_ns, 0);
+    EXPECT_EQ(settle_goal(Verb::Restart, 1, config, 5).services, (std::vector<std::size_t>{1}));
+    EXPECT_EQ(settle_goal(Verb::Restart, 1, config, 5).since_ns, 5);
+}
+
+// --- against a stand-in engine ---------------------------------------------
+
+const std::string kId = std::string(64, 'a');
+
+std::string container_json(const std::string& status, const std::string& health,
+                           const std::string& started = "2099-01-01T00:00:00Z") {
+    return R"({"Id": ")" + kId + R"(", "Image": ")" + std::string(64, 'b') +
+           R"(", "RestartCount": 0, "State": {"Status": ")" + status +
+           R"(", "ExitCode": 2, "Pid": 0, "StartedAt": ")" + started +
+           R"(", "Health": {"Status": ")" + health +
+           R"("}}, "Config": {"Labels": {"com.docker.compose.project": "pp", )"
+           R"("com.docker.compose.service": "app", "x": "\u001b]0;evil\u0007"}}})";
+}
+
+struct Engine {
+    std::string dir;
+    Config config;
+
+    explicit Engine(int seconds) {
+        char tmpl[] = "/tmp/hb-settle-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        write("engine",
+              "#!/bin/sh\n"
+              "d=" +
+                  dir +
+                  "\n"
+                  "echo \"$*\" >>$d/calls\n"
+                  "case \"$1 $2\" in\n"
+                  "  'ps -a') cat $d/ps ;;\n"
+                  "  'container inspect') cat $d/inspect ;;\n"
+                  "  'healthcheck run') [ -e $d/inspect.after-check ] && cp $d/inspect.after-check "
+                  "$d/inspect ;;\n"
+                  "  'logs --tail') printf 'starting\\nfatal: \\033[31mno config\\n' ;;\n"
+                  "esac\n");
+        ::chmod((dir + "/engine").c_str(), 0755);
+        write("ps", kId + "\n");
+        config.services = {"app", "db"};
+        config.parser = HB_PARSER_BIN;
+        config.backend.kind = BackendKind::Compose;
+        config.backend.flavour = ComposeFlavour::PodmanCompose;
+        config.settle = SettleSettings{dir + "/engine", "pp", seconds};
+    }
+    ~Engine() { std::system(("rm -rf '" + dir + "'").c_str()); }
+    void write(const std::string& name, const std::string& text) const {
+        std::ofstream(dir + "/" + name, std::ios::binary) << text;
+    }
+    std::string read(const std::string& name) const {
+        std::ifstream in(dir + "/" + name, std::ios::binary);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+    SettleOutcome settle_app(std::int64_t since_ns = 0) const {
+        SettleGoal goal;
+        goal.services = {0};
+        goal.since_ns = since_ns;
+        const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        SettleOutcome out = settle(config, goal, log, std::chrono::steady_clock::now() + 60s);
+        ::close(log);
+        return out;
+    }
+};
+
+TEST(Settle, AHealthyServiceSettlesAtOnce) {
+    Engine e(30);
+    e.write("inspect", "[" + container_json("running", "healthy") + "]");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_TRUE(out.ok) << out.reason;
+    ASSERT_EQ(out.services.size(), 1u);
+    EXPECT_EQ(out.services[0].containers.at(0).health, ContainerHealth::Healthy);
+    const auto json = settle_json(out, true);
+    EXPECT_EQ(json[0]["settled"], "ok");
+    EXPECT_EQ(json[0]["containers"][0]["container"], "aaaaaaaaaaaa");
+    EXPECT_EQ(json[0]["containers"][0]["started_at"], "2099-01-01T00:00:00Z");
+    // The label's escape sequence never left the sandbox.
+    EXPECT_EQ(json.dump().find("evil"), std::string::npos);
+}
+
+TEST(Settle, AStartingHealthcheckIsRunAndTheServiceTurnsHealthy) {
+    Engine e(30);
+    e.write("inspect", "[" + container_json("running", "starting") + "]");
+    e.write("inspect.after-check", "[" + container_json("running", "healthy") + "]");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_TRUE(out.ok) << out.reason;
+    EXPECT_NE(e.read("calls").find("healthcheck run " + kId), std::string::npos) << e.read("calls");
+}
+
+TEST(Settle, AnExitedServiceFailsWithItsLastLogLines) {
+    Engine e(30);
+    e.write("inspect", "[" + container_json("exited", "") + "]");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason, "did not settle: app: exited with status 2");
+    ASSERT_EQ(out.services.size(), 1u);
+    EXPECT_NE(out.services[0].log.find("fatal: "), std::string::npos);
+    const auto json = settle_json(out, true);
+    EXPECT_EQ(json[0]["settled"], "failed");
+    EXPECT_TRUE(json[0]["log"].is_string());
+    EXPECT_FALSE(settle_json(out, false)[0].contains("log"));  // never into the audit log
+}
+
+TEST(Settle, AServiceThatStaysStartingTimesOut) {
+    Engine e(2);
+    e.write("inspect", "[" + container_json("running", "starting") + "]");
+    const auto start = std::chrono::steady_clock::now();
+    const SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason, "did not settle within 2 s: app: running, health starting");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 50s);  // a hang guard, not a timing target
+}
+
+TEST(Settle, ARestartThatDidNotHappenFails) {
+    Engine e(30);
+    e.write("inspect", "[" + container_json("running", "", "2001-01-01T00:00:00Z") + "]");
+    const SettleOutcome out = e.settle_app(/*since_ns=*/1796245045000000000);
+    EXPECT_FALSE(out.ok);
+    EXPECT_NE(out.reason.find("not restarted: running since 2001-01-01T00:00:00Z"),
+              std::string::npos)
+        << out.reason;
+}
+
+TEST(Settle, AnEngineThatAnswersGarbageIsNotSettled) {
+    Engine e(2);
+    e.write("ps", "not-an-id\n");
+    SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason,
+              "cannot tell whether the services settled: the engine's container list is not ids");
+    e.write("ps", kId + "\n");
+    e.write("inspect", "[{\"Id\": 1}]");
+    out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_NE(out.reason.find("does not have the shape"), std::string::npos) << out.reason;
+}
+
+TEST(Settle, NoContainerAtAllFails) {
+    Engine e(30);
+    e.write("ps", "");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason, "did not settle: app: no container");
+}
+
+TEST(Settle, TheRowsTakeOnlyContainerIds) {
+    Engine e(30);
+    EXPECT_FALSE(settle_inspect(e.config, {"../x"}));
+    EXPECT_FALSE(settle_inspect(e.config, {}));
+    EXPECT_FALSE(settle_log(e.config, std::string(64, 'A')));
+    EXPECT_TRUE(settle_healthcheck(e.config, kId));
+    e.config.backend.flavour = ComposeFlavour::Docker;
+    EXPECT_FALSE(settle_healthcheck(e.config, kId));  // docker's daemon runs them
+}
+
+}  // namespace
+}  // namespace hb::exec
