@@ -87,11 +87,46 @@ std::string advice_for_denied(const std::string& reason) {
 
 struct Outcome {
     std::string state;
+    std::optional<json> services;
     std::optional<std::int64_t> exit_code;
     std::optional<std::string> reason;
     std::string text;
     bool is_error = false;
 };
+
+// A string member made visible, or "?" (the file may be the agent's forgery).
+std::string visible_member(const json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? cli::visible(it->get<std::string>()) : "?";
+}
+
+// One line per service of a settle step (docs/PROTOCOL.md, `services`), its
+// problem, and the last log lines of one that did not settle.
+std::string services_text(const json& services) {
+    std::string text;
+    for (const json& s : services) {
+        if (!s.is_object()) continue;
+        text += "- " + visible_member(s, "service") + ": " + visible_member(s, "settled");
+        const auto containers = s.find("containers");
+        if (containers != s.end() && containers->is_array()) {
+            for (const json& c : *containers) {
+                if (!c.is_object()) continue;
+                text += " (container " + visible_member(c, "container") + ", " +
+                        visible_member(c, "state") + ", health " + visible_member(c, "health");
+                if (const auto started = c.find("started_at");
+                    started != c.end() && started->is_string())
+                    text += ", started " + cli::visible(started->get<std::string>());
+                text += ")";
+            }
+        }
+        if (const auto problem = s.find("problem"); problem != s.end() && problem->is_string())
+            text += ": " + cli::visible(problem->get<std::string>());
+        text += "\n";
+        if (const auto log = s.find("log"); log != s.end() && log->is_string())
+            text += "  last log lines:\n" + cli::visible_text(log->get<std::string>()) + "\n";
+    }
+    return text;
+}
 
 // `held`: the host held the request for a person (`pending`) before this
 // answer, so `expired` means nobody decided in time, not a late bridge.
@@ -103,8 +138,12 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held) {
     Outcome o;
     o.state = cli::state_name(r.state);
     o.exit_code = r.exit_code;
+    o.services = r.services;
     if (r.reason) o.reason = cli::visible(*r.reason);
-    const std::string output = cli::visible_text(r.output.value_or(""));
+    std::string output = cli::visible_text(r.output.value_or(""));
+    // How the services settled comes first: it says whether the change is live.
+    if (r.services && !r.services->empty())
+        output = "Services:\n" + services_text(*r.services) + (output.empty() ? "" : "\n" + output);
     const std::string reason = o.reason.value_or("no reason given");
     switch (r.state) {
         case cli::ResponseState::Done:
@@ -409,6 +448,7 @@ class Server {
                            {"reason", o.reason ? json(*o.reason) : json()},
                            {"request", message->name},
                            {"duration_ms", ms}};
+        if (o.services) structured["services"] = *o.services;
         json result = {{"content", {{{"type", "text"}, {"text", o.text}}}},
                        {"isError", o.is_error}};
         if (structured_) result["structuredContent"] = structured;

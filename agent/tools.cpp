@@ -235,7 +235,14 @@ json tool_list(const Manifest& m, bool structured) {
           {"exit_code", {{"type", {"integer", "null"}}}},
           {"reason", {{"type", {"string", "null"}}}},
           {"request", {{"type", "string"}, {"description", "The request file's name."}}},
-          {"duration_ms", {{"type", "integer"}}}}},
+          {"duration_ms", {{"type", "integer"}}},
+          {"services",
+           {{"type", "array"},
+            {"description",
+             "After up, restart and rebuild: per service, whether it settled (ok, failed, "
+             "waiting), its problem, its containers (state, health, restarts, image, "
+             "started_at) and, when it did not settle, its last log lines."},
+            {"items", {{"type", "object"}}}}}}},
         {"required", {"state", "request", "duration_ms"}}};
     for (const auto& info : m.verbs) {
         if (info.denied) continue;

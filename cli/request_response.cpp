@@ -92,6 +92,11 @@ Result<Response> parse_response(std::string_view text) {
         if (response.expires_at) response.expires_at_text = expires->get<std::string>();
     }
 
+    // Passed on as it is (to an MCP client's structuredContent); shown to a
+    // person only through services_text, which makes it visible.
+    if (auto services = json.find("services"); services != json.end() && services->is_array())
+        response.services = *services;
+
     auto exit_code = json.find("exit_code");
     if (exit_code != json.end() && !exit_code->is_null()) {
         // An unsigned beyond int64 would wrap in get<int64_t>().

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "ipc/result.hpp"
 
 namespace hb::cli {
@@ -38,6 +40,9 @@ struct Response {
     // client then waits as for `running`, docs/agent-clients.md).
     std::optional<std::string> expires_at_text;
     std::optional<std::chrono::sys_seconds> expires_at;
+    // After up, restart and rebuild: how each service settled, as the host
+    // wrote it (docs/PROTOCOL.md); absent when not an array.
+    std::optional<nlohmann::json> services;
 };
 
 // "2026-11-29T08:10:00Z" (the `requested_at` format), or nullopt.
