@@ -1,0 +1,206 @@
+#!/bin/bash
+# settle.sh BIN_DIR: verified outcomes (docs/COMPOSE.md, "Verified
+# outcomes"; issue 29) against the real podman and podman-compose of
+# Debian 12, driven by the installed executor (`hostbridge install
+# --backend compose`, then a `hostbridge-executor watch` this script
+# starts; no systemd). A three-service project on a local busybox image:
+#   web   healthy (its healthcheck is /bin/true)
+#   sick  running, but its healthcheck fails (retries 1); prints a marker
+#   crash exits 3 at once after printing a marker
+# podman-compose `up -d` exits 0 for all of it. Checked:
+#  1. `up` is answered failed although the command exited 0; `services`
+#     says web ok/healthy, sick failed/unhealthy, crash failed/exited with
+#     exit code 3, and carries each failed service's marker log line;
+#     the reason names them; the audit event has the services, no logs;
+#  2. `restart web` is done: services holds web alone, settled ok, with a
+#     start time after the request, and the container really restarted;
+#  3. `restart crash` is failed with exit code 3 in services;
+#  4. a forged marker with an escape byte in a log line arrives as JSON
+#     text (the response stays valid JSON).
+# Rootful podman as root, rootless otherwise; examples/demo-app's
+# containers.conf. Everything is named after hbst<pid> and removed on exit.
+# Exit 77, reason printed, where podman, podman-compose or a static busybox
+# is missing.
+set -uo pipefail
+
+[ $# -eq 1 ] || { echo "usage: settle.sh BIN_DIR" >&2; exit 64; }
+bin=$(readlink -f -- "$1")
+repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../..")
+hb=$bin/hostbridge
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+for tool in podman podman-compose python3; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+busybox=$(command -v busybox) || skip "busybox is not installed"
+[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
+    skip "$busybox is not statically linked (busybox-static)"
+[ -x "$hb" ] || { echo "no $hb: build first" >&2; exit 1; }
+
+t_start=$(date +%s)
+name=hbst$$
+work=$(mktemp -d "/tmp/$name.XXXXXX")
+P=$work/$name # the checkout; its basename is the compose project name
+slug=$name
+image=localhost/$name:1
+watch_pid=""
+export CONTAINERS_CONF=$work/containers.conf
+cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
+if ! info=$(podman info 2>&1 >/dev/null); then
+    rm -rf -- "$work"
+    skip "podman does not work here as $(id -un): $(tail -n 1 <<<"$info")"
+fi
+
+cleanup() {
+    local ids
+    [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
+    ids=$(podman ps -aq --filter "label=io.podman.compose.project=$name" 2>/dev/null)
+    # shellcheck disable=SC2086 # a list of IDs
+    [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
+    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    podman rmi -f "$image" >/dev/null 2>&1
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM HUP
+
+# shellcheck source=tests/e2e/verdicts.sh
+. "$repo/tests/e2e/verdicts.sh"
+
+# ------------------------------------------------------------------ the image and the project
+
+mkdir -p "$work/img/rootfs/bin" "$P" || die "mkdir"
+cp "$busybox" "$work/img/rootfs/bin/busybox"
+for applet in sh sleep true false echo printf test; do ln -s busybox "$work/img/rootfs/bin/$applet"; done
+printf 'FROM scratch\nCOPY rootfs/ /\nCMD ["/bin/sleep", "100000"]\n' >"$work/img/Containerfile"
+out=$(podman build -q -t "$image" "$work/img" 2>&1) || die "podman build: $out"
+
+sick_mark="SICK-$name-$RANDOM"
+crash_mark="CRASH-$name-$RANDOM"
+cat >"$P/compose.yaml" <<EOF
+services:
+  web:
+    image: $image
+    command: ["/bin/sleep", "100000"]
+    healthcheck:
+      test: ["CMD", "/bin/true"]
+      interval: 1h
+      retries: 1
+  sick:
+    image: $image
+    command: ["/bin/sh", "-c", "printf '$sick_mark \\\\033[31mred\\\\n'; exec sleep 100000"]
+    healthcheck:
+      test: ["CMD", "/bin/false"]
+      interval: 1h
+      retries: 1
+  crash:
+    image: $image
+    command: ["/bin/sh", "-c", "echo $crash_mark; exit 3"]
+EOF
+{
+    git -C "$P" init -q . &&
+        git -C "$P" add -A &&
+        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
+} || die "git init of $P"
+
+# ------------------------------------------------------------------ the bridge
+
+bridge=(env -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_CACHE_HOME "HOME=$work/home")
+mkdir -p "$work/home"
+root_flag=()
+[ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
+out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
+    --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1) ||
+    die "hostbridge install: $out"
+config=$work/home/.config/hostbridge/$slug/bridge.json
+audit=$work/home/.local/state/hostbridge/$slug/audit.jsonl
+policy=$work/home/.config/hostbridge/$slug/policy.conf
+sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_restart=ask$/MODE_restart=auto/' "$policy"
+settle=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])).get("settle")))' "$config")
+check "install recorded the settle step for project $name ($settle)" \
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["project"]==sys.argv[2] and s["seconds"]==30 and s["engine"].endswith("/podman")' \
+    "$settle" "$name"
+sed -i 's/"seconds": 30/"seconds": 10/' "$config"
+client=$P/untracked/hostbridge/request
+[ -x "$client" ] || die "install dropped no client at $client"
+"${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" "${root_flag[@]}" \
+    </dev/null >>"$work/watch.log" 2>&1 &
+watch_pid=$!
+echo "installed $slug (compose backend, podman-compose); watch pid $watch_pid"
+
+request() { # VERB [ARG]: REQ_RC, REQ_OUT, REQ_ERR, RESP (the response file's JSON)
+    "$client" --timeout 300 "$@" >"$work/out" 2>"$work/err"
+    REQ_RC=$?
+    REQ_OUT=$(cat "$work/out")
+    REQ_ERR=$(cat "$work/err")
+    RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+}
+show() { printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 20; }
+# q EXPR: a Python expression on the last response `r`
+q() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); s={x["service"]: x for x in (r["services"] or [])}; print(eval(sys.argv[2]))' "$RESP" "$1" 2>&1; }
+inspect() { podman container inspect --format "$2" "$1" 2>/dev/null; }
+
+# ------------------------------------------------------------------ 1: up
+
+request up
+check "up: failed although podman-compose exited 0 (state $(q 'r["state"]'), exit_code $(q 'r["exit_code"]'))" \
+    test "$(q 'r["state"]')" = failed -a "$(q 'r["exit_code"]')" = 0 -a "$REQ_RC" -ne 0
+[ "$(q 'r["state"]')" = failed ] || show
+check "the reason names sick and crash: $(q 'r["reason"]')" \
+    eval '[[ $(q "r[\"reason\"]") == *sick* && $(q "r[\"reason\"]") == *crash* ]]'
+check "web settled ok and healthy: $(q 's["web"]["settled"], s["web"]["containers"][0]["health"]')" \
+    test "$(q 's["web"]["settled"], s["web"]["containers"][0]["health"], s["web"]["log"]')" = "('ok', 'healthy', None)"
+check "sick failed unhealthy, its log holds its marker: $(q 's["sick"]["settled"], s["sick"]["containers"][0]["health"], s["sick"]["problem"]')" \
+    eval '[ "$(q "s[\"sick\"][\"settled\"], s[\"sick\"][\"containers\"][0][\"health\"]")" = "('"'"'failed'"'"', '"'"'unhealthy'"'"')" ] &&
+          [ "$(q "\"$sick_mark\" in s[\"sick\"][\"log\"]")" = True ]'
+check "crash failed, exited with code 3, its log holds its marker: $(q 's["crash"]["problem"]')" \
+    eval '[ "$(q "s[\"crash\"][\"settled\"], s[\"crash\"][\"containers\"][0][\"state\"], s[\"crash\"][\"containers\"][0][\"exit_code\"]")" = "('"'"'failed'"'"', '"'"'exited'"'"', 3)" ] &&
+          [ "$(q "\"$crash_mark\" in s[\"crash\"][\"log\"]")" = True ]'
+check "the audit's failed up event has the services and no logs" \
+    python3 - "$audit" <<'PY'
+import json, sys
+last = [e for e in map(json.loads, open(sys.argv[1])) if e.get("verb") == "up" and e["event"] == "failed"][-1]
+svc = {s["service"]: s for s in last["detail"]["services"]}
+assert set(svc) == {"web", "sick", "crash"}, svc
+assert all("log" not in s for s in svc.values()), svc
+PY
+check "the escape byte in sick's log is JSON text, shown visibly by the client (no raw ESC on stdout/stderr)" \
+    eval '[ "$(q "chr(27) in s[\"sick\"][\"log\"]")" = True ] && ! grep -q $'"'"'\x1b'"'"' "$work/out" "$work/err"'
+
+# ------------------------------------------------------------------ 2: restart web
+
+web_c=${name}_web_1
+before=$(inspect "$web_c" '{{.State.StartedAt}}')
+request restart web
+after=$(inspect "$web_c" '{{.State.StartedAt}}')
+check "restart web: done, exit 0 (rc $REQ_RC)" test "$(q 'r["state"]')" = done -a "$REQ_RC" -eq 0
+[ "$REQ_RC" -eq 0 ] || show
+check "services holds web alone, ok, started after the request ($(q 's["web"]["containers"][0]["started_at"]') >= $(q 'r["requested_at"]'))" \
+    test "$(q 'list(s), s["web"]["settled"], s["web"]["containers"][0]["started_at"] >= r["requested_at"]')" = "(['web'], 'ok', True)"
+check "the web container really restarted ($before -> $after)" test -n "$after" -a "$after" != "$before"
+check "the client's text says how web settled" grep -q "web" "$work/out"
+
+# ------------------------------------------------------------------ 3: restart crash
+
+request restart crash
+check "restart crash: failed, services says exited with code 3 ($(q 's["crash"]["problem"]'))" \
+    test "$(q 'r["state"], s["crash"]["settled"], s["crash"]["containers"][0]["exit_code"]')" = "('failed', 'failed', 3)"
+
+# ------------------------------------------------------------------ nothing left
+
+trap - EXIT
+cleanup
+if [ -x "$repo/tools/e2e/leftovers.sh" ]; then
+    out=$("$repo/tools/e2e/leftovers.sh" "$name" 2>&1)
+    rc=$?
+    check "nothing of the run is left (tools/e2e/leftovers.sh $name)" test "$rc" -eq 0
+    [ "$rc" -eq 0 ] || printf '%s\n' "$out"
+fi
+echo "runtime: $(($(date +%s) - t_start)) s"
+if [ "$failures" -eq 0 ]; then echo "every check passed"; else echo "$failures check(s) FAILED"; fi
+[ "$failures" -eq 0 ]
