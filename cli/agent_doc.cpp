@@ -1,6 +1,9 @@
 #include "cli/agent_doc.hpp"
 
+#include <algorithm>
 #include <sstream>
+
+#include "cli/request_wait.hpp"
 
 namespace hb::cli {
 namespace {
@@ -76,6 +79,19 @@ bool verb_offered(Verb verb, const Config& config) {
     return true;
 }
 
+int tool_timeout_seconds(const Config& config) {
+    // Longest a call waits: held for a person until the TTL plus the
+    // client's grace (cli/request_wait.hpp), or up to the default 120 s to
+    // be taken up, whichever is longer; then the longest verb's run, whose
+    // timeout covers its settle step too (executor/settle.hpp).
+    int longest = std::max(config.timeouts.default_seconds, config.timeouts.rebuild_seconds);
+    for (const auto& [verb, seconds] : config.timeouts.per_verb)
+        longest = std::max(longest, seconds);
+    const int wait =
+        std::max(config.limits.ttl_seconds + static_cast<int>(kPendingGrace.count()), 120);
+    return (wait + longest + 99) / 100 * 100;
+}
+
 std::string render_agent_doc(const Config& config, const exec::Policy& policy,
                              const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
@@ -101,7 +117,9 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "    claude mcp add hostbridge -- " << spool_rel << "/bin/hostbridge-agent mcp\n\n"
       << "Codex (`~/.codex/config.toml`): `[mcp_servers.hostbridge]` with `command = \""
       << spool_rel << "/bin/hostbridge-agent\"`, `args = [\"mcp\"]` and\n"
-      << "`tool_timeout_sec = 1800` (a rebuild can take that long). Each verb below is a\n"
+      << "`tool_timeout_sec = " << tool_timeout_seconds(config)
+      << "` (a held request waits for a person, then runs up to its timeout). Each verb\nbelow is "
+         "a "
       << "tool; refusals come back as tool errors that say why and what to do. Where\n"
       << "there is no shell, `" << spool_rel << "/bin/hostbridge-agent request VERB [SERVICE]`\n"
       << "is the same client as `request`.\n\n"

@@ -22,4 +22,9 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
 // the same verbs.
 bool verb_offered(Verb verb, const Config& config);
 
+// What an MCP client's tool-call timeout must be for this install: the
+// longest a call can wait (held for a person, then run), rounded up to
+// 100 s. 1900 with the defaults (600 s TTL + 10 s grace + 1200 s rebuild).
+int tool_timeout_seconds(const Config& config);
+
 }  // namespace hb::cli
