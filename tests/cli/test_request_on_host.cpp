@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -88,11 +89,23 @@ class RequestOnHost : public ::testing::Test {
         ASSERT_TRUE(WIFSTOPPED(status));
     }
 
+    // Bounded: a client left waiting on a request some drain took up but
+    // never answered would otherwise hang the test until ctest's timeout
+    // with its output lost (a sanitized loaded run did, once: issue 26).
     static Finished resume_and_wait(const Client& c) {
         ::kill(c.pid, SIGCONT);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
         int status = 0;
-        while (::waitpid(c.pid, &status, 0) == c.pid && !WIFEXITED(status) &&
-               !WIFSIGNALED(status)) {
+        for (;;) {
+            const pid_t done = ::waitpid(c.pid, &status, WNOHANG);
+            if (done == c.pid && (WIFEXITED(status) || WIFSIGNALED(status))) break;
+            if (std::chrono::steady_clock::now() >= deadline) {
+                ::kill(c.pid, SIGKILL);
+                ::waitpid(c.pid, &status, 0);
+                return {-2, read_file(c.out_file),
+                        "(the client was still waiting after 90 s)\n" + read_file(c.err_file)};
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(c.out_file),
                 read_file(c.err_file)};
@@ -108,7 +121,9 @@ class RequestOnHost : public ::testing::Test {
         options.timeout = std::chrono::seconds(60);
         options.env_set = home.env();
         auto ran = cli::run_process(argv, options);
-        ASSERT_TRUE(ran && ran->exit_code == 0) << (ran ? ran->err : ran.error().message);
+        ASSERT_TRUE(ran && !ran->timed_out && ran->exit_code == 0)
+            << (ran ? (ran->timed_out ? "the drain ran past 60 s\n" : "") + ran->err
+                    : ran.error().message);
     }
 
     // What the agent does from its container: a whole new file renamed over
@@ -138,7 +153,7 @@ class RequestOnHost : public ::testing::Test {
 TEST_F(RequestOnHost, AnAnswerTheExecutorWroteIsReportedAsItIs) {
     Client c = start({"status"});
     ASSERT_FALSE(published().empty());
-    drain();
+    ASSERT_NO_FATAL_FAILURE(drain());
     Finished f = resume_and_wait(c);
     EXPECT_EQ(f.code, 0) << f.err;
     EXPECT_EQ(f.err.find("audit log"), std::string::npos) << f.err;
@@ -150,7 +165,7 @@ TEST_F(RequestOnHost, AForgedDoneOverARefusalIsReportedAsTheRefusalTheLogRecords
     const std::string name = published();
     ASSERT_FALSE(name.empty());
     stop(c);
-    drain();
+    ASSERT_NO_FATAL_FAILURE(drain());
     const std::string real = read_file(project.spool() + "/responses/" + name + ".response.json");
     ASSERT_NE(real.find("\"denied\""), std::string::npos) << real;
     forge(name, done_answer(name, "restarted nosuch\n"));
