@@ -137,13 +137,24 @@ Home::Home(const std::string& r)
 }
 
 std::vector<std::string> Home::env() const {
-    return {"HOME=" + home,
-            "XDG_CONFIG_HOME=" + config_home,
-            "XDG_STATE_HOME=" + state_home,
-            "XDG_RUNTIME_DIR=" + runtime_dir,
-            "SHELL=/bin/bash",
-            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            "LC_ALL=C.UTF-8"};
+    std::vector<std::string> e = {
+        "HOME=" + home,
+        "XDG_CONFIG_HOME=" + config_home,
+        "XDG_STATE_HOME=" + state_home,
+        "XDG_RUNTIME_DIR=" + runtime_dir,
+        "SHELL=/bin/bash",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "LC_ALL=C.UTF-8"};
+    // A sanitized build's options, as run-tests sets them (as the executor
+    // fixtures do, tests/executor/drain_fixture.hpp). Without them a
+    // sanitized `hostbridge request` ran LeakSanitizer at exit, whose
+    // stop-the-world hung under load one run in about seven (issue 26:
+    // RequestOnHost.AnAnswerTheExecutorWroteIsReportedAsItIs, the client
+    // traced by its own LSan thread with /proc/PID/task open, never exiting).
+    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+        if (const char* value = std::getenv(name)) e.push_back(std::string(name) + "=" + value);
+    }
+    return e;
 }
 
 Prompted Home::hostbridge_on_a_terminal(const std::vector<std::string>& args,

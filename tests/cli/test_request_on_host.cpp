@@ -53,21 +53,27 @@ class RequestOnHost : public ::testing::Test {
                                          "--timeout",
                                          "60"};
         args.insert(args.end(), request.begin(), request.end());
-        const std::vector<std::string> environment = home.env();
+        // Everything the child needs is made before fork(): between fork and
+        // exec only async-signal-safe calls (no malloc in a sanitized
+        // child of a threaded parent).
+        std::vector<std::string> environment = home.env();
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        std::vector<char*> envp;
+        for (auto& e : environment) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        const int out = ::open(c.out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int err = ::open(c.err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         c.pid = ::fork();
         if (c.pid == 0) {
-            ::clearenv();
-            for (const auto& e : environment) ::putenv(::strdup(e.c_str()));
-            const int out = ::open(c.out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            const int err = ::open(c.err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
             ::dup2(out, STDOUT_FILENO);
             ::dup2(err, STDERR_FILENO);
-            std::vector<char*> argv;
-            for (auto& a : args) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
+            ::execve(argv[0], argv.data(), envp.data());
             ::_exit(127);
         }
+        ::close(out);
+        ::close(err);
         return c;
     }
 
