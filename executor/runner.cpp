@@ -185,11 +185,15 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
     return result;
 }
 
-RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
-                      std::chrono::milliseconds grace, const std::string& workdir,
-                      const std::vector<std::string>& extra_env) {
+namespace {
+
+// Spawn and wait, a spawn failure reported as a RunResult: what
+// run_command and run_query share.
+RunResult spawn_and_wait(const Argv& argv, int log_fd, int stderr_fd,
+                         std::chrono::milliseconds timeout, std::chrono::milliseconds grace,
+                         const std::string& workdir, const std::vector<std::string>& extra_env) {
     const auto start = Clock::now();
-    auto child = Child::spawn(argv, log_fd, workdir, extra_env);
+    auto child = Child::spawn(argv, log_fd, workdir, extra_env, stderr_fd);
     if (!child) {
         RunResult failed;
         failed.error = child.error().message;
@@ -199,16 +203,16 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
     return child->wait(timeout, grace);
 }
 
+}  // namespace
+
+RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
+                      std::chrono::milliseconds grace, const std::string& workdir,
+                      const std::vector<std::string>& extra_env) {
+    return spawn_and_wait(argv, log_fd, -1, timeout, grace, workdir, extra_env);
+}
+
 RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout) {
-    const auto start = Clock::now();
-    auto child = Child::spawn(argv, out_fd, {}, {}, err_fd);
-    if (!child) {
-        RunResult failed;
-        failed.error = child.error().message;
-        failed.duration_ms = ms_since(start);
-        return failed;
-    }
-    return child->wait(timeout, kDefaultKillGrace);
+    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {}, {});
 }
 
 std::vector<std::string> child_environment() {
