@@ -100,7 +100,8 @@ std::string visible_member(const json& object, const char* key) {
     return it != object.end() && it->is_string() ? cli::visible(it->get<std::string>()) : "?";
 }
 
-// One line per service of a settle step (docs/PROTOCOL.md, `services`), its
+// One line per service of a settle step or of status and health's look
+// (docs/PROTOCOL.md, `services`), its
 // problem, and the last log lines of one that did not settle.
 std::string services_text(const json& services) {
     std::string text;

@@ -24,6 +24,10 @@ struct VerbText {
     ArgKind arg;
     const char* compose;  // backend "compose"
     const char* script;   // backend "script" (the stack), or no manifest
+    // compose with verified outcomes (the manifest's `verified_outcomes`:
+    // bridge.json has `settle`); nullptr: `compose`, plus kSettles for a verb
+    // the settle step follows (executor/settle.hpp).
+    const char* verified;
     bool read_only;
     bool destructive;
     bool idempotent;
@@ -34,29 +38,40 @@ constexpr const char* kPingDoes =
 constexpr const char* kJoinNetworkDoes =
     "Connects the agent's own container to the application's network, so services answer by "
     "name.";
+constexpr const char* kSettles =
+    " The answer waits until the services it touched settled: done only when each runs "
+    "(healthy where it has a healthcheck; restarted, or on the new image, where that was "
+    "asked); otherwise failed, naming each service that is not, with its last log lines.";
 constexpr std::array<VerbText, 10> kVerbs = {{
-    {"ping", ArgKind::None, kPingDoes, kPingDoes, true, false, true},
+    {"ping", ArgKind::None, kPingDoes, kPingDoes, nullptr, true, false, true},
     {"status", ArgKind::None, "Lists this project's containers and their state (`compose ps`).",
-     "Asks the project's stack script for the state of its services (`status`).", true, false,
-     true},
+     "Asks the project's stack script for the state of its services (`status`).",
+     "Reports each service of this project: per container its state, health as last checked, "
+     "restarts, image and start time (in `services`), then the `compose ps` text.",
+     true, false, true},
     {"health", ArgKind::None,
      "The same list as `status` (`compose ps`): a container's state, and its healthcheck's "
      "status where the engine shows one; it runs no check of its own.",
-     "Asks the project's stack script whether the application is healthy (`health`).", true, false,
-     true},
+     "Asks the project's stack script whether the application is healthy (`health`).",
+     "Runs each running container's healthcheck once, then answers done only when every "
+     "service runs and is healthy or has no healthcheck (the text says which have none); "
+     "otherwise failed, naming each service that is not, with its last log lines.",
+     true, false, true},
     {"logs", ArgKind::Service, "Returns the last 200 lines of one service's log.",
-     "Asks the project's stack script for one service's logs.", true, false, true},
+     "Asks the project's stack script for one service's logs.", nullptr, true, false, true},
     {"up", ArgKind::None,
      "Starts this project's containers (`compose up -d --no-build`). Builds nothing: a "
      "service whose image is missing does not start until `rebuild` made it.",
-     "Asks the project's stack script to start the application (`start`).", false, false, true},
+     "Asks the project's stack script to start the application (`start`).", nullptr, false, false,
+     true},
     {"down", ArgKind::None,
      "Stops this project's containers (`compose stop`); they and their data stay.",
-     "Asks the project's stack script to stop the application (`stop`).", false, true, true},
+     "Asks the project's stack script to stop the application (`stop`).", nullptr, false, true,
+     true},
     {"restart", ArgKind::Service,
      "Restarts one service's container: it picks up code bind-mounted from the checkout, but "
      "not a new image (that is `rebuild`) nor a change of the compose file.",
-     "Asks the project's stack script to restart one service.", false, true, false},
+     "Asks the project's stack script to restart one service.", nullptr, false, true, false},
     {"rebuild", ArgKind::Buildable,
      "Builds one service's image from a host-owned copy of its build context (its "
      "Containerfile is checked first: no bind, secret or ssh mounts, a cache mount only with "
@@ -66,16 +81,22 @@ constexpr std::array<VerbText, 10> kVerbs = {{
      "Asks the project's stack script to rebuild one service's image and recreate it (from a "
      "host-owned, checked copy of its build context where the install recorded one). Slow "
      "(minutes): batch your edits, one rebuild after several changes.",
-     false, true, false},
+     nullptr, false, true, false},
     {"init", ArgKind::None, "Not offered with compose: the host refuses it.",
      "Asks the project's stack script to initialise the application; this resets its seed "
      "data (destroys data).",
-     false, true, false},
-    {"join-network", ArgKind::None, kJoinNetworkDoes, kJoinNetworkDoes, false, false, true},
+     nullptr, false, true, false},
+    {"join-network", ArgKind::None, kJoinNetworkDoes, kJoinNetworkDoes, nullptr, false, false,
+     true},
 }};
 
-const char* verb_does(const Manifest& m, const VerbText& v) {
-    return m.backend == "compose" ? v.compose : v.script;
+std::string verb_does(const Manifest& m, const VerbText& v) {
+    if (m.backend != "compose") return v.script;
+    if (!m.verified_outcomes) return v.compose;
+    if (v.verified != nullptr) return v.verified;
+    const std::string verb = v.verb;
+    const bool settles = verb == "up" || verb == "restart" || verb == "rebuild";
+    return std::string(v.compose) + (settles ? kSettles : "");
 }
 
 const VerbText* verb_text(const std::string& verb) {
@@ -198,6 +219,7 @@ Manifest parse_manifest(const std::string& text) {
     m.services = names_of(j, "services");
     m.buildable = names_of(j, "buildable");
     if (j.contains("backend") && j["backend"].is_string()) m.backend = j["backend"];
+    m.verified_outcomes = j.contains("verified_outcomes") && j["verified_outcomes"] == true;
     m.mutating_count = int_at(j, {"limits", "mutating", "count"});
     m.mutating_seconds = int_at(j, {"limits", "mutating", "seconds"});
     m.read_only_count = int_at(j, {"limits", "read_only", "count"});
@@ -239,9 +261,10 @@ json tool_list(const Manifest& m, bool structured) {
           {"services",
            {{"type", "array"},
             {"description",
-             "After up, restart and rebuild: per service, whether it settled (ok, failed, "
-             "waiting), its problem, its containers (state, health, restarts, image, "
-             "started_at) and, when it did not settle, its last log lines."},
+             "After up, restart, rebuild, status and health: per service, whether it is as "
+             "it should be (ok, failed, waiting), its problem, its containers (state, health, "
+             "restarts, image, started_at) and, when it failed a change or a health check, "
+             "its last log lines."},
             {"items", {{"type", "object"}}}}}}},
         {"required", {"state", "request", "duration_ms"}}};
     for (const auto& info : m.verbs) {
@@ -345,11 +368,13 @@ std::string_view tool_instructions() {
            "does not answer, it is not running: tell them too.";
 }
 
-std::string tool_description_of(const std::string& verb, const std::string& backend) {
+std::string tool_description_of(const std::string& verb, const std::string& backend,
+                                bool verified_outcomes) {
     const VerbText* v = verb_text(verb);
     if (v == nullptr) return {};
     Manifest m;
     m.backend = backend;
+    m.verified_outcomes = verified_outcomes;
     return verb_does(m, *v);
 }
 

@@ -31,6 +31,9 @@ struct Manifest {
     std::vector<std::string> services;
     std::vector<std::string> buildable;
     std::string backend;  // "compose", "script" or empty
+    // compose with the settle step and the structured status and health
+    // (bridge.json's `settle`; docs/COMPOSE.md, "Verified outcomes")
+    bool verified_outcomes = false;
     int mutating_count = 0, mutating_seconds = 0;
     int read_only_count = 0, read_only_seconds = 0;
     int ttl_seconds = 0;
@@ -44,7 +47,8 @@ std::string_view tool_instructions();
 
 // What tool `verb` is said to do with `backend` ("compose", "script" or
 // empty), for tests/agent/test_tool_texts.cpp; empty for an unknown verb.
-std::string tool_description_of(const std::string& verb, const std::string& backend);
+std::string tool_description_of(const std::string& verb, const std::string& backend,
+                                bool verified_outcomes = false);
 
 // Parses the manifest's text; an unusable one yields the default manifest
 // (every verb, services as free names of the right shape) with `problem`

@@ -95,6 +95,8 @@ int tool_timeout_seconds(const Config& config) {
 std::string render_agent_doc(const Config& config, const exec::Policy& policy,
                              const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
+    // The settle step and the structured status and health (executor/settle.hpp).
+    const bool verified = compose && config.settle.has_value();
     const std::string req = spool_rel + "/request";
     const std::string example = config.services.empty() ? "api" : config.services.front();
     std::ostringstream o;
@@ -126,9 +128,16 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "## Verbs\n\n"
       << "| verb | argument | what the host does |\n|---|---|---|\n"
       << "| `ping` | none | answers `pong`; runs nothing (checks the bridge is alive) |\n"
-      << "| `status` | none | shows the state of the containers |\n"
+      << "| `status` | none | "
+      << (verified ? "each service's containers: state, health, restarts, image, start time "
+                     "(`services`), then the `ps` text"
+                   : "shows the state of the containers")
+      << " |\n"
       << "| `health` | none | "
-      << (compose ? "shows the state of the containers" : "runs the project's health check")
+      << (verified  ? "runs each healthcheck once; `done` only when every service runs, healthy "
+                      "where it has a check; `failed` names the others, with their last log lines"
+          : compose ? "shows the state of the containers"
+                    : "runs the project's health check")
       << " |\n"
       << "| `logs` | a service | "
       << (compose ? "the last 200 lines of the service's log" : "the service's recent logs")
@@ -157,6 +166,14 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "refuse a verb; the\nanswer then says why.\n\n"
       << "Services: " << join(config.services) << "\n\n"
       << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n";
+    if (verified) {
+        o << "After `up`, `restart` and `rebuild` exit 0, the host waits (at most "
+          << config.settle->seconds << " s) until the\nservices they touched settled: the "
+          << "answer is `done` only when each runs, healthy\nwhere it has a healthcheck, "
+          << "restarted or on the new image where that was asked;\notherwise `failed`, naming "
+          << "the service, with its last log lines. The answer's\n`services` (and the first "
+          << "lines of the text) say what the engine found.\n\n";
+    }
     if (compose) {
         // What the host's screen refuses (docs/BUILDS.md), so an honest
         // Containerfile is written to pass it.

@@ -59,6 +59,7 @@ std::string render_agent_manifest(const Config& config, const exec::Policy& poli
         {"hostbridge", std::string(kVersion)},
         {"spool", spool_rel},
         {"backend", compose ? "compose" : "script"},
+        {"verified_outcomes", config.settle.has_value()},
         {"verbs", verbs},
         {"services", config.services},
         {"buildable", config.buildable},

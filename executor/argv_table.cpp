@@ -180,6 +180,10 @@ bool settles(Verb verb, const Config& config) {
     return config.settle && (verb == Verb::Up || verb == Verb::Restart || verb == Verb::Rebuild);
 }
 
+bool looks(Verb verb, const Config& config) {
+    return config.settle && (verb == Verb::Status || verb == Verb::Health);
+}
+
 Argv settle_list(const Config& config) {
     const SettleSettings& s = *config.settle;
     return {s.engine,
@@ -257,6 +261,10 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
         for (const std::string& word : step.argv) line += (line.empty() ? "" : " ") + word;
         out += line;
     }
+    // The engine queries that follow (executor/settle.hpp), in words.
+    if (settles(verb, config)) out += ", then the settle step (docs/ARGV-TABLE.md, \"Settling\")";
+    if (looks(verb, config))
+        out += ", then one look at the services (docs/ARGV-TABLE.md, \"Settling\")";
     return out;
 }
 

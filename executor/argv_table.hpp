@@ -50,6 +50,9 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
 // and hex_id() (ipc/inspect_wire.hpp) wrote it back: 64 lowercase hex
 // digits, checked here again; a row with a bad id is nullopt.
 bool settles(Verb verb, const Config& config);
+// With config.settle, `status` and `health` end with one look at the
+// services through the same rows (`health` runs each healthcheck first).
+bool looks(Verb verb, const Config& config);
 // `$ENGINE ps -a -q --no-trunc --filter label=com.docker.compose.project=$PROJECT`
 Argv settle_list(const Config& config);
 // `$ENGINE container inspect ID...`, read in the sandbox (executor/inspect_client.hpp).
@@ -73,7 +76,8 @@ std::string image_id_file(const Config& config, std::string_view service);
 Config symbolic_config(Config config);
 
 // What argv_for would run, in those names, words joined by spaces (steps
-// joined by " && ", meaning: the next only when this one succeeded); a denial's
+// joined by " && ", meaning: the next only when this one succeeded; the
+// settle step or the look named after them in words); a denial's
 // reason text, or "nothing (answered by the executor)" for ping (whose dry
 // run executor/decide.cpp answers `pong` instead).
 std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config);

@@ -198,11 +198,12 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     }
 
     // Only a plan that ran to its end settles: the engine is asked how the
-    // services it touched came out, whatever the compose CLI said.
+    // services it touched came out, whatever the compose CLI said. status
+    // and health: the `ps` text for people, then the services as facts.
     std::optional<SettleOutcome> settled;
-    if (result.status == RunResult::Status::Exited && result.exit_code == 0 &&
-        settles(verb, config)) {
-        const auto settle_start = std::chrono::steady_clock::now();
+    const bool ran_to_end = result.status == RunResult::Status::Exited && result.exit_code == 0;
+    const auto asked_at = std::chrono::steady_clock::now();
+    if (ran_to_end && settles(verb, config)) {
         std::optional<std::size_t> arg;
         if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
         SettleGoal goal = settle_goal(verb, arg, config, since_ns);
@@ -214,10 +215,12 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             }
         }
         settled = settle(config, goal, log->get(), deadline);
-        duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::steady_clock::now() - settle_start)
-                           .count();
+    } else if (ran_to_end && looks(verb, config)) {
+        settled = look(config, verb, log->get(), deadline);
     }
+    duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - asked_at)
+                       .count();
     result.duration_ms = duration_ms;
 
     Decision d;

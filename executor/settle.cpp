@@ -234,76 +234,148 @@ std::vector<ServiceReport> judge_services(const std::vector<ContainerFacts>& fac
     return reports;
 }
 
+namespace {
+
+// "web: exited with status 1; db: no container": the services not Good.
+std::string problems(const std::vector<ServiceReport>& services) {
+    std::string list;
+    for (const ServiceReport& r : services) {
+        if (r.standing == Standing::Good) continue;
+        list += (list.empty() ? "" : "; ") + r.service + ": " + r.problem;
+    }
+    return list;
+}
+
+bool any_waiting(const std::vector<ServiceReport>& services) {
+    return std::any_of(services.begin(), services.end(),
+                       [](const ServiceReport& r) { return r.standing == Standing::Waiting; });
+}
+
+bool all_good(const std::vector<ServiceReport>& services) {
+    return !services.empty() &&
+           std::all_of(services.begin(), services.end(),
+                       [](const ServiceReport& r) { return r.standing == Standing::Good; });
+}
+
+// podman runs healthchecks from systemd timers; where none run (no systemd
+// as PID 1), a check would never be run. Those of running containers that
+// `wanted` picks, once each; whether any ran.
+template <typename Wanted>
+bool run_healthchecks(const Config& config, const std::vector<ContainerFacts>& facts, Wanted wanted,
+                      int log_fd, Clock::time_point deadline) {
+    bool ran = false;
+    for (const ContainerFacts& c : facts) {
+        if (!c.labelled || c.state != ContainerState::Running || !wanted(c)) continue;
+        if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
+            (void)run_query(*row, log_fd, log_fd, std::min(kQueryTimeout, left_until(deadline)));
+            ran = true;
+        }
+    }
+    return ran;
+}
+
+// What the services that are not Good printed last, so the agent need not ask.
+void attach_logs(const Config& config, std::vector<ServiceReport>& services,
+                 Clock::time_point deadline) {
+    const auto log_deadline = std::min(deadline, Clock::now() + kQueryTimeout);
+    for (ServiceReport& r : services) {
+        if (r.standing == Standing::Good || r.containers.empty()) continue;
+        r.log = last_lines(config, r.containers.front(), log_deadline);
+    }
+}
+
+void note(int log_fd, const std::string& line) {
+    [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
+}
+
+}  // namespace
+
 SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
                      Clock::time_point deadline) {
     const int seconds = config.settle->seconds;
     // Queries may run to the verb's own deadline; the waiting ends at `soft`,
     // so the last look at the services happens when the wait is over.
     const Clock::time_point soft = std::min(deadline, Clock::now() + std::chrono::seconds(seconds));
-    const auto note = [&](const std::string& line) {
-        [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
-    };
-    note("waiting up to " + std::to_string(seconds) + " s for the services to settle");
+    note(log_fd, "waiting up to " + std::to_string(seconds) + " s for the services to settle");
     SettleOutcome out;
     std::string last_error;
     for (;;) {
         auto facts = ask_engine(config, log_fd, deadline);
-        bool waiting = true;
         if (facts) {
             last_error.clear();
             out.services = judge_services(*facts, goal, config);
-            waiting =
-                std::any_of(out.services.begin(), out.services.end(),
-                            [](const ServiceReport& r) { return r.standing == Standing::Waiting; });
             // A failed service does not end the wait for the others: the
             // answer should say how every service ended, not "starting"
             // (tests/e2e/settle.sh caught web and sick cut short by crash).
-            if (!waiting) break;
+            if (!any_waiting(out.services)) break;
         } else {
             last_error = facts.error().message;
-            note(last_error);
+            note(log_fd, last_error);
         }
         if (left_until(soft) <= milliseconds(0)) break;
-        // podman runs healthchecks from systemd timers; where none run
-        // (no systemd as PID 1), a starting service would never turn healthy.
-        for (const ServiceReport& r : out.services) {
-            for (const ContainerFacts& c : r.containers) {
-                if (c.state != ContainerState::Running || c.health != ContainerHealth::Starting)
-                    continue;
-                if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
-                    (void)run_query(*row, log_fd, log_fd,
-                                    std::min(kQueryTimeout, left_until(deadline)));
-                }
-            }
+        if (facts) {
+            run_healthchecks(
+                config, *facts,
+                [](const ContainerFacts& c) { return c.health == ContainerHealth::Starting; },
+                log_fd, deadline);
         }
         std::this_thread::sleep_for(std::min(kPollInterval, left_until(soft)));
     }
 
-    out.ok = last_error.empty() && !out.services.empty() &&
-             std::all_of(out.services.begin(), out.services.end(),
-                         [](const ServiceReport& r) { return r.standing == Standing::Good; });
+    out.ok = last_error.empty() && all_good(out.services);
     if (out.ok) return out;
     if (!last_error.empty()) {
         out.reason = "cannot tell whether the services settled: " + last_error;
     } else {
-        std::string list;
-        for (const ServiceReport& r : out.services) {
-            if (r.standing == Standing::Good) continue;
-            list += (list.empty() ? "" : "; ") + r.service + ": " + r.problem;
+        out.reason =
+            (any_waiting(out.services) ? "did not settle within " + std::to_string(seconds) + " s: "
+                                       : std::string("did not settle: ")) +
+            problems(out.services);
+    }
+    attach_logs(config, out.services, deadline);
+    return out;
+}
+
+SettleOutcome look(const Config& config, Verb verb, int log_fd, Clock::time_point deadline) {
+    const bool health = verb == Verb::Health;
+    SettleGoal goal;
+    for (std::size_t i = 0; i < config.services.size(); ++i) goal.services.push_back(i);
+    SettleOutcome out;
+    auto facts = ask_engine(config, log_fd, deadline);
+    if (facts && health &&
+        run_healthchecks(
+            config, *facts,
+            [](const ContainerFacts& c) { return c.health != ContainerHealth::None; }, log_fd,
+            deadline)) {
+        facts = ask_engine(config, log_fd, deadline);
+    }
+    if (!facts) {
+        out.reason = "cannot tell how the services are: " + facts.error().message;
+        note(log_fd, out.reason);
+        return out;
+    }
+    out.services = judge_services(*facts, goal, config);
+    for (const ServiceReport& r : out.services) {
+        std::string line = r.service + ": ";
+        if (r.standing != Standing::Good) {
+            line += r.problem;
+        } else {
+            const bool checked = std::any_of(
+                r.containers.begin(), r.containers.end(),
+                [](const ContainerFacts& c) { return c.health != ContainerHealth::None; });
+            line += checked ? "running, healthy" : "running, no healthcheck";
         }
-        const bool timed_out =
-            std::any_of(out.services.begin(), out.services.end(),
-                        [](const ServiceReport& r) { return r.standing == Standing::Waiting; });
-        out.reason = (timed_out ? "did not settle within " + std::to_string(seconds) + " s: "
-                                : std::string("did not settle: ")) +
-                     list;
+        note(log_fd, line);
     }
-    // What the failing service printed last, so the agent need not ask.
-    const auto log_deadline = std::min(deadline, Clock::now() + kQueryTimeout);
-    for (ServiceReport& r : out.services) {
-        if (r.standing == Standing::Good || r.containers.empty()) continue;
-        r.log = last_lines(config, r.containers.front(), log_deadline);
+    if (!health) {
+        out.ok = true;  // status reports; how the services are is its answer
+        return out;
     }
+    out.ok = all_good(out.services);
+    if (out.ok) return out;
+    out.reason = (any_waiting(out.services) ? "not healthy yet: " : "not healthy: ") +
+                 problems(out.services);
+    attach_logs(config, out.services, deadline);
     return out;
 }
 

@@ -72,6 +72,16 @@ struct SettleOutcome {
 SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
                      std::chrono::steady_clock::time_point deadline);
 
+// `status` and `health` on an install with `settle` (looks() in
+// executor/argv_table.hpp): after the `ps` row exited 0, one look at every
+// service, no waiting. `health` first runs the healthcheck of each running
+// container that has one (podman: nothing else runs them here) and asks
+// again, so what it reports is fresh. `ok` for status: the engine answered;
+// for health: every service running, and healthy where it has a check.
+// One line per service goes to `log_fd`, so the text says it too.
+SettleOutcome look(const Config& config, Verb verb, int log_fd,
+                   std::chrono::steady_clock::time_point deadline);
+
 // The `services` array of the response and the audit record
 // (docs/PROTOCOL.md): per service, its containers' id (12 hex digits),
 // state, health, restart count, image (12 hex digits) and start time; the

@@ -82,12 +82,49 @@ TEST(ToolTexts, ComposeRestartAndUpSayWhatTheyDoNot) {
     EXPECT_TRUE(says("down", "`compose stop`"));
 }
 
-// `health` claims no check of its own exactly while its row is `status`'s.
+// Without `settle`, `health` claims no check of its own exactly while its
+// row is `status`'s and nothing follows it.
 TEST(ToolTexts, ComposeHealthSaysItIsTheStatusListWhileItsRowIs) {
     const Config c = compose_config();
+    ASSERT_FALSE(hb::exec::looks(Verb::Health, c));
     EXPECT_EQ(plan_of(Verb::Health, std::nullopt, c), plan_of(Verb::Status, std::nullopt, c));
     EXPECT_TRUE(says("health", "The same list as `status`"));
     EXPECT_TRUE(says("health", "runs no check of its own"));
+}
+
+// With `settle` (the manifest's verified_outcomes) the executor follows the
+// rows with its engine queries: each text claims exactly what looks() and
+// settles() say runs.
+TEST(ToolTexts, WithVerifiedOutcomesEachTextSaysWhatTheEngineQueriesDo) {
+    Config c = compose_config();
+    c.settle = hb::SettleSettings{"/usr/bin/podman", "demo-app", 30};
+    const auto verified = [](const std::string& verb, const std::string& text) {
+        return hb::agent::tool_description_of(verb, "compose", true).find(text) !=
+               std::string::npos;
+    };
+    ASSERT_TRUE(hb::exec::looks(Verb::Health, c));
+    EXPECT_TRUE(verified("health", "healthcheck once"));
+    EXPECT_TRUE(verified("health", "which have none"));
+    EXPECT_FALSE(verified("health", "runs no check"));
+    ASSERT_TRUE(hb::exec::looks(Verb::Status, c));
+    EXPECT_TRUE(verified("status", "(in `services`)"));
+    for (const Verb verb : {Verb::Up, Verb::Restart, Verb::Rebuild, Verb::Down, Verb::Logs}) {
+        const std::string name(hb::verb_name(verb));
+        EXPECT_EQ(verified(name, "waits until the services it touched settled"),
+                  hb::exec::settles(verb, c))
+            << name;
+        EXPECT_FALSE(says(name, "settled")) << name;  // not without settle
+    }
+    hb::agent::Manifest m = hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", "verified_outcomes": true,
+            "verbs": [{"verb": "health", "mode": "auto"}]})");
+    EXPECT_TRUE(m.verified_outcomes);
+    EXPECT_NE(
+        hb::agent::tool_list(m, true)[0]["description"].get<std::string>().find("healthcheck once"),
+        std::string::npos);
+    m = hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", "verified_outcomes": "yes", "verbs": []})");
+    EXPECT_FALSE(m.verified_outcomes);  // only JSON true
 }
 
 TEST(ToolTexts, ComposeLogsSaysHowManyLinesItsRowAsksFor) {

@@ -163,6 +163,36 @@ TEST_F(ComposeInstall, ApproveRendersANewBindSourceAsItsPinWhenTheInstallPins) {
         << read_file(rendered("compose.yaml"));
 }
 
+// Where install writes `settle` (podman-compose, podman found), the agent
+// is told of the verified outcomes and the structured status and health in
+// both AGENT.md and the tool manifest; where it does not, of neither.
+TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHasSettle) {
+    if (::access("/usr/bin/podman-compose", X_OK) != 0 || ::access("/usr/bin/podman", X_OK) != 0)
+        GTEST_SKIP() << "no /usr/bin/podman-compose or /usr/bin/podman";
+    std::vector<std::string> args = {"install",       "--project-dir", project.dir,
+                                     "--backend",     "compose",       "--compose-file",
+                                     project.compose, "--compose-cmd", "/usr/bin/podman-compose",
+                                     "--no-systemd"};
+    if (::geteuid() == 0) args.push_back("--allow-root");
+    Ran installed = home.hostbridge(args);
+    ASSERT_EQ(installed.code, 0) << installed.out << installed.err;
+    ASSERT_TRUE(home.bridge_json("demo-app").contains("settle"));
+    const auto manifest =
+        nlohmann::json::parse(read_file(project.spool() + "/bin/hostbridge-agent.json"));
+    EXPECT_EQ(manifest["verified_outcomes"], true);
+    const std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_TRUE(contains(doc, "runs each healthcheck once")) << doc;
+    EXPECT_TRUE(contains(doc, "until the\nservices they touched settled")) << doc;
+
+    Ran plain = install();  // the fixture's stand-in compose command: no settle
+    ASSERT_EQ(plain.code, 0) << plain.out << plain.err;
+    ASSERT_FALSE(home.bridge_json("demo-app").contains("settle"));
+    EXPECT_EQ(nlohmann::json::parse(
+                  read_file(project.spool() + "/bin/hostbridge-agent.json"))["verified_outcomes"],
+              false);
+    EXPECT_FALSE(contains(read_file(project.spool() + "/AGENT.md"), "settled"));
+}
+
 TEST_F(ComposeInstall, WhatTheStrictReaderRefusesCannotBeApproved) {
     ASSERT_EQ(install().code, 0);
     const std::string before = home.bridge_json("demo-app").dump();

@@ -16,7 +16,11 @@
 #     start time after the request, and the container really restarted;
 #  3. `restart crash` is failed with exit code 3 in services;
 #  4. a forged marker with an escape byte in a log line arrives as JSON
-#     text (the response stays valid JSON).
+#     text (the response stays valid JSON);
+#  5. `status` is done and carries every service's facts (web ok, sick
+#     unhealthy, crash exited) with a line each in the text, no logs;
+#     `health` runs web's healthcheck itself (its last run is after the
+#     request) and is failed naming crash and sick, with sick's log lines.
 # Rootful podman as root, rootless otherwise; examples/demo-app's
 # containers.conf. Everything is named after hbst<pid> and removed on exit.
 # Exit 77, reason printed, where podman, podman-compose or a static busybox
@@ -190,6 +194,42 @@ check "the client's text says how web settled" grep -q "web" "$work/out"
 request restart crash
 check "restart crash: failed, services says exited with code 3 ($(q 's["crash"]["problem"]'))" \
     test "$(q 'r["state"], s["crash"]["settled"], s["crash"]["containers"][0]["exit_code"]')" = "('failed', 'failed', 3)"
+
+# ------------------------------------------------------------------ 4: status and health
+
+request status
+check "status: done with every service in services ($(q 'sorted(s)'))" \
+    test "$(q 'r["state"], sorted(s)')" = "('done', ['crash', 'sick', 'web'])"
+[ "$REQ_RC" -eq 0 ] || show
+check "status says web ok, sick unhealthy, crash exited ($(q '[(k, v["problem"]) for k, v in sorted(s.items())]'))" \
+    test "$(q 's["web"]["settled"], s["sick"]["containers"][0]["health"], s["crash"]["containers"][0]["state"]')" = "('ok', 'unhealthy', 'exited')"
+check "status's text has a line per service and the ps text" \
+    eval 'grep -q "hostbridge: web: running, healthy" "$work/out" && grep -q "${name}_web_1" "$work/out"'
+check "status carries no log lines (logs is its own verb)" \
+    test "$(q '[v["log"] for v in s.values()]')" = "[None, None, None]"
+
+check_before=$(date -u +%Y-%m-%dT%H:%M:%S)
+sleep 1
+request health
+last_check() { # CONTAINER: when its last healthcheck ran, to the second, UTC
+    podman container inspect "$1" 2>/dev/null | python3 -c '
+import json, sys, datetime
+log = json.load(sys.stdin)[0]["State"]["Health"]["Log"] or []
+t = log[-1]["Start"] if log else ""
+# podman 4.3 writes nanoseconds and Z or a local offset: cut to seconds.
+off = "+00:00" if t.endswith("Z") else t[-6:]
+d = datetime.datetime.fromisoformat(t[:19] + off) if t else None
+print(d.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") if d else "never")'
+}
+web_checked=$(last_check "$web_c")
+check "health: failed, naming sick and crash and not web: $(q 'r["reason"]')" \
+    eval '[ "$(q "r[\"state\"]")" = failed ] &&
+          [[ $(q "r[\"reason\"]") == "not healthy: crash: exited with status 3; sick: unhealthy" ]]'
+check "health ran web's healthcheck itself (last run $web_checked, request after $check_before)" \
+    eval '[[ "$web_checked" > "$check_before" ]]'
+check "health: web ok, and its text says so; sick's log lines are in the answer" \
+    eval '[ "$(q "s[\"web\"][\"settled\"], \"$sick_mark\" in s[\"sick\"][\"log\"]")" = "('"'"'ok'"'"', True)" ] &&
+          grep -q "web: running, healthy" "$work/out"'
 
 # ------------------------------------------------------------------ nothing left
 

@@ -357,8 +357,20 @@ TEST(ArgvTable, SettleProjectIsThePOfEveryComposeRowWithoutBuilds) {
     EXPECT_TRUE(settles(Verb::Rebuild, c));
     EXPECT_FALSE(settles(Verb::Status, c));
     EXPECT_FALSE(settles(Verb::Down, c));
+    // status and health look once; nothing else does.
+    for (Verb verb : hb::kAllVerbs) {
+        EXPECT_EQ(looks(verb, c), verb == Verb::Status || verb == Verb::Health) << verb_name(verb);
+        EXPECT_FALSE(looks(verb, c) && settles(verb, c)) << verb_name(verb);
+    }
+    EXPECT_NE(
+        symbolic_command(Verb::Health, std::nullopt, c).find(", then one look at the services"),
+        std::string::npos);
+    EXPECT_NE(symbolic_command(Verb::Restart, 0, c).find(", then the settle step"),
+              std::string::npos);
     c.settle.reset();
     EXPECT_FALSE(settles(Verb::Restart, c));
+    EXPECT_FALSE(looks(Verb::Status, c));
+    EXPECT_EQ(symbolic_command(Verb::Health, std::nullopt, c).find("then"), std::string::npos);
 }
 
 TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
@@ -499,7 +511,8 @@ std::string render_doc() {
     md += "podman-compose (1.0.3 in Debian 12) refuses `logs --no-color`; its logs are\n";
     md += "never coloured.\n\n";
     md += render_table(doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose)) + "\n";
-    md += "## Settling: the engine queries after `up`, `restart` and `rebuild`\n\n";
+    md +=
+        "## Settling: the engine queries after `up`, `restart`, `rebuild`, `status`, `health`\n\n";
     md += "With `settle` in `bridge.json` (compose backend; `$ENGINE` is `settle.engine`,\n";
     md += "`$PROJECT` `settle.project`), a plan that ran to its end is followed by the\n";
     md += "settle step (docs/COMPOSE.md, \"Verified outcomes\"): once a second, within\n";
@@ -507,7 +520,8 @@ std::string render_doc() {
     md += "project's containers and inspects them; the inspect output is read by\n";
     md += "`hostbridge-parser --inspect` in the sandbox. `$ID` is a container id the\n";
     md += "list printed (64 lowercase hex digits, checked again before it enters an\n";
-    md += "argv).\n\n";
+    md += "argv). `status` and `health` end with one look through the same rows, no\n";
+    md += "waiting (docs/COMPOSE.md, \"Structured status and health\").\n\n";
     {
         const Config settling = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
         const std::string id(64, 'a');
@@ -519,9 +533,11 @@ std::string render_doc() {
         md += "| list | `" + display_argv(settle_list(settling)) + "` |\n";
         md += "| inspect | " + shown(settle_inspect(settling, {id})) + " (every listed id) |\n";
         md += "| healthcheck | " + shown(settle_healthcheck(settling, id)) +
-              " (podman only, while a healthcheck is `starting`: its timers are systemd's) |\n";
+              " (podman only, while a healthcheck is `starting`, and for `health` once per running "
+              "container "
+              "that has one: its timers are systemd's) |\n";
         md += "| logs | " + shown(settle_log(settling, id)) +
-              " (a service that did not settle) |\n\n";
+              " (a service that did not settle, or that `health` found not healthy) |\n\n";
     }
     md += "## `join-network` not configured\n\n";
     md += "Without `join_network` in `bridge.json` (both backends):\n\n";

@@ -144,6 +144,12 @@ struct Engine {
         s << in.rdbuf();
         return s.str();
     }
+    SettleOutcome look_as(Verb verb) const {
+        const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        SettleOutcome out = look(config, verb, log, std::chrono::steady_clock::now() + 60s);
+        ::close(log);
+        return out;
+    }
     SettleOutcome settle_app(std::int64_t since_ns = 0) const {
         SettleGoal goal;
         goal.services = {0};
@@ -233,6 +239,59 @@ TEST(Settle, NoContainerAtAllFails) {
     const SettleOutcome out = e.settle_app();
     EXPECT_FALSE(out.ok);
     EXPECT_EQ(out.reason, "did not settle: app: no container");
+}
+
+// status: one look at every service, whatever it finds; db has no container.
+TEST(Look, StatusReportsEveryServiceAndRunsNoCheck) {
+    Engine e(30);
+    e.write("inspect", "[" + container_json("exited", "") + "]");
+    const SettleOutcome out = e.look_as(Verb::Status);
+    EXPECT_TRUE(out.ok) << out.reason;  // the engine answered: that is status's answer
+    ASSERT_EQ(out.services.size(), 2u);
+    EXPECT_EQ(out.services[0].problem, "exited with status 2");
+    EXPECT_EQ(out.services[1].problem, "no container");
+    EXPECT_TRUE(out.services[0].log.empty());  // logs is its own verb
+    EXPECT_EQ(e.read("calls").find("healthcheck"), std::string::npos) << e.read("calls");
+    EXPECT_NE(e.read("log").find("hostbridge: app: exited with status 2\n"), std::string::npos);
+    EXPECT_NE(e.read("log").find("hostbridge: db: no container\n"), std::string::npos);
+}
+
+TEST(Look, StatusFailsWhenTheEngineCannotBeRead) {
+    Engine e(30);
+    e.write("ps", "not-an-id\n");
+    const SettleOutcome out = e.look_as(Verb::Status);
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason,
+              "cannot tell how the services are: the engine's container list is not ids");
+}
+
+// health runs the check of a container that reports healthy (it may be
+// stale: no timer runs it here) and answers from what the check left.
+TEST(Look, HealthRunsEachCheckAndAnswersFromItsResult) {
+    Engine e(30);
+    e.config.services = {"app"};
+    e.write("inspect", "[" + container_json("running", "healthy") + "]");
+    e.write("inspect.after-check", "[" + container_json("running", "unhealthy") + "]");
+    const SettleOutcome out = e.look_as(Verb::Health);
+    EXPECT_NE(e.read("calls").find("healthcheck run " + kId), std::string::npos) << e.read("calls");
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason, "not healthy: app: unhealthy");
+    ASSERT_EQ(out.services.size(), 1u);
+    EXPECT_NE(out.services[0].log.find("fatal: "), std::string::npos);  // what it printed last
+}
+
+TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
+    Engine e(30);
+    e.config.services = {"app"};
+    e.write("inspect", "[" + container_json("running", "") + "]");
+    SettleOutcome out = e.look_as(Verb::Health);
+    EXPECT_TRUE(out.ok) << out.reason;
+    EXPECT_EQ(e.read("calls").find("healthcheck"), std::string::npos);  // none to run
+    EXPECT_NE(e.read("log").find("hostbridge: app: running, no healthcheck\n"), std::string::npos);
+    e.write("inspect", "[" + container_json("running", "starting") + "]");
+    out = e.look_as(Verb::Health);
+    EXPECT_FALSE(out.ok);
+    EXPECT_EQ(out.reason, "not healthy yet: app: running, health starting");
 }
 
 TEST(Settle, TheRowsTakeOnlyContainerIds) {
