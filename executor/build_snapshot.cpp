@@ -146,7 +146,7 @@ Result<std::vector<std::string>> list_entries(Walk& walk, int dir_fd, const std:
             ::closedir(stream);
             return walk.fail(rel, "more than " + std::to_string(walk.budget.max_files) +
                                       " entries (files, directories and links) in the context " +
-                                      "(the limit is build_budget.max_files" + kRaiseIt);
+                                      "(the limit is build.max_files" + kRaiseIt);
         }
         names.emplace_back(name);
     }
@@ -162,7 +162,7 @@ Result<std::vector<std::string>> list_entries(Walk& walk, int dir_fd, const std:
 Error bytes_over_budget(const Walk& walk, const std::string& rel) {
     return walk.fail(rel, "the files of the context total more than " +
                               std::to_string(walk.budget.max_bytes) +
-                              " bytes (the limit is build_budget.max_bytes" + kRaiseIt);
+                              " bytes (the limit is build.max_bytes" + kRaiseIt);
 }
 
 enum class Copied { Cloned, InKernel, ByRead };

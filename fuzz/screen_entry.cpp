@@ -56,6 +56,10 @@ void screen_one(const std::uint8_t* data, std::size_t size) {
         HB_FUZZ_CHECK(size > hb::kMaxContainerfileBytes && v.line == 0);
         return;
     }
+    if (v.reason == hb::ScreenReason::NoStage) {  // about the whole file
+        HB_FUZZ_CHECK(v.line == 0 && v.flag == hb::ScreenFlag::None);
+        return;
+    }
     HB_FUZZ_CHECK(v.line >= 1 && v.line <= lines);
     const Names names = names_flag(v.reason);
     if (names == Names::Always) HB_FUZZ_CHECK(v.flag != hb::ScreenFlag::None);

@@ -36,6 +36,7 @@ constexpr auto kReasonTexts = dense_names<kLastScreenReason>(
         "FROM and COPY --from take a registry image or a stage: no transport such as oci:, dir: "
         "or docker-archive: (they read the host), and no $, quotes or backslashes before the "
         "first colon",
+        "no FROM: the file is empty, or holds only comments, blank lines or ARGs",
     },
     "unknown reason");
 

@@ -57,8 +57,11 @@ enum class ScreenReason : std::uint8_t {
     // FROM or COPY --from naming a transport that reads the host (oci:, dir:,
     // docker-archive:...), or with $, quotes or backslashes before its first ':'.
     ImageTransport = 19,
+    // No FROM at all: empty, only comments and blank lines, or only ARGs
+    // (the builder fails with "no contents" or ErrNoFROM).
+    NoStage = 20,
 };
-inline constexpr ScreenReason kLastScreenReason = ScreenReason::ImageTransport;
+inline constexpr ScreenReason kLastScreenReason = ScreenReason::NoStage;
 
 // Which flag or --mount key a refusal is about. Wire values are the order
 // (None = 0); append only.

@@ -646,6 +646,9 @@ ScreenVerdict screen_lines(std::string_view text, std::string& joined) {
         }
         if (const Check r = screen_instruction(joined, reading)) return {r->reason, start, r->flag};
     }
+    // Nothing to build: said here, not as the builder's "no contents" (an
+    // agent rewriting the file in place can leave it empty when it is copied).
+    if (!reading.seen_from) return {ScreenReason::NoStage, 0, ScreenFlag::None};
     return {};
 }
 

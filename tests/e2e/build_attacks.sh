@@ -20,6 +20,11 @@
 #     through an ARG; a "heredoc" whose body is a RUN --mount line; ADD of a
 #     URL; the context dir itself swapped for a link; a FIFO in the
 #     context; a link that escapes through another link (sub/d -> ..);
+#     a .containerignore, a .dockerignore or the Containerfile that is a
+#     link out of the context (a link inside is kept and builds); the
+#     Containerfile rewritten in place between an honest and a hostile
+#     text during six rebuilds (each built the honest one or was refused);
+#     a context that grows past the file budget while it is copied;
 #  3. a build that fails is reported failed, and app keeps running its
 #     image (podman-compose would have answered exit 0);
 #  3b. a build step gets no network (the host's 127.0.0.1 service it
@@ -310,6 +315,107 @@ else
     show
 fi
 rm "$P/app" && mv "$work/app-moved" "$P/app"
+
+# ------------------------------------------------------------------ 2b: variations
+
+# An ignore file or the Containerfile itself as a link out of the context:
+# the snapshot keeps a link only where it resolves inside the snapshot.
+ln -s "$secret/id_rsa" "$P/app/.containerignore"
+request rebuild app
+refused "a .containerignore that is a link to the secret file" ".containerignore"
+rm "$P/app/.containerignore"
+ln -s "$secret/id_rsa" "$P/app/.dockerignore"
+request rebuild app
+refused "a .dockerignore that is a link to the secret file" ".dockerignore"
+rm "$P/app/.dockerignore"
+cat >"$secret/Containerfile" <<EOF
+FROM scratch
+COPY rootfs/ /
+RUN --mount=type=cache,id=../../../../../../../..$secret,target=/c touch /c/pwned
+EOF
+secret_before=$(secret_state)
+mv "$P/app/Containerfile" "$work/Containerfile.kept" && ln -s "$secret/Containerfile" "$P/app/Containerfile"
+request rebuild app
+refused "the Containerfile itself a link to one outside the context" "Containerfile"
+rm "$P/app/Containerfile" && mv "$work/Containerfile.kept" "$P/app/Containerfile"
+# A link that stays inside is kept: the snapshot does not refuse links as such.
+ln -s version.txt "$P/app/version-link"
+request rebuild app
+check "a link inside the context is kept and the build goes through (exit $REQ_RC)" test "$REQ_RC" -eq 0
+[ "$REQ_RC" -eq 0 ] || show
+rm "$P/app/version-link"
+running_image=$(inspect "$app_c" '{{.Image}}')
+
+# The Containerfile rewritten in place (same inode) between an honest and a
+# hostile text, as fast as the agent can, while the bridge rebuilds: the
+# screen and the builder read the same host-owned copy, so each rebuild
+# either builds the honest text or is refused; the hostile line never runs.
+# (The product has no "screen the checkout, then build it" path to race as
+# a control: the copy is what is screened and built.)
+honest_app
+cp "$P/app/Containerfile" "$work/flip.honest"
+cat >"$work/flip.hostile" <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+RUN --mount=type=cache,id=../../../../../../../..$secret,target=/c touch /c/pwned
+COPY version.txt /version.txt
+CMD ["/bin/sleep", "100000"]
+EOF
+python3 - "$P/app/Containerfile" "$work/flip.honest" "$work/flip.hostile" "$work/flip.stop" "$work/flip.count" <<'PY' &
+import os, sys
+path, a, b, stop, count = sys.argv[1:]
+texts = [open(a, "rb").read(), open(b, "rb").read()]
+n = 0
+fd = os.open(path, os.O_WRONLY)
+while not os.path.exists(stop):
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, texts[n % 2], 0)
+    n += 1
+open(count, "w").write(str(n))
+PY
+flip_pid=$!
+flip_done=0 flip_refused=0 flip_other=0
+for _ in 1 2 3 4 5 6; do
+    request rebuild app
+    if [ "$REQ_RC" -eq 0 ]; then
+        flip_done=$((flip_done + 1))
+    elif [ "$REQ_RC" -eq 70 ] && grep -q "build input refused" <<<"$REQ_ERR"; then
+        flip_refused=$((flip_refused + 1))
+    else
+        flip_other=$((flip_other + 1))
+        show
+    fi
+done
+touch "$work/flip.stop"
+wait "$flip_pid"
+check "rewritten in place $(cat "$work/flip.count" 2>/dev/null) times during 6 rebuilds: $flip_done built, $flip_refused refused, $flip_other otherwise; the hostile line never ran" \
+    eval '[ "$flip_other" -eq 0 ] && ! leaked && secret_same && [ ! -e "$secret/pwned" ] && [ "$(cat "$work/flip.count")" -gt 100 ]'
+honest_app
+running_image=$(inspect "$app_c" '{{.Image}}')
+
+# A context that grows while it is copied: the file budget
+# (build.max_files, 20,000 by default) ends the copy with a refusal naming
+# it; nothing hangs and nothing is built.
+python3 - "$P/app/grow" "$work/grow.stop" <<'PY' &
+import os, sys
+d, stop = sys.argv[1:]
+os.mkdir(d)
+n = 0
+while not os.path.exists(stop) and n < 200000:
+    open(os.path.join(d, "f%06d" % n), "w").close()
+    n += 1
+PY
+grow_pid=$!
+for _ in $(seq 1 100); do
+    [ "$(find "$P/app/grow" -maxdepth 1 2>/dev/null | wc -l)" -gt 19000 ] && break
+    sleep 0.1
+done
+request rebuild app
+touch "$work/grow.stop"
+wait "$grow_pid"
+refused "a context that grows during the copy (19,000 entries, still growing)" "max_files"
+rm -rf "$P/app/grow"
 
 # ------------------------------------------------------------------ 3: a failed build
 

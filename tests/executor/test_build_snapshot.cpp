@@ -364,7 +364,7 @@ TEST_F(BuildSnapshot, TooManyFilesGiveAClearErrorAndLeaveNoSnapshot) {
     budget.max_files = 5;
     EXPECT_EQ(refusal("web", budget),
               "build context web: more than 5 entries (files, directories and links) in the "
-              "context (the limit is build_budget.max_files in bridge.json; raise it if this "
+              "context (the limit is build.max_files in bridge.json; raise it if this "
               "context is meant to be that large)");
 
     budget.max_files = 10;  // exactly the limit
@@ -380,7 +380,7 @@ TEST_F(BuildSnapshot, TooManyBytesGiveAClearErrorAndLeaveNoSnapshot) {
     budget.max_bytes = 100;
     EXPECT_EQ(refusal("web", budget),
               "build context web/b/c: the files of the context total more than 100 bytes (the "
-              "limit is build_budget.max_bytes in bridge.json; raise it if this context is meant "
+              "limit is build.max_bytes in bridge.json; raise it if this context is meant "
               "to be that large)");
 
     budget.max_bytes = 120;  // exactly the limit
@@ -415,7 +415,7 @@ TEST_F(BuildSnapshot, AFileThatKeepsGrowingNeverTakesTheSnapshotPastTheByteBudge
             EXPECT_EQ(fs::file_size(out("grow")), taken->bytes);
         } else {
             ++over;
-            EXPECT_NE(taken.error().message.find("build_budget.max_bytes"), std::string::npos)
+            EXPECT_NE(taken.error().message.find("build.max_bytes"), std::string::npos)
                 << taken.error().message;
             EXPECT_FALSE(present(out()));
         }

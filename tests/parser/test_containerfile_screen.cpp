@@ -191,11 +191,6 @@ TEST(ContainerfileScreen, AFileWithoutAFinalNewlineIsReadToTheEnd) {
                    F::MountType);
 }
 
-TEST(ContainerfileScreen, AFileWithNoInstructionIsAcceptedTheBuilderRefusesIt) {
-    expect_accepted("");
-    expect_accepted("# only a comment\n\n");
-}
-
 // ------------------------------------------------------------ the escape directive
 
 TEST(ContainerfileScreen, AnEscapeDirectiveOnLineOneMakesTheBacktickTheContinuation) {
@@ -338,6 +333,15 @@ TEST(ContainerfileScreen, ALineOfOnlyABackslashStartsTheNextInstruction) {
 TEST(ContainerfileScreen, AnInstructionBeforeTheFirstFromIsRefused) {
     expect_refused("ARG X=1\nRUN true\nFROM a\n", R::NoFrom, 2);
     expect_refused("ENV A=b\nFROM a\n", R::NoFrom, 1);
+}
+
+// tests/e2e/build_attacks.sh caught an empty copy (the agent truncating the
+// file in place) passing the screen; the builder then failed "no contents".
+TEST(ContainerfileScreen, AFileWithNoFromAtAllIsRefused) {
+    expect_refused("", R::NoStage, 0);
+    expect_refused("\n\n# only a comment\n   \n", R::NoStage, 0);
+    expect_refused("# escape=`\n", R::NoStage, 0);
+    expect_refused("ARG A=1\nARG B\n", R::NoStage, 0);
 }
 
 // ------------------------------------------------------------ RUN --mount
