@@ -1,11 +1,14 @@
-// `hostbridge audit`: reads the audit log of one install: a table a person
-// can scan, the raw JSON lines, a follow mode, and the hash-chain check.
+// `hostbridge audit`: reads the audit log of one install (or of every
+// install, merged by time): a table a person can scan, the raw JSON lines, a
+// follow mode, and the hash-chain check.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <ctime>
 #include <deque>
 #include <fstream>
 #include <iomanip>
@@ -31,7 +34,8 @@ namespace {
 constexpr std::string_view kCmd = "audit";
 
 const char* const kHelp =
-    R"(usage: hostbridge audit [--slug SLUG] [--tail N] [--follow] [--json]
+    R"(usage: hostbridge audit [--slug SLUG] [--since TIME] [--tail N] [--follow] [--json]
+       hostbridge audit --all [--since TIME] [--tail N] [--json]
        hostbridge audit [--slug SLUG] --verify [--journal]
        hostbridge audit [--slug SLUG] --prune-before YYYY-MM-DD
 
@@ -40,6 +44,10 @@ request name, verb, arg, outcome (the exit code), duration, reason. Control,
 bidirectional and zero-width characters are shown as escapes (\x1b, \u202e).
 
   --slug SLUG   the install (default: the one whose project holds the cwd)
+  --all         every install of this user, merged oldest first, with a
+                SLUG column (--json: a "slug" key first in each line)
+  --since TIME  only events at or after TIME: today, YYYY-MM-DD,
+                YYYY-MM-DDTHH:MM:SSZ (UTC), or a time ago (90m, 12h, 7d)
   --tail N      only the last N events
   --follow      keep printing events as they are written (Ctrl-C to stop);
                 starts with the last 10 unless --tail says otherwise
@@ -58,10 +66,10 @@ bidirectional and zero-width characters are shown as escapes (\x1b, \u202e).
 Exit: 0 ok (or chain intact), 1 failed (or chain broken), 2 usage error.
 )";
 
-const OptionSpec kSpecs[] = {{"slug", true, false},        {"tail", true, false},
-                             {"follow", false, false},     {"json", false, false},
-                             {"verify", false, false},     {"journal", false, false},
-                             {"prune-before", true, false}};
+const OptionSpec kSpecs[] = {
+    {"slug", true, false},         {"tail", true, false},    {"follow", false, false},
+    {"json", false, false},        {"verify", false, false}, {"journal", false, false},
+    {"prune-before", true, false}, {"all", false, false},    {"since", true, false}};
 
 // A full request name (51 bytes at most) fits its column.
 constexpr std::size_t kRequestWidth = 52;
@@ -83,7 +91,15 @@ std::string request_field(const nlohmann::json& j) {
     return "?" + table_cell(name, kRequestWidth - 1);
 }
 
-void print_header() {
+// With --all, the install each row comes from (a slug: no escapes needed).
+struct SlugColumn {
+    std::size_t width = 0;  // 0: no column
+};
+
+void print_header(const SlugColumn& slug) {
+    if (slug.width > 0)
+        std::cout << std::left << std::setw(slug.width) << "SLUG"
+                  << "  ";
     std::cout << std::left << std::setw(25) << "TIME"
               << "  " << std::setw(11) << "EVENT"
               << "  " << std::setw(kRequestWidth) << "REQUEST"
@@ -94,12 +110,24 @@ void print_header() {
               << "  REASON\n";
 }
 
-void print_row(const std::string& line, bool json) {
+void print_row(const std::string& line, bool json, const std::string& slug = "",
+               const SlugColumn& column = {}) {
     if (json) {
-        // The same JSON value, with nothing a terminal would act on.
-        std::cout << visible_json(line) << "\n";
+        // The same JSON value, with nothing a terminal would act on; with
+        // --all the install's slug (a validated name) as the first key.
+        std::string shown = line;
+        if (column.width > 0) {
+            const auto j = nlohmann::ordered_json::parse(line, nullptr, false);
+            if (j.is_object()) {
+                nlohmann::ordered_json tagged = {{"slug", slug}};
+                for (const auto& [key, value] : j.items()) tagged[key] = value;
+                shown = tagged.dump();
+            }
+        }
+        std::cout << visible_json(shown) << "\n";
         return;
     }
+    if (column.width > 0) std::cout << std::left << std::setw(column.width) << slug << "  ";
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(line);
@@ -273,7 +301,8 @@ std::optional<int> check_audit(const ParsedArgs& args) {
     }
     const bool json = args.has("json");
     const bool follow_mode = args.has("follow");
-    if (args.has("verify") && (follow_mode || tail || json)) {
+    const bool since = args.get("since").has_value();
+    if (args.has("verify") && (follow_mode || tail || json || since)) {
         print_error(kCmd, "--verify goes alone");
         return kExitUsage;
     }
@@ -281,23 +310,98 @@ std::optional<int> check_audit(const ParsedArgs& args) {
         print_error(kCmd, "--journal goes with --verify");
         return kExitUsage;
     }
-    if (args.has("prune-before") && (follow_mode || tail || json || args.has("verify"))) {
+    if (args.has("prune-before") && (follow_mode || tail || json || since || args.has("verify"))) {
         print_error(kCmd, "--prune-before goes alone");
         return kExitUsage;
+    }
+    if (args.has("all") &&
+        (args.get("slug") || follow_mode || args.has("verify") || args.has("prune-before"))) {
+        print_error(kCmd, "--all goes with --since, --tail and --json only");
+        return kExitUsage;
+    }
+    if (auto text = args.get("since")) {
+        if (auto cutoff = since_cutoff(*text, std::time(nullptr)); !cutoff) {
+            print_error(kCmd, cutoff.error().message);
+            return kExitUsage;
+        }
     }
     return std::nullopt;
 }
 
+// Like every reader, take the state dir from bridge.json when it is readable.
+std::string state_dir_of(const InstallPaths& paths) {
+    if (auto config = load_config(paths.config_file)) return config->state_dir;
+    return paths.state_dir;
+}
+
+// Whether an event is at or after the cutoff; a line whose time cannot be
+// read is kept, so nothing is hidden by --since.
+bool at_or_after(const std::string& line, const std::optional<std::string>& cutoff) {
+    if (!cutoff) return true;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("ts") || !j["ts"].is_string()) return true;
+    return j["ts"].get<std::string>() >= *cutoff;
+}
+
+std::string ts_of(const std::string& line) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    return j.is_object() && j.contains("ts") && j["ts"].is_string() ? j["ts"].get<std::string>()
+                                                                    : std::string();
+}
+
+// --all: every install's events, merged by time (each log is already in
+// order; ties keep the slugs' order).
+int audit_all(const HostDirs& dirs, const std::optional<std::string>& cutoff,
+              std::optional<long> tail, bool json) {
+    struct Row {
+        std::string ts;
+        std::size_t install;
+        std::string line;
+    };
+    const std::vector<std::string> slugs = installed_slugs(dirs);
+    SlugColumn column;
+    column.width = 4;
+    for (const auto& slug : slugs) column.width = std::max(column.width, slug.size());
+    std::vector<Row> rows;
+    for (std::size_t i = 0; i < slugs.size(); ++i) {
+        const std::string state_dir = state_dir_of(install_paths(dirs, slugs[i]));
+        for (const auto& file : log_files(state_dir)) {
+            for_each_line(file, [&](const std::string& line) {
+                if (at_or_after(line, cutoff)) rows.push_back({ts_of(line), i, line});
+            });
+        }
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.ts < b.ts; });
+    std::size_t first = 0;
+    if (tail && rows.size() > static_cast<std::size_t>(*tail))
+        first = rows.size() - static_cast<std::size_t>(*tail);
+    if (!json) print_header(column);
+    for (std::size_t r = first; r < rows.size(); ++r)
+        print_row(rows[r].line, json, slugs[rows[r].install], column);
+    if (slugs.empty() && !json) std::cout << "(no installs)\n";
+    std::cout.flush();
+    return kExitOk;
+}
+
 int run_audit(Invocation& in) {
     const ParsedArgs* args = &in.args;
-    const InstallPaths* paths = &in.paths;
     std::optional<long> tail = tail_option(*args);
     const bool json = args->has("json");
     const bool follow_mode = args->has("follow");
     const auto prune_before = args->get("prune-before");
-    // Like every reader, take the state dir from bridge.json when it is readable.
-    std::string state_dir = paths->state_dir;
-    if (auto config = load_config(paths->config_file)) state_dir = config->state_dir;
+    std::optional<std::string> cutoff;
+    if (auto text = args->get("since")) cutoff = *since_cutoff(*text, std::time(nullptr));
+    if (args->has("all")) return audit_all(in.dirs, cutoff, tail, json);
+
+    // One install: the slug given, or the one whose project holds the cwd.
+    auto located = locate_install(in.dirs, in.slug);
+    if (!located) {
+        print_error(kCmd, located.error().message);
+        return kExitFailure;
+    }
+    const InstallPaths* paths = &*located;
+    const std::string state_dir = state_dir_of(*paths);
     if (args->has("verify")) {
         return verify(state_dir,
                       args->has("journal") ? std::optional(paths->executor) : std::nullopt);
@@ -321,10 +425,11 @@ int run_audit(Invocation& in) {
 
     if (follow_mode && !tail) tail = 10;
     std::deque<std::string> last;
-    if (!json) print_header();
+    if (!json) print_header({});
     std::uint64_t offset = 0;  // into the current file, for --follow
     for (const auto& file : log_files(state_dir)) {
         offset = for_each_line(file, [&](const std::string& line) {
+            if (!at_or_after(line, cutoff)) return;
             if (!tail) {
                 print_row(line, json);
                 return;
@@ -341,6 +446,7 @@ int run_audit(Invocation& in) {
 
 }  // namespace
 
-const Subcommand kAudit = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, check_audit, run_audit};
+// Dirs only: --all reads every install; run_audit locates one otherwise.
+const Subcommand kAudit = {kCmd, kHelp, kSpecs, Subcommand::Needs::Dirs, check_audit, run_audit};
 
 }  // namespace hb::cli

@@ -4,12 +4,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/process.hpp"
@@ -55,6 +59,27 @@ bool valid_date(const std::string& date) {
     return true;
 }
 
+// A calendar date and time that exists (no 2026-02-30), as the log writes it.
+std::optional<std::string> utc_ts(int year, int month, int day, int hour, int minute, int second) {
+    tm t{};
+    t.tm_year = year - 1900;
+    t.tm_mon = month - 1;
+    t.tm_mday = day;
+    t.tm_hour = hour;
+    t.tm_min = minute;
+    t.tm_sec = second;
+    const std::time_t at = ::timegm(&t);
+    tm back{};
+    if (at == static_cast<std::time_t>(-1) || ::gmtime_r(&at, &back) == nullptr ||
+        back.tm_year != year - 1900 || back.tm_mon != month - 1 || back.tm_mday != day ||
+        back.tm_hour != hour || back.tm_min != minute || back.tm_sec != second) {
+        return std::nullopt;
+    }
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S.000Z", &back);
+    return std::string(text);
+}
+
 std::string string_field(const json& entry, const char* key) {
     const auto it = entry.find(key);
     if (it == entry.end() || !it->is_string()) return {};
@@ -62,6 +87,57 @@ std::string string_field(const json& entry, const char* key) {
 }
 
 }  // namespace
+
+Result<std::string> since_cutoff(const std::string& text, std::time_t now) {
+    const auto bad = [&] {
+        return make_error(
+            "--since takes today, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (UTC) or a time "
+            "ago such as 90m, 12h or 7d; not " +
+            text);
+    };
+    tm utc{};
+    if (::gmtime_r(&now, &utc) == nullptr) return make_error("the clock reads no date");
+    if (text == "today") {
+        if (auto ts = utc_ts(utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, 0, 0, 0)) return *ts;
+        return bad();
+    }
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, used = 0;
+    if (valid_date(text) && std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 &&
+        used == 10) {
+        if (auto ts = utc_ts(y, mo, d, 0, 0, 0)) return *ts;
+        return bad();
+    }
+    if (text.size() == 20 && valid_date(text.substr(0, 10)) && text[10] == 'T' && text[19] == 'Z' &&
+        std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &s, &used) ==
+            6 &&
+        used == 20) {
+        if (auto ts = utc_ts(y, mo, d, h, mi, s)) return *ts;
+        return bad();
+    }
+    // N followed by one unit letter: at most ten years ago.
+    if (text.size() >= 2 && text.size() <= 7) {
+        const char unit = text.back();
+        const std::string digits = text.substr(0, text.size() - 1);
+        const long per = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86400
+                                       : 0;
+        if (per != 0 && std::all_of(digits.begin(), digits.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; })) {
+            const long n = std::stol(digits);
+            if (n * per <= 10L * 366 * 86400) {
+                const std::time_t at = now - static_cast<std::time_t>(n * per);
+                tm t{};
+                ::gmtime_r(&at, &t);
+                if (auto ts = utc_ts(t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min,
+                                     t.tm_sec))
+                    return *ts;
+            }
+        }
+    }
+    return bad();
+}
 
 Result<PruneOutcome> prune_audit_log(const std::string& state_dir, const std::string& before) {
     if (!valid_date(before))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct PruneOutcome {
 // the new start before removing anything; refuses a chain that does not
 // verify. Nothing to remove is an outcome with no names.
 Result<PruneOutcome> prune_audit_log(const std::string& state_dir, const std::string& before);
+
+// `--since TIME` as the audit log's own `ts` form ("2026-12-03T00:00:00.000Z"),
+// so events compare as strings: `today` (UTC midnight), YYYY-MM-DD (UTC
+// midnight), YYYY-MM-DDTHH:MM:SSZ, or N s, m, h or d ago ("90m", "7d"),
+// counted from `now`. An error says which forms it takes.
+Result<std::string> since_cutoff(const std::string& text, std::time_t now);
 
 struct JournalAnchors {
     exec::AuditAnchors anchors;  // from entries the installed executor sent

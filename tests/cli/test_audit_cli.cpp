@@ -1,4 +1,5 @@
-// `hostbridge audit`: the table, --json, --tail, --follow and --verify.
+// `hostbridge audit`: the table, --json, --tail, --follow, --verify, --since
+// and --all.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -147,9 +148,91 @@ TEST_F(Audit, FollowPrintsNewEvents) {
     ::close(out[0]);
 }
 
+// --since keeps exactly the events at or after the time given (cut here at
+// the second event's second, so the test never depends on the clock).
+TEST_F(Audit, SinceKeepsExactlyTheEventsFromThatTimeOn) {
+    const std::string ping = drop_request(project.spool(), "ping");
+    ASSERT_EQ(run_drain_until_answered(exec_start_of(home, "demo-app"), project.spool(), ping)
+                  .response["state"],
+              "done");
+    const auto logged = lines_of(read_file(log()));
+    ASSERT_GE(logged.size(), 4u);
+    const std::string cut = nlohmann::json::parse(logged[1])["ts"].get<std::string>().substr(0, 19);
+    std::vector<std::string> want;
+    for (const auto& line : logged) {
+        if (nlohmann::json::parse(line)["ts"].get<std::string>() >= cut + ".000Z")
+            want.push_back(line);
+    }
+    Ran since = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--since", cut + "Z"});
+    ASSERT_EQ(since.code, 0) << since.err;
+    EXPECT_EQ(lines_of(since.out), want);
+    Ran future = home.hostbridge({"audit", "--slug", "demo-app", "--since", "2999-01-01"});
+    ASSERT_EQ(future.code, 0) << future.err;
+    EXPECT_EQ(lines_of(future.out).size(), 1u) << future.out;  // the header alone
+    Ran past = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--since", "2000-01-01"});
+    EXPECT_EQ(past.out, read_file(log()));
+}
+
+// Every install of the person, merged by time: which agent did what.
+TEST_F(Audit, AllMergesEveryInstallByTimeWithItsSlug) {
+    Project other{root.path(), "other-app"};
+    ASSERT_EQ(home.hostbridge(install_args(other, {"--no-systemd"})).code, 0);
+    for (const auto& [slug, spool] : {std::pair{std::string("demo-app"), project.spool()},
+                                      std::pair{std::string("other-app"), other.spool()}}) {
+        const std::string ping = drop_request(spool, "ping");
+        ASSERT_EQ(
+            run_drain_until_answered(exec_start_of(home, slug), spool, ping).response["state"],
+            "done")
+            << slug;
+    }
+    Ran json = home.hostbridge({"audit", "--all", "--json"});
+    ASSERT_EQ(json.code, 0) << json.err;
+    const auto lines = lines_of(json.out);
+    const auto ours = lines_of(read_file(log()));
+    const auto theirs = lines_of(read_file(home.state_dir("other-app") + "/audit.jsonl"));
+    ASSERT_EQ(lines.size(), ours.size() + theirs.size());
+    std::string previous;
+    std::size_t from_ours = 0, from_theirs = 0;
+    for (const auto& line : lines) {
+        nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+        ASSERT_EQ(j.begin().key(), "slug") << line;
+        const std::string slug = j["slug"];
+        j.erase("slug");
+        // Each line is its log's own line, in its log's order.
+        if (slug == "demo-app") {
+            EXPECT_EQ(j, nlohmann::ordered_json::parse(ours.at(from_ours++)));
+        } else {
+            ASSERT_EQ(slug, "other-app");
+            EXPECT_EQ(j, nlohmann::ordered_json::parse(theirs.at(from_theirs++)));
+        }
+        EXPECT_GE(j["ts"].get<std::string>(), previous) << line;
+        previous = j["ts"];
+    }
+    // The table: a SLUG column, the last row other-app's ping.
+    Ran table = home.hostbridge({"audit", "--all", "--tail", "2"});
+    ASSERT_EQ(table.code, 0) << table.err;
+    const auto rows = lines_of(table.out);
+    ASSERT_EQ(rows.size(), 3u) << table.out;
+    EXPECT_TRUE(rows[0].starts_with("SLUG")) << rows[0];
+    EXPECT_TRUE(rows[2].starts_with("other-app") && contains(rows[2], " ping ")) << rows[2];
+    // No install needed where the command runs.
+    Ran none = home.hostbridge({"audit", "--all", "--since", "2999-01-01"});
+    EXPECT_EQ(none.code, 0) << none.err;
+}
+
 TEST_F(Audit, UsageErrors) {
     EXPECT_EQ(home.hostbridge({"audit", "--slug", "demo-app", "--tail", "x"}).code, 2);
     EXPECT_EQ(home.hostbridge({"audit", "--slug", "demo-app", "--verify", "--json"}).code, 2);
+    for (const char* since : {"yesterday", "2026-02-30", "2026-12-03T10:00:00", "5x", "-1d", ""}) {
+        Ran bad = home.hostbridge({"audit", "--slug", "demo-app", "--since", since});
+        EXPECT_EQ(bad.code, 2) << since;
+        EXPECT_TRUE(contains(bad.err, "--since takes today, YYYY-MM-DD")) << bad.err;
+    }
+    EXPECT_EQ(home.hostbridge({"audit", "--all", "--slug", "demo-app"}).code, 2);
+    EXPECT_EQ(home.hostbridge({"audit", "--all", "--follow"}).code, 2);
+    EXPECT_EQ(home.hostbridge({"audit", "--all", "--verify"}).code, 2);
+    EXPECT_EQ(home.hostbridge({"audit", "--slug", "demo-app", "--verify", "--since", "1d"}).code,
+              2);
     Ran unknown = home.hostbridge({"audit", "--slug", "nosuch"});
     EXPECT_EQ(unknown.code, 1);
     EXPECT_TRUE(contains(unknown.err, "no install named nosuch")) << unknown.err;

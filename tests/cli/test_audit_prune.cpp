@@ -244,5 +244,21 @@ TEST(JournalAnchors, RealJournalCrossCheck) {
     EXPECT_NE(run.err.find("the log was cut"), std::string::npos) << run.err;
 }
 
+// --since's forms, against a fixed clock: 2026-12-03T10:20:30Z.
+TEST(SinceCutoff, EachFormIsTheLogsOwnTimestamp) {
+    const std::time_t now = 1796293230;
+    EXPECT_EQ(*cli::since_cutoff("today", now), "2026-12-03T00:00:00.000Z");
+    EXPECT_EQ(*cli::since_cutoff("2026-11-30", now), "2026-11-30T00:00:00.000Z");
+    EXPECT_EQ(*cli::since_cutoff("2026-12-01T23:59:59Z", now), "2026-12-01T23:59:59.000Z");
+    EXPECT_EQ(*cli::since_cutoff("90m", now), "2026-12-03T08:50:30.000Z");
+    EXPECT_EQ(*cli::since_cutoff("7d", now), "2026-11-26T10:20:30.000Z");
+    EXPECT_EQ(*cli::since_cutoff("30s", now), "2026-12-03T10:20:00.000Z");
+    for (const char* bad :
+         {"", "d", "7", "7w", "-7d", "99999999d", "2026-13-01", "2026-02-29",
+          "2026-12-03T24:00:00Z", "2026-12-03 10:00:00Z", "2026-12-3", "today ", "Today"}) {
+        EXPECT_FALSE(cli::since_cutoff(bad, now)) << bad;
+    }
+}
+
 }  // namespace
 }  // namespace hb::test
