@@ -99,6 +99,9 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
     const bool verified = compose && config.settle.has_value();
     const std::string req = spool_rel + "/request";
     const std::string example = config.services.empty() ? "api" : config.services.front();
+    // How long an MCP tool call may last: Codex takes seconds, Claude Code
+    // milliseconds (MCP_TOOL_TIMEOUT, read from its environment).
+    const int tool_timeout = tool_timeout_seconds(config);
     std::ostringstream o;
     o << "# Host actions for this project (hostbridge)\n\n"
       << "You have no container engine. To act on this project's containers, ask the\n"
@@ -117,9 +120,11 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "If your harness speaks MCP, register the tools instead, inside this container\n"
       << "(never on the host: the copy in the checkout is yours to replace):\n\n"
       << "    claude mcp add hostbridge -- " << spool_rel << "/bin/hostbridge-agent mcp\n\n"
+      << "and start Claude Code with `MCP_TOOL_TIMEOUT=" << tool_timeout * 1000
+      << "` (milliseconds) in its\nenvironment. "
       << "Codex (`~/.codex/config.toml`): `[mcp_servers.hostbridge]` with `command = \""
       << spool_rel << "/bin/hostbridge-agent\"`, `args = [\"mcp\"]` and\n"
-      << "`tool_timeout_sec = " << tool_timeout_seconds(config)
+      << "`tool_timeout_sec = " << tool_timeout
       << "` (a held request waits for a person, then runs up to its timeout). Each verb\nbelow is "
          "a "
       << "tool; refusals come back as tool errors that say why and what to do. Where\n"

@@ -17,8 +17,8 @@ install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/lintian-overrides
         DESTINATION share/lintian/overrides RENAME hostbridge)
 
 # The man pages, with the version in their header (man/ -> build/man/).
-set(HB_MAN_PAGES hostbridge.1 hostbridge-request.1 hostbridge.json.5 hostbridge-policy.conf.5
-                 hostbridge-executor.8)
+set(HB_MAN_PAGES hostbridge.1 hostbridge-request.1 hostbridge-agent.1 hostbridge.json.5
+                 hostbridge-policy.conf.5 hostbridge-executor.8)
 set(VERSION ${PROJECT_VERSION})
 foreach(page IN LISTS HB_MAN_PAGES)
   configure_file(${CMAKE_SOURCE_DIR}/man/${page} ${CMAKE_BINARY_DIR}/man/${page} @ONLY)
@@ -72,7 +72,8 @@ the trusted project files, runs one command from a fixed argv table
 
 This package holds the admin tool hostbridge (install, doctor, approve,
 audit, list, upgrade, uninstall), the executor and the parser it copies
-into each project, and their manual pages.")
+into each project, hostbridge-agent (the agent's static client and MCP
+server) it drops into each project's spool, and their manual pages.")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # hostbridge_<version>_<arch>.deb

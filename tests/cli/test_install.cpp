@@ -484,16 +484,21 @@ TEST_F(Install, WritesAnInstalledAuditEvent) {
 
 // AGENT.md's MCP timeout covers the longest wait of this install: held for a
 // person (TTL + the client's 10 s grace), then the longest verb's run. The
-// earlier fixed 1800 s was short of the defaults' 1810.
+// earlier fixed 1800 s was short of the defaults' 1810. Codex takes it in
+// seconds, Claude Code in milliseconds (MCP_TOOL_TIMEOUT).
 TEST_F(Install, AgentDocsToolTimeoutCoversAHeldRequestThenItsLongestRun) {
     Ran run = home.hostbridge(install_args(project));
     ASSERT_EQ(run.code, 0) << run.err;
-    EXPECT_TRUE(contains(read_file(project.spool() + "/AGENT.md"), "`tool_timeout_sec = 1900`"));
+    std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_TRUE(contains(doc, "`tool_timeout_sec = 1900`")) << doc;
+    EXPECT_TRUE(contains(doc, "`MCP_TOOL_TIMEOUT=1900000`")) << doc;
     run =
         home.hostbridge(install_args(project, {"--verb-timeout", "rebuild=3000", "--ttl", "900"}));
     ASSERT_EQ(run.code, 0) << run.err;
     // 900 + 10 + 3000 = 3910, rounded up to 4000.
-    EXPECT_TRUE(contains(read_file(project.spool() + "/AGENT.md"), "`tool_timeout_sec = 4000`"));
+    doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_TRUE(contains(doc, "`tool_timeout_sec = 4000`")) << doc;
+    EXPECT_TRUE(contains(doc, "`MCP_TOOL_TIMEOUT=4000000`")) << doc;
 }
 
 TEST_F(Install, WritesUnitsWithTheSlugInEveryName) {

@@ -59,8 +59,10 @@ grep -q podman <<<"$recommends" && grep -q podman-compose <<<"$recommends" &&
 grep -q docker <<<"$suggests" && pass "Suggests: $suggests" || fail "Suggests: '$suggests'"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/hostbridge ./usr/lib/hostbridge/hostbridge-executor \
-    ./usr/lib/hostbridge/hostbridge-parser ./usr/share/man/man1/hostbridge.1.gz \
-    ./usr/share/man/man1/hostbridge-request.1.gz ./usr/share/man/man5/hostbridge.json.5.gz \
+    ./usr/lib/hostbridge/hostbridge-parser ./usr/lib/hostbridge/hostbridge-agent \
+    ./usr/share/man/man1/hostbridge.1.gz \
+    ./usr/share/man/man1/hostbridge-request.1.gz ./usr/share/man/man1/hostbridge-agent.1.gz \
+    ./usr/share/man/man5/hostbridge.json.5.gz \
     ./usr/share/man/man5/hostbridge-policy.conf.5.gz ./usr/share/man/man8/hostbridge-executor.8.gz \
     ./usr/share/doc/hostbridge/copyright ./usr/share/doc/hostbridge/changelog.gz \
     ./usr/share/doc/hostbridge/SECURITY.md; do

@@ -15,7 +15,9 @@ cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; echo "FAIL: cmake --install"; exit 1; }
 p=$work/prefix
 for f in bin/hostbridge lib/hostbridge/hostbridge-executor lib/hostbridge/hostbridge-parser \
+    lib/hostbridge/hostbridge-agent \
     share/man/man1/hostbridge.1.gz share/man/man1/hostbridge-request.1.gz \
+    share/man/man1/hostbridge-agent.1.gz \
     share/man/man5/hostbridge.json.5.gz share/man/man5/hostbridge-policy.conf.5.gz \
     share/man/man8/hostbridge-executor.8.gz share/doc/hostbridge/copyright \
     share/doc/hostbridge/docs/CONFIG.md; do

@@ -3,8 +3,9 @@
 #   - each renders without a groff warning (groff -ww);
 #   - every command in `hostbridge --help` has a "hostbridge CMD" section and
 #     no section names a command that does not exist;
-#   - the options of every --help (each subcommand, the executor, the client)
-#     are exactly the options its man section mentions;
+#   - the options of every --help (each subcommand, the executor, the client,
+#     hostbridge-agent and its two commands) are exactly the options its man
+#     section mentions;
 #   - every key of a bridge.json and policy.conf that install really writes
 #     appears in hostbridge.json(5) / hostbridge-policy.conf(5);
 #   - every binary and the client print the one project version on
@@ -33,7 +34,7 @@ same() {  # same NAME EXPECTED ACTUAL
 
 version=$("$bin/hostbridge" --version | awk '{print $2}')
 [ -n "$version" ] || fail "hostbridge --version printed nothing"
-for b in hostbridge hostbridge-executor hostbridge-parser; do
+for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-agent; do
     got=$("$bin/$b" --version)
     [ "$got" = "$b $version" ] && pass "$b --version: $got" || fail "$b --version: '$got'"
 done
@@ -70,6 +71,20 @@ done
 
 same "hostbridge-request(1) options" "$(sh "$client" --help | options)" \
     "$(section "$man/hostbridge-request.1" '^[.]SH OPTIONS' | options)"
+
+# hostbridge-agent: its usage against the SYNOPSIS, `request --help` against
+# the request section, and the usage's block of mcp options against the mcp
+# section.
+page=$man/hostbridge-agent.1
+agent=$bin/hostbridge-agent
+same "hostbridge-agent(1) SYNOPSIS" "$("$agent" --help | options)" \
+    "$(section "$page" '^[.]SH SYNOPSIS' | options)"
+same "hostbridge-agent(1) request" "$("$agent" request --help | options)" \
+    "$(section "$page" '^[.]SS "hostbridge-agent request"$' | options)"
+mcp_options=$("$agent" mcp --help | awk '/^`mcp`/ {on=1; next} on && /^$/ {exit} on' | options)
+[ -n "$mcp_options" ] || fail "no mcp options found in hostbridge-agent mcp --help"
+same "hostbridge-agent(1) mcp" "$mcp_options" \
+    "$(section "$page" '^[.]SS "hostbridge-agent mcp"$' | options)"
 
 # A real install writes the files the two file-format pages describe.
 work=$(mktemp -d) || exit 1
