@@ -128,6 +128,7 @@ std::string serialize_config(const Config& config) {
                           {"max_bytes", b.max_bytes}, {"services", std::move(services)}};
         }
     }
+    if (!config.unpinned_binds.empty()) j["unpinned_binds"] = config.unpinned_binds;
     if (config.pins) {
         j["pins"] = {{"engine", config.pins->engine},
                      {"executor", config.pins->executor},

@@ -17,6 +17,7 @@
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
 #include "cli/tcb.hpp"
+#include "cli/unpinned_binds.hpp"
 #include "cli/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
@@ -110,6 +111,7 @@ int run_approve(Invocation& in) {
     // now, unchanged ones from their approved copies, and files the compose
     // file newly pulls in (pinned too, or the gate would never look at them).
     std::optional<RenderPlan> render;
+    std::vector<std::string> unpinned = config->unpinned_binds;
     std::optional<BuildSettings> builds = config->build;
     if (record && record->has_value() && !(*record)->compose_file.empty()) {
         const std::string& project = config->project_dir;
@@ -148,6 +150,20 @@ int run_approve(Invocation& in) {
             print_error(kCmd, "the compose model as it would be approved is refused: " +
                                   model.error().message + "; fix the file, then approve again");
             return kExitFailure;
+        }
+        // A new bind below the checkout root that nothing pins is refused
+        // unless accepted by name (cli/unpinned_binds.hpp).
+        if (config->backend.kind == BackendKind::Compose && !config->pins) {
+            auto checked = check_unpinned_binds(model->checkout_binds, config->unpinned_binds,
+                                                config->backend.flavour == ComposeFlavour::Docker
+                                                    ? "docker's daemon"
+                                                    : "podman without pins");
+            if (!checked) {
+                print_error(kCmd, "the compose model as it would be approved is refused: " +
+                                      checked.error().message);
+                return kExitFailure;
+            }
+            unpinned = checked->accepted;
         }
         // Referenced files the reader did not open (an env_file) are pinned too.
         for (const auto& abs : model->referenced_files) {
@@ -260,6 +276,7 @@ int run_approve(Invocation& in) {
         updated.checkout_paths = render->checkout_paths;
         updated.build = builds;
         if (updated.pins) updated.pins->sources = render->pinned_sources;
+        updated.unpinned_binds = unpinned;
     }
     const std::string text = serialize_config(updated);
     if (auto valid = parse_config(text); !valid) {

@@ -33,6 +33,7 @@
 #include "cli/systemd_user.hpp"
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
+#include "cli/unpinned_binds.hpp"
 #include "cli/versions.hpp"
 #include "cli/visible.hpp"
 #include "client/embedded_client.hpp"
@@ -398,6 +399,7 @@ class Installer {
             auto read = read_compose(compose_abs, source, project_dir_, pin_run_dir());
             if (!read) return fail(read.error().message);
             model = std::move(*read);
+            if (auto s = check_unpinned(model)) return s;
             if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
         }
         for (const auto& rel : read_from_approved_) {
@@ -426,6 +428,37 @@ class Installer {
         referenced_ = model.referenced_files;
         render_ = plan_render(project_dir_, model);
         compose_builds_ = model.builds;
+        return std::nullopt;
+    }
+
+    // Compose bind sources below the checkout root that nothing pins are
+    // refused unless accepted by name (cli/unpinned_binds.hpp): by this
+    // install's --unpinned-bind, or in bridge.json by an earlier one.
+    std::optional<Stop> check_unpinned(const ComposeModel& model) {
+        if (backend_.kind != BackendKind::Compose) return std::nullopt;
+        if (!pin_run_dir().empty()) {
+            if (!o_.unpinned_binds.empty())
+                std::cout << "note: --unpinned-bind is not needed here: rootless podman's bind "
+                             "sources are pinned\n";
+            return std::nullopt;
+        }
+        std::vector<std::string> accepted = o_.unpinned_binds;
+        if (previous_ && previous_->project_dir == project_dir_) {
+            accepted.insert(accepted.end(), previous_->unpinned_binds.begin(),
+                            previous_->unpinned_binds.end());
+        }
+        const std::string engine = backend_.flavour == ComposeFlavour::Docker ? "docker's daemon"
+                                   : ::geteuid() == 0
+                                       ? "podman run as root"
+                                       : "podman (not found by install, so nothing pins)";
+        auto checked = check_unpinned_binds(model.checkout_binds, accepted, engine);
+        if (!checked) return fail(checked.error().message);
+        unpinned_binds_ = checked->accepted;
+        for (const auto& source : unpinned_binds_) {
+            std::cout << "note: bind source " << visible(source)
+                      << " is accepted unpinned: the engine resolves it at every start, where the "
+                         "agent can swap it for a link (docs/COMPOSE.md)\n";
+        }
         return std::nullopt;
     }
 
@@ -530,6 +563,7 @@ class Installer {
         }
         for (const auto& file : render_.files) c.rendered.push_back({file.rel, file.sha256});
         c.checkout_paths = render_.checkout_paths;
+        c.unpinned_binds = unpinned_binds_;
         if (!pin_run_dir().empty()) {
             c.pins = BindPins{build_engine_, paths_.executor, render_.pinned_sources};
             if (!c.pins->sources.empty() && previous_ && !previous_->pins) {
@@ -919,6 +953,7 @@ class Installer {
     std::optional<Config> previous_;
     std::vector<ComposeBuild> compose_builds_;  // from the compose reader
     std::string build_engine_;                  // podman or docker, or empty
+    std::vector<std::string> unpinned_binds_;   // accepted and still bound (cli/unpinned_binds.hpp)
 
     // Bind sources are pinned where the engine is rootless podman, whose
     // namespaces `podman unshare` enters (executor/bind_pin.hpp); "" renders

@@ -52,6 +52,11 @@ policy.conf once, installs the executor and parser, drops the agent client
                          HOSTBRIDGE_BUILD_CONTEXT (repeatable; docs/BUILDS.md)
   --containerfile S=FILE S's Containerfile, relative to its context (default
                          Containerfile); screened before every build
+  --unpinned-bind PATH   compose with docker, or podman as root: accept the
+                         bind source PATH (relative to DIR, below it) that the
+                         engine resolves by path at every container start,
+                         where the agent can swap it for a link (repeatable;
+                         refused otherwise; docs/COMPOSE.md)
   --agent-container NAME, --network NAME, --engine P
                          configure join-network: ENGINE network connect NETWORK NAME
   --rate-limit N/S       mutating verbs per window (default 20/600)
@@ -86,7 +91,7 @@ const OptionSpec kSpecs[] = {
     {"file-mode", true, false},       {"agent-gid", true, false},
     {"allow-root", false, false},     {"no-systemd", false, false},
     {"force", false, false},          {"build-context", true, true},
-    {"containerfile", true, true},
+    {"containerfile", true, true},    {"unpinned-bind", true, true},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -246,6 +251,18 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
                               ": must not end in .in (buildah preprocesses those)");
         o.containerfiles.push_back(*pair);
     }
+    for (const auto& text : a.all("unpinned-bind")) {
+        if (!is_checkout_path(text) || text == ".")
+            return make_error("--unpinned-bind " + text +
+                              " must be a path below DIR, relative and normal (a bind of DIR "
+                              "itself needs no opt-in)");
+        o.unpinned_binds.push_back(text);
+    }
+    std::sort(o.unpinned_binds.begin(), o.unpinned_binds.end());
+    o.unpinned_binds.erase(std::unique(o.unpinned_binds.begin(), o.unpinned_binds.end()),
+                           o.unpinned_binds.end());
+    if (!o.unpinned_binds.empty() && o.backend == BackendKind::Stack)
+        return make_error("--unpinned-bind is for the compose backend");
     if (!o.build_contexts.empty() && o.backend == BackendKind::Compose)
         return make_error(
             "--build-context is for the stack backend: with compose, each "
@@ -364,6 +381,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
     for (const auto& [service, dir] : o.build_contexts) add("--build-context", service + "=" + dir);
     for (const auto& [service, file] : o.containerfiles)
         add("--containerfile", service + "=" + file);
+    for (const auto& path : o.unpinned_binds) add("--unpinned-bind", path);
     if (o.agent_container) add("--agent-container", *o.agent_container);
     if (o.network) add("--network", *o.network);
     if (o.engine) add("--engine", *o.engine);

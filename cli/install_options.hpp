@@ -32,6 +32,9 @@ struct InstallOptions {
     // project) and service -> Containerfile (relative to the context).
     std::vector<std::pair<std::string, std::string>> build_contexts;
     std::vector<std::pair<std::string, std::string>> containerfiles;
+    // Compose bind sources below the checkout root accepted unpinned
+    // (docker, podman as root): cli/unpinned_binds.hpp. Sorted, unique.
+    std::vector<std::string> unpinned_binds;
     std::optional<std::string> agent_container;
     std::optional<std::string> network;
     std::optional<std::string> engine;

@@ -543,13 +543,13 @@ void check_budget(const Config& config) {
 }
 
 Config read_config(const json& root) {
-    const Object top(
-        root, "",
-        {"version",   "slug",         "project_dir", "spool_dir", "state_dir",      "policy_file",
-         "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",        "services",
-         "buildable", "tcb",          "limits",      "timeouts",  "drain",          "retention",
-         "systemd",   "join_network", "run_dir",     "rendered",  "checkout_paths", "audit_budget",
-         "build",     "pins",         "settle"});
+    const Object top(root, "",
+                     {"version",     "slug",     "project_dir",    "spool_dir",    "state_dir",
+                      "policy_file", "parser",   "allow_root",     "file_mode",    "agent_gid",
+                      "backend",     "services", "buildable",      "tcb",          "limits",
+                      "timeouts",    "drain",    "retention",      "systemd",      "join_network",
+                      "run_dir",     "rendered", "checkout_paths", "audit_budget", "build",
+                      "pins",        "settle",   "unpinned_binds"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -609,6 +609,17 @@ Config read_config(const json& root) {
     if (const json* build = top.optional("build")) c.build = build_settings(*build, c);
     if (const json* pins = top.optional("pins")) c.pins = bind_pins(*pins, c);
     if (const json* settle = top.optional("settle")) c.settle = settle_settings(*settle, c);
+    if (const json* unpinned = top.optional("unpinned_binds")) {
+        if (c.backend.kind != BackendKind::Compose)
+            invalid("unpinned_binds", "is only for the compose backend");
+        c.unpinned_binds = checkout_path_list(*unpinned, "unpinned_binds");
+        for (std::size_t i = 0; i < c.unpinned_binds.size(); ++i) {
+            if (c.unpinned_binds[i] == ".")
+                invalid(index_key("unpinned_binds", i), "is the checkout root, whose bind holds");
+            if (i > 0 && c.unpinned_binds[i] <= c.unpinned_binds[i - 1])
+                invalid(index_key("unpinned_binds", i), "is out of order or listed twice");
+        }
+    }
     check_budget(c);
     return c;
 }

@@ -223,6 +223,13 @@ struct Config {
     std::optional<BindPins> pins;
     // Compose backend; absent in installs older than verified outcomes.
     std::optional<SettleSettings> settle;
+    // "unpinned_binds" (compose backend without pins: docker, or podman as
+    // root): the checkout paths below its root the person accepts as bind
+    // sources that the engine resolves by path at every start, and the agent
+    // can therefore swap for a link while a container starts
+    // (cli/unpinned_binds.hpp). Sorted, unique, never ".". Read only by the
+    // admin tool's install and approve.
+    std::vector<std::string> unpinned_binds;
     bool operator==(const Config&) const = default;
 };
 

@@ -193,6 +193,47 @@ TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHas
     EXPECT_FALSE(contains(read_file(project.spool() + "/AGENT.md"), "settled"));
 }
 
+// docker's daemon (and podman as root) resolve a bind source by path at
+// every container start, where the agent can swap it for a link: a bind
+// below the checkout root is refused until the person accepts it by name;
+// the root itself holds. Kept across upgrade; approve refuses a new one.
+TEST_F(ComposeInstall, AnUnpinnedBindBelowTheRootIsRefusedUntilAcceptedByName) {
+    write_file(project.compose, read_file(project.compose) +
+                                    "  cache:\n    image: redis\n"
+                                    "    volumes: ['./data:/data', '.:/app']\n");
+    // /bin/true is no compose CLI install knows: the docker flavour.
+    std::vector<std::string> args = {"install",       "--project-dir", project.dir,
+                                     "--compose-cmd", "/bin/true",     "--no-systemd"};
+    if (::geteuid() == 0) args.push_back("--allow-root");
+    Ran refused = home.hostbridge(args);
+    EXPECT_EQ(refused.code, 1) << refused.out;
+    EXPECT_TRUE(contains(refused.err, "compose.yaml line ")) << refused.err;
+    EXPECT_TRUE(contains(refused.err,
+                         "service cache bind-mounts data of the checkout, and "
+                         "docker's daemon resolves that path itself"))
+        << refused.err;
+    EXPECT_TRUE(contains(refused.err, "--unpinned-bind data")) << refused.err;
+    EXPECT_FALSE(exists(home.config_dir("demo-app") + "/bridge.json"));
+
+    args.insert(args.end(), {"--unpinned-bind", "data"});
+    Ran accepted = home.hostbridge(args);
+    ASSERT_EQ(accepted.code, 0) << accepted.out << accepted.err;
+    EXPECT_TRUE(contains(accepted.out, "bind source data is accepted unpinned")) << accepted.out;
+    EXPECT_EQ(home.bridge_json("demo-app")["unpinned_binds"], nlohmann::json({"data"}));
+    Ran upgraded = home.hostbridge({"upgrade"});
+    ASSERT_EQ(upgraded.code, 0) << upgraded.out << upgraded.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["unpinned_binds"], nlohmann::json({"data"}));
+
+    write_file(project.compose,
+               read_file(project.compose) + "  more:\n    image: x\n    volumes: ['./src:/src']\n");
+    const std::string before = home.bridge_json("demo-app").dump();
+    Ran approved = approve();
+    EXPECT_EQ(approved.code, 1) << approved.out;
+    EXPECT_TRUE(contains(approved.err, "service more bind-mounts src of the checkout"))
+        << approved.err;
+    EXPECT_EQ(home.bridge_json("demo-app").dump(), before);
+}
+
 TEST_F(ComposeInstall, WhatTheStrictReaderRefusesCannotBeApproved) {
     ASSERT_EQ(install().code, 0);
     const std::string before = home.bridge_json("demo-app").dump();

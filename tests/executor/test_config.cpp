@@ -174,6 +174,38 @@ TEST(Config, AStackBuildHoldsOnlyContextsAndRoundTrips) {
 
 // Bind pins (executor/bind_pin.hpp): podman-compose only, each source one
 // of checkout_paths (the walk covers it), sorted, and round-tripped.
+// The person's opt-in for bind sources nothing pins (cli/unpinned_binds.hpp).
+TEST(Config, UnpinnedBindsAreComposeOnlySortedAndNeverTheRoot) {
+    Json j = base();
+    j["backend"] = compose_backend();
+    j["unpinned_binds"] = {"data", "web/src"};
+    auto config = hb::parse_config(j.dump());
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->unpinned_binds, (std::vector<std::string>{"data", "web/src"}));
+    const std::string text = hb::serialize_config(*config);
+    EXPECT_EQ(Json::parse(text)["unpinned_binds"], j["unpinned_binds"]);
+    EXPECT_EQ(*hb::parse_config(text), *config);
+    EXPECT_FALSE(Json::parse(hb::serialize_config(*hb::parse_config(base().dump())))
+                     .contains("unpinned_binds"));  // written only when there is one
+    auto refused = [&](Json bad, const std::string& key) {
+        auto got = hb::parse_config(bad.dump());
+        ASSERT_FALSE(got.ok()) << key;
+        EXPECT_NE(got.error().message.find(key), std::string::npos) << got.error().message;
+    };
+    Json root = j;
+    root["unpinned_binds"] = {"."};
+    refused(root, "unpinned_binds[0]");
+    Json unsorted = j;
+    unsorted["unpinned_binds"] = {"web/src", "data"};
+    refused(unsorted, "unpinned_binds[1]");
+    Json climbs = j;
+    climbs["unpinned_binds"] = {"../x"};
+    refused(climbs, "unpinned_binds[0]");
+    Json stack = base();
+    stack["unpinned_binds"] = {"data"};
+    refused(stack, "unpinned_binds");
+}
+
 TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
     Json j = base();
     j["backend"] = compose_backend();
