@@ -12,11 +12,11 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/json_depth.hpp"
 #include "cli/request_message.hpp"
 #include "cli/request_spool.hpp"
 #include "cli/request_wait.hpp"
 #include "cli/visible.hpp"
+#include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
 #include "packaging/version.hpp"
 
@@ -205,9 +205,9 @@ class Server {
     void handle_line(std::string_view line) {
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
         if (line.empty()) return;
-        if (!cli::json_depth_within(line)) {
+        if (!json_depth_within(line)) {
             out_.error(nullptr, kInvalidRequest,
-                       "nested deeper than " + std::to_string(cli::kMaxJsonDepth) + " levels");
+                       "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
             return;
         }
         json message = json::parse(line, nullptr, false);

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <array>
 
-#include "cli/json_depth.hpp"
+#include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::agent {
@@ -188,7 +188,7 @@ json service_schema(const Manifest& m, ArgKind kind) {
 }  // namespace
 
 Manifest parse_manifest(const std::string& text) {
-    if (!cli::json_depth_within(text)) return default_manifest("it is nested too deeply");
+    if (!json_depth_within(text)) return default_manifest("it is nested too deeply");
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return default_manifest("it is not a JSON object");
     if (int_at(j, {"format"}) != 1) return default_manifest("its format is not 1");

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "cli/json_depth.hpp"
+#include "ipc/json_depth.hpp"
 
 namespace hb::cli {
 namespace {
@@ -65,7 +65,7 @@ std::string_view state_name(ResponseState state) {
 }
 
 Result<Response> parse_response(std::string_view text) {
-    // The agent can write anything into responses/ (cli/json_depth.hpp).
+    // The agent can write anything into responses/ (ipc/json_depth.hpp).
     if (!json_depth_within(text)) return make_error("nested too deeply");
     nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded() || !json.is_object()) return make_error("not a JSON object");

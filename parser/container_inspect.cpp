@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "ipc/json_depth.hpp"
+
 namespace hb::parser {
 namespace {
 
@@ -13,32 +15,7 @@ using nlohmann::json;
 
 // The engine's inspect JSON is at most six levels deep; a deeper one is not
 // the engine's, and nlohmann's parser recurses per level.
-constexpr int kMaxDepth = 16;
-
-bool too_deep(std::span<const std::uint8_t> bytes) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (const std::uint8_t b : bytes) {
-        if (in_string) {
-            if (escaped) {
-                escaped = false;
-            } else if (b == '\\') {
-                escaped = true;
-            } else if (b == '"') {
-                in_string = false;
-            }
-            continue;
-        }
-        if (b == '"') {
-            in_string = true;
-        } else if (b == '[' || b == '{') {
-            if (++depth > kMaxDepth) return true;
-        } else if (b == ']' || b == '}') {
-            --depth;
-        }
-    }
-    return false;
-}
+constexpr std::size_t kMaxDepth = 16;
 
 constexpr std::pair<std::string_view, ContainerState> kStates[] = {
     {"created", ContainerState::Created},     {"configured", ContainerState::Configured},
@@ -221,7 +198,9 @@ InspectAnswer read_container_inspect(std::span<const std::uint8_t> bytes,
         answer.status = InspectStatus::TooLarge;
         return answer;
     }
-    if (too_deep(bytes)) {
+    if (!json_depth_within(
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+            kMaxDepth)) {
         answer.status = InspectStatus::NotJson;
         return answer;
     }

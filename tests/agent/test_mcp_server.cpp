@@ -458,7 +458,7 @@ TEST_F(McpServerTest, MalformedMessagesGetErrorRepliesAndTheServerCarriesOn) {
 
 // Issue 28: a tools/call whose arguments nest 100,000 arrays (200 KB)
 // crashed the server (SIGSEGV); nesting is bounded before parsing
-// (cli/json_depth.hpp) and answered with an error.
+// (ipc/json_depth.hpp) and answered with an error.
 TEST_F(McpServerTest, DeepNestingIsAnErrorReplyNotACrash) {
     McpSession& s = start({}, false);
     const std::string deep = std::string(100000, '[') + std::string(100000, ']');

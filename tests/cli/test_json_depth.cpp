@@ -1,9 +1,9 @@
-// cli/json_depth.cpp, and the readers of agent-written JSON that use it.
+// ipc/json_depth.cpp, and the readers of agent-written JSON that use it.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "cli/json_depth.hpp"
+#include "ipc/json_depth.hpp"
 #include "cli/request_response.hpp"
 
 namespace hb::cli {

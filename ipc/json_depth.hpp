@@ -1,14 +1,16 @@
 // A bound on JSON nesting, checked on the text before it is parsed.
 // nlohmann::json builds, copies and destroys nested values recursively, so
 // 100,000 nested arrays (200 KB) crashed `hostbridge-agent mcp` with
-// SIGSEGV (issue 28). Every JSON reader the agent can reach (MCP messages,
-// responses/, the tool manifest in the spool) checks this first.
+// SIGSEGV. Every JSON reader the agent can reach checks this first: MCP
+// messages, responses/ and the tool manifest in the spool (agent/, cli/),
+// and the engine's `container inspect` output in the sandboxed parser
+// (parser/container_inspect.cpp), one check linked into each.
 #pragma once
 
 #include <cstddef>
 #include <string_view>
 
-namespace hb::cli {
+namespace hb {
 
 // Deep enough for every message of ours (responses and MCP calls nest at
 // most 5), far below what exhausts a thread's stack.
@@ -18,4 +20,4 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 // (brackets inside strings do not count). Says nothing else about `text`.
 bool json_depth_within(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
 
-}  // namespace hb::cli
+}  // namespace hb

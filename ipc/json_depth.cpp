@@ -1,6 +1,6 @@
-#include "cli/json_depth.hpp"
+#include "ipc/json_depth.hpp"
 
-namespace hb::cli {
+namespace hb {
 
 bool json_depth_within(std::string_view text, std::size_t max_depth) {
     std::size_t depth = 0;
@@ -28,4 +28,4 @@ bool json_depth_within(std::string_view text, std::size_t max_depth) {
     return true;
 }
 
-}  // namespace hb::cli
+}  // namespace hb
