@@ -257,6 +257,15 @@ void ClientProcess::signal(int signo) {
     if (pid_ > 0) ::kill(pid_, signo);
 }
 
+bool ClientProcess::wait_for_err(const std::string& text, std::chrono::milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    for (;;) {
+        if (read_file(capture_.path() + "/err").find(text) != std::string::npos) return true;
+        if (!running() || Clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 ClientResult ClientProcess::wait(std::chrono::milliseconds limit) {
     ClientResult result;
     bool killed = false;

@@ -88,6 +88,11 @@ class ClientProcess {
     ClientResult wait(std::chrono::milliseconds limit = std::chrono::seconds(60));
     [[nodiscard]] bool running();
     void signal(int signo);
+    // Until the client's stderr so far holds `text` (true), or it exited or
+    // `limit` passed (false): what it printed, never how long it took, tells
+    // a test the client reached a state.
+    [[nodiscard]] bool wait_for_err(const std::string& text,
+                                    std::chrono::milliseconds limit = std::chrono::seconds(60));
 
   private:
     TempDir capture_;

@@ -344,7 +344,9 @@ TEST_P(ClientProtocolTest, ASignalWhilePendingSaysItMayStillBeAllowedAndKeepsThe
     auto client = start({"--timeout", "30", "restart", "api"});
     std::string name = published();
     respond(name, pending(name, utc_in(120)));
-    std::this_thread::sleep_for(1s);  // read, and past the C++ client's quick phase
+    // Signalled once it said it read `pending`: a fixed 1 s sleep failed one
+    // loaded run (dash had not read it yet, so the answer was not this one).
+    ASSERT_TRUE(client->wait_for_err("a person must approve")) << "never read the pending answer";
     client->signal(SIGTERM);
     ClientResult r = client->wait();
     EXPECT_EQ(r.exit_code, 143) << r.err;
