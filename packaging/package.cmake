@@ -82,7 +82,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The bridge drives compose or a stack script; any of these engines will do.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "podman | docker.io, podman-compose | docker-compose, git")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io, docker-compose, systemd")
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/postinst
+                                      ${CMAKE_CURRENT_LIST_DIR}/debian/prerm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)

@@ -3,8 +3,10 @@
 # from the build tree, lintian finds no error in it, `apt-get install` puts
 # it in place (its Depends: computed by dpkg-shlibdeps), ./demo runs a real
 # agent session against the installed /usr/bin/hostbridge (real systemd and
-# podman, see demo), and the package is purged on every exit, so the
-# machine is left as it was.
+# podman, see demo), an install left live is named by the prerm when the
+# package is purged, with commands that remove it without the package (run
+# here as printed), and the package is purged on every exit, so the machine
+# is left as it was.
 # Usage: deb_install.sh SOURCE_DIR BUILD_DIR        (root only; 77 = skipped)
 set -uo pipefail
 src=$(readlink -f -- "$1") build=$(readlink -f -- "$2")
@@ -16,6 +18,11 @@ pass() { echo "ok: $*"; }
 [ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
 command -v apt-get >/dev/null && command -v dpkg >/dev/null || skip "not a Debian system"
 command -v lintian >/dev/null || { echo "FAIL: lintian missing (tools/deps.sh test)"; exit 1; }
+# Two suites on one machine (two checkouts) would install and purge the one
+# system package under each other (it happened: one run's purge found the
+# package gone, the other's prerm was the other build's): one at a time.
+exec 9>/run/lock/hostbridge-package-test.lock || exit 1
+flock -w 900 9 || { echo "FAIL: another package test held the lock for 15 minutes"; exit 1; }
 # Never replace a hostbridge someone installed: the purge would remove it.
 if dpkg-query -W -f='${Status}' hostbridge 2>/dev/null | grep -q 'ok installed' ||
     [ -e /usr/bin/hostbridge ] || [ -e /usr/lib/hostbridge ]; then
@@ -26,6 +33,12 @@ work=$(mktemp -d /tmp/hb-deb-XXXXXX) || exit 1
 chmod 0755 "$work"  # apt's _apt user reads the .deb from here
 installed=0
 cleanup() {
+    if [ -n "${slug:-}" ] && [ -n "${live_home:-}" ]; then
+        rm -rf "$live_home/.local/state/hostbridge/$slug" "$live_home/.config/hostbridge/$slug" \
+            "$live_home/.local/lib/hostbridge/$slug" "$live_home/.cache/hostbridge/run/$slug" \
+            "$live_home/.config/systemd/user/hostbridge-$slug.path" \
+            "$live_home/.config/systemd/user/hostbridge-$slug.service"
+    fi
     if [ "$installed" -eq 1 ]; then
         DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq hostbridge >"$work/purge.log" 2>&1 ||
             { cat "$work/purge.log"; echo "FAIL: apt-get purge hostbridge"; }
@@ -108,10 +121,46 @@ else
     fail "./demo against the package exited $rc"
 fi
 
+# --- an install left live when the package goes: prerm names it and the
+# commands that remove it without the package, which must work.
+slug=hbdeb$$
+live_home=$(getent passwd root | cut -d: -f6)
+mkdir -p "$work/live" && printf '#!/bin/sh\nexit 0\n' >"$work/live/stack" && chmod 0755 "$work/live/stack" &&
+    git -C "$work/live" init -q
+if env -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_CACHE_HOME HOME="$live_home" \
+    /usr/bin/hostbridge install --project-dir "$work/live" --stack-bin "$work/live/stack" \
+    --services api --slug "$slug" --no-systemd --allow-root >"$work/live.log" 2>&1; then
+    live=1
+    pass "a live install $slug for the prerm to find"
+else
+    cat "$work/live.log"
+    fail "hostbridge install of the live install"
+fi
+
 # --- purge now (the trap does it on failure) and prove nothing is left
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq hostbridge >"$work/purge.log" 2>&1 ||
     { cat "$work/purge.log"; fail "apt-get purge hostbridge"; }
 installed=0
+if [ "${live:-0}" -eq 1 ]; then
+    grep -qF "user root, install $slug, project $work/live" "$work/purge.log" &&
+        pass "prerm names the live install and its project" ||
+        { cat "$work/purge.log"; ls -la "$live_home/.config/hostbridge" "$live_home/.config/hostbridge/$slug"; fail "prerm did not name install $slug"; }
+    # The removal prerm printed for it (systemctl aside: --no-systemd), run as printed.
+    sed -n "/install $slug, project/,/# kept:/p" "$work/purge.log" | grep '^    rm ' >"$work/remove.sh"
+    HOME="$live_home" sh -e "$work/remove.sh" && pass "its printed commands ran ($(wc -l <"$work/remove.sh") rm lines)" ||
+        fail "the printed removal failed"
+    left=""
+    for f in "$live_home/.config/hostbridge/$slug" "$live_home/.local/lib/hostbridge/$slug" \
+        "$live_home/.cache/hostbridge/run/$slug" "$live_home/.config/systemd/user/hostbridge-$slug.path"; do
+        [ -e "$f" ] && left="$left $f"
+    done
+    [ -z "$left" ] && pass "the printed commands removed the install (the audit log kept)" ||
+        fail "left after the printed removal:$left"
+    rm -rf "$live_home/.local/state/hostbridge/$slug" "$live_home/.config/hostbridge/$slug" \
+        "$live_home/.local/lib/hostbridge/$slug" "$live_home/.cache/hostbridge/run/$slug" \
+        "$live_home/.config/systemd/user/hostbridge-$slug.path" \
+        "$live_home/.config/systemd/user/hostbridge-$slug.service"
+fi
 left=""
 for f in /usr/bin/hostbridge /usr/lib/hostbridge /usr/share/doc/hostbridge \
     /usr/share/man/man1/hostbridge.1.gz; do
