@@ -187,7 +187,9 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
           << "Containerfile may use\n`RUN --mount=type=cache,target=/abs/path` "
           << "(and `sharing=`) and no other mount,\nno `$` in any flag, no heredocs, "
           << "no `ADD` of a URL. Build steps have no network,\nand base images are never "
-          << "pulled: ask the person to pull one you need.\n\n";
+          << "pulled: ask the person to pull one you need. Finish your edits\nbefore you "
+          << "ask for a `rebuild`: a file caught half-written when the host copies\nit is "
+          << "refused (an empty Containerfile has no FROM).\n\n";
     }
     o << policy_section(config, policy) << "## Answers\n\n"
       << "| state | meaning |\n|---|---|\n"

@@ -183,6 +183,8 @@ TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHas
     const std::string doc = read_file(project.spool() + "/AGENT.md");
     EXPECT_TRUE(contains(doc, "runs each healthcheck once")) << doc;
     EXPECT_TRUE(contains(doc, "until the\nservices they touched settled")) << doc;
+    // tests/e2e/build_attacks.sh: a copy caught mid-write is refused.
+    EXPECT_TRUE(contains(doc, "Finish your edits\nbefore you ask for a `rebuild`")) << doc;
 
     Ran plain = install();  // the fixture's stand-in compose command: no settle
     ASSERT_EQ(plain.code, 0) << plain.out << plain.err;
