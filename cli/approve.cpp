@@ -155,9 +155,7 @@ int run_approve(Invocation& in) {
         // unless accepted by name (cli/unpinned_binds.hpp).
         if (config->backend.kind == BackendKind::Compose && !config->pins) {
             auto checked = check_unpinned_binds(model->checkout_binds, config->unpinned_binds,
-                                                config->backend.flavour == ComposeFlavour::Docker
-                                                    ? "docker's daemon"
-                                                    : "podman without pins");
+                                                config->backend.flavour);
             if (!checked) {
                 print_error(kCmd, "the compose model as it would be approved is refused: " +
                                       checked.error().message);

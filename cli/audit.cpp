@@ -334,19 +334,17 @@ std::string state_dir_of(const InstallPaths& paths) {
     return paths.state_dir;
 }
 
-// Whether an event is at or after the cutoff; a line whose time cannot be
-// read is kept, so nothing is hidden by --since.
-bool at_or_after(const std::string& line, const std::optional<std::string>& cutoff) {
-    if (!cutoff) return true;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object() || !j.contains("ts") || !j["ts"].is_string()) return true;
-    return j["ts"].get<std::string>() >= *cutoff;
-}
-
+// An event's `ts`, or "" when it cannot be read.
 std::string ts_of(const std::string& line) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
     return j.is_object() && j.contains("ts") && j["ts"].is_string() ? j["ts"].get<std::string>()
                                                                     : std::string();
+}
+
+// Whether an event of time `ts` is at or after the cutoff; one whose time
+// cannot be read is kept, so nothing is hidden by --since.
+bool at_or_after(const std::string& ts, const std::optional<std::string>& cutoff) {
+    return !cutoff || ts.empty() || ts >= *cutoff;
 }
 
 // --all: every install's events, merged by time (each log is already in
@@ -367,7 +365,8 @@ int audit_all(const HostDirs& dirs, const std::optional<std::string>& cutoff,
         const std::string state_dir = state_dir_of(install_paths(dirs, slugs[i]));
         for (const auto& file : log_files(state_dir)) {
             for_each_line(file, [&](const std::string& line) {
-                if (at_or_after(line, cutoff)) rows.push_back({ts_of(line), i, line});
+                std::string ts = ts_of(line);
+                if (at_or_after(ts, cutoff)) rows.push_back({std::move(ts), i, line});
             });
         }
     }
@@ -429,7 +428,7 @@ int run_audit(Invocation& in) {
     std::uint64_t offset = 0;  // into the current file, for --follow
     for (const auto& file : log_files(state_dir)) {
         offset = for_each_line(file, [&](const std::string& line) {
-            if (!at_or_after(line, cutoff)) return;
+            if (cutoff && !at_or_after(ts_of(line), cutoff)) return;
             if (!tail) {
                 print_row(line, json);
                 return;

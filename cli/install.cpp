@@ -447,11 +447,7 @@ class Installer {
             accepted.insert(accepted.end(), previous_->unpinned_binds.begin(),
                             previous_->unpinned_binds.end());
         }
-        const std::string engine = backend_.flavour == ComposeFlavour::Docker ? "docker's daemon"
-                                   : ::geteuid() == 0
-                                       ? "podman run as root"
-                                       : "podman (not found by install, so nothing pins)";
-        auto checked = check_unpinned_binds(model.checkout_binds, accepted, engine);
+        auto checked = check_unpinned_binds(model.checkout_binds, accepted, backend_.flavour);
         if (!checked) return fail(checked.error().message);
         unpinned_binds_ = checked->accepted;
         for (const auto& source : unpinned_binds_) {

@@ -1,5 +1,7 @@
 #include "cli/unpinned_binds.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 
@@ -9,7 +11,12 @@ namespace hb::cli {
 
 Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& binds,
                                            const std::vector<std::string>& accepted,
-                                           std::string_view engine) {
+                                           ComposeFlavour flavour) {
+    // Who resolves the path, in the error's words.
+    const std::string_view engine = flavour == ComposeFlavour::Docker ? "docker's daemon"
+                                    : ::geteuid() == 0
+                                        ? "podman run as root"
+                                        : "podman (not found by install, so nothing pins)";
     std::set<std::string> used;
     for (const CheckoutBind& bind : binds) {
         if (bind.source == ".") continue;  // the root: the agent cannot swap it

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/compose_reader.hpp"
+#include "common/config.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::cli {
@@ -26,11 +27,12 @@ struct UnpinnedBinds {
 };
 
 // `binds` from the compose reader; `accepted` what the person opted in to;
-// `engine` says who resolves the path ("docker's daemon", "podman as
-// root"). The first bind below the root not accepted is an error naming
-// file, line, service and source, the risk, and both ways out.
+// `flavour` says who resolves the path (docker's daemon, or podman as root
+// or not found to pin with). The first bind below the root not accepted is
+// an error naming file, line, service and source, the risk, and both ways
+// out. Install and approve both call this, for one wording.
 Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& binds,
                                            const std::vector<std::string>& accepted,
-                                           std::string_view engine);
+                                           ComposeFlavour flavour);
 
 }  // namespace hb::cli

@@ -258,17 +258,20 @@ bool all_good(const std::vector<ServiceReport>& services) {
 }
 
 // podman runs healthchecks from systemd timers; where none run (no systemd
-// as PID 1), a check would never be run. Those of running containers that
-// `wanted` picks, once each; whether any ran.
+// as PID 1), a check would never be run. Those of the reported services'
+// running containers that `wanted` picks, once each; whether any ran.
 template <typename Wanted>
-bool run_healthchecks(const Config& config, const std::vector<ContainerFacts>& facts, Wanted wanted,
-                      int log_fd, Clock::time_point deadline) {
+bool run_healthchecks(const Config& config, const std::vector<ServiceReport>& services,
+                      Wanted wanted, int log_fd, Clock::time_point deadline) {
     bool ran = false;
-    for (const ContainerFacts& c : facts) {
-        if (!c.labelled || c.state != ContainerState::Running || !wanted(c)) continue;
-        if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
-            (void)run_query(*row, log_fd, log_fd, std::min(kQueryTimeout, left_until(deadline)));
-            ran = true;
+    for (const ServiceReport& r : services) {
+        for (const ContainerFacts& c : r.containers) {
+            if (c.state != ContainerState::Running || !wanted(c)) continue;
+            if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
+                (void)run_query(*row, log_fd, log_fd,
+                                std::min(kQueryTimeout, left_until(deadline)));
+                ran = true;
+            }
         }
     }
     return ran;
@@ -313,12 +316,10 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
             note(log_fd, last_error);
         }
         if (left_until(soft) <= milliseconds(0)) break;
-        if (facts) {
-            run_healthchecks(
-                config, *facts,
-                [](const ContainerFacts& c) { return c.health == ContainerHealth::Starting; },
-                log_fd, deadline);
-        }
+        run_healthchecks(
+            config, out.services,
+            [](const ContainerFacts& c) { return c.health == ContainerHealth::Starting; }, log_fd,
+            deadline);
         std::this_thread::sleep_for(std::min(kPollInterval, left_until(soft)));
     }
 
@@ -344,7 +345,7 @@ SettleOutcome look(const Config& config, Verb verb, int log_fd, Clock::time_poin
     auto facts = ask_engine(config, log_fd, deadline);
     if (facts && health &&
         run_healthchecks(
-            config, *facts,
+            config, judge_services(*facts, goal, config),
             [](const ContainerFacts& c) { return c.health != ContainerHealth::None; }, log_fd,
             deadline)) {
         facts = ask_engine(config, log_fd, deadline);

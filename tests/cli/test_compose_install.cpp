@@ -24,6 +24,17 @@ class ComposeInstall : public ::testing::Test {
         args.insert(args.end(), extra.begin(), extra.end());
         return home.hostbridge(install_args(project, args));
     }
+    // The compose backend with Debian's podman-compose (the fixture's own
+    // install is the stack backend).
+    Ran install_with_podman_compose() {
+        std::vector<std::string> args = {
+            "install",       "--project-dir", project.dir,
+            "--backend",     "compose",       "--compose-file",
+            project.compose, "--compose-cmd", "/usr/bin/podman-compose",
+            "--no-systemd"};
+        if (::geteuid() == 0) args.push_back("--allow-root");
+        return home.hostbridge(args);
+    }
     Ran approve() const { return home.hostbridge({"approve", "--slug", "demo-app", "--yes"}); }
     Ran doctor() const { return home.hostbridge({"doctor", "--slug", "demo-app"}); }
     std::string rendered(const std::string& rel) const {
@@ -137,12 +148,7 @@ TEST_F(ComposeInstall, ApproveReRendersFromTheBytesItShowsAndShowsTheRendering) 
 TEST_F(ComposeInstall, ApproveRendersANewBindSourceAsItsPinWhenTheInstallPins) {
     if (::access("/usr/bin/podman-compose", X_OK) != 0)
         GTEST_SKIP() << "no /usr/bin/podman-compose";
-    std::vector<std::string> args = {"install",       "--project-dir", project.dir,
-                                     "--backend",     "compose",       "--compose-file",
-                                     project.compose, "--compose-cmd", "/usr/bin/podman-compose",
-                                     "--no-systemd"};
-    if (::geteuid() == 0) args.push_back("--allow-root");
-    Ran installed = home.hostbridge(args);
+    Ran installed = install_with_podman_compose();
     ASSERT_EQ(installed.code, 0) << installed.out << installed.err;
     nlohmann::json config = home.bridge_json("demo-app");
     ASSERT_EQ(config["backend"]["flavour"], "podman-compose");
@@ -169,12 +175,7 @@ TEST_F(ComposeInstall, ApproveRendersANewBindSourceAsItsPinWhenTheInstallPins) {
 TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHasSettle) {
     if (::access("/usr/bin/podman-compose", X_OK) != 0 || ::access("/usr/bin/podman", X_OK) != 0)
         GTEST_SKIP() << "no /usr/bin/podman-compose or /usr/bin/podman";
-    std::vector<std::string> args = {"install",       "--project-dir", project.dir,
-                                     "--backend",     "compose",       "--compose-file",
-                                     project.compose, "--compose-cmd", "/usr/bin/podman-compose",
-                                     "--no-systemd"};
-    if (::geteuid() == 0) args.push_back("--allow-root");
-    Ran installed = home.hostbridge(args);
+    Ran installed = install_with_podman_compose();
     ASSERT_EQ(installed.code, 0) << installed.out << installed.err;
     ASSERT_TRUE(home.bridge_json("demo-app").contains("settle"));
     const auto manifest =

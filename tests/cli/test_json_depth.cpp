@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "ipc/json_depth.hpp"
 #include "cli/request_response.hpp"
+#include "ipc/json_depth.hpp"
 
 namespace hb::cli {
 namespace {
