@@ -23,8 +23,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hostbridge-agent request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB "
-    "[SERVICE]\n"
+    "usage: hostbridge-agent request [--project-dir DIR] [--timeout SECONDS] [--no-wait]\n"
+    "                                [--lines N] [--since CURSOR] VERB [SERVICE]\n"
     "       hostbridge-agent mcp [--project-dir DIR] [--timeout SECONDS] [--manifest FILE]\n"
     "       hostbridge-agent --version\n"
     "\n"

@@ -23,7 +23,8 @@ namespace hb::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB [ARG]\n"
+    "usage: hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait]\n"
+    "                          [--lines N] [--since CURSOR] VERB [ARG]\n"
     "\n"
     "Asks the host, through the hostbridge spool, to run VERB (ping, status,\n"
     "health, logs SERVICE, up, down, restart SERVICE, rebuild SERVICE, init,\n"
@@ -34,7 +35,17 @@ constexpr const char* kUsage =
     "                     (default 120); once it runs, wait for the end; when a\n"
     "                     person must approve it, wait until it expires\n"
     "  --no-wait          publish the request, print its name, exit\n"
+    "  --lines N          logs only: the last N lines (1 to 1000), each after\n"
+    "                     the engine's timestamp; with --since, the first N\n"
+    "                     after the cursor\n"
+    "  --since CURSOR     logs only: only the lines after CURSOR, the cursor a\n"
+    "                     previous --lines or --since answer printed\n"
     "  --help             this text\n"
+    "\n"
+    "After --lines or --since, a done answer prints `cursor: NS:K` on stderr\n"
+    "(pass it as --since to get only what is new) and `more: true` when more\n"
+    "lines wait (ask again with it at once). Where this install's logs takes\n"
+    "neither, the host refuses them.\n"
     "\n"
     "Spool without --project-dir: $HOSTBRIDGE_SPOOL, else\n"
     "$REPO_ROOT/untracked/hostbridge, else untracked/hostbridge in the git top level.\n"
@@ -51,6 +62,7 @@ struct Options {
     bool help = false;
     std::string verb;
     std::optional<std::string> arg;
+    LogWindow window;
 };
 
 // "hostbridge request" or "hostbridge-agent request": how messages and the
@@ -67,6 +79,9 @@ std::string usage_text() {
     std::string text = kUsage;
     const std::string from = "hostbridge request";
     text.replace(text.find(from), from.size(), g_program);
+    // The synopsis' second line stays under its first option.
+    if (g_program.size() > from.size())
+        text.insert(text.find('\n') + 1, g_program.size() - from.size(), ' ');
     return text;
 }
 
@@ -119,6 +134,12 @@ std::variant<Options, int> parse_options(int argc, char** argv) {
             auto value = value_of(arg, "--project-dir");
             if (!value || value->empty()) return usage_error("--project-dir needs a directory");
             options.project_dir = *value;
+        } else if (arg == "--lines" || arg.starts_with("--lines=")) {
+            options.window.lines = value_of(arg, "--lines");
+            if (!options.window.lines) return usage_error("--lines needs a number of lines");
+        } else if (arg == "--since" || arg.starts_with("--since=")) {
+            options.window.since = value_of(arg, "--since");
+            if (!options.window.since) return usage_error("--since needs a cursor");
         } else if (arg.starts_with("-")) {
             return usage_error("unknown option: " + std::string(arg));
         } else {
@@ -135,6 +156,16 @@ std::variant<Options, int> parse_options(int argc, char** argv) {
         if (auto shape = check_arg_shape(*options.arg); !shape)
             return usage_error(shape.error().message + ": '" + *options.arg + "'");
     }
+    // Checked as the host checks them (the shell client says the same):
+    // a typo fails here rather than taking a rate-limit slot.
+    if (options.window.any() && options.verb != "logs")
+        return usage_error("--lines and --since are for logs only, not '" + options.verb + "'");
+    if (options.window.lines && !check_lines(*options.window.lines))
+        return usage_error("--lines must be a number from 1 to 1000, not '" +
+                           *options.window.lines + "'");
+    if (options.window.since && !check_since(*options.window.since))
+        return usage_error("--since must be a cursor that a logs answer returned (NS:K), not '" +
+                           *options.window.since + "'");
     return options;
 }
 
@@ -200,20 +231,34 @@ int report_checked(const Response& response, const std::string& spool_path,
     return report(recorded.state, recorded.reason, recorded.exit_code);
 }
 
+// After a done windowed logs answer: where to go on from, on stderr as
+// lines a caller can pick out (stdout is the log text), as the shell client
+// prints them. The agent can forge them: made visible.
+void tell_window(const Response& response) {
+    std::string text;
+    if (response.cursor) text += "cursor: " + visible(*response.cursor) + "\n";
+    if (response.more.value_or(false)) text += "more: true\n";
+    write_all(STDERR_FILENO, text);
+}
+
 // Prints a final answer: output on stdout, and for anything but `done` the
-// state, reason and exit code on stderr.
+// state, reason and exit code on stderr; after a done windowed request,
+// the cursor.
 // The agent can forge any response: on a terminal, the output is shown with
 // every control character but newline and tab made visible (an OSC 52
 // clipboard write, a cursor move, a lone CR); through a pipe it stays byte
 // for byte, as docs/PROTOCOL.md promises scripts. The reason is one line,
 // always made visible.
-int finish(const Response& response, const std::string& spool_path, const std::string& name) {
+int finish(const Response& response, const std::string& spool_path, const std::string& name,
+           bool windowed) {
     if (response.output) {
         write_all(STDOUT_FILENO,
                   ::isatty(STDOUT_FILENO) != 0 ? visible_text(*response.output) : *response.output);
     }
-    if (g_audit) return report_checked(response, spool_path, name);
-    return report(response.state, response.reason, response.exit_code);
+    const int code = g_audit ? report_checked(response, spool_path, name)
+                             : report(response.state, response.reason, response.exit_code);
+    if (code == kRequestDone && windowed) tell_window(response);
+    return code;
 }
 
 // The first `pending` answer, once: a person must act on the host, and the
@@ -242,7 +287,7 @@ void withdraw(const Spool& spool, const std::string& name) {
 }
 
 int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& watch,
-                    int timeout_seconds) {
+                    int timeout_seconds, bool windowed) {
     bool told = false;
     auto on_tick = [&](const Response* latest) {
         if (told || latest == nullptr || latest->state != ResponseState::Pending) return;
@@ -254,7 +299,7 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
     // A pending request is the host's, held for a person: never withdrawn.
     switch (waited.end) {
         case WaitResult::End::Answered:
-            return finish(waited.response, spool.path(), name);
+            return finish(waited.response, spool.path(), name, windowed);
         case WaitResult::End::Signal:
             if (waited.pending()) {
                 say("interrupted: request " + name +
@@ -299,7 +344,7 @@ int run(int argc, char** argv) {
         say(spool.error().message);
         return kRequestNoAnswer;
     }
-    auto message = make_request(options.verb, options.arg);
+    auto message = make_request(options.verb, options.arg, options.window);
     if (!message) {
         say(message.error().message);
         return kRequestNoAnswer;
@@ -319,7 +364,8 @@ int run(int argc, char** argv) {
         say(published.error().message);
         return kRequestNoAnswer;
     }
-    return wait_for_answer(*spool, message->name, watch, options.timeout_seconds);
+    return wait_for_answer(*spool, message->name, watch, options.timeout_seconds,
+                           options.window.any());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// `hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait] VERB [ARG]`:
+// `hostbridge request [--project-dir DIR] [--timeout SECONDS] [--no-wait]
+// [--lines N] [--since CURSOR] VERB [ARG]`:
 // the agent client of docs/PROTOCOL.md ("Agent clients") in C++, waiting on the
 // response with inotify instead of polling. Needs no host config, so it
 // also runs inside a container.

@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +17,13 @@ bool is_lower(char c) {
 }
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
+}
+
+// 0, or 1 to `max_digits` digits without a leading zero.
+bool is_count(std::string_view text, std::size_t max_digits) {
+    if (text.empty() || text.size() > max_digits) return false;
+    if (text.size() > 1 && text.front() == '0') return false;
+    return std::all_of(text.begin(), text.end(), is_digit);
 }
 
 struct Stamps {
@@ -58,7 +66,25 @@ Result<void> check_arg_shape(std::string_view arg) {
     return {};
 }
 
-Result<RequestMessage> make_request(std::string_view verb, const std::optional<std::string>& arg) {
+Result<void> check_lines(std::string_view lines) {
+    if (!is_count(lines, 4) || lines == "0" || std::stoi(std::string(lines)) > kMaxLogLines)
+        return make_error("lines must be a number from 1 to 1000");
+    return {};
+}
+
+Result<void> check_since(std::string_view since) {
+    const auto colon = since.find(':');
+    const std::string_view ns = since.substr(0, colon);
+    const std::string_view k = colon == std::string_view::npos ? "" : since.substr(colon + 1);
+    // Nineteen digits may pass INT64_MAX: equal lengths compare as strings.
+    if (!is_count(ns, 19) || (ns.size() == 19 && ns > "9223372036854775807") || !is_count(k, 7) ||
+        std::stoll(std::string(k)) > kMaxCursorLines)
+        return make_error("since must be a cursor that a logs answer returned");
+    return {};
+}
+
+Result<RequestMessage> make_request(std::string_view verb, const std::optional<std::string>& arg,
+                                    const LogWindow& window) {
     std::array<unsigned char, 8> random{};
     ssize_t got = -1;
     do {
@@ -79,6 +105,8 @@ Result<RequestMessage> make_request(std::string_view verb, const std::optional<s
     // Validated values need no escaping; the layout matches the shell client.
     message.body = "{\"verb\":\"" + std::string(verb) + "\"";
     if (arg) message.body += ",\"arg\":\"" + *arg + "\"";
+    if (window.lines) message.body += ",\"lines\":\"" + *window.lines + "\"";
+    if (window.since) message.body += ",\"since\":\"" + *window.since + "\"";
     message.body += ",\"requested_at\":\"" + now.requested_at + "\"}\n";
     return message;
 }

@@ -97,6 +97,13 @@ Result<Response> parse_response(std::string_view text) {
     if (auto services = json.find("services"); services != json.end() && services->is_array())
         response.services = *services;
 
+    // Lenient like expires_at: a bad one must not make a done answer
+    // unreadable; the caller only shows them (made visible).
+    if (auto cursor = json.find("cursor"); cursor != json.end() && cursor->is_string())
+        response.cursor = cursor->get<std::string>();
+    if (auto more = json.find("more"); more != json.end() && more->is_boolean())
+        response.more = more->get<bool>();
+
     auto exit_code = json.find("exit_code");
     if (exit_code != json.end() && !exit_code->is_null()) {
         // An unsigned beyond int64 would wrap in get<int64_t>().

@@ -1,6 +1,6 @@
 // Reading the host's answer to one request (docs/PROTOCOL.md, "Response files").
-// The client needs five fields: state, reason, exit_code, output and
-// expires_at.
+// The client needs state, reason, exit_code, output and expires_at; and
+// after a windowed logs request, cursor and more.
 #pragma once
 
 #include <chrono>
@@ -43,6 +43,11 @@ struct Response {
     // After up, restart and rebuild: how each service settled, as the host
     // wrote it (docs/PROTOCOL.md); absent when not an array.
     std::optional<nlohmann::json> services;
+    // A windowed logs answer (docs/PROTOCOL.md, `cursor` and `more`): where
+    // to go on from, and whether lines after it were left out. Unset when
+    // null, absent or of another type.
+    std::optional<std::string> cursor;
+    std::optional<bool> more;
 };
 
 // "2026-11-29T08:10:00Z" (the `requested_at` format), or nullopt.

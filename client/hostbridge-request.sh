@@ -33,7 +33,8 @@ pending_grace=10
 
 usage() {
     cat <<'EOF'
-usage: hostbridge-request.sh [--timeout SECONDS] [--no-wait] VERB [ARG]
+usage: hostbridge-request.sh [--timeout SECONDS] [--no-wait]
+                             [--lines N] [--since CURSOR] VERB [ARG]
 
 Asks the host, through the hostbridge spool, to run VERB (ping, status,
 health, logs SERVICE, up, down, restart SERVICE, rebuild SERVICE, init,
@@ -43,12 +44,22 @@ join-network). Which verbs and services are allowed is the host's decision.
                      (default 120); once it runs, wait for the end; when a
                      person must approve it, wait until it expires
   --no-wait          publish the request, print its name, exit
+  --lines N          logs only: the last N lines (1 to 1000), each after
+                     the engine's timestamp; with --since, the first N
+                     after the cursor
+  --since CURSOR     logs only: only the lines after CURSOR, the cursor a
+                     previous --lines or --since answer printed
   --help             this text
   --version          print the version
 
 Spool: the script's own directory when it is a spool, else
 $HOSTBRIDGE_SPOOL, else $REPO_ROOT/untracked/hostbridge, else
 untracked/hostbridge under the git top-level.
+
+After --lines or --since, a done answer prints `cursor: NS:K` on stderr
+(pass it as --since to get only what is new) and `more: true` when more
+lines wait (ask again with it at once). Where this install's logs takes
+neither, the host refuses them.
 
 Exit: 0 done (output on stdout); 70 denied, expired or failed (output on
 stdout, reason on stderr); 75 no answer in time (a request the host never
@@ -71,6 +82,8 @@ say() {
 
 timeout=120
 no_wait=0
+has_lines=0
+has_since=0
 while [ $# -gt 0 ]; do
     case $1 in
         --help | -h) usage; exit 0 ;;
@@ -82,6 +95,18 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         --timeout=*) timeout=${1#--timeout=} ;;
+        --lines)
+            [ $# -ge 2 ] || usage_error "--lines needs a number of lines"
+            lines=$2 has_lines=1
+            shift
+            ;;
+        --lines=*) lines=${1#--lines=} has_lines=1 ;;
+        --since)
+            [ $# -ge 2 ] || usage_error "--since needs a cursor"
+            since=$2 has_since=1
+            shift
+            ;;
+        --since=*) since=${1#--since=} has_since=1 ;;
         --) shift; break ;;
         -*) usage_error "unknown option: $1" ;;
         *) break ;;
@@ -119,6 +144,40 @@ if [ "$has_arg" -eq 1 ]; then
             usage_error "ARG must match ^[a-z][a-z0-9_-]*\$: '$arg'" ;;
     esac
     [ ${#arg} -le 64 ] || usage_error "ARG is longer than 64 bytes"
+fi
+
+# The log window (docs/PROTOCOL.md, `lines` and `since`), checked by the
+# host's rules here so that a typo fails before it takes a rate-limit slot.
+# 0, or digits without a leading zero, at most $2 of them.
+is_count() {
+    case $1 in
+        0) return 0 ;;
+        '' | 0* | *[!$digits]*) return 1 ;;
+    esac
+    [ ${#1} -le "$2" ]
+}
+windowed=$((has_lines + has_since))
+if [ "$windowed" -gt 0 ]; then
+    [ "$verb" = logs ] || usage_error "--lines and --since are for logs only, not '$verb'"
+    windowed=1
+fi
+if [ "$has_lines" -eq 1 ]; then
+    { is_count "$lines" 4 && [ "$lines" -ge 1 ] && [ "$lines" -le 1000 ]; } ||
+        usage_error "--lines must be a number from 1 to 1000, not '$lines'"
+fi
+if [ "$has_since" -eq 1 ]; then
+    # NS:K: nanoseconds since the epoch (at most INT64_MAX), then the lines
+    # of that instant already returned (at most 1000000).
+    since_ns=${since%%:*}
+    since_k=${since#*:}
+    case $since in *:*) ;; *) since_k=x ;; esac
+    # Nineteen digits may pass INT64_MAX, beyond some shells' arithmetic:
+    # compared as strings of equal length.
+    if ! is_count "$since_ns" 19 || ! is_count "$since_k" 7 || [ "$since_k" -gt 1000000 ] ||
+        { [ ${#since_ns} -eq 19 ] &&
+            ! awk 'BEGIN { exit !((ARGV[1] "") <= "9223372036854775807") }' "$since_ns"; }; then
+        usage_error "--since must be a cursor that a logs answer returned (NS:K), not '$since'"
+    fi
 fi
 
 # --- spool ----------------------------------------------------------------
@@ -203,11 +262,13 @@ request=$spool/requests/$name
 response=$spool/responses/$name.response.json
 tmp_file=$spool/tmp/$name.$$.part
 
-if [ "$has_arg" -eq 1 ]; then
-    body=$(printf '{"verb":"%s","arg":"%s","requested_at":"%s"}' "$verb" "$arg" "$requested_at")
-else
-    body=$(printf '{"verb":"%s","requested_at":"%s"}' "$verb" "$requested_at")
-fi
+# Checked values need no escaping; the keys in the order docs/PROTOCOL.md
+# gives, each optional one only when given.
+body="{\"verb\":\"$verb\""
+[ "$has_arg" -eq 0 ] || body="$body,\"arg\":\"$arg\""
+[ "$has_lines" -eq 0 ] || body="$body,\"lines\":\"$lines\""
+[ "$has_since" -eq 0 ] || body="$body,\"since\":\"$since\""
+body="$body,\"requested_at\":\"$requested_at\"}"
 
 # Giving up on a request the host never took up withdraws it, so it cannot
 # run later behind the back of a caller that was told it did not happen.
@@ -265,9 +326,10 @@ fi
 # --- response -------------------------------------------------------------
 
 # Reads the host's response (one JSON object; nlohmann/json's compact dump,
-# but any valid JSON layout is accepted) and prints seven lines:
+# but any valid JSON layout is accepted) and prints nine lines:
 #   S<state>  E<exit code, empty for null>  R<reason>|N  O<output>|N
-#   V<reason made visible, pending only>|N  X[<expires_at as epoch> <as written>]  .
+#   V<reason made visible, pending only>|N  X[<expires_at as epoch> <as written>]
+#   C<cursor made visible>|N  M<1 when more is true, else 0>  .
 # Reason and output are printf formats: every byte that is not plain text
 # becomes a 3-digit octal escape and % becomes %%, so each fits on one line
 # and printf restores it byte for byte (NUL included). Prints "?" when the
@@ -408,6 +470,16 @@ function to_fmt(s,   f) {
     if (substr(f, 1, 1) == "-") f = "\\055" substr(f, 2)
     return f
 }
+function visible_fmt(s,   i, f) {
+    if (!ord_made) {
+        for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i
+        ord_made = 1
+    }
+    vis = 1
+    f = to_fmt(s)
+    vis = 0
+    return f
+}
 { text = text $0 "\n" }
 END {
     # Pieces between quotes alternate outside/inside a string; a quote
@@ -478,26 +550,29 @@ END {
     if (vt["output"] == "s") out = "O" to_fmt(val["output"]); else out = "N"
     # The reason of a pending answer is shown while waiting: made visible.
     v = "N"
-    if (val["state"] == "pending" && vt["reason"] == "s") {
-        for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i
-        vis = 1
-        v = "V" to_fmt(val["reason"])
-        vis = 0
-    }
+    if (val["state"] == "pending" && vt["reason"] == "s") v = "V" visible_fmt(val["reason"])
     x = "X"
     if (vt["expires_at"] == "s" && (e = epoch(val["expires_at"])) != "")
         x = "X" e " " val["expires_at"]
+    # The cursor of a windowed logs answer (the agent may have forged it): made
+    # visible like a pending reason.
+    cur = "N"
+    if (vt["cursor"] == "s") cur = "C" visible_fmt(val["cursor"])
+    more = (vt["more"] == "l" && val["more"] == "true") ? "M1" : "M0"
     if (bad) { print "?"; exit }
     print r
     print out
     print v
     print x
+    print cur
+    print more
     print "."
 }'
 
 # Sets state, exit_code, reason_fmt/has_reason, output_fmt/has_output,
-# visible_fmt/has_visible and expires/expires_at (empty when there is none
-# that reads) from the response file; fails when it is missing or unreadable.
+# visible_fmt/has_visible, expires/expires_at (empty when there is none
+# that reads), cursor_fmt/has_cursor and more from the response file; fails
+# when it is missing or unreadable.
 read_response() {
     [ -f "$response" ] || return 1
     parsed=$(awk "$hb_awk" "$response" 2>/dev/null) || return 1
@@ -506,7 +581,7 @@ read_response() {
     # shellcheck disable=SC2086 # one field per line, globbing is off
     set -- $parsed
     IFS=$saved_ifs
-    [ $# -eq 7 ] && [ "$7" = . ] || return 1
+    [ $# -eq 9 ] && [ "$9" = . ] || return 1
     case $1 in S?*) state=${1#S} ;; *) return 1 ;; esac
     exit_code=${2#E}
     case $3 in R*) has_reason=1 reason_fmt=${3#R} ;; *) has_reason=0 ;; esac
@@ -515,12 +590,27 @@ read_response() {
     expires=${6#X}
     expires_at=${expires#* }
     expires=${expires%% *}
+    case $7 in C*) has_cursor=1 cursor_fmt=${7#C} ;; *) has_cursor=0 ;; esac
+    more=${8#M}
     return 0
 }
 
 print_output() {
     # shellcheck disable=SC2059 # the format is the decoded output
     [ "$has_output" -eq 1 ] && printf "$output_fmt"
+    return 0
+}
+
+# After a done windowed logs answer: where to go on from, on stderr, as
+# lines a caller can pick out (stdout is the log text). `more: true` asks
+# for another call with that cursor at once.
+print_window() {
+    [ "$windowed" -eq 1 ] || return 0
+    if [ "$has_cursor" -eq 1 ]; then
+        # shellcheck disable=SC2059 # the format is the decoded cursor
+        printf "cursor: $cursor_fmt\n" >&2
+    fi
+    [ "$more" != 1 ] || printf 'more: true\n' >&2
     return 0
 }
 
@@ -570,7 +660,7 @@ expires=""
 while :; do
     if read_response; then
         case $state in
-            done) print_output; exit 0 ;;
+            done) print_output; print_window; exit 0 ;;
             denied | expired | failed) print_output; report; exit "$EX_REFUSED" ;;
             running) taken_up=1 ;;
             pending)

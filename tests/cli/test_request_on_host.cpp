@@ -200,5 +200,24 @@ TEST_F(RequestOnHost, AnAnswerNoDrainWroteIsNotReportedAsDone) {
     EXPECT_EQ(read_file(project.calls), "") << "nothing may have run";
 }
 
+// The cursor of a windowed answer is the spool's alone (the log records no
+// cursor): shown only where the log confirms the request done, never for an
+// answer no drain wrote.
+TEST_F(RequestOnHost, AForgedWindowedAnswerNoDrainWroteShowsNoCursor) {
+    Client c = start({"--lines", "5", "logs", "api"});
+    const std::string name = published();
+    ASSERT_FALSE(name.empty());
+    nlohmann::json forged = done_answer(name, "api: all good\n");
+    forged["verb"] = "logs";
+    forged["cursor"] = "1764762565926492145:2";
+    forged["more"] = true;
+    forge(name, forged);
+    Finished f = resume_and_wait(c);
+    EXPECT_EQ(f.code, 70) << f.err;
+    EXPECT_NE(f.err.find("records no end of request " + name), std::string::npos) << f.err;
+    EXPECT_EQ(f.err.find("cursor:"), std::string::npos) << f.err;
+    EXPECT_EQ(f.err.find("more:"), std::string::npos) << f.err;
+}
+
 }  // namespace
 }  // namespace hb::test

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/client/client_harness.hpp"
 
@@ -50,12 +51,20 @@ class ClientAwkTest : public ::testing::TestWithParam<Awk> {
         std::filesystem::create_symlink(GetParam().binary, dir_.path() + "/bin/awk");
     }
 
-    // One client run answered with `body` (a response for its request).
-    ClientResult answered(const json& body, int indent = -1, bool ensure_ascii = false) {
+    ClientOptions with_awk() const {
         ClientOptions options;
         options.env = {"HOSTBRIDGE_SPOOL=" + spool_};
         options.path_prefix = dir_.path() + "/bin";
-        ClientProcess client(ClientKind::Dash, {"--timeout", "30", "ping"}, options);
+        return options;
+    }
+
+    // One client run answered with `body` (a response for its request);
+    // `request`: its arguments after --timeout.
+    ClientResult answered(const json& body, int indent = -1, bool ensure_ascii = false,
+                          const std::vector<std::string>& request = {"ping"}) {
+        std::vector<std::string> args = {"--timeout", "30"};
+        args.insert(args.end(), request.begin(), request.end());
+        ClientProcess client(ClientKind::Dash, args, with_awk());
         std::string name = wait_for_json(spool_ + "/requests");
         EXPECT_FALSE(name.empty());
         json response = body;
@@ -101,6 +110,27 @@ TEST_P(ClientAwkTest, SixteenKibOfEscapesIsReadWhole) {
     ClientResult r = answered({{"state", "done"}, {"output", output}});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, output);
+}
+
+// The client checks a cursor's nanoseconds against INT64_MAX in awk (as
+// strings: beyond some shells' arithmetic) and reads `cursor` and `more`.
+TEST_P(ClientAwkTest, ACursorIsCheckedAtItsBoundAndReadBack) {
+    ClientResult over = run_client(ClientKind::Dash,
+                                   {"--since", "9223372036854775808:0", "logs", "web"}, with_awk());
+    EXPECT_EQ(over.exit_code, 64) << over.err;
+    EXPECT_NE(over.err.find("--since must be a cursor"), std::string::npos) << over.err;
+    EXPECT_EQ(files_under(spool_), std::vector<std::string>{});
+    for (int indent : {-1, 2}) {
+        ClientResult r =
+            answered({{"state", "done"},
+                      {"output", "x\n"},
+                      {"cursor", "9223372036854775807:1000000"},
+                      {"more", true}},
+                     indent, false, {"--since", "9223372036854775807:1000000", "logs", "web"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, "x\n");
+        EXPECT_EQ(r.err, "cursor: 9223372036854775807:1000000\nmore: true\n") << indent;
+    }
 }
 
 }  // namespace

@@ -492,6 +492,148 @@ TEST_P(ClientProtocolTest, UsageErrorsExitSixtyFourAndWriteNothing) {
     EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// The log window (docs/PROTOCOL.md, `lines` and `since`): string keys after
+// verb and arg, before requested_at, each only when given, byte for byte
+// what the spec shows; the bounds of each value pass.
+TEST_P(ClientProtocolTest, TheLogWindowIsWrittenAsStringKeysInTheSpecsOrder) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string keys;  // the body between the arg and requested_at
+    };
+    const std::vector<Case> cases = {
+        {{"--lines", "50", "--since", "1764762565926492145:2"},
+         R"(,"lines":"50","since":"1764762565926492145:2")"},
+        // The order of the options is not the order of the keys.
+        {{"--since=0:0", "--lines=1000"}, R"(,"lines":"1000","since":"0:0")"},
+        {{"--lines", "1"}, R"(,"lines":"1")"},
+        {{"--since", "9223372036854775807:1000000"}, R"(,"since":"9223372036854775807:1000000")"},
+    };
+    for (const auto& c : cases) {
+        std::vector<std::string> args = {"--no-wait"};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        args.insert(args.end(), {"logs", "web"});
+        ClientResult r = run_client(GetParam(), args, with_spool());
+        ASSERT_EQ(r.exit_code, 0) << c.keys << ": " << r.err;
+        const std::string name = r.out.substr(0, r.out.size() - 1);
+        ASSERT_TRUE(is_request_name(name, "logs")) << name;
+        const std::string body = read_file(spool_ + "/requests/" + name);
+        const std::string head = R"({"verb":"logs","arg":"web")" + c.keys + R"(,"requested_at":")";
+        ASSERT_EQ(body.substr(0, head.size()), head) << body;
+        EXPECT_TRUE(is_rfc3339(body.substr(head.size(), 20))) << body;
+        EXPECT_EQ(body.substr(head.size() + 20), "\"}\n") << body;
+        std::filesystem::remove(spool_ + "/requests/" + name);
+    }
+}
+
+// Refused by the client with the host's own rules, before a request (and a
+// rate-limit slot) is spent: each says which rule, and nothing is written.
+TEST_P(ClientProtocolTest, ABadLogWindowOrOneForAnotherVerbIsAUsageErrorAndWritesNothing) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    const std::string lines_rule = "--lines must be a number from 1 to 1000";
+    const std::string since_rule = "--since must be a cursor that a logs answer returned";
+    const std::string logs_only = "--lines and --since are for logs only";
+    const std::vector<Case> cases = {
+        {{"--lines", "5", "status"}, logs_only},
+        {{"--since", "1:0", "restart", "web"}, logs_only},
+        {{"--lines", "5", "--since", "1:0", "ping"}, logs_only},
+        {{"--lines", "0", "logs", "web"}, lines_rule},
+        {{"--lines", "1001", "logs", "web"}, lines_rule},
+        {{"--lines", "0050", "logs", "web"}, lines_rule},
+        {{"--lines", "10000", "logs", "web"}, lines_rule},
+        {{"--lines", "-5", "logs", "web"}, lines_rule},
+        {{"--lines", "5x", "logs", "web"}, lines_rule},
+        {{"--lines=", "logs", "web"}, lines_rule},
+        {{"--lines", " 5", "logs", "web"}, lines_rule},
+        {{"--since", "9223372036854775808:0", "logs", "web"}, since_rule},
+        {{"--since", "10000000000000000000:0", "logs", "web"}, since_rule},
+        {{"--since", "1:1000001", "logs", "web"}, since_rule},
+        {{"--since", "01:0", "logs", "web"}, since_rule},
+        {{"--since", "1:00", "logs", "web"}, since_rule},
+        {{"--since", "17", "logs", "web"}, since_rule},
+        {{"--since", "1:2:3", "logs", "web"}, since_rule},
+        {{"--since", ":1", "logs", "web"}, since_rule},
+        {{"--since", "1:", "logs", "web"}, since_rule},
+        {{"--since", "-1:0", "logs", "web"}, since_rule},
+        {{"--since", "1:0\n", "logs", "web"}, since_rule},
+        {{"--since=", "logs", "web"}, since_rule},
+        {{"--lines"}, "--lines needs a number of lines"},
+        {{"--since"}, "--since needs a cursor"},
+    };
+    for (const auto& c : cases) {
+        ClientResult r = run_client(GetParam(), c.args, with_spool());
+        std::string shown;
+        for (const auto& a : c.args) shown += "[" + a + "]";
+        EXPECT_EQ(r.exit_code, 64) << shown << ": " << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << shown << ": " << r.err;
+        EXPECT_NE(r.err.find("usage:"), std::string::npos) << shown;
+        EXPECT_EQ(r.out, "") << shown;
+        EXPECT_EQ(files_under(spool_), std::vector<std::string>{}) << shown;
+    }
+}
+
+// A done windowed answer: the log text on stdout, byte for byte; the cursor
+// and, only when true, `more` on stderr as lines a caller can pick out.
+TEST_P(ClientProtocolTest, ADoneWindowedAnswerPrintsTheCursorAndMoreOnStderr) {
+    for (const bool more : {true, false}) {
+        auto client = start({"--lines", "2", "logs", "web"});
+        const std::string name = published();
+        json done = response(name, "done");
+        done["exit_code"] = 0;
+        done["output"] = "2026-12-03T10:00:00.1Z a\n2026-12-03T10:00:00.2Z b\n";
+        done["cursor"] = "1764756000200000000:1";
+        done["more"] = more;
+        respond(name, done);
+        ClientResult r = client->wait();
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, "2026-12-03T10:00:00.1Z a\n2026-12-03T10:00:00.2Z b\n");
+        EXPECT_EQ(r.err,
+                  std::string("cursor: 1764756000200000000:1\n") + (more ? "more: true\n" : ""));
+        std::filesystem::remove(spool_ + "/requests/" + name);
+    }
+}
+
+// Only after a windowed request and a done answer; a cursor the agent forged
+// with control bytes in it reaches the terminal made visible, on one line.
+TEST_P(ClientProtocolTest, TheCursorIsPrintedOnlyForADoneWindowedAnswerAndMadeVisible) {
+    auto plain = start({"logs", "web"});
+    std::string name = published();
+    json done = response(name, "done");
+    done["output"] = "a\n";
+    done["cursor"] = "1:1";
+    done["more"] = true;
+    respond(name, done);
+    ClientResult r = plain->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    std::filesystem::remove(spool_ + "/requests/" + name);
+
+    auto refused = start({"--since", "1:1", "logs", "web"});
+    name = published();
+    json denied = response(name, "denied");
+    denied["reason"] = "this install's logs takes no lines or since";
+    denied["cursor"] = "1:1";
+    respond(name, denied);
+    r = refused->wait();
+    EXPECT_EQ(r.exit_code, 70);
+    EXPECT_NE(r.err.find("this install's logs takes no lines or since"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("cursor:"), std::string::npos) << r.err;
+    std::filesystem::remove(spool_ + "/requests/" + name);
+
+    auto forged = start({"--since", "1:1", "logs", "web"});
+    name = published();
+    done = response(name, "done");
+    done["cursor"] = "1:2\x1b]52;c;eA==\x07\nmore: true";
+    done["more"] = "true";  // not a JSON true
+    respond(name, done);
+    r = forged->wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "cursor: 1:2\\x1b]52;c;eA==\\x07\\nmore: true\n");
+}
+
 TEST_P(ClientProtocolTest, HelpIsNotAnError) {
     ClientResult r = run_client(GetParam(), {"--help"}, with_spool());
     EXPECT_EQ(r.exit_code, 0);
