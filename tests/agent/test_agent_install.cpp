@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/agent_manifest.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {
@@ -28,6 +29,31 @@ class AgentInstall : public ::testing::Test {
         return "(absent)";
     }
 };
+
+// `log_window` says the executor's logs takes `lines` and `since`: compose
+// with podman-compose and `settle` (exec::accepts_log_window), nowhere else.
+TEST(AgentManifest, OffersTheLogWindowOnlyForPodmanComposeWithSettle) {
+    Config config;
+    config.slug = "demo-app";
+    config.services = {"web"};
+    const auto log_window = [&config] {
+        return nlohmann::json::parse(cli::render_agent_manifest(
+            config, exec::Policy{}, "untracked/hostbridge"))["log_window"];
+    };
+    EXPECT_EQ(log_window(), false);  // the stack backend
+    config.settle = SettleSettings{"/usr/bin/podman", "demo-app", 30};
+    EXPECT_EQ(log_window(), false);  // the stack backend, even with settle
+    config.backend = {BackendKind::Compose,
+                      {"/usr/bin/podman-compose"},
+                      "/home/u/demo-app/compose.yaml",
+                      ComposeFlavour::PodmanCompose};
+    EXPECT_EQ(log_window(), true);
+    config.backend.flavour = ComposeFlavour::Docker;
+    EXPECT_EQ(log_window(), false);
+    config.backend.flavour = ComposeFlavour::PodmanCompose;
+    config.settle.reset();
+    EXPECT_EQ(log_window(), false);
+}
 
 TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     Ran run = home.hostbridge(install_args(project, {"--no-systemd"}));

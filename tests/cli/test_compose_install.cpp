@@ -181,6 +181,8 @@ TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHas
     const auto manifest =
         nlohmann::json::parse(read_file(project.spool() + "/bin/hostbridge-agent.json"));
     EXPECT_EQ(manifest["verified_outcomes"], true);
+    // podman-compose with settle: its logs takes lines and since.
+    EXPECT_EQ(manifest["log_window"], true);
     const std::string doc = read_file(project.spool() + "/AGENT.md");
     EXPECT_TRUE(contains(doc, "runs each healthcheck once")) << doc;
     EXPECT_TRUE(contains(doc, "until the\nservices they touched settled")) << doc;
@@ -190,9 +192,10 @@ TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHas
     Ran plain = install();  // the fixture's stand-in compose command: no settle
     ASSERT_EQ(plain.code, 0) << plain.out << plain.err;
     ASSERT_FALSE(home.bridge_json("demo-app").contains("settle"));
-    EXPECT_EQ(nlohmann::json::parse(
-                  read_file(project.spool() + "/bin/hostbridge-agent.json"))["verified_outcomes"],
-              false);
+    const auto plain_manifest =
+        nlohmann::json::parse(read_file(project.spool() + "/bin/hostbridge-agent.json"));
+    EXPECT_EQ(plain_manifest["verified_outcomes"], false);
+    EXPECT_EQ(plain_manifest["log_window"], false);
     EXPECT_FALSE(contains(read_file(project.spool() + "/AGENT.md"), "settled"));
 }
 
