@@ -88,6 +88,10 @@ std::string advice_for_denied(const std::string& reason) {
 struct Outcome {
     std::string state;
     std::optional<json> services;
+    // A windowed logs call: where to go on from (made visible) and whether
+    // lines after it were left out, as the host answered.
+    std::optional<std::string> cursor;
+    std::optional<bool> more;
     std::optional<std::int64_t> exit_code;
     std::optional<std::string> reason;
     std::string text;
@@ -129,9 +133,23 @@ std::string services_text(const json& services) {
     return text;
 }
 
+// The cursor and `more` of a done windowed logs answer, in the text too:
+// not every client shows a model the structured content.
+std::string window_text(const Outcome& o) {
+    std::string text;
+    if (o.cursor)
+        text += "\n\ncursor: " + *o.cursor + " (pass it as `since` for only the lines after these)";
+    if (o.more.value_or(false))
+        text += std::string(o.cursor ? "\n" : "\n\n") +
+                "more: true (more lines are waiting: call again at once with this cursor as "
+                "`since`)";
+    return text;
+}
+
 // `held`: the host held the request for a person (`pending`) before this
 // answer, so `expired` means nobody decided in time, not a late bridge.
-Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held) {
+// `windowed`: the call passed `lines` or `since`.
+Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held, bool windowed) {
     // Everything here may be the agent's own forgery (responses/ is in its
     // checkout) and a client may show it on a person's terminal: output
     // keeps its lines, every other control byte made visible
@@ -146,9 +164,13 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held) {
     if (r.services && !r.services->empty())
         output = "Services:\n" + services_text(*r.services) + (output.empty() ? "" : "\n" + output);
     const std::string reason = o.reason.value_or("no reason given");
+    if (windowed) {
+        if (r.cursor) o.cursor = cli::visible(*r.cursor);
+        o.more = r.more;
+    }
     switch (r.state) {
         case cli::ResponseState::Done:
-            o.text = output.empty() ? "(done, no output)" : output;
+            o.text = (output.empty() ? "(done, no output)" : output) + window_text(o);
             return o;
         case cli::ResponseState::Denied:
             o.text = "Refused by the host: " + reason + ".\n" + advice_for_denied(reason);
@@ -340,7 +362,8 @@ class Server {
         };
         auto spool = cli::Spool::open(options_.spool);
         if (!spool) return fail("Cannot use the spool: " + spool.error().message);
-        auto message = cli::make_request(target.verb, target.service);
+        auto message = cli::make_request(target.verb, target.service,
+                                         cli::LogWindow{target.lines, target.since});
         if (!message) return fail("Cannot make the request: " + message.error().message);
         cli::ResponseWatch watch(spool->responses_path(), cli::Spool::response_name(message->name),
                                  cli::ResponseWatch::Signals::Leave);
@@ -414,7 +437,8 @@ class Server {
         }
         Outcome o;
         if (waited.end == cli::WaitResult::End::Answered) {
-            o = outcome_of(waited.response, options_.manifest.ttl_seconds, waited.pending());
+            o = outcome_of(waited.response, options_.manifest.ttl_seconds, waited.pending(),
+                           target.lines.has_value() || target.since.has_value());
         } else if (waited.end == cli::WaitResult::End::Undecided) {
             // The last word of the host is still `pending`, past its expiry.
             const std::string expired_at = waited.latest->expires_at_text.value_or("its expiry");
@@ -450,6 +474,8 @@ class Server {
                            {"request", message->name},
                            {"duration_ms", ms}};
         if (o.services) structured["services"] = *o.services;
+        if (o.cursor) structured["cursor"] = *o.cursor;
+        if (o.more) structured["more"] = *o.more;
         json result = {{"content", {{{"type", "text"}, {"text", o.text}}}},
                        {"isError", o.is_error}};
         if (structured_) result["structuredContent"] = structured;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "cli/request_message.hpp"
 #include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -42,6 +43,11 @@ constexpr const char* kSettles =
     " The answer waits until the services it touched settled: done only when each runs "
     "(healthy where it has a healthcheck; restarted, or on the new image, where that was "
     "asked); otherwise failed, naming each service that is not, with its last log lines.";
+// `logs` where the manifest says `log_window`: how to follow a log.
+constexpr const char* kFollows =
+    " With `lines`, only the last N lines, each after its timestamp. To follow the log, pass "
+    "the previous answer's `cursor` as `since` for only the lines after it; `more: true` means "
+    "more are waiting: call again at once with the new cursor.";
 constexpr std::array<VerbText, 10> kVerbs = {{
     {"ping", ArgKind::None, kPingDoes, kPingDoes, nullptr, true, false, true},
     {"status", ArgKind::None, "Lists this project's containers and their state (`compose ps`).",
@@ -90,13 +96,33 @@ constexpr std::array<VerbText, 10> kVerbs = {{
      true},
 }};
 
-std::string verb_does(const Manifest& m, const VerbText& v) {
+std::string verb_does_without_window(const Manifest& m, const VerbText& v) {
     if (m.backend != "compose") return v.script;
     if (!m.verified_outcomes) return v.compose;
     if (v.verified != nullptr) return v.verified;
     const std::string verb = v.verb;
     const bool settles = verb == "up" || verb == "restart" || verb == "rebuild";
     return std::string(v.compose) + (settles ? kSettles : "");
+}
+
+bool takes_window(const Manifest& m, const std::string& verb) {
+    return m.log_window && verb == "logs";
+}
+
+std::string verb_does(const Manifest& m, const VerbText& v) {
+    return verb_does_without_window(m, v) + (takes_window(m, v.verb) ? kFollows : "");
+}
+
+// `lines` as the request carries it: a JSON integer from 1 to 1000.
+std::optional<std::string> lines_of(const json& value) {
+    if (value.is_number_unsigned()) {
+        const auto n = value.get<std::uint64_t>();
+        if (n >= 1 && n <= static_cast<std::uint64_t>(cli::kMaxLogLines)) return std::to_string(n);
+    } else if (value.is_number_integer()) {
+        const auto n = value.get<std::int64_t>();
+        if (n >= 1 && n <= cli::kMaxLogLines) return std::to_string(n);
+    }
+    return std::nullopt;
 }
 
 const VerbText* verb_text(const std::string& verb) {
@@ -220,6 +246,7 @@ Manifest parse_manifest(const std::string& text) {
     m.buildable = names_of(j, "buildable");
     if (j.contains("backend") && j["backend"].is_string()) m.backend = j["backend"];
     m.verified_outcomes = j.contains("verified_outcomes") && j["verified_outcomes"] == true;
+    m.log_window = j.contains("log_window") && j["log_window"] == true;
     m.mutating_count = int_at(j, {"limits", "mutating", "count"});
     m.mutating_seconds = int_at(j, {"limits", "mutating", "seconds"});
     m.read_only_count = int_at(j, {"limits", "read_only", "count"});
@@ -283,6 +310,19 @@ json tool_list(const Manifest& m, bool structured) {
             properties["service"] = service_schema(m, v->arg);
             required.push_back("service");
         }
+        if (takes_window(m, v->verb)) {
+            properties["lines"] = {
+                {"type", "integer"},
+                {"minimum", 1},
+                {"maximum", cli::kMaxLogLines},
+                {"description",
+                 "Only the last N complete lines; with `since`, the first N after the cursor."}};
+            properties["since"] = {
+                {"type", "string"},
+                {"pattern", "^(0|[1-9][0-9]{0,18}):(0|[1-9][0-9]{0,6})$"},
+                {"description",
+                 "The cursor a previous logs answer returned: only the lines after it."}};
+        }
         json tool = {
             {"name", v->verb},
             {"title", std::string("hostbridge: ") + v->verb},
@@ -300,6 +340,17 @@ json tool_list(const Manifest& m, bool structured) {
               {"openWorldHint", false}}},
         };
         if (structured) tool["outputSchema"] = output_schema;
+        if (structured && takes_window(m, v->verb)) {
+            tool["outputSchema"]["properties"]["cursor"] = {
+                {"type", "string"},
+                {"description",
+                 "After `lines` or `since`: pass it as `since` to get only what is new."}};
+            tool["outputSchema"]["properties"]["more"] = {
+                {"type", "boolean"},
+                {"description",
+                 "true: lines after `cursor` were left out; call again at once with it as "
+                 "`since`."}};
+        }
         tools.push_back(std::move(tool));
     }
     return tools;
@@ -318,13 +369,34 @@ CallCheck check_call(const Manifest& m, const std::string& tool, const json& arg
         out.error = "arguments must be an object";
         return out;
     }
-    CallTarget target{it->verb, std::nullopt};
+    CallTarget target;
+    target.verb = it->verb;
     const json args = arguments.is_object() ? arguments : json::object();
+    const bool window = takes_window(m, it->verb);
     for (const auto& [key, value] : args.items()) {
+        if (window && key == "lines") {
+            target.lines = lines_of(value);
+            if (!target.lines) {
+                out.error = "`lines` must be an integer from 1 to 1000";
+                return out;
+            }
+            continue;
+        }
+        if (window && key == "since") {
+            if (!value.is_string() || !cli::check_since(value.get<std::string>())) {
+                out.error =
+                    "`since` must be the `cursor` a previous logs answer returned (NS:K), "
+                    "unchanged";
+                return out;
+            }
+            target.since = value.get<std::string>();
+            continue;
+        }
         if (key != "service" || it->arg == ArgKind::None) {
             out.error = "`" + it->verb + "` takes " +
                         (it->arg == ArgKind::None ? std::string("no arguments")
-                                                  : std::string("only `service`")) +
+                         : window ? std::string("only `service`, `lines` and `since`")
+                                  : std::string("only `service`")) +
                         "; drop `" + key.substr(0, 64) + "`";
             return out;
         }
@@ -369,12 +441,13 @@ std::string_view tool_instructions() {
 }
 
 std::string tool_description_of(const std::string& verb, const std::string& backend,
-                                bool verified_outcomes) {
+                                bool verified_outcomes, bool log_window) {
     const VerbText* v = verb_text(verb);
     if (v == nullptr) return {};
     Manifest m;
     m.backend = backend;
     m.verified_outcomes = verified_outcomes;
+    m.log_window = log_window;
     return verb_does(m, *v);
 }
 

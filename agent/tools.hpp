@@ -34,6 +34,9 @@ struct Manifest {
     // compose with the settle step and the structured status and health
     // (bridge.json's `settle`; docs/COMPOSE.md, "Verified outcomes")
     bool verified_outcomes = false;
+    // `logs` takes `lines` and `since` (the manifest's `log_window`;
+    // docs/PROTOCOL.md): offered on the logs tool only then.
+    bool log_window = false;
     int mutating_count = 0, mutating_seconds = 0;
     int read_only_count = 0, read_only_seconds = 0;
     int ttl_seconds = 0;
@@ -48,7 +51,7 @@ std::string_view tool_instructions();
 // What tool `verb` is said to do with `backend` ("compose", "script" or
 // empty), for tests/agent/test_tool_texts.cpp; empty for an unknown verb.
 std::string tool_description_of(const std::string& verb, const std::string& backend,
-                                bool verified_outcomes = false);
+                                bool verified_outcomes = false, bool log_window = false);
 
 // Parses the manifest's text; an unusable one yields the default manifest
 // (every verb, services as free names of the right shape) with `problem`
@@ -66,6 +69,9 @@ nlohmann::json tool_list(const Manifest& manifest, bool structured);
 struct CallTarget {
     std::string verb;
     std::optional<std::string> service;
+    // `logs` with the log window: the request's keys, as strings.
+    std::optional<std::string> lines;
+    std::optional<std::string> since;
 };
 struct CallCheck {
     std::optional<CallTarget> target;

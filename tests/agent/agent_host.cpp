@@ -86,9 +86,14 @@ AgentHost::AgentHost(const HostOptions& options) {
     config_ = root_ + "/bridge.json";
     write_file(config_, serialize_config(config));
     // What install drops, from the same config and policy.
-    write_file(manifest(),
-               cli::render_agent_manifest(config, exec::load_policy(policy_file, config.services),
-                                          "untracked/hostbridge"));
+    std::string rendered = cli::render_agent_manifest(
+        config, exec::load_policy(policy_file, config.services), "untracked/hostbridge");
+    if (options.log_window) {
+        auto m = nlohmann::json::parse(rendered);
+        m["log_window"] = true;
+        rendered = m.dump(2) + "\n";
+    }
+    write_file(manifest(), rendered);
     if (!options.denied_later.empty()) {
         auto denied = options.denied;
         denied.insert(denied.end(), options.denied_later.begin(), options.denied_later.end());

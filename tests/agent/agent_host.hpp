@@ -30,6 +30,10 @@ struct HostOptions {
     // More policy.conf lines, before the manifest (per-service rules).
     std::vector<std::string> extra_policy;
     int mutating_count = 20;
+    // The manifest says `log_window`, as a podman-compose install with
+    // settle would: this host is the stack backend, whose executor refuses
+    // a window, so the tests that use it answer by hand.
+    bool log_window = false;
 };
 
 class AgentHost {

@@ -210,6 +210,83 @@ TEST_F(McpServerTest, ArgumentsOutsideTheSchemaAreToolErrorsAndWriteNothing) {
     EXPECT_TRUE(files_under(host_->spool() + "/tmp").empty());
 }
 
+// With `log_window` in the manifest, a logs call carries `lines` and
+// `since` as the request's string keys in the spec's order, and its answer
+// gives the cursor and `more` in structuredContent and in the text (a
+// client may show the model only the text). Played by hand: this host's
+// stack backend takes no window.
+TEST_F(McpServerTest, WithTheLogWindowALogsCallCarriesLinesAndSinceAndReturnsTheCursor) {
+    HostOptions options;
+    options.log_window = true;
+    McpSession& s = start(options, false);
+    s.initialize();
+    json logs = tool_named(s.request(1, "tools/list"), "logs");
+    EXPECT_EQ(logs["inputSchema"]["properties"]["lines"]["type"], "integer") << logs;
+    EXPECT_EQ(logs["inputSchema"]["properties"]["since"]["type"], "string") << logs;
+    EXPECT_TRUE(logs["outputSchema"]["properties"].contains("cursor")) << logs;
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 2},
+            {"method", "tools/call"},
+            {"params",
+             {{"name", "logs"},
+              {"arguments",
+               {{"since", "1764762565926492145:2"}, {"lines", 50}, {"service", "api"}}}}}});
+    const std::string name = published();
+    const std::string body = read_file(host_->spool() + "/requests/" + name);
+    const std::string head =
+        R"({"verb":"logs","arg":"api","lines":"50","since":"1764762565926492145:2","requested_at":")";
+    EXPECT_EQ(body.substr(0, head.size()), head) << body;
+    json done = host_response(name, "done");
+    done["verb"] = "logs";
+    done["exit_code"] = 0;
+    done["output"] = "2026-12-03T10:00:00.000000001Z api: ready\n";
+    done["cursor"] = "1764756000000000001:1";
+    done["more"] = true;
+    respond(name, done);
+    json answer = answer_to(2);
+    EXPECT_EQ(answer["result"]["isError"], false) << answer;
+    EXPECT_EQ(answer["result"]["structuredContent"]["cursor"], "1764756000000000001:1") << answer;
+    EXPECT_EQ(answer["result"]["structuredContent"]["more"], true) << answer;
+    const std::string text = text_of(answer);
+    EXPECT_EQ(text.find("2026-12-03T10:00:00.000000001Z api: ready\n"), 0U) << text;
+    EXPECT_NE(text.find("cursor: 1764756000000000001:1 (pass it as `since`"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("more: true (more lines are waiting"), std::string::npos) << text;
+
+    // No window given: the answer carries no cursor, whatever the file says.
+    std::filesystem::remove(host_->spool() + "/requests/" + name);
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 3},
+            {"method", "tools/call"},
+            {"params", {{"name", "logs"}, {"arguments", {{"service", "api"}}}}}});
+    const std::string plain = published();
+    EXPECT_EQ(read_file(host_->spool() + "/requests/" + plain).find("lines"), std::string::npos);
+    json forged = host_response(plain, "done");
+    forged["output"] = "x\n";
+    forged["cursor"] = "1:1";
+    forged["more"] = true;
+    respond(plain, forged);
+    answer = answer_to(3);
+    EXPECT_EQ(text_of(answer), "x\n") << answer;
+    EXPECT_FALSE(answer["result"]["structuredContent"].contains("cursor")) << answer;
+    EXPECT_FALSE(answer["result"]["structuredContent"].contains("more")) << answer;
+}
+
+// Without `log_window` the logs tool is as it was: no `lines`, no `since`,
+// and a call that passes one is refused before a request is written.
+TEST_F(McpServerTest, WithoutTheLogWindowTheLogsToolTakesNoLinesOrSince) {
+    McpSession& s = start({}, false);
+    s.initialize();
+    json logs = tool_named(s.request(1, "tools/list"), "logs");
+    EXPECT_EQ(logs["inputSchema"]["properties"].size(), 1U) << logs;
+    EXPECT_FALSE(logs["outputSchema"]["properties"].contains("cursor")) << logs;
+    EXPECT_EQ(logs["description"].get<std::string>().find("since"), std::string::npos) << logs;
+    json refused = s.call(2, "logs", {{"service", "api"}, {"lines", 50}});
+    EXPECT_EQ(refused["result"]["isError"], true) << refused;
+    EXPECT_EQ(text_of(refused), "`logs` takes only `service`; drop `lines`") << refused;
+    EXPECT_TRUE(files_under(host_->spool() + "/requests").empty());
+}
+
 TEST_F(McpServerTest, TheHostStillDecidesWhatTheManifestOffers) {
     McpSession& s = start(denying_later({"down"}));
     s.initialize();

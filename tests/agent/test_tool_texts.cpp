@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/tools.hpp"
 #include "executor/argv_table.hpp"
@@ -157,6 +159,102 @@ TEST(ToolTexts, TheSharedAdviceIsInTheInstructionsNotInEachTool) {
         EXPECT_LT(d.size(), 400U) << d;
     }
     EXPECT_NE(hb::agent::tool_instructions().find("never retry"), std::string::npos);
+}
+
+// `log_window` (the manifest; docs/PROTOCOL.md `lines` and `since`): the
+// logs tool takes both and says how to follow a log; without it, and on
+// every other tool, nothing changes.
+TEST(ToolTexts, TheLogWindowIsOfferedOnTheLogsToolExactlyWhereTheManifestSaysSo) {
+    const std::string rest =
+        R"("verbs": [{"verb": "logs", "mode": "auto"}, {"verb": "status", "mode": "auto"}],
+           "services": ["api"]})";
+    const auto plain = hb::agent::parse_manifest(R"({"format": 1, "backend": "compose", )" + rest);
+    const auto window = hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", "log_window": true, )" + rest);
+    EXPECT_FALSE(plain.log_window);
+    EXPECT_TRUE(window.log_window);
+    EXPECT_FALSE(hb::agent::parse_manifest(
+                     R"({"format": 1, "backend": "compose", "log_window": "yes", )" + rest)
+                     .log_window);  // only JSON true
+
+    const auto p = hb::agent::tool_list(plain, true);
+    const auto w = hb::agent::tool_list(window, true);
+    ASSERT_EQ(p.size(), 2U);
+    ASSERT_EQ(w.size(), 2U);
+    ASSERT_EQ(w[0]["name"], "logs");
+    EXPECT_EQ(p[0]["inputSchema"]["properties"].size(), 1U) << p[0].dump();
+    const auto& in = w[0]["inputSchema"];
+    EXPECT_EQ(in["properties"]["lines"]["type"], "integer");
+    EXPECT_EQ(in["properties"]["lines"]["minimum"], 1);
+    EXPECT_EQ(in["properties"]["lines"]["maximum"], 1000);
+    EXPECT_EQ(in["properties"]["since"]["type"], "string");
+    EXPECT_NE(in["properties"]["since"]["description"].get<std::string>().find(
+                  "cursor a previous logs answer returned"),
+              std::string::npos);
+    EXPECT_EQ(in["required"], nlohmann::json({"service"}));  // both optional
+    EXPECT_EQ(in["additionalProperties"], false);
+    const std::string d = w[0]["description"];
+    EXPECT_NE(d.find("pass the previous answer's `cursor` as `since`"), std::string::npos) << d;
+    EXPECT_NE(d.find("`more: true` means more are waiting: call again"), std::string::npos) << d;
+    EXPECT_EQ(p[0]["description"].get<std::string>().find("cursor"), std::string::npos);
+    EXPECT_EQ(hb::agent::tool_description_of("logs", "compose", true, true), d);
+    EXPECT_TRUE(w[0]["outputSchema"]["properties"].contains("cursor"));
+    EXPECT_EQ(w[0]["outputSchema"]["properties"]["more"]["type"], "boolean");
+    EXPECT_FALSE(p[0]["outputSchema"]["properties"].contains("cursor"));
+    EXPECT_FALSE(hb::agent::tool_list(window, false)[0].contains("outputSchema"));
+    EXPECT_EQ(w[1], p[1]);  // status: as without
+}
+
+// A call's `lines` and `since` are checked by the host's rules and carried
+// as the request's strings; where the window is not offered, or on another
+// verb, they are refused as any unknown argument is.
+TEST(ToolTexts, ALogWindowCallIsCheckedAndCarriedAsStrings) {
+    const std::string rest =
+        R"("verbs": [{"verb": "logs", "mode": "auto"}, {"verb": "status", "mode": "auto"}],
+           "services": ["api"]})";
+    const auto plain = hb::agent::parse_manifest(R"({"format": 1, "backend": "compose", )" + rest);
+    const auto window = hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", "log_window": true, )" + rest);
+    using nlohmann::json;
+    auto ok = hb::agent::check_call(
+        window, "logs", {{"since", "1764762565926492145:2"}, {"lines", 50}, {"service", "api"}});
+    ASSERT_TRUE(ok.target.has_value()) << ok.error;
+    EXPECT_EQ(ok.target->service, "api");
+    EXPECT_EQ(ok.target->lines, "50");
+    EXPECT_EQ(ok.target->since, "1764762565926492145:2");
+    ok = hb::agent::check_call(window, "logs", {{"service", "api"}, {"lines", 1000}});
+    ASSERT_TRUE(ok.target.has_value()) << ok.error;
+    EXPECT_EQ(ok.target->lines, "1000");
+    EXPECT_FALSE(ok.target->since.has_value());
+    ok = hb::agent::check_call(window, "logs", {{"service", "api"}});
+    ASSERT_TRUE(ok.target.has_value()) << ok.error;
+    EXPECT_FALSE(ok.target->lines.has_value());
+
+    const std::string lines_rule = "`lines` must be an integer from 1 to 1000";
+    const std::string since_rule = "`since` must be the `cursor` a previous logs answer returned";
+    const std::vector<std::pair<json, std::string>> refused = {
+        {{{"service", "api"}, {"lines", 0}}, lines_rule},
+        {{{"service", "api"}, {"lines", 1001}}, lines_rule},
+        {{{"service", "api"}, {"lines", -1}}, lines_rule},
+        {{{"service", "api"}, {"lines", 50.5}}, lines_rule},
+        {{{"service", "api"}, {"lines", "50"}}, lines_rule},
+        {{{"service", "api"}, {"lines", 18446744073709551615ULL}}, lines_rule},
+        {{{"service", "api"}, {"since", "01:0"}}, since_rule},
+        {{{"service", "api"}, {"since", "9223372036854775808:0"}}, since_rule},
+        {{{"service", "api"}, {"since", "1:1000001"}}, since_rule},
+        {{{"service", "api"}, {"since", 17}}, since_rule},
+        {{{"service", "api"}, {"tail", 5}},
+         "`logs` takes only `service`, `lines` and `since`; drop `tail`"},
+    };
+    for (const auto& [arguments, says] : refused) {
+        const auto c = hb::agent::check_call(window, "logs", arguments);
+        EXPECT_FALSE(c.target.has_value()) << arguments.dump();
+        EXPECT_NE(c.error.find(says), std::string::npos) << arguments.dump() << ": " << c.error;
+    }
+    EXPECT_EQ(hb::agent::check_call(plain, "logs", {{"service", "api"}, {"lines", 5}}).error,
+              "`logs` takes only `service`; drop `lines`");
+    EXPECT_EQ(hb::agent::check_call(window, "status", {{"since", "0:0"}}).error,
+              "`status` takes no arguments; drop `since`");
 }
 
 }  // namespace
