@@ -8,7 +8,7 @@ namespace hb {
 
 namespace {
 
-constexpr NameTable<ReasonCode, 48> kReasonTexts = {
+constexpr NameTable<ReasonCode, 52> kReasonTexts = {
     {{
         {ReasonCode::None, ""},
         {ReasonCode::NameSchema, "request name does not match the schema"},
@@ -34,6 +34,9 @@ constexpr NameTable<ReasonCode, 48> kReasonTexts = {
         {ReasonCode::ArgNotAService, "arg is not a known service"},
         {ReasonCode::ArgNotBuildable, "arg is not a buildable service"},
         {ReasonCode::BadRequestedAt, "requested_at is not a valid UTC time"},
+        {ReasonCode::OptionForbidden, "lines and since are for logs only"},
+        {ReasonCode::BadLines, "lines must be a number from 1 to 1000"},
+        {ReasonCode::BadSince, "since must be a cursor that a logs answer returned"},
         {ReasonCode::NotRegularFile, "request is not a regular file"},
         {ReasonCode::TooManyLinks, "request file has more than one link"},
         {ReasonCode::Unreadable, "request file cannot be read"},
@@ -60,6 +63,8 @@ constexpr NameTable<ReasonCode, 48> kReasonTexts = {
          "this install records no snapshot build for the service: run `hostbridge upgrade` "
          "or install again"},
         {ReasonCode::BuildInputRefused, "build input refused"},
+        {ReasonCode::WindowNotSupported,
+         "this install's logs takes no lines or since (docs/COMPOSE.md, \"Following logs\")"},
     }},
     "unknown reason"};
 
@@ -108,6 +113,9 @@ bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {
         case ReasonCode::ArgNotAService:
         case ReasonCode::ArgNotBuildable:
         case ReasonCode::BadRequestedAt:
+        case ReasonCode::OptionForbidden:
+        case ReasonCode::BadLines:
+        case ReasonCode::BadSince:
             return outcome == Outcome::Deny;
         // Executor-only codes never come from the parser. Listed, not
         // defaulted, so a new code forces a decision here (-Wswitch).
@@ -135,6 +143,7 @@ bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {
         case ReasonCode::ChangedSinceHeld:
         case ReasonCode::BuildNotConfigured:
         case ReasonCode::BuildInputRefused:
+        case ReasonCode::WindowNotSupported:
             return false;
     }
     return false;  // a value outside the enum

@@ -16,9 +16,11 @@
 //     0  u32 magic     4  u16 version    6  u16 basename length (1..255)
 //     8  u32 seq      12  255 bytes basename, zero padded
 //
-//   Verdict (kVerdictSize = 24)
+//   Verdict (kVerdictSize = 40)
 //     0  u32 magic     4  u16 version    6  u8 outcome    7  u8 verb (0: none)
 //     8  u32 seq      12  u16 arg index  14  u16 reason  16  i64 requested_at
+//    24  u16 lines (0: none)  26  u16 zero  28  u32 since_seen
+//    32  i64 since_ns (INT64_MIN: none)
 #include <algorithm>
 #include <cstring>
 
@@ -213,7 +215,16 @@ std::array<std::uint8_t, kVerdictSize> encode_verdict(const Verdict& v) {
     put_u16(out.data() + 12, v.arg_index);
     put_u16(out.data() + 14, static_cast<std::uint16_t>(v.reason));
     put_u64(out.data() + 16, static_cast<std::uint64_t>(v.requested_at));
+    put_u16(out.data() + 24, v.window.lines);
+    put_u32(out.data() + 28, v.window.since_seen);
+    put_u64(out.data() + 32, static_cast<std::uint64_t>(v.window.since_ns));
     return out;
+}
+
+bool is_valid_log_window(const LogWindow& w) {
+    if (w.lines > kMaxLogLines) return false;
+    if (w.since_ns == kNoTime) return w.since_seen == 0;
+    return w.since_ns >= 0 && w.since_seen <= kMaxCursorSeen;
 }
 
 Result<Verdict> decode_verdict(std::span<const std::uint8_t> bytes, std::size_t service_count) {
@@ -238,6 +249,15 @@ Result<Verdict> decode_verdict(std::span<const std::uint8_t> bytes, std::size_t 
     v.arg_index = get_u16(p + 12);
     v.reason = static_cast<ReasonCode>(get_u16(p + 14));
     v.requested_at = static_cast<std::int64_t>(get_u64(p + 16));
+    v.window.lines = get_u16(p + 24);
+    v.window.since_seen = get_u32(p + 28);
+    v.window.since_ns = static_cast<std::int64_t>(get_u64(p + 32));
+    if (get_u16(p + 26) != 0) return make_error("verdict: padding not zero");
+    if (!is_valid_log_window(v.window)) return make_error("verdict: log window out of range");
+    // A window comes only with an accepted logs request.
+    if (v.window.given() && (v.outcome != Outcome::Accept || v.verb != Verb::Logs)) {
+        return make_error("verdict: log window on something other than an accepted logs");
+    }
 
     // Reason: a known parser code for this outcome (this also rejects
     // values outside the enum).

@@ -74,6 +74,9 @@ enum class ReasonCode : std::uint16_t {
     ArgNotAService = 31,
     ArgNotBuildable = 32,
     BadRequestedAt = 33,
+    OptionForbidden = 34,  // `lines` or `since` on a verb other than logs
+    BadLines = 35,
+    BadSince = 36,
     // --- executor ---
     NotRegularFile = 40,   // quarantine: FIFO, symlink, device, directory...
     TooManyLinks = 41,     // quarantine: hard link
@@ -99,6 +102,7 @@ enum class ReasonCode : std::uint16_t {
     ChangedSinceHeld = 61,    // a re-install or approve since it was held
     BuildNotConfigured = 62,  // bridge.json records no snapshot build for the service
     BuildInputRefused = 63,   // detail: the snapshot or the Containerfile screen said why
+    WindowNotSupported = 64,  // `lines`/`since` on an install whose logs cannot take them
 };
 
 // The fixed text of a reason code, e.g. "empty request body". Codes that
@@ -110,7 +114,7 @@ std::string_view reason_text(ReasonCode code);
 bool reason_valid_for_parser(ReasonCode code, Outcome outcome);
 
 inline constexpr std::uint32_t kWireMagic = 0x48425231;  // "HBR1"
-inline constexpr std::uint16_t kWireVersion = 1;
+inline constexpr std::uint16_t kWireVersion = 2;
 inline constexpr std::size_t kMaxServices = 64;
 inline constexpr std::size_t kMaxServiceName = 64;
 inline constexpr std::size_t kMaxBasename = 255;
@@ -138,6 +142,21 @@ inline constexpr std::size_t kRequestSize = 12 + kMaxBasename;
 std::vector<std::uint8_t> encode_request(const Request& request);
 Result<Request> decode_request(std::span<const std::uint8_t> bytes);
 
+// `logs` only: which of the service's log lines the agent asks for
+// (docs/PROTOCOL.md, "Following logs"). Nothing given: the fixed row.
+inline constexpr std::uint16_t kMaxLogLines = 1000;
+inline constexpr std::uint32_t kMaxCursorSeen = 1000000;
+struct LogWindow {
+    std::uint16_t lines = 0;          // 1..kMaxLogLines, or 0: not given
+    std::int64_t since_ns = kNoTime;  // the cursor's instant (ns since the epoch, >= 0), or kNoTime
+    std::uint32_t since_seen = 0;     // lines at that instant already returned; 0 without since
+    [[nodiscard]] bool given() const { return lines != 0 || since_ns != kNoTime; }
+    bool operator==(const LogWindow&) const = default;
+};
+// A window's own consistency (ranges, `seen` only with `since`), checked by
+// the decoder and by the held record's reader alike.
+bool is_valid_log_window(const LogWindow& window);
+
 // Parser -> executor, per request. Everything the executor will ever learn
 // about a request's content.
 struct Verdict {
@@ -147,8 +166,9 @@ struct Verdict {
     std::uint16_t arg_index = kNoArg;  // index into services, or kNoArg
     ReasonCode reason = ReasonCode::None;
     std::int64_t requested_at = kNoTime;  // seconds since the epoch, or kNoTime
+    LogWindow window;                     // given only on an accepted `logs`
 };
-inline constexpr std::size_t kVerdictSize = 24;
+inline constexpr std::size_t kVerdictSize = 40;
 std::array<std::uint8_t, kVerdictSize> encode_verdict(const Verdict& verdict);
 // Strict: wrong size, magic, version, an out-of-range enum, an arg index
 // outside [0, service_count) or an inconsistent combination is an error.

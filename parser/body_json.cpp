@@ -97,6 +97,8 @@ class Handler {
             slot_ = k == "verb"           ? &fields_.verb
                     : k == "arg"          ? &fields_.arg
                     : k == "requested_at" ? &fields_.requested_at
+                    : k == "lines"        ? &fields_.lines
+                    : k == "since"        ? &fields_.since
                                           : nullptr;
             if (slot_ == nullptr) fields_.unknown_key = true;
         }

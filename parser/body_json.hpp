@@ -18,7 +18,9 @@ struct BodyFields {
     std::optional<std::string> verb;          // set when "verb" is a string
     std::optional<std::string> arg;           // set when "arg" is a string
     std::optional<std::string> requested_at;  // set when "requested_at" is a string
-    bool unknown_key = false;                 // a top-level key outside the three
+    std::optional<std::string> lines;         // set when "lines" is a string (logs only)
+    std::optional<std::string> since;         // set when "since" is a string (logs only)
+    bool unknown_key = false;                 // a top-level key outside these five
     bool non_string_value = false;            // a top-level value that is not a string
 };
 

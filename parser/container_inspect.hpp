@@ -8,6 +8,7 @@
 #include <span>
 
 #include "ipc/inspect_wire.hpp"
+#include "ipc/rfc3339.hpp"
 
 namespace hb::parser {
 
@@ -17,9 +18,8 @@ namespace hb::parser {
 InspectAnswer read_container_inspect(std::span<const std::uint8_t> json,
                                      const InspectRequest& request);
 
-// "2026-12-02T20:57:25.602731173Z" (or with a +hh:mm offset) as
-// nanoseconds since the epoch; 0 for a time before 1970 (podman writes
-// year 1 for "never") or text that is not one.
-std::int64_t rfc3339_ns(std::string_view text);
+// The start time is read with ipc/rfc3339.hpp (the executor reads log
+// stamps with the same function).
+using hb::rfc3339_ns;
 
 }  // namespace hb::parser

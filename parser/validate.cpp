@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ipc/log_cursor.hpp"
 #include "ipc/request_name.hpp"
 #include "parser/body_json.hpp"
 #include "parser/requested_at.hpp"
@@ -69,6 +70,10 @@ ReasonCode first_refusal(std::string_view name_verb, const BodyFields& f, const 
                                                             : ReasonCode::ArgNotAService;
         }
     }
+    // The window keys: logs only, each exactly as docs/PROTOCOL.md spells it.
+    if ((f.lines || f.since) && *v.verb != Verb::Logs) return ReasonCode::OptionForbidden;
+    if (f.lines && !parse_lines(*f.lines)) return ReasonCode::BadLines;
+    if (f.since && !parse_cursor(*f.since)) return ReasonCode::BadSince;
     if (v.requested_at == kNoTime) return ReasonCode::BadRequestedAt;
     return ReasonCode::None;
 }
@@ -105,7 +110,15 @@ Verdict validate(std::string_view basename, std::span<const std::uint8_t> body,
     if (f.requested_at) v.requested_at = parse_requested_at(*f.requested_at);
 
     v.reason = first_refusal(*name_verb, f, v, enums);
-    if (v.reason == ReasonCode::None) v.outcome = Outcome::Accept;
+    if (v.reason != ReasonCode::None) return v;
+    v.outcome = Outcome::Accept;
+    // Only an accepted logs request carries a window (ipc/wire.cpp checks).
+    if (f.lines) v.window.lines = *parse_lines(*f.lines);
+    if (f.since) {
+        const LogCursor since = *parse_cursor(*f.since);
+        v.window.since_ns = since.ns;
+        v.window.since_seen = since.seen;
+    }
     return v;
 }
 
