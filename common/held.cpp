@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/sha256.hpp"
+#include "ipc/log_cursor.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/verbs.hpp"
@@ -45,15 +46,20 @@ json pins_json(const std::vector<TcbPin>& pins) {
 }  // namespace
 
 std::string render_held(const HeldRequest& h) {
-    const json j = {{"request", h.request},
-                    {"verb", verb_name(h.verb)},
-                    {"service", h.service ? json(*h.service) : json(nullptr)},
-                    {"command", h.command},
-                    {"generation", h.generation},
-                    {"requested_at", h.requested_at},
-                    {"held_at", h.held_at},
-                    {"expires_at", h.expires_at},
-                    {"merged", h.merged}};
+    json j = {{"request", h.request},
+              {"verb", verb_name(h.verb)},
+              {"service", h.service ? json(*h.service) : json(nullptr)},
+              {"command", h.command},
+              {"generation", h.generation},
+              {"requested_at", h.requested_at},
+              {"held_at", h.held_at},
+              {"expires_at", h.expires_at},
+              {"merged", h.merged}};
+    // Only when given, so a record without a window reads (and digests) as
+    // it did before windows existed.
+    if (h.window.lines != 0) j["lines"] = h.window.lines;
+    if (h.window.since_ns != kNoTime)
+        j["since"] = format_cursor(LogCursor{h.window.since_ns, h.window.since_seen});
     return j.dump(2) + "\n";
 }
 
@@ -98,6 +104,21 @@ Result<HeldRequest> parse_held(std::string_view text) {
     h.held_at = *held;
     h.expires_at = *expires;
     h.merged = std::move(*merged);
+    if (const auto lines = j.find("lines"); lines != j.end()) {
+        if (!lines->is_number_unsigned()) return make_error("\"lines\" has the wrong type");
+        const auto n = lines->get<std::uint64_t>();
+        if (n == 0 || n > kMaxLogLines) return make_error("\"lines\" is out of range");
+        h.window.lines = static_cast<std::uint16_t>(n);
+    }
+    if (const auto since = j.find("since"); since != j.end()) {
+        const auto cursor =
+            since->is_string() ? parse_cursor(since->get<std::string>()) : std::nullopt;
+        if (!cursor) return make_error("\"since\" is not a cursor");
+        h.window.since_ns = cursor->ns;
+        h.window.since_seen = cursor->seen;
+    }
+    if (!is_valid_log_window(h.window)) return make_error("the window is out of range");
+    if (h.window.given() && h.verb != Verb::Logs) return make_error("a window on a verb but logs");
     return h;
 }
 

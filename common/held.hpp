@@ -47,6 +47,9 @@ struct HeldRequest {
     std::int64_t held_at = 0;
     std::int64_t expires_at = 0;      // requested_at + the TTL
     std::vector<std::string> merged;  // later requests for the same thing
+    // logs: the lines asked for (docs/PROTOCOL.md, "Following logs"); only a
+    // request with the same window merges into this one.
+    LogWindow window;
     bool operator==(const HeldRequest&) const = default;
 };
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "executor/log_lines.hpp"
 #include "executor/run_tree.hpp"
 #include "ipc/inspect_wire.hpp"
+#include "ipc/log_cursor.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
@@ -216,6 +218,25 @@ std::optional<Argv> settle_log(const Config& config, const std::string& id) {
     return Argv{config.settle->engine, "logs", "--tail", std::to_string(kSettleLogLines), id};
 }
 
+bool accepts_log_window(const Config& config) {
+    return config.backend.kind == BackendKind::Compose &&
+           config.backend.flavour == ComposeFlavour::PodmanCompose && config.settle.has_value();
+}
+
+std::optional<Argv> window_log(const Config& config, const std::string& id,
+                               const LogWindow& window) {
+    if (!is_container_id(id) || !window.given()) return std::nullopt;
+    Argv argv = {config.settle->engine, "logs", "--timestamps"};
+    if (window.since_ns != kNoTime) {
+        if (window.since_ns > 0)
+            argv.insert(argv.end(), {"--since", engine_since(window.since_ns)});
+    } else {
+        argv.insert(argv.end(), {"--tail", std::to_string(window.lines)});
+    }
+    argv.push_back(id);
+    return argv;
+}
+
 // Dot-named, so no project's basename (the run tree's name) can collide.
 std::string snapshot_dir(const Config& config, std::string_view service) {
     return config.run_dir + "/.hostbridge-build/" + std::string(service);
@@ -248,7 +269,28 @@ Config symbolic_config(Config config) {
     return config;
 }
 
-std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config) {
+std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config,
+                             const LogWindow& window) {
+    if (verb == Verb::Logs && window.given() && accepts_log_window(config) && arg &&
+        *arg < config.services.size()) {
+        // The id is the engine's, found when it runs: shown as a name.
+        Argv row = *window_log(symbolic_config(config), std::string(64, '0'), window);
+        row.back() = "$CONTAINER";
+        std::string line;
+        for (const std::string& word : row) line += (line.empty() ? "" : " ") + word;
+        // A tail is chosen from the `--since` view where its lines begin.
+        if (window.since_ns == kNoTime)
+            line += ", then $ENGINE logs --timestamps --since $OLDEST $CONTAINER";
+        std::string asked;
+        if (window.lines != 0) asked = "lines " + std::to_string(window.lines);
+        if (window.since_ns != kNoTime) {
+            asked += (asked.empty() ? "since " : ", since ") +
+                     format_cursor(LogCursor{window.since_ns, window.since_seen});
+        }
+        return line + " ($CONTAINER: " + config.services[*arg] +
+               "'s container, found by the look's rows; docs/ARGV-TABLE.md, \"Settling\"; " +
+               asked + ")";
+    }
     const ArgvOutcome outcome = argv_for(verb, arg, symbolic_config(config));
     if (const auto* denied = std::get_if<Denied>(&outcome)) {
         return std::string(reason_text(denied->reason));

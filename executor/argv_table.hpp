@@ -65,6 +65,17 @@ std::optional<Argv> settle_healthcheck(const Config& config, const std::string& 
 std::optional<Argv> settle_log(const Config& config, const std::string& id);
 inline constexpr int kSettleLogLines = 20;
 
+// `logs` with `lines` or `since` (docs/PROTOCOL.md, "Following logs"): on a
+// podman-compose install with `settle`, whose look finds the service's
+// container. The agent's manifest offers the keys where this is true.
+bool accepts_log_window(const Config& config);
+// `$ENGINE logs --timestamps --since T ID` with the window's since (T one
+// nanosecond before the cursor, log_lines.hpp; none for the cursor 0:0),
+// else `$ENGINE logs --timestamps --tail N ID`; nullopt for a bad id or a
+// window with neither.
+std::optional<Argv> window_log(const Config& config, const std::string& id,
+                               const LogWindow& window);
+
 // Where the snapshot of `service`'s build context is made, and the file the
 // builder writes the new image's id to: under run_dir, host-only.
 std::string snapshot_dir(const Config& config, std::string_view service);
@@ -80,6 +91,8 @@ Config symbolic_config(Config config);
 // settle step or the look named after them in words); a denial's
 // reason text, or "nothing (answered by the executor)" for ping (whose dry
 // run executor/decide.cpp answers `pong` instead).
-std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config);
+// A logs `window`, when given, is shown as the row it runs.
+std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config,
+                             const LogWindow& window = {});
 
 }  // namespace hb::exec

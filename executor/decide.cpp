@@ -19,10 +19,12 @@
 #include "executor/argv_table.hpp"
 #include "executor/build_input.hpp"
 #include "executor/evidence.hpp"
+#include "executor/follow_log.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/runner.hpp"
 #include "executor/settle.hpp"
+#include "ipc/log_cursor.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/verbs.hpp"
 
@@ -127,6 +129,30 @@ void mark_step(int log_fd, std::size_t step, std::size_t steps) {
     [[maybe_unused]] const bool written = sys::write_all(log_fd, line);
 }
 
+Decision follow(const Config& config, const Verdict& verdict, int log_fd, std::string log) {
+    const auto started = std::chrono::steady_clock::now();
+    const int timeout_s = config.timeouts.for_verb(Verb::Logs);
+    const FollowOutcome followed = follow_log(config, verdict.arg_index, verdict.window, log_fd,
+                                              started + std::chrono::seconds(timeout_s));
+    Decision d;
+    d.log = std::move(log);
+    d.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+    if (!followed.ok) {
+        d.state = FinalState::Failed;
+        d.reason_detail = followed.reason;
+        if (auto tail = read_tail(log_fd, kMaxOutputBytes + 3); tail) d.output = std::move(*tail);
+        return d;
+    }
+    d.state = FinalState::Done;
+    d.exit_code = 0;
+    d.output = followed.selection.text;
+    d.cursor = format_cursor(followed.selection.cursor);
+    d.more = followed.selection.more;
+    return d;
+}
+
 Decision run(DrainContext& context, const Claimed& request, const Verdict& verdict,
              const Plan& plan, std::optional<nlohmann::ordered_json> build_detail) {
     const Config& config = context.config;
@@ -157,6 +183,12 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     running.updated_at = std::time(nullptr);
     running.log = "archive/" + log_name;
     (void)context.responses.publish(running);  // best effort: the terminal one matters
+
+    // A windowed logs reads the engine's log of the service's one container
+    // instead of running the plan's fixed row (executor/follow_log.hpp).
+    if (verdict.window.given()) {
+        return follow(config, verdict, log->get(), "archive/" + log_name);
+    }
 
     // A restarted container must have started after this (executor/settle.hpp).
     timespec wall{};
@@ -272,10 +304,9 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     return d;
 }
 
-}  // namespace
-
-Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
-                        Approval approval) {
+// Everything of decide_and_run but the window's audit detail.
+Decision decide(DrainContext& context, const Claimed& request, const Verdict& verdict,
+                Approval approval) {
     const Config& config = context.config;
     if (!verdict.verb) return refusal(FinalState::Denied, ReasonCode::ParserFailure);
     const Verb verb = *verdict.verb;
@@ -299,12 +330,17 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     // A dry run answers in docs/ARGV-TABLE.md's names, never a host path.
     const auto dry_run = [&] {
         return refusal(FinalState::Denied, ReasonCode::DryRun,
-                       "would run " + symbolic_command(verb, arg, config));
+                       "would run " + symbolic_command(verb, arg, config, verdict.window));
     };
 
     const ArgvOutcome outcome = argv_for(verb, arg, config);
     if (const auto* denied = std::get_if<Denied>(&outcome)) {
         return refusal(FinalState::Denied, denied->reason);
+    }
+    // The parser lets a window through on logs only; this install may
+    // still have no way to follow one (docs/COMPOSE.md, "Following logs").
+    if (verdict.window.given() && (verb != Verb::Logs || !accepts_log_window(config))) {
+        return refusal(FinalState::Denied, ReasonCode::WindowNotSupported);
     }
     if (std::holds_alternative<NoCommand>(outcome)) {
         // ping runs nothing, so a dry run of it is the real thing: the agent's
@@ -339,7 +375,7 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
     // back here and meets every gate again (the drain, executor/drain.cpp).
     if (mode == Mode::Ask && approval != Approval::Given) {
         Decision held = refusal(FinalState::Held, ReasonCode::AwaitingApproval);
-        held.command = symbolic_command(verb, arg, config);
+        held.command = symbolic_command(verb, arg, config, verdict.window);
         return held;
     }
     if (auto tree = build_run_tree(config); !tree) return gate_refusal(tree.error().message);
@@ -363,6 +399,27 @@ Decision decide_and_run(DrainContext& context, const Claimed& request, const Ver
         build_detail = std::move(*prepared);
     }
     return run(context, request, verdict, plan, std::move(build_detail));
+}
+
+}  // namespace
+
+Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
+                        Approval approval) {
+    Decision d = decide(context, request, verdict, approval);
+    // The window asked for, and the cursor answered, in the audit record
+    // of whatever became of the request (docs/AUDIT-LOG.md).
+    if (verdict.window.given()) {
+        if (!d.audit_detail) d.audit_detail = nlohmann::ordered_json::object();
+        auto& detail = *d.audit_detail;
+        if (verdict.window.lines != 0) detail["lines"] = verdict.window.lines;
+        if (verdict.window.since_ns != kNoTime) {
+            detail["since"] =
+                format_cursor(LogCursor{verdict.window.since_ns, verdict.window.since_seen});
+        }
+        if (d.cursor) detail["cursor"] = *d.cursor;
+        if (d.more) detail["more"] = *d.more;
+    }
+    return d;
 }
 
 }  // namespace hb::exec

@@ -53,6 +53,10 @@ struct Decision {
     // After up, restart and rebuild with a settle step: per service, how it
     // settled (executor/settle.hpp), with its last log lines when it failed.
     std::optional<nlohmann::ordered_json> services;
+    // A windowed logs (docs/PROTOCOL.md, "Following logs"): where the next
+    // `since` starts, and whether lines after it were left out.
+    std::optional<std::string> cursor;
+    std::optional<bool> more;
 };
 
 // The reason text a Decision stands for (null when it has none).

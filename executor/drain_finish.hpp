@@ -94,6 +94,8 @@ struct Drain::Finish {
         r.output = decision.output;
         r.log = decision.log;
         r.services = decision.services;
+        r.cursor = decision.cursor;
+        r.more = decision.more;
         return f;
     }
     // ... and the agent told `state` with `reason`.

@@ -73,7 +73,8 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
         // The same command, checked against the same install, not yet
         // decided: one decision answers both, and it runs at most once.
         if (other->verb != *verdict.verb || other->service != service ||
-            other->generation != generation || other->expires_at <= now ||
+            other->window != verdict.window || other->generation != generation ||
+            other->expires_at <= now ||
             sys::exists_at(fd, other_name + std::string(kDecisionSuffix))) {
             continue;
         }
@@ -109,6 +110,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     record.command = held.command;
     record.generation = generation;
     record.requested_at = verdict.requested_at;
+    record.window = verdict.window;
     record.held_at = now;
     record.expires_at = verdict.requested_at + config_.limits.ttl_seconds;
     auto written = publish_held_file(fd, name, render_held(record), true);
@@ -282,6 +284,7 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
                                     ? static_cast<std::uint16_t>(index - config_.services.begin())
                                     : kNoArg;
             verdict.requested_at = held.requested_at;
+            verdict.window = held.window;
             DrainContext context{config_, spool_, audit_, responses_};
             outcome = decide_and_run(context, Claimed{held.request}, verdict, Approval::Given);
             if (outcome.state == FinalState::Held) outcome = denied(ReasonCode::AwaitingApproval);

@@ -101,6 +101,8 @@ std::string render_response(const Response& r) {
     j["expires_at"] = r.expires_at ? nlohmann::ordered_json(format_utc(*r.expires_at))
                                    : nlohmann::ordered_json(nullptr);
     j["services"] = r.services ? *r.services : nlohmann::ordered_json(nullptr);
+    j["cursor"] = optional_string(r.cursor);
+    j["more"] = r.more ? nlohmann::ordered_json(*r.more) : nlohmann::ordered_json(nullptr);
     // Every string is valid UTF-8 by now (names are ASCII, output repaired);
     // `replace` only guards a reason text that somehow is not.
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

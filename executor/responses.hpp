@@ -37,6 +37,9 @@ struct Response {
     std::optional<std::int64_t> expires_at;  // Pending only: when the hold ends
     // After a settle step: per service (executor/settle.hpp settle_json).
     std::optional<nlohmann::ordered_json> services;
+    // A windowed logs: the cursor after its lines, and whether more wait.
+    std::optional<std::string> cursor;
+    std::optional<bool> more;
 };
 
 inline constexpr std::size_t kMaxOutputBytes = 16384;

@@ -118,6 +118,41 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     return child;
 }
 
+// True once the direct child has exited by `deadline`; it stays a zombie
+// (not reaped), so its pid, and with it the process group id, cannot be
+// reused while we still signal the group.
+bool Child::exited_by(Clock::time_point deadline) const {
+    const pid_t pid = child_.pid();
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (pidfd_) {
+            const int wait_ms =
+                deadline == Clock::time_point::max()
+                    ? -1
+                    : static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
+            pollfd pfd{pidfd_.get(), POLLIN, 0};
+            const int ready = ::poll(&pfd, 1, wait_ms);
+            if (ready > 0) return true;
+            if (ready == 0) return false;
+            if (errno != EINTR) return false;
+            continue;
+        }
+        // No pidfd (kernel < 5.3): poll waitid without reaping.
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid != 0) {
+            return true;
+        }
+        if (deadline != Clock::time_point::max() && left.count() <= 0) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+bool Child::exited_within(std::chrono::milliseconds wait) const {
+    return exited_by(Clock::now() + wait);
+}
+
 RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::milliseconds grace) {
     RunResult result;
     const pid_t pid = child_.pid();
@@ -125,44 +160,14 @@ RunResult Child::wait(std::chrono::milliseconds timeout, std::chrono::millisecon
         result.error = "no child to wait for";
         return result;
     }
-    // True once the direct child has exited; it stays a zombie (not reaped),
-    // so its pid, and with it the process group id, cannot be reused while we
-    // still signal the group.
-    const auto exited_by = [this, pid](Clock::time_point deadline) {
-        for (;;) {
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            if (pidfd_) {
-                const int wait_ms =
-                    deadline == Clock::time_point::max()
-                        ? -1
-                        : static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
-                pollfd pfd{pidfd_.get(), POLLIN, 0};
-                const int ready = ::poll(&pfd, 1, wait_ms);
-                if (ready > 0) return true;
-                if (ready == 0) return false;
-                if (errno != EINTR) return false;
-                continue;
-            }
-            // No pidfd (kernel < 5.3): poll waitid without reaping.
-            siginfo_t info{};
-            if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                info.si_pid != 0) {
-                return true;
-            }
-            if (deadline != Clock::time_point::max() && left.count() <= 0) return false;
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    };
-
     bool timed_out = false;
     if (!exited_by(Clock::now() + timeout)) {
         timed_out = true;
         ::kill(-pid, SIGTERM);
-        exited_by(Clock::now() + grace);
+        (void)exited_by(Clock::now() + grace);
         // The whole group, even where the child itself already left on SIGTERM.
         ::kill(-pid, SIGKILL);
-        exited_by(Clock::time_point::max());
+        (void)exited_by(Clock::time_point::max());
     }
 
     int status = 0;

@@ -52,8 +52,13 @@ class Child {
     // then SIGKILL to the group.
     RunResult wait(std::chrono::milliseconds timeout, std::chrono::milliseconds grace);
 
+    // Whether the direct child exited within `wait`, without reaping or
+    // signalling it (a caller watching its output decides when to stop it).
+    [[nodiscard]] bool exited_within(std::chrono::milliseconds wait) const;
+
   private:
     Child(pid_t pid, UniqueFd pidfd);
+    [[nodiscard]] bool exited_by(std::chrono::steady_clock::time_point deadline) const;
 
     sys::ChildGuard child_;  // kills the group and reaps unless waited for
     UniqueFd pidfd_;         // pidfd_open(2), or invalid where the kernel lacks it

@@ -92,7 +92,8 @@ Result<std::vector<std::string>> container_ids(const std::string& text) {
     return ids;
 }
 
-// The project's containers as the engine describes them now.
+}  // namespace
+
 Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
                                                Clock::time_point deadline) {
     auto list_out = scratch();
@@ -123,6 +124,8 @@ Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
     return inspect_in_sandbox(config.parser, json_out->get(), config.settle->project,
                               config.services);
 }
+
+namespace {
 
 std::string last_lines(const Config& config, const ContainerFacts& c, Clock::time_point deadline) {
     const std::optional<Argv> row = settle_log(config, hex_id(c.id));

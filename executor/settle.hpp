@@ -21,9 +21,15 @@
 
 #include "common/config.hpp"
 #include "ipc/inspect_wire.hpp"
+#include "ipc/result.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::exec {
+
+// The project's containers as the engine describes them now: the list and
+// inspect rows, the JSON read in the sandbox. Engine warnings to `log_fd`.
+Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
+                                               std::chrono::steady_clock::time_point deadline);
 
 // What "settled as it should" means for one request.
 struct SettleGoal {

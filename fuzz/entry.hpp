@@ -19,6 +19,10 @@ void wire_one(const std::uint8_t* data, std::size_t size);
 // Input: the bytes of a Containerfile.
 void screen_one(const std::uint8_t* data, std::size_t size);
 
+// Input: 8 bytes that choose the window, the cut and the budget, then the
+// engine's `logs --timestamps` output.
+void loglines_one(const std::uint8_t* data, std::size_t size);
+
 // Input: the MCP server's stdin (JSON-RPC lines), answered to /dev/null.
 void mcp_one(const std::uint8_t* data, std::size_t size);
 

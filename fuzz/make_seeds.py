@@ -5,13 +5,14 @@ validate/: "<basename>\n<body>" inputs, valid requests and hostile ones.
 wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request)
 then a message in the layout of ipc/wire.cpp.
 screen/: Containerfiles, honest ones and one of each refusal.
+loglines/: 8 window bytes, then `podman logs --timestamps` output.
 """
 import os
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = "2026-11-29T08:00:00Z"
-MAGIC, VERSION = 0x48425231, 1
+MAGIC, VERSION = 0x48425231, 2
 
 
 def name(verb):
@@ -40,6 +41,11 @@ def validate_seeds():
         write("validate", f"valid-{v}", name(v) + "\n" + body(v))
     for v, a in [("logs", "worker"), ("restart", "api"), ("rebuild", "web")]:
         write("validate", f"valid-{v}", name(v) + "\n" + body(v, a))
+    window = '{"verb":"logs","arg":"web","lines":"%s","since":"%s","requested_at":"%s"}\n'
+    write("validate", "valid-logs-window", name("logs") + "\n" + window % ("50", "1796245045602731173:2", T))
+    write("validate", "logs-window-bad", name("logs") + "\n" + window % ("01", "1:01", T))
+    write("validate", "restart-window", name("restart") + "\n" +
+          '{"verb":"restart","arg":"web","since":"0:0","requested_at":"%s"}\n' % T)
     p = name("ping") + "\n"
     hostile = {
         "empty-body": name("restart") + "\n",
@@ -75,8 +81,9 @@ def validate_seeds():
         write("validate", k, v)
 
 
-def verdict(outcome, verb, seq, arg, reason, t):
-    return struct.pack("<IHBBIHHq", MAGIC, VERSION, outcome, verb, seq, arg, reason, t)
+def verdict(outcome, verb, seq, arg, reason, t, lines=0, seen=0, since=-(2**63)):
+    return struct.pack("<IHBBIHHqHHIq", MAGIC, VERSION, outcome, verb, seq, arg, reason, t,
+                       lines, 0, seen, since)
 
 
 def startup(services, buildable):
@@ -100,6 +107,8 @@ def wire_seeds():
     write("wire", "verdict-deny-nosuch", b"\0\x04" + verdict(2, 7, 4, NO_ARG, 31, 5))
     write("wire", "verdict-quarantine", b"\0\x04" + verdict(3, 0, 5, NO_ARG, 6, NO_TIME))
     write("wire", "verdict-bad-arg", b"\0\x02" + verdict(1, 7, 6, 2, 0, 0))
+    write("wire", "verdict-accept-logs-window",
+          b"\0\x04" + verdict(1, 4, 7, 2, 0, 1795939200, 50, 2, 1796245045602731173))
     write("wire", "startup-sample", b"\x01" + startup(["api", "db", "web", "worker"], ["api", "web"]))
     write("wire", "startup-empty", b"\x01" + startup([], []))
     write("wire", "startup-one", b"\x01" + startup(["a" * 64], ["a" * 64]))
@@ -137,6 +146,18 @@ def screen_seeds():
         write("screen", k, v)
 
 
+def loglines_seeds():
+    t1 = "2026-12-02T20:57:25.602731173Z"
+    t2 = "2026-12-02T20:57:26.000000001+01:00"
+    burst = "".join(f"{t1} line {i}\n" for i in range(5))
+    write("loglines", "tail-burst", bytes([1, 3, 0, 0, 0, 2, 0, 0]) + burst.encode())
+    write("loglines", "since-burst", bytes([0x11, 9, 4, 2, 0, 1, 0, 0]) + (burst + f"{t2} x\n").encode())
+    write("loglines", "partial-and-warn",
+          bytes([0x10, 0, 4, 0, 1, 0, 0, 0]) + f"WARN[0000] w\n{t1} part{t2}  rest\n{t2} unfin".encode())
+    write("loglines", "long-line", bytes([0x10, 0, 4, 0, 0, 0, 0, 0]) + f"{t1} {'x' * 3000}\n".encode())
+
+
 validate_seeds()
 wire_seeds()
 screen_seeds()
+loglines_seeds()

@@ -44,4 +44,8 @@ TEST(FuzzReplay, ScreenCorpus) {
     EXPECT_GE(replay("screen", hb::fuzz::screen_one), 10U);
 }
 
+TEST(FuzzReplay, LoglinesCorpus) {
+    EXPECT_GE(replay("loglines", hb::fuzz::loglines_one), 4U);
+}
+
 }  // namespace

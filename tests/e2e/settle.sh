@@ -20,7 +20,21 @@
 #  5. `status` is done and carries every service's facts (web ok, sick
 #     unhealthy, crash exited) with a line each in the text, no logs;
 #     `health` runs web's healthcheck itself (its last run is after the
-#     request) and is failed naming crash and sick, with sick's log lines.
+#     request) and is failed naming crash and sick, with sick's log lines;
+#  6. following logs (docs/PROTOCOL.md, "Following logs"): a fourth
+#     service, chatty, writes 60 bursts of three lines (one stamp each
+#     burst, checked; the third line's newline written with the next
+#     burst, so the engine keeps that line as two pieces, the second
+#     stamped like the next burst) 3 s after it starts; once it wrote them all, it is
+#     restarted and writes them again, while requests with `since` (and
+#     `lines` 25) follow it from cursor to cursor, from the start: their
+#     outputs put together are exactly `podman logs --timestamps` of it,
+#     nothing lost, nothing repeated; some answers said `more` and some,
+#     before the end, that they had caught up with the writer; then
+#     `lines` 2 alone is the last two lines with a cursor counting all
+#     four lines of their stamp in the view from it (the piece that ended
+#     the line before, then the three), and `since` that cursor answers
+#     nothing new.
 # Rootful podman as root, rootless otherwise; examples/demo-app's
 # containers.conf. Everything is named after hbst<pid> and removed on exit.
 # Exit 77, reason printed, where podman, podman-compose or a static busybox
@@ -80,6 +94,20 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 mkdir -p "$work/img/rootfs/bin" "$P" || die "mkdir"
 cp "$busybox" "$work/img/rootfs/bin/busybox"
 for applet in sh sleep true false echo printf test; do ln -s busybox "$work/img/rootfs/bin/$applet"; done
+# chatty's script: in the image, so compose never interpolates its `$`.
+cat >"$work/img/rootfs/chatty.sh" <<'EOF'
+sleep 3
+i=0
+nl=
+while [ $i -lt 60 ]; do
+    i=$((i + 1))
+    printf "${nl}L%d-a\nL%d-b\nL%d-c" $i $i $i
+    nl='\n'
+    sleep 0.2
+done
+printf '\n'
+exec sleep 100000
+EOF
 printf 'FROM scratch\nCOPY rootfs/ /\nCMD ["/bin/sleep", "100000"]\n' >"$work/img/Containerfile"
 out=$(podman build -q -t "$image" "$work/img" 2>&1) || die "podman build: $out"
 
@@ -104,6 +132,9 @@ services:
   crash:
     image: $image
     command: ["/bin/sh", "-c", "echo $crash_mark; exit 3"]
+  chatty:
+    image: $image
+    command: ["/bin/sh", "/chatty.sh"]
 EOF
 {
     git -C "$P" init -q . &&
@@ -170,7 +201,7 @@ check "the audit's failed up event has the services and no logs" \
 import json, sys
 last = [e for e in map(json.loads, open(sys.argv[1])) if e.get("verb") == "up" and e["event"] == "failed"][-1]
 svc = {s["service"]: s for s in last["detail"]["services"]}
-assert set(svc) == {"web", "sick", "crash"}, svc
+assert set(svc) == {"web", "sick", "crash", "chatty"}, svc
 assert all("log" not in s for s in svc.values()), svc
 PY
 check "the escape byte in sick's log is JSON text, shown visibly by the client (no raw ESC on stdout/stderr)" \
@@ -199,14 +230,14 @@ check "restart crash: failed, services says exited with code 3 ($(q 's["crash"][
 
 request status
 check "status: done with every service in services ($(q 'sorted(s)'))" \
-    test "$(q 'r["state"], sorted(s)')" = "('done', ['crash', 'sick', 'web'])"
+    test "$(q 'r["state"], sorted(s)')" = "('done', ['chatty', 'crash', 'sick', 'web'])"
 [ "$REQ_RC" -eq 0 ] || show
 check "status says web ok, sick unhealthy, crash exited ($(q '[(k, v["problem"]) for k, v in sorted(s.items())]'))" \
     test "$(q 's["web"]["settled"], s["sick"]["containers"][0]["health"], s["crash"]["containers"][0]["state"]')" = "('ok', 'unhealthy', 'exited')"
 check "status's text has a line per service and the ps text" \
     eval 'grep -q "hostbridge: web: running, healthy" "$work/out" && grep -q "${name}_web_1" "$work/out"'
 check "status carries no log lines (logs is its own verb)" \
-    test "$(q '[v["log"] for v in s.values()]')" = "[None, None, None]"
+    test "$(q '[v["log"] for v in s.values()]')" = "[None, None, None, None]"
 
 check_before=$(date -u +%Y-%m-%dT%H:%M:%S)
 sleep 1
@@ -230,6 +261,98 @@ check "health ran web's healthcheck itself (last run $web_checked, request after
 check "health: web ok, and its text says so; sick's log lines are in the answer" \
     eval '[ "$(q "s[\"web\"][\"settled\"], \"$sick_mark\" in s[\"sick\"][\"log\"]")" = "('"'"'ok'"'"', True)" ] &&
           grep -q "web: running, healthy" "$work/out"'
+
+# ------------------------------------------------------------------ 6: following logs
+
+# Follows chatty from cursor to cursor with raw requests (the protocol
+# itself, as any client writes it) while it writes, then compares.
+request restart chatty
+check "restart chatty: done (its second run writes while it is followed)" test "$(q 'r["state"]')" = done
+follow=$(python3 - "$P/untracked/hostbridge" "${name}_chatty_1" <<'PY' 2>&1
+import datetime, json, os, secrets, subprocess, sys, time
+spool, container = sys.argv[1], sys.argv[2]
+
+def ask(members):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = now.strftime("%Y%m%dT%H%M%SZ") + "-logs-" + secrets.token_hex(8) + ".json"
+    body = '{"verb":"logs","arg":"chatty",' + members + ',"requested_at":"' + \
+        now.strftime("%Y-%m-%dT%H:%M:%SZ") + '"}\n'
+    tmp = os.path.join(spool, "tmp", name)
+    with open(tmp, "w") as f:
+        f.write(body)
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, os.path.join(spool, "requests", name))
+    path = os.path.join(spool, "responses", name + ".response.json")
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            r = json.load(open(path))
+            if r["state"] not in ("queued", "running", "pending"):
+                return r
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
+        time.sleep(0.05)
+    sys.exit("no answer to " + name)
+
+def engine_log():
+    return subprocess.run(["podman", "logs", "--timestamps", container], capture_output=True,
+                          text=True, check=True).stdout
+
+# From the start of the log (the first run's 180 lines wait there) while
+# the second run writes.
+received, cursor, answers, mores, caught_up = "", "0:0", 0, 0, 0
+while True:
+    r = ask('"lines":"25","since":"%s"' % cursor)
+    answers += 1
+    if r["state"] != "done" or not isinstance(r["cursor"], str):
+        sys.exit("answer %d: %s" % (answers, json.dumps(r)))
+    received += r["output"]
+    cursor = r["cursor"]
+    mores += r["more"] is True
+    if r["more"] is False and received.count(" L60-c") == 2:
+        break
+    caught_up += r["more"] is False
+    if answers > 600:
+        sys.exit("no end after 600 answers")
+full = engine_log()
+stamps = [line.split(" ", 1)[0] for line in full.splitlines()]
+print("answers=%d more=%d caught-up=%d lines=%d stamps=%d" %
+      (answers, mores, caught_up, len(stamps), len(set(stamps))))
+print("last lines: " + repr(full.splitlines()[-2:]))
+if received != full:
+    import difflib
+    diff = difflib.unified_diff(full.splitlines(), received.splitlines(), "podman", "followed",
+                                lineterm="", n=1)
+    sys.exit("followed != podman logs --timestamps:\n" + "\n".join(list(diff)[:30]))
+if len(stamps) != 360 or len(set(stamps)) > 120:
+    sys.exit("expected 360 lines under at most 120 stamps")
+pieces = sum(line.count("Z ") for line in full.splitlines())
+if pieces < 360 + 120:
+    sys.exit("expected a second piece on each burst's third line, found %d pieces" % pieces)
+if mores == 0 or caught_up == 0:
+    sys.exit("no answer said more, or none caught up with the writer before the end")
+# The last two lines, and a cursor after every line of their stamp in the
+# view from it: the piece that ended L59-c, L60-a, L60-b, L60-c.
+r = ask('"lines":"2"')
+last = full.splitlines(keepends=True)
+if r["state"] != "done" or r["output"] != "".join(last[-2:]) or not r["cursor"].endswith(":4"):
+    sys.exit("lines 2: " + json.dumps(r))
+r2 = ask('"since":"%s"' % r["cursor"])
+if r2["state"] != "done" or r2["output"] != "" or r2["cursor"] != r["cursor"] or r2["more"]:
+    sys.exit("since the end: " + json.dumps(r2))
+print("tail-cursor=" + r["cursor"])
+PY
+)
+follow_rc=$?
+check "following chatty from cursor to cursor gave podman's log exactly once ($(grep -E "^(answers|tail-cursor)" <<<"$follow" | tr '\n' ' '))" \
+    test "$follow_rc" -eq 0
+[ "$follow_rc" -eq 0 ] || printf '%s\n' "$follow" | tail -n 40
+check "the audit has a logs event with the window and the cursor" \
+    python3 - "$audit" <<'PY'
+import json, sys
+ev = [e for e in map(json.loads, open(sys.argv[1])) if e.get("verb") == "logs" and e["event"] == "succeeded"]
+assert any(e.get("detail", {}).get("lines") == 25 and "cursor" in e["detail"] for e in ev), ev[-1:]
+PY
 
 # ------------------------------------------------------------------ nothing left
 

@@ -538,6 +538,22 @@ std::string render_doc() {
               "that has one: its timers are systemd's) |\n";
         md += "| logs | " + shown(settle_log(settling, id)) +
               " (a service that did not settle, or that `health` found not healthy) |\n\n";
+        md += "A `logs` request with `lines` or `since` (docs/PROTOCOL.md, \"Following\n";
+        md += "logs\"; only on such an install) runs none of the compose CLI's rows: the\n";
+        md += "list and inspect rows find the service's one container, then\n\n";
+        md += "| step | runs |\n|---|---|\n";
+        md += "| `lines` N alone: where the last N lines begin | " +
+              shown(window_log(settling, id, LogWindow{50, kNoTime, 0})) + " (here N = 50) |\n";
+        md += "| the view the lines are chosen from | " +
+              shown(window_log(settling, id, LogWindow{0, 1796245045602731173, 2})) +
+              " (one nanosecond before NS: the cursor's NS for `since`, with or without "
+              "`lines`; the oldest stamp the tail printed for `lines` alone; here NS = "
+              "1796245045602731173) |\n";
+        md += "| the same from the start (`since` 0:0) | " +
+              shown(window_log(settling, id, LogWindow{0, 0, 0})) + " |\n";
+        md += "| recount | the view row again, from the last line's stamp (only when a piece "
+              "of the line before it was written at that stamp: how many lines the next "
+              "request will see there) |\n\n";
     }
     md += "## `join-network` not configured\n\n";
     md += "Without `join_network` in `bridge.json` (both backends):\n\n";

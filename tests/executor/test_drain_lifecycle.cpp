@@ -14,13 +14,16 @@ namespace hb::test {
 namespace {
 
 void expect_terminal_shape(const json& r) {
-    for (const char* key : {"state", "request", "verb", "arg", "requested_at", "updated_at",
-                            "exit_code", "reason", "output", "log", "expires_at", "services"}) {
+    for (const char* key :
+         {"state", "request", "verb", "arg", "requested_at", "updated_at", "exit_code", "reason",
+          "output", "log", "expires_at", "services", "cursor", "more"}) {
         EXPECT_TRUE(r.contains(key)) << key;
     }
-    EXPECT_EQ(r.size(), 12u);
+    EXPECT_EQ(r.size(), 14u);
     EXPECT_TRUE(r["expires_at"].is_null());
     EXPECT_TRUE(r["services"].is_null());
+    EXPECT_TRUE(r["cursor"].is_null());
+    EXPECT_TRUE(r["more"].is_null());
 }
 
 TEST(DrainLifecycle, PingIsAnsweredDone) {

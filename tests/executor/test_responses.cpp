@@ -26,7 +26,9 @@ TEST(Responses, RenderHasEveryFieldInProtocolOrder) {
     for (const auto& [key, value] : j.items()) keys.push_back(key);
     EXPECT_EQ(keys, (std::vector<std::string>{"state", "request", "verb", "arg", "requested_at",
                                               "updated_at", "exit_code", "reason", "output", "log",
-                                              "expires_at", "services"}));
+                                              "expires_at", "services", "cursor", "more"}));
+    EXPECT_TRUE(j["cursor"].is_null());
+    EXPECT_TRUE(j["more"].is_null());
     EXPECT_EQ(j["state"], "done");
     EXPECT_EQ(j["verb"], "restart");
     EXPECT_EQ(j["requested_at"], "2026-11-29T08:00:00Z");

@@ -36,7 +36,7 @@ TEST(ReasonText, EveryCodeHasDistinctText) {
         EXPECT_FALSE(text.empty()) << c;
         EXPECT_TRUE(seen.insert(text).second) << "duplicate text for " << c << ": " << text;
     }
-    EXPECT_EQ(codes, 9 + 14 + 24);
+    EXPECT_EQ(codes, 9 + 17 + 25);
     EXPECT_EQ(reason_text(ReasonCode::None), "");
 }
 
@@ -50,14 +50,14 @@ TEST(ReasonValidForParser, OutcomeRanges) {
         EXPECT_FALSE(reason_valid_for_parser(code, Outcome::Deny)) << c;
         EXPECT_FALSE(reason_valid_for_parser(code, Outcome::Accept)) << c;
     }
-    for (int c = 20; c <= 33; ++c) {
+    for (int c = 20; c <= 36; ++c) {
         const auto code = static_cast<ReasonCode>(c);
         EXPECT_TRUE(reason_valid_for_parser(code, Outcome::Deny)) << c;
         EXPECT_FALSE(reason_valid_for_parser(code, Outcome::Quarantine)) << c;
         EXPECT_FALSE(reason_valid_for_parser(code, Outcome::Accept)) << c;
     }
     // Executor-only codes and values outside the enum: never from the parser.
-    for (int c : {10, 19, 34, 40, 43, 44, 48, 56, 57, 1000, 65535}) {
+    for (int c : {10, 19, 37, 40, 43, 44, 48, 56, 57, 64, 1000, 65535}) {
         for (Outcome o : {Outcome::Accept, Outcome::Deny, Outcome::Quarantine}) {
             EXPECT_FALSE(reason_valid_for_parser(static_cast<ReasonCode>(c), o)) << c;
         }

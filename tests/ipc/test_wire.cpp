@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ipc/log_cursor.hpp"
 #include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 
@@ -62,7 +63,7 @@ TEST(Startup, RoundTripEmptyAndFull) {
 TEST(Startup, ExplicitLittleEndianLayout) {
     const Bytes b = encode_startup(sample_startup());
     EXPECT_EQ((Bytes{b.begin(), b.begin() + 16}),
-              (Bytes{0x31, 0x52, 0x42, 0x48, 1, 0, 4, 0, 0b0101, 0, 0, 0, 0, 0, 0, 0}));
+              (Bytes{0x31, 0x52, 0x42, 0x48, 2, 0, 4, 0, 0b0101, 0, 0, 0, 0, 0, 0, 0}));
     EXPECT_EQ(b[16], 3);
     EXPECT_EQ(std::memcmp(&b[17], "api", 3), 0);
     EXPECT_EQ(b[16 + 65], 2);
@@ -100,7 +101,7 @@ TEST(Startup, DecoderRejectsEveryField) {
     }
     {
         Bytes b = good;
-        put16(b, 4, 2);
+        put16(b, 4, 1);  // the version before the logs window
         rejects(b, "version");
     }
     {
@@ -268,8 +269,10 @@ TEST(Verdict, RoundTripAndLayout) {
     const Verdict v = accept_restart();
     const Bytes b = enc(v);
     ASSERT_EQ(b.size(), kVerdictSize);
-    EXPECT_EQ(b, (Bytes{0x31, 0x52, 0x42, 0x48, 1,    0,    1,    7,    4, 3, 2, 1,
-                        2,    0,    0,    0,    0x80, 0xDB, 0x0B, 0x6B, 0, 0, 0, 0}));
+    EXPECT_EQ(b, (Bytes{0x31, 0x52, 0x42, 0x48, 2, 0, 1, 7, 4, 3, 2, 1, 2, 0, 0, 0, 0x80, 0xDB,
+                        0x0B, 0x6B, 0, 0, 0, 0,
+                        // no window: lines 0, padding, seen 0, since INT64_MIN
+                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80}));
     auto d = decode_verdict(b, 4);
     ASSERT_TRUE(d) << d.error().message;
     EXPECT_EQ(d->seq, v.seq);
@@ -347,7 +350,7 @@ TEST(Verdict, DecoderRejectsWireFields) {
         b[7] = verb;
         rejects(b, "verb out of range");
     }
-    for (std::uint16_t r : {10, 19, 34, 39, 57, 1000, 65535}) {
+    for (std::uint16_t r : {10, 19, 37, 39, 57, 1000, 65535}) {
         Bytes b = good;
         b[6] = static_cast<std::uint8_t>(Outcome::Deny);
         put16(b, 14, r);
@@ -471,6 +474,70 @@ std::array<std::uint8_t, kScreenAnswerSize> answer_bytes(std::uint8_t reason, st
     bytes[12] = reason;
     bytes[13] = flag;
     return bytes;
+}
+
+// --- the logs window (docs/PROTOCOL.md, "Following logs") ---------------
+
+Verdict accept_logs(LogWindow window) {
+    Verdict v;
+    v.outcome = Outcome::Accept;
+    v.verb = Verb::Logs;
+    v.arg_index = 1;
+    v.requested_at = 5;
+    v.window = window;
+    return v;
+}
+
+TEST(Verdict, AWindowRoundTripsOnAnAcceptedLogs) {
+    const Verdict v = accept_logs(LogWindow{50, 1796245045602731173, 3});
+    const Bytes b = enc(v);
+    EXPECT_EQ(Bytes(b.begin() + 24, b.end()),
+              (Bytes{50, 0, 0, 0, 3, 0, 0, 0, 0xA5, 0xC4, 0xB4, 0x20, 0x5A, 0x8B, 0xED, 0x18}));
+    auto d = decode_verdict(b, 4);
+    ASSERT_TRUE(d) << d.error().message;
+    EXPECT_EQ(d->window, v.window);
+    EXPECT_EQ(enc(*d), b);
+    EXPECT_TRUE(decodes(accept_logs(LogWindow{1000, kNoTime, 0})));
+    EXPECT_TRUE(decodes(accept_logs(LogWindow{0, 0, 0})));
+    EXPECT_TRUE(decodes(accept_logs(LogWindow{0, 7, kMaxCursorSeen})));
+}
+
+TEST(Verdict, DecoderRejectsAWindowOutOfRangeOrOffLogs) {
+    EXPECT_FALSE(decodes(accept_logs(LogWindow{1001, kNoTime, 0})));
+    EXPECT_FALSE(decodes(accept_logs(LogWindow{0, -1, 0})));
+    EXPECT_FALSE(decodes(accept_logs(LogWindow{0, 7, kMaxCursorSeen + 1})));
+    EXPECT_FALSE(decodes(accept_logs(LogWindow{5, kNoTime, 1})));  // seen without since
+    Verdict restart = accept_restart();
+    restart.window.lines = 5;
+    EXPECT_FALSE(decodes(restart));
+    Verdict denied = accept_logs(LogWindow{5, kNoTime, 0});
+    denied.outcome = Outcome::Deny;
+    denied.reason = ReasonCode::UnknownKey;
+    EXPECT_FALSE(decodes(denied));
+    Bytes padded = enc(accept_logs(LogWindow{5, kNoTime, 0}));
+    padded[26] = 1;
+    EXPECT_FALSE(decode_verdict(padded, 4));
+}
+
+TEST(LogCursor, FormatAndParseAreExactInverses) {
+    for (const LogCursor c : {LogCursor{0, 0}, LogCursor{1796245045602731173, 2},
+                              LogCursor{INT64_MAX, kMaxCursorSeen}}) {
+        EXPECT_EQ(parse_cursor(format_cursor(c)), c) << format_cursor(c);
+    }
+    EXPECT_EQ(format_cursor(LogCursor{1796245045602731173, 2}), "1796245045602731173:2");
+    for (const char* bad : {"", ":", "1", "1:", ":1", "01:1", "1:01", "-1:0", "+1:0", "1:0 ",
+                            " 1:0", "1:2:3", "1.5:0", "9223372036854775808:0", "1:1000001",
+                            "99999999999999999999:0", "1:0\n", "1e3:0"}) {
+        EXPECT_FALSE(parse_cursor(bad)) << bad;
+    }
+}
+
+TEST(LogCursor, LinesAreOneToAThousand) {
+    EXPECT_EQ(parse_lines("1"), 1);
+    EXPECT_EQ(parse_lines("1000"), 1000);
+    for (const char* bad : {"", "0", "1001", "01", "-1", "+1", "1.0", " 1", "1 ", "10000", "x"}) {
+        EXPECT_FALSE(parse_lines(bad)) << bad;
+    }
 }
 
 TEST(ScreenWire, AnAnswerRoundTrips) {

@@ -379,5 +379,63 @@ TEST(VerdictFields, MalformedLeavesEverythingUnset) {
     EXPECT_EQ(v.requested_at, kNoTime);
 }
 
+// ------------------------------------------------------------ the window
+
+std::string logs_body(std::string_view extra) {
+    return "{\"verb\":\"logs\",\"arg\":\"web\"," + std::string(extra) + ",\"requested_at\":\"" +
+           std::string(kTime) + "\"}\n";
+}
+
+TEST(WindowRule, LinesAndSinceOnLogsAreAcceptedAndCarried) {
+    const Verdict v =
+        check_body("logs", logs_body(R"("lines":"50","since":"1796245045602731173:2")"));
+    expect_accept(v);
+    EXPECT_EQ(v.window, (LogWindow{50, 1796245045602731173, 2}));
+    const Verdict only_since = check_body("logs", logs_body(R"("since":"0:0")"));
+    expect_accept(only_since);
+    EXPECT_EQ(only_since.window, (LogWindow{0, 0, 0}));
+    const Verdict none = check_body("logs", body_for("logs", "web"));
+    expect_accept(none);
+    EXPECT_FALSE(none.window.given());
+}
+
+TEST(WindowRule, OnAnotherVerbIsRefused) {
+    const std::string body =
+        "{\"verb\":\"restart\",\"arg\":\"web\",\"lines\":\"5\","
+        "\"requested_at\":\"" +
+        std::string(kTime) + "\"}\n";
+    const Verdict v = check_body("restart", body);
+    expect(v, Outcome::Deny, ReasonCode::OptionForbidden);
+    EXPECT_FALSE(v.window.given());
+    expect(check_body("status", "{\"verb\":\"status\",\"since\":\"0:0\",\"requested_at\":\"" +
+                                    std::string(kTime) + "\"}"),
+           Outcome::Deny, ReasonCode::OptionForbidden);
+}
+
+TEST(WindowRule, BadValuesAreRefusedAndNeverCarried) {
+    for (const char* bad : {R"("lines":"0")", R"("lines":"1001")", R"("lines":"01")",
+                            R"("lines":"-1")", R"("lines":"")"}) {
+        const Verdict v = check_body("logs", logs_body(bad));
+        expect(v, Outcome::Deny, ReasonCode::BadLines);
+        EXPECT_FALSE(v.window.given()) << bad;
+    }
+    for (const char* bad : {R"("since":"")", R"("since":"1")", R"("since":"01:0")",
+                            R"("since":"2026-12-03T11:49:25Z")", R"("since":"1:1000001")"}) {
+        expect(check_body("logs", logs_body(bad)), Outcome::Deny, ReasonCode::BadSince);
+    }
+    expect(check_body("logs", logs_body(R"("lines":50)")), Outcome::Deny, ReasonCode::NotAString);
+    expect(check_body("logs", logs_body(R"("tail":"50")")), Outcome::Deny, ReasonCode::UnknownKey);
+    // A bad arg is reported before a bad window, a bad window before a bad time.
+    expect(check_body("logs",
+                      "{\"verb\":\"logs\",\"arg\":\"nosuch\",\"lines\":\"0\","
+                      "\"requested_at\":\"" +
+                          std::string(kTime) + "\"}"),
+           Outcome::Deny, ReasonCode::ArgNotAService);
+    expect(check_body("logs",
+                      "{\"verb\":\"logs\",\"arg\":\"web\",\"lines\":\"0\","
+                      "\"requested_at\":\"yesterday\"}"),
+           Outcome::Deny, ReasonCode::BadLines);
+}
+
 }  // namespace
 }  // namespace hb::parser

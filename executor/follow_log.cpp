@@ -1,0 +1,165 @@
+#include "executor/follow_log.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "executor/argv_table.hpp"
+#include "executor/responses.hpp"
+#include "executor/runner.hpp"
+#include "executor/settle.hpp"
+#include "ipc/inspect_wire.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kQueryTimeout{30000};
+
+// An anonymous file of kMaxEngineLogBytes that cannot grow: a write past
+// its end fails (EPERM), so a container that logged gigabytes costs the
+// host no more than this. Its pages exist only where written.
+Result<UniqueFd> capped_scratch() {
+    UniqueFd fd(::memfd_create("hostbridge-logs", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!fd) return make_error(sys::errno_text("memfd_create"));
+    if (::ftruncate(fd.get(), static_cast<off_t>(kMaxEngineLogBytes)) != 0 ||
+        ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+        return make_error(sys::errno_text("cannot seal the log buffer"));
+    }
+    return fd;
+}
+
+struct EngineLog {
+    std::string text;
+    bool cut = false;
+    std::string failure;  // empty when the engine answered
+};
+
+// Runs `row` with stdout and stderr both into a capped buffer (a container
+// logs to either, in one order), and reads back what it wrote: the shared
+// file offset says how much. podman 4.3 ignores its failed writes and would
+// go on reading the whole log, so it is stopped once the buffer is full.
+EngineLog read_engine_log(const Argv& row, Clock::time_point deadline) {
+    EngineLog out;
+    auto buffer = capped_scratch();
+    if (!buffer) {
+        out.failure = buffer.error().message;
+        return out;
+    }
+    const Clock::time_point until = std::min(deadline, Clock::now() + kQueryTimeout);
+    auto child = Child::spawn(row, buffer->get(), {}, {}, buffer->get());
+    if (!child) {
+        out.failure = child.error().message;
+        return out;
+    }
+    const auto written = [&] { return ::lseek(buffer->get(), 0, SEEK_CUR); };
+    bool timed_out = false;
+    while (!child->exited_within(milliseconds(20))) {
+        if (written() >= static_cast<off_t>(kMaxEngineLogBytes)) break;
+        if (Clock::now() >= until) {
+            timed_out = true;
+            break;
+        }
+    }
+    // Exited: its status; still running: stopped (SIGTERM, then SIGKILL).
+    const RunResult r = child->wait(milliseconds(0), milliseconds(1000));
+    const off_t end = written();
+    if (end < 0) {
+        out.failure = sys::errno_text("lseek");
+        return out;
+    }
+    out.cut = static_cast<std::size_t>(end) >= kMaxEngineLogBytes;
+    out.text.resize(static_cast<std::size_t>(end));
+    if (::pread(buffer->get(), out.text.data(), out.text.size(), 0) !=
+        static_cast<ssize_t>(out.text.size())) {
+        out.failure = sys::errno_text("cannot read the engine's log");
+        return out;
+    }
+    // Stopped at the cap, what the engine wrote stands.
+    if (out.cut) return out;
+    if (timed_out) {
+        out.failure = "the engine's logs timed out";
+    } else if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
+        out.failure = r.status == RunResult::Status::Exited
+                          ? "the engine's logs exited with status " + std::to_string(r.exit_code)
+                          : "the engine's logs failed";
+    }
+    return out;
+}
+
+}  // namespace
+
+FollowOutcome follow_log(const Config& config, std::size_t service, const LogWindow& window,
+                         int log_fd, Clock::time_point deadline) {
+    FollowOutcome out;
+    const std::string& name = config.services.at(service);
+    auto facts = ask_engine(config, log_fd, deadline);
+    if (!facts) {
+        out.reason = "the engine could not be asked: " + facts.error().message;
+        return out;
+    }
+    std::vector<std::string> ids;
+    for (const ContainerFacts& c : *facts) {
+        if (c.labelled && c.service == service) ids.push_back(hex_id(c.id));
+    }
+    if (ids.size() != 1) {
+        out.reason = ids.empty() ? name + " has no container"
+                                 : name + " has " + std::to_string(ids.size()) +
+                                       " containers; lines and since follow one";
+        return out;
+    }
+    const std::string& id = ids.front();
+    // Every answer is chosen from a `--since` view of the log, the view the
+    // next request's `since` will see (log_lines.hpp). A tail asks the
+    // engine only where its last N lines begin.
+    LogWindow view = window;
+    if (window.since_ns == kNoTime) {
+        const std::optional<Argv> tail_row = window_log(config, id, window);
+        EngineLog tail = tail_row ? read_engine_log(*tail_row, deadline) : EngineLog{};
+        if (!tail_row || !tail.failure.empty()) {
+            out.reason = tail_row ? tail.failure : "no logs row for this container";
+            return out;
+        }
+        view.since_ns = oldest_stamp(tail.text);
+    }
+    const std::optional<Argv> row = window_log(config, id, LogWindow{0, view.since_ns, 0});
+    if (!row) {
+        out.reason = "no logs row for this container";
+        return out;
+    }
+    EngineLog log = read_engine_log(*row, deadline);
+    out.selection = select_lines(log.text, log.cut, window, kMaxOutputBytes);
+    [[maybe_unused]] bool written = sys::write_all(log_fd, out.selection.untimed);
+    if (!log.failure.empty()) {
+        out.reason = log.failure;
+        return out;
+    }
+    // A piece of the line before the last stamp's first line was written
+    // at that stamp: the next view shows it as a line of its own. Count it
+    // in that view, so `since` skips exactly the lines sent.
+    if (out.selection.continued) {
+        const std::int64_t stamp = out.selection.cursor.ns;
+        const std::optional<Argv> next_row = window_log(config, id, LogWindow{0, stamp, 0});
+        EngineLog next = next_row ? read_engine_log(*next_row, deadline) : EngineLog{};
+        const std::optional<std::uint32_t> pieces =
+            next_row && next.failure.empty()
+                ? pieces_before(next.text, stamp, out.selection.group_first)
+                : std::nullopt;
+        if (!pieces || out.selection.cursor.seen + *pieces > kMaxCursorSeen) {
+            out.reason = "counting the lines stamped like the last one failed";
+            return out;
+        }
+        out.selection.cursor.seen += *pieces;
+    }
+    written = sys::write_all(log_fd, out.selection.text);
+    out.ok = true;
+    return out;
+}
+
+}  // namespace hb::exec

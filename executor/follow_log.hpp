@@ -1,0 +1,33 @@
+// A windowed `logs` (docs/PROTOCOL.md, "Following logs"): the service's
+// container found as the look finds it (executor/settle.hpp ask_engine,
+// its JSON read in the sandbox), its log read with window_log() of
+// executor/argv_table.hpp, the lines chosen by executor/log_lines.hpp.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "common/config.hpp"
+#include "executor/log_lines.hpp"
+#include "ipc/wire.hpp"
+
+namespace hb::exec {
+
+struct FollowOutcome {
+    bool ok = false;
+    std::string reason;  // when not ok: what failed, in a sentence
+    LogSelection selection;
+};
+
+// At most this much of the engine's output is read for one answer: the
+// engine is stopped from writing more (a sealed memfd), and what is cut
+// off is `more`.
+inline constexpr std::size_t kMaxEngineLogBytes = 8u << 20;
+
+// `service`: an index into config.services (checked by argv_for).
+// Engine warnings and the answer's lines also go to `log_fd`.
+FollowOutcome follow_log(const Config& config, std::size_t service, const LogWindow& window,
+                         int log_fd, std::chrono::steady_clock::time_point deadline);
+
+}  // namespace hb::exec

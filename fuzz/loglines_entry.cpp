@@ -1,0 +1,45 @@
+// Invariants of the windowed logs' line chooser (executor/log_lines.cpp) on
+// arbitrary engine output, which the agent's container largely writes: it
+// never crashes or reads past the end, is deterministic, answers at most
+// the budget in whole lines, and never moves the cursor back.
+#include <string>
+#include <string_view>
+
+#include "executor/log_lines.hpp"
+#include "fuzz/check.hpp"
+#include "fuzz/entry.hpp"
+
+namespace hb::fuzz {
+
+void loglines_one(const std::uint8_t* data, std::size_t size) {
+    if (size < 8) return;
+    LogWindow window;
+    window.lines = static_cast<std::uint16_t>(data[0] % 4 == 0 ? 0 : data[1] % 20 + 1);
+    if (data[0] & 0x10) {
+        // A since near the stamps the input may carry (2026-12-02...).
+        window.since_ns = 1796245045602731173 + (data[2] % 8) - 4;
+        window.since_seen = data[3] % 4;
+    }
+    if (!window.given()) window.lines = 1;
+    const bool cut = data[4] & 1;
+    const std::size_t budget = 40 + static_cast<std::size_t>(data[5]) * 8;
+    const std::string_view output(reinterpret_cast<const char*>(data + 8), size - 8);
+
+    const exec::LogSelection s = exec::select_lines(output, cut, window, budget);
+    const exec::LogSelection again = exec::select_lines(output, cut, window, budget);
+    HB_FUZZ_CHECK(s.text == again.text && s.cursor == again.cursor && s.more == again.more);
+    HB_FUZZ_CHECK(s.text.size() <= budget);
+    HB_FUZZ_CHECK(s.text.empty() || s.text.back() == '\n');
+    HB_FUZZ_CHECK(s.untimed.size() <= 4096);
+    if (window.since_ns != kNoTime) {
+        const bool forward = s.cursor.ns > window.since_ns ||
+                             (s.cursor.ns == window.since_ns && s.cursor.seen >= window.since_seen);
+        HB_FUZZ_CHECK(forward);
+    }
+    if (s.text.empty() && window.since_ns != kNoTime) {
+        HB_FUZZ_CHECK(s.cursor == (LogCursor{window.since_ns, window.since_seen}));
+    }
+    (void)exec::pieces_before(output, s.cursor.ns, s.group_first);
+}
+
+}  // namespace hb::fuzz

@@ -1,0 +1,218 @@
+// A windowed `logs` (docs/PROTOCOL.md, "Following logs") through the real
+// drain and parser: refused where the install cannot follow a log; on a
+// podman-compose install with `settle`, the service's container found
+// through the look's rows (a stand-in engine whose inspect JSON the real
+// parser reads), its log read with --timestamps and --since, the answer's
+// cursor and `more`; held for a person with its window, merged only with
+// the same window. The real podman's behaviour: tests/e2e/settle.sh.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "common/held.hpp"
+#include "tests/executor/decide_fixture.hpp"
+
+namespace {
+
+using hb::test::json;
+using hb::test::StackFixture;
+
+const std::string kId = std::string(64, 'a');
+
+// The engine's output for `logs --timestamps`: two lines written at once
+// (one stamp), then one more.
+const std::string kLog =
+    "2026-12-02T20:57:25.602731173Z a\n"
+    "2026-12-02T20:57:25.602731173Z b\n"
+    "2026-12-02T20:57:26.000000001Z c\n";
+constexpr const char* kCursorB = "1796245045602731173:2";
+constexpr const char* kCursorC = "1796245046000000001:1";
+
+class LogsFixture : public StackFixture {
+  public:
+    // A compose install whose `settle` engine is a stand-in: `ps` lists one
+    // container, `inspect` describes it as web's, `logs` prints kLog.
+    void podman_compose_with_engine() {
+        use_compose();
+        config["backend"]["flavour"] = "podman-compose";
+        const std::string engine = root + "/engine";
+        hb::test::write_file(engine,
+                             "#!/bin/sh\n"
+                             "printf '%s\\n' \"$*\" >> '" +
+                                 root +
+                                 "/engine-calls'\n"
+                                 "case \"$1 $2\" in\n"
+                                 "  'ps -a') echo " +
+                                 kId +
+                                 " ;;\n"
+                                 "  'container inspect') cat '" +
+                                 root +
+                                 "/inspect' ;;\n"
+                                 "  'logs --timestamps') cat '" +
+                                 root +
+                                 "/engine-log' ;;\n"
+                                 "esac\n");
+        ::chmod(engine.c_str(), 0755);
+        hb::test::write_file(
+            root + "/inspect",
+            R"([{"Id": ")" + kId + R"(", "Image": ")" + std::string(64, 'b') +
+                R"(", "RestartCount": 0, "State": {"Status": "running", "ExitCode": 0, "Pid": 0,)"
+                R"( "StartedAt": "2026-12-02T20:57:25Z"}, "Config": {"Labels": )"
+                R"({"com.docker.compose.project": "pp", "com.docker.compose.service": "web"}}}])");
+        hb::test::write_file(root + "/engine-log", kLog);
+        config["settle"] = {{"engine", engine}, {"project", "pp"}, {"seconds", 10}};
+        write_config();
+    }
+    std::string engine_calls() const { return hb::test::read_file(root + "/engine-calls"); }
+
+    std::string publish_logs(const std::string& window) {
+        return publish_as(name("logs"), R"({"verb":"logs","arg":"web",)" + window +
+                                            R"(,"requested_at":")" + now_rfc3339() + "\"}");
+    }
+};
+
+TEST(DecideLogs, AWindowIsRefusedWhereTheInstallCannotFollowALog) {
+    LogsFixture f;  // the stack backend: no look, no container to follow
+    f.policy_all_auto_but("");
+    const std::string req = f.publish_logs(R"("lines":"5")");
+    f.drain();
+    EXPECT_EQ(f.state_of(req), "denied");
+    EXPECT_EQ(f.reason_of(req),
+              "this install's logs takes no lines or since (docs/COMPOSE.md, \"Following logs\")");
+    EXPECT_TRUE(f.recorded().empty());
+    // The audit says what was asked.
+    bool found = false;
+    for (const json& line : f.audit()) {
+        if (line["request"] == req && line["event"] == "denied") {
+            EXPECT_EQ(line["detail"]["lines"], 5);
+            found = true;
+        }
+    }
+    EXPECT_TRUE(found);
+    // Without a window the same install answers as it always did.
+    const std::string plain = f.publish("logs", "web");
+    f.drain();
+    EXPECT_EQ(f.state_of(plain), "done");
+    EXPECT_TRUE((*f.response(plain))["cursor"].is_null());
+    EXPECT_TRUE((*f.response(plain))["more"].is_null());
+}
+
+TEST(DecideLogs, ATailAnswersTheNewestLinesAndACursor) {
+    LogsFixture f;
+    f.podman_compose_with_engine();
+    f.policy_all_auto_but("");
+    const std::string req = f.publish_logs(R"("lines":"2")");
+    f.drain();
+    const json r = *f.response(req);
+    EXPECT_EQ(r["state"], "done") << r.dump();
+    EXPECT_EQ(r["output"], "2026-12-02T20:57:25.602731173Z b\n2026-12-02T20:57:26.000000001Z c\n");
+    EXPECT_EQ(r["cursor"], kCursorC);
+    EXPECT_EQ(r["more"], false);
+    EXPECT_NE(f.engine_calls().find("logs --timestamps --tail 2 " + kId + "\n"), std::string::npos)
+        << f.engine_calls();
+    EXPECT_TRUE(f.recorded().empty());  // the compose CLI's fixed row did not run
+}
+
+TEST(DecideLogs, SinceAsksTheEngineForWhatFollowsAndSkipsWhatWasSent) {
+    LogsFixture f;
+    f.podman_compose_with_engine();
+    f.policy_all_auto_but("");
+    const std::string req = f.publish_logs(std::string(R"("since":")") + kCursorB + "\"");
+    f.drain();
+    const json r = *f.response(req);
+    EXPECT_EQ(r["state"], "done") << r.dump();
+    EXPECT_EQ(r["output"], "2026-12-02T20:57:26.000000001Z c\n");
+    EXPECT_EQ(r["cursor"], kCursorC);
+    EXPECT_EQ(r["more"], false);
+    // One nanosecond before the cursor: podman returns what is strictly after.
+    EXPECT_NE(f.engine_calls().find("logs --timestamps --since 2026-12-02T20:57:25.602731172Z " +
+                                    kId + "\n"),
+              std::string::npos)
+        << f.engine_calls();
+    for (const json& line : f.audit()) {
+        if (line["request"] == req && line["event"] == "succeeded") {
+            EXPECT_EQ(line["detail"]["since"], kCursorB);
+            EXPECT_EQ(line["detail"]["cursor"], kCursorC);
+        }
+    }
+}
+
+// The flood: a container that logged far more than the executor reads for
+// one answer. The engine's writes stop at the sealed 8 MiB buffer
+// (executor/follow_log.hpp): the answer is the lines read before it, says
+// `more`, and is never the log's true tail (which only a buffer that grew
+// to 20 MiB could have seen).
+TEST(DecideLogs, ALogLargerThanTheBufferStopsTheEngineAtItsEndAndSaysMore) {
+    LogsFixture f;
+    f.podman_compose_with_engine();
+    f.policy_all_auto_but("");
+    {
+        std::ofstream log(f.root + "/engine-log", std::ios::binary);
+        const std::string text(48, 'x');
+        for (int i = 0; i < 20 * 1024 * 1024 / 80; ++i) {
+            log << "2026-12-02T20:57:25." << 100000000 + i << "Z " << text << " " << i << "\n";
+        }
+        log << "2026-12-02T20:57:26.000000001Z the true last line\n";
+    }
+    const std::string req = f.publish_logs(R"("lines":"5")");
+    f.drain();
+    const json r = *f.response(req);
+    EXPECT_EQ(r["state"], "done") << r.dump();
+    EXPECT_EQ(r["more"], true);
+    const std::string output = r["output"];
+    EXPECT_EQ(output.find("the true last line"), std::string::npos);
+    EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 5);
+    EXPECT_LE(output.size(), 16384u);
+}
+
+TEST(DecideLogs, AServiceWithoutAContainerFailsSayingSo) {
+    LogsFixture f;
+    f.podman_compose_with_engine();
+    f.policy_all_auto_but("");
+    const std::string req =
+        f.publish_as(f.name("logs"), R"({"verb":"logs","arg":"db","lines":"3","requested_at":")" +
+                                         f.now_rfc3339() + "\"}");
+    f.drain();
+    EXPECT_EQ(f.state_of(req), "failed");
+    EXPECT_EQ(f.reason_of(req), "db has no container");
+}
+
+TEST(DecideLogs, HeldWithItsWindowAndMergedOnlyWithTheSameOne) {
+    LogsFixture f;
+    f.podman_compose_with_engine();
+    f.policy_all_auto_but("MODE_logs=ask\n");
+    const std::string first = f.publish_logs(R"("lines":"2")");
+    f.drain();
+    const std::string same = f.publish_logs(R"("lines":"2")");
+    const std::string other = f.publish_logs(R"("lines":"3")");
+    f.drain();
+    EXPECT_EQ(f.state_of(first), "pending");
+    EXPECT_EQ(f.state_of(same), "pending");
+    EXPECT_EQ(f.state_of(other), "pending");
+    auto fd = hb::exec::open_held_dir(f.state);
+    ASSERT_TRUE(fd);
+    auto text = hb::exec::read_held_file(fd->get(), first);
+    ASSERT_TRUE(text && *text);
+    auto held = hb::exec::parse_held(**text);
+    ASSERT_TRUE(held) << held.error().message;
+    EXPECT_EQ(held->window.lines, 2);
+    EXPECT_EQ(held->merged, std::vector<std::string>{same});
+    EXPECT_NE(held->command.find("$ENGINE logs --timestamps --tail 2 $CONTAINER"),
+              std::string::npos)
+        << held->command;
+    auto other_text = hb::exec::read_held_file(fd->get(), other);
+    ASSERT_TRUE(other_text && *other_text);  // held on its own
+    auto other_held = hb::exec::parse_held(**other_text);
+    ASSERT_TRUE(other_held);
+    EXPECT_EQ(other_held->window.lines, 3);
+    // The digest a person approves covers the window.
+    hb::exec::HeldRequest changed = *held;
+    changed.window.lines = 3;
+    EXPECT_NE(hb::exec::held_digest(changed), hb::exec::held_digest(*held));
+    EXPECT_EQ(hb::exec::parse_held(hb::exec::render_held(*held)).value(), *held);
+}
+
+}  // namespace
