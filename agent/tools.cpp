@@ -9,6 +9,7 @@
 #include "cli/request_message.hpp"
 #include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
+#include "ipc/wire.hpp"
 
 namespace hb::agent {
 namespace {
@@ -117,10 +118,10 @@ std::string verb_does(const Manifest& m, const VerbText& v) {
 std::optional<std::string> lines_of(const json& value) {
     if (value.is_number_unsigned()) {
         const auto n = value.get<std::uint64_t>();
-        if (n >= 1 && n <= static_cast<std::uint64_t>(cli::kMaxLogLines)) return std::to_string(n);
+        if (n >= 1 && n <= static_cast<std::uint64_t>(kMaxLogLines)) return std::to_string(n);
     } else if (value.is_number_integer()) {
         const auto n = value.get<std::int64_t>();
-        if (n >= 1 && n <= cli::kMaxLogLines) return std::to_string(n);
+        if (n >= 1 && n <= kMaxLogLines) return std::to_string(n);
     }
     return std::nullopt;
 }
@@ -314,7 +315,7 @@ json tool_list(const Manifest& m, bool structured) {
             properties["lines"] = {
                 {"type", "integer"},
                 {"minimum", 1},
-                {"maximum", cli::kMaxLogLines},
+                {"maximum", kMaxLogLines},
                 {"description",
                  "Only the last N complete lines; with `since`, the first N after the cursor."}};
             properties["since"] = {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/request_wait.hpp"
+#include "executor/argv_table.hpp"
 
 namespace hb::cli {
 namespace {
@@ -145,7 +146,10 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
                     : "runs the project's health check")
       << " |\n"
       << "| `logs` | a service | "
-      << (compose ? "the last 200 lines of the service's log" : "the service's recent logs")
+      << (exec::accepts_log_window(config) ? "the last 200 lines of the service's log (fewer, or "
+                                             "only the new ones: below)"
+          : compose                        ? "the last 200 lines of the service's log"
+                                           : "the service's recent logs")
       << " |\n"
       << "| `up` | none | "
       << (compose ? "starts the containers; builds nothing (a missing image waits for `rebuild`)"
@@ -171,6 +175,15 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "refuse a verb; the\nanswer then says why.\n\n"
       << "Services: " << join(config.services) << "\n\n"
       << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n";
+    if (exec::accepts_log_window(config)) {
+        // The window's words: docs/PROTOCOL.md, "Following logs".
+        o << "To read less of a log, or only what is new: `" << req << " --lines 50 logs "
+          << example << "`\nanswers the last 50 lines, each after its timestamp, and prints "
+          << "`cursor: NS:K` on\nstderr; `" << req << " --since NS:K logs " << example
+          << "` answers only the lines\nafter that cursor, and a new cursor (`more: true` "
+          << "means more lines wait: ask\nagain at once with the new cursor). Nothing is lost "
+          << "or repeated between cursors.\n\n";
+    }
     if (verified) {
         o << "After `up`, `restart` and `rebuild` exit 0, the host waits (at most "
           << config.settle->seconds << " s) until the\nservices they touched settled: the "

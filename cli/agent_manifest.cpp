@@ -10,6 +10,7 @@
 
 #include "cli/agent_doc.hpp"
 #include "cli/fs_util.hpp"
+#include "executor/argv_table.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
@@ -26,14 +27,6 @@ std::string_view arg_word(ArgKind kind) {
 
 nlohmann::json window(const Window& w) {
     return {{"count", w.count}, {"seconds", w.seconds}};
-}
-
-// Whether this install's `logs` takes `lines` and `since` (the manifest's
-// `log_window`). Must equal exec::accepts_log_window (executor/argv_table.hpp),
-// which the executor decides with; to be replaced by a call to it.
-bool log_window_offered(const Config& config) {
-    return config.backend.kind == BackendKind::Compose &&
-           config.backend.flavour == ComposeFlavour::PodmanCompose && config.settle.has_value();
 }
 
 }  // namespace
@@ -68,7 +61,7 @@ std::string render_agent_manifest(const Config& config, const exec::Policy& poli
         {"spool", spool_rel},
         {"backend", compose ? "compose" : "script"},
         {"verified_outcomes", config.settle.has_value()},
-        {"log_window", log_window_offered(config)},
+        {"log_window", exec::accepts_log_window(config)},
         {"verbs", verbs},
         {"services", config.services},
         {"buildable", config.buildable},

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <ctime>
 
+#include "ipc/log_cursor.hpp"
+#include "ipc/wire.hpp"
+
 namespace hb::cli {
 namespace {
 
@@ -17,13 +20,6 @@ bool is_lower(char c) {
 }
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
-}
-
-// 0, or 1 to `max_digits` digits without a leading zero.
-bool is_count(std::string_view text, std::size_t max_digits) {
-    if (text.empty() || text.size() > max_digits) return false;
-    if (text.size() > 1 && text.front() == '0') return false;
-    return std::all_of(text.begin(), text.end(), is_digit);
 }
 
 struct Stamps {
@@ -66,20 +62,15 @@ Result<void> check_arg_shape(std::string_view arg) {
     return {};
 }
 
+// The parser's own decoders (ipc/log_cursor.hpp): the client refuses
+// exactly what the host would.
 Result<void> check_lines(std::string_view lines) {
-    if (!is_count(lines, 4) || lines == "0" || std::stoi(std::string(lines)) > kMaxLogLines)
-        return make_error("lines must be a number from 1 to 1000");
+    if (!parse_lines(lines)) return make_error(std::string(reason_text(ReasonCode::BadLines)));
     return {};
 }
 
 Result<void> check_since(std::string_view since) {
-    const auto colon = since.find(':');
-    const std::string_view ns = since.substr(0, colon);
-    const std::string_view k = colon == std::string_view::npos ? "" : since.substr(colon + 1);
-    // Nineteen digits may pass INT64_MAX: equal lengths compare as strings.
-    if (!is_count(ns, 19) || (ns.size() == 19 && ns > "9223372036854775807") || !is_count(k, 7) ||
-        std::stoll(std::string(k)) > kMaxCursorLines)
-        return make_error("since must be a cursor that a logs answer returned");
+    if (!parse_cursor(since)) return make_error(std::string(reason_text(ReasonCode::BadSince)));
     return {};
 }
 

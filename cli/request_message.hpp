@@ -25,8 +25,6 @@ Result<void> check_arg_shape(std::string_view arg);
 // `since`), checked by the host's own rules so that a typo fails in the
 // client, before it takes a rate-limit slot. The errors are the host's
 // reason texts.
-inline constexpr int kMaxLogLines = 1000;
-inline constexpr std::int64_t kMaxCursorLines = 1000000;
 // ^[1-9][0-9]{0,3}$, at most 1000.
 Result<void> check_lines(std::string_view lines);
 // NS:K as a logs answer's `cursor`: each decimal without a leading zero
