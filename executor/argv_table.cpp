@@ -269,6 +269,17 @@ Config symbolic_config(Config config) {
     return config;
 }
 
+namespace {
+
+// An argv's words joined by spaces, as a dry run shows it.
+std::string joined(const Argv& argv) {
+    std::string line;
+    for (const std::string& word : argv) line += (line.empty() ? "" : " ") + word;
+    return line;
+}
+
+}  // namespace
+
 std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config,
                              const LogWindow& window) {
     if (verb == Verb::Logs && window.given() && accepts_log_window(config) && arg &&
@@ -276,8 +287,7 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
         // The id is the engine's, found when it runs: shown as a name.
         Argv row = *window_log(symbolic_config(config), std::string(64, '0'), window);
         row.back() = "$CONTAINER";
-        std::string line;
-        for (const std::string& word : row) line += (line.empty() ? "" : " ") + word;
+        std::string line = joined(row);
         // A tail is chosen from the `--since` view where its lines begin.
         if (window.since_ns == kNoTime)
             line += ", then $ENGINE logs --timestamps --since $OLDEST $CONTAINER";
@@ -299,9 +309,7 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
     std::string out;
     for (const Step& step : std::get<Plan>(outcome)) {
         if (!out.empty()) out += " && ";
-        std::string line;
-        for (const std::string& word : step.argv) line += (line.empty() ? "" : " ") + word;
-        out += line;
+        out += joined(step.argv);
     }
     // The engine queries that follow (executor/settle.hpp), in words.
     if (settles(verb, config)) out += ", then the settle step (docs/ARGV-TABLE.md, \"Settling\")";

@@ -59,15 +59,11 @@ EngineLog read_engine_log(const Argv& row, Clock::time_point deadline) {
         return out;
     }
     const auto written = [&] { return ::lseek(buffer->get(), 0, SEEK_CUR); };
-    bool timed_out = false;
-    while (!child->exited_within(milliseconds(20))) {
-        if (written() >= static_cast<off_t>(kMaxEngineLogBytes)) break;
-        if (Clock::now() >= until) {
-            timed_out = true;
-            break;
-        }
+    while (!child->exited_within(milliseconds(20)) &&
+           written() < static_cast<off_t>(kMaxEngineLogBytes) && Clock::now() < until) {
     }
-    // Exited: its status; still running: stopped (SIGTERM, then SIGKILL).
+    // Exited: its status; still running (full, or out of time): stopped,
+    // SIGTERM then SIGKILL, and TimedOut.
     const RunResult r = child->wait(milliseconds(0), milliseconds(1000));
     const off_t end = written();
     if (end < 0) {
@@ -82,13 +78,8 @@ EngineLog read_engine_log(const Argv& row, Clock::time_point deadline) {
         return out;
     }
     // Stopped at the cap, what the engine wrote stands.
-    if (out.cut) return out;
-    if (timed_out) {
-        out.failure = "the engine's logs timed out";
-    } else if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
-        out.failure = r.status == RunResult::Status::Exited
-                          ? "the engine's logs exited with status " + std::to_string(r.exit_code)
-                          : "the engine's logs failed";
+    if (!out.cut && (r.status != RunResult::Status::Exited || r.exit_code != 0)) {
+        out.failure = "the engine's logs " + run_failure(r);
     }
     return out;
 }

@@ -18,8 +18,8 @@ constexpr std::size_t kMaxStampBytes = 40;
 struct Line {
     std::string_view text;  // with its newline (none for an unfinished last line)
     std::int64_t ns = 0;
-    std::uint32_t nth = 0;  // its place among the output's lines with this stamp, from 1
-    std::size_t at = 0;     // where it starts in the output
+    std::uint32_t nth = 0;     // its place among the output's lines with this stamp, from 1
+    std::size_t group_at = 0;  // where the output's first line with this stamp starts
 };
 
 // Calls `each(Line)` for every complete stamped line, in order, until it
@@ -29,25 +29,28 @@ template <typename F>
 std::optional<Line> for_each_line(std::string_view output, std::string& untimed, F&& each) {
     std::int64_t group = 0;
     std::uint32_t nth = 0;
+    std::size_t group_at = 0;
     std::size_t at = 0;
     while (at < output.size()) {
         const std::size_t end = output.find('\n', at);
         const std::string_view text = output.substr(
             at, end == std::string_view::npos ? std::string_view::npos : end + 1 - at);
         const std::int64_t ns = line_stamp(text);
+        if (ns != 0 && ns != group) {
+            group = ns;
+            group_at = at;
+            nth = 0;
+        }
         if (end == std::string_view::npos) {
             if (ns == 0) return std::nullopt;
-            return Line{text, ns, ns == group ? nth + 1 : 1, at};
+            return Line{text, ns, nth + 1, group_at};
         }
-        const std::size_t start = at;
         at = end + 1;
         if (ns == 0) {
             if (untimed.size() + text.size() <= kMaxUntimed) untimed.append(text);
             continue;
         }
-        nth = ns == group ? nth + 1 : 1;
-        group = ns;
-        if (!each(Line{text, ns, nth, start})) return std::nullopt;
+        if (!each(Line{text, ns, ++nth, group_at})) return std::nullopt;
     }
     return std::nullopt;
 }
@@ -68,14 +71,25 @@ std::string cut_line(std::string_view text, std::size_t budget) {
     return std::string(text.substr(0, keep)) + note;
 }
 
-// Whether the line just before the first line stamped `ns` (at `first_at`)
-// holds a piece stamped `ns`: the engine wrote that piece's stamp, exactly
-// as it wrote the first line's (`stamp_text`), inside it. Text the agent
-// wrote to look so only costs one more query (follow_log.cpp).
-bool continued_into(std::string_view output, std::size_t first_at, std::string_view first_line) {
+// The complete line of `output` that starts at `at`, with its newline.
+std::string_view line_at(std::string_view output, std::size_t at) {
+    const std::size_t end = output.find('\n', at);
+    return output.substr(at, end == std::string_view::npos ? std::string_view::npos : end + 1 - at);
+}
+
+// A complete line as answered: whole when it fits the budget, else cut.
+std::string shown(std::string_view text, std::size_t budget) {
+    return text.size() > budget ? cut_line(text, budget) : std::string(text);
+}
+
+// Whether the line just before the first line of a stamp (at `first_at`)
+// holds a piece with that stamp: the engine wrote that piece's stamp,
+// exactly as it wrote the first line's, inside it. Text the agent wrote to
+// look so only costs one more query (follow_log.cpp).
+bool continued_into(std::string_view output, std::size_t first_at) {
     if (first_at == 0) return false;
-    const std::size_t space = first_line.find(' ');
-    const std::string_view stamp_text = first_line.substr(0, space);
+    const std::string_view first_line = line_at(output, first_at);
+    const std::string_view stamp_text = first_line.substr(0, first_line.find(' '));
     const std::size_t prev = output.rfind('\n', first_at - 2);  // the previous line's start
     const std::size_t from = prev == std::string_view::npos ? 0 : prev + 1;
     return output.substr(from, first_at - from).find(stamp_text) != std::string_view::npos;
@@ -105,98 +119,70 @@ LogSelection select_lines(std::string_view output, bool cut, const LogWindow& wi
     const bool since = window.since_ns != kNoTime;
     if (since) out.cursor = LogCursor{window.since_ns, window.since_seen};
     const std::size_t limit = window.lines != 0 ? window.lines : SIZE_MAX;
-    // Where each stamp's first line starts, for the last chosen line's.
-    std::int64_t group = 0;
-    std::size_t group_at = 0;
-    std::string_view group_line;
-    std::size_t chosen_at = 0;
-    std::string_view chosen_first;
-    const auto note_group = [&](const Line& line) {
-        if (line.ns != group) {
-            group = line.ns;
-            group_at = line.at;
-            group_line = line.text;
-        }
-    };
+    // Where the last chosen line's stamp begins in this view.
+    std::optional<std::size_t> chosen_group_at;
     const auto chose = [&](const Line& line) {
         out.cursor = LogCursor{line.ns, line.nth};
-        chosen_at = group_at;
-        chosen_first = group_line;
+        chosen_group_at = line.group_at;
+    };
+    // Already answered by an earlier request: at or before the cursor.
+    const auto sent = [&](const Line& line) {
+        return line.ns < window.since_ns ||
+               (line.ns == window.since_ns && line.nth <= window.since_seen);
     };
 
-    std::optional<Line> unfinished;
     if (since) {
         // Oldest first, from just after the cursor, until the budget or the
         // limit: whatever is left is `more`, for the next request.
         std::size_t taken = 0;
         bool stopped = false;
-        unfinished = for_each_line(output, out.untimed, [&](const Line& line) {
-            note_group(line);
-            if (line.ns < window.since_ns) return true;
-            if (line.ns == window.since_ns && line.nth <= window.since_seen) return true;
-            if (taken == limit || (taken > 0 && out.text.size() + line.text.size() > budget)) {
-                stopped = true;
-                return false;
-            }
-            out.text +=
-                line.text.size() > budget ? cut_line(line.text, budget) : std::string(line.text);
-            chose(line);
-            ++taken;
-            return true;
-        });
+        const std::optional<Line> unfinished =
+            for_each_line(output, out.untimed, [&](const Line& line) {
+                if (sent(line)) return true;
+                if (taken == limit || (taken > 0 && out.text.size() + line.text.size() > budget)) {
+                    stopped = true;
+                    return false;
+                }
+                out.text += shown(line.text, budget);
+                chose(line);
+                ++taken;
+                return true;
+            });
         // A view cut inside its first new line: that line's head, so a line
         // longer than the read limit cannot stop the log for good.
-        if (taken == 0 && !stopped && cut && unfinished &&
-            !(unfinished->ns == window.since_ns && unfinished->nth <= window.since_seen) &&
-            unfinished->ns >= window.since_ns) {
-            note_group(*unfinished);
-            out.text = cut_line(unfinished->text, budget);
-            chose(*unfinished);
-            taken = 1;
-        } else if (taken == 0 && !stopped && cut && unfinished &&
-                   unfinished->ns == window.since_ns && unfinished->nth <= window.since_seen &&
-                   window.since_ns < INT64_MAX) {
-            // Its head was answered, and it is longer than the read limit:
-            // the view must start past its first piece, or no later line
-            // could ever be read. One nanosecond on: the engine's next piece.
-            out.cursor = LogCursor{window.since_ns + 1, 0};
+        if (taken == 0 && !stopped && cut && unfinished) {
+            if (!sent(*unfinished)) {
+                out.text = cut_line(unfinished->text, budget);
+                chose(*unfinished);
+            } else if (unfinished->ns == window.since_ns && window.since_ns < INT64_MAX) {
+                // Its head was answered, and it is longer than the read
+                // limit: the view must start past its first piece, or no
+                // later line could ever be read. One nanosecond on: the
+                // engine's next piece.
+                out.cursor = LogCursor{window.since_ns + 1, 0};
+            }
         }
         out.more = stopped || cut;
     } else {
         // The newest: keep the last `lines` of the view that fit the budget.
-        struct Kept {
-            Line line;
-            std::int64_t group;
-            std::size_t group_at;
-            std::string_view group_line;
-        };
-        std::deque<Kept> kept;
+        std::deque<Line> kept;
         std::size_t bytes = 0;
-        unfinished = for_each_line(output, out.untimed, [&](const Line& line) {
-            note_group(line);
-            kept.push_back(Kept{line, group, group_at, group_line});
+        for_each_line(output, out.untimed, [&](const Line& line) {
+            kept.push_back(line);
             bytes += line.text.size();
             while (kept.size() > limit || (kept.size() > 1 && bytes > budget)) {
-                bytes -= kept.front().line.text.size();
+                bytes -= kept.front().text.size();
                 kept.pop_front();
             }
             return true;
         });
-        for (const Kept& k : kept) {
-            out.text += k.line.text.size() > budget ? cut_line(k.line.text, budget)
-                                                    : std::string(k.line.text);
-        }
-        if (!kept.empty()) {
-            group = kept.back().group;
-            group_at = kept.back().group_at;
-            group_line = kept.back().group_line;
-            chose(kept.back().line);
-        }
+        for (const Line& line : kept) out.text += shown(line.text, budget);
+        if (!kept.empty()) chose(kept.back());
         out.more = cut;
     }
-    if (out.cursor.ns != 0 && !chosen_first.empty()) {
-        out.continued = continued_into(output, chosen_at, chosen_first);
-        if (out.continued) out.group_first = std::string(chosen_first);
+    if (chosen_group_at && continued_into(output, *chosen_group_at)) {
+        out.continued = true;
+        out.group_first = std::string(line_at(output, *chosen_group_at));
     }
     return out;
 }

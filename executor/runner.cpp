@@ -220,6 +220,20 @@ RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milli
     return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {}, {});
 }
 
+std::string run_failure(const RunResult& r) {
+    switch (r.status) {
+        case RunResult::Status::Exited:
+            return "exited with status " + std::to_string(r.exit_code);
+        case RunResult::Status::Signaled:
+            return "killed by signal " + std::to_string(r.signal);
+        case RunResult::Status::TimedOut:
+            return "timed out";
+        case RunResult::Status::SpawnFailed:
+            return r.error;
+    }
+    return "failed";
+}
+
 std::vector<std::string> child_environment() {
     // systemd's default PATH: the sbin directories hold the container
     // engine's helpers (netavark runs iptables; without it join-network fails).

@@ -77,6 +77,10 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
 // `err_fd`, so the answer the sandbox reads holds no warning lines.
 RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout);
 
+// How a command that did not exit 0 ended, for a sentence: "exited with
+// status 1", "killed by signal 9", "timed out", or why it could not start.
+std::string run_failure(const RunResult& result);
+
 // The complete environment of every command: PATH= systemd's default
 // (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin),
 // HOME from the password database (not from our environment), XDG_RUNTIME_DIR

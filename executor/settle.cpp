@@ -57,20 +57,6 @@ milliseconds left_until(Clock::time_point deadline) {
                     std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
 }
 
-std::string run_failure(const RunResult& r) {
-    switch (r.status) {
-        case RunResult::Status::Exited:
-            return "exited with status " + std::to_string(r.exit_code);
-        case RunResult::Status::Signaled:
-            return "killed by signal " + std::to_string(r.signal);
-        case RunResult::Status::TimedOut:
-            return "timed out";
-        case RunResult::Status::SpawnFailed:
-            return r.error;
-    }
-    return "failed";
-}
-
 // `ps -q --no-trunc` output: one 64-hex id per line, nothing else.
 Result<std::vector<std::string>> container_ids(const std::string& text) {
     if (text.size() > kMaxListBytes - 65) {
