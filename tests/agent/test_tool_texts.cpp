@@ -161,21 +161,24 @@ TEST(ToolTexts, TheSharedAdviceIsInTheInstructionsNotInEachTool) {
     EXPECT_NE(hb::agent::tool_instructions().find("never retry"), std::string::npos);
 }
 
+// A compose manifest offering logs and status for api, with `extra`
+// members (each followed by a comma) before them.
+hb::agent::Manifest logs_manifest(const std::string& extra) {
+    return hb::agent::parse_manifest(
+        R"({"format": 1, "backend": "compose", )" + extra +
+        R"("verbs": [{"verb": "logs", "mode": "auto"}, {"verb": "status", "mode": "auto"}],
+           "services": ["api"]})");
+}
+
 // `log_window` (the manifest; docs/PROTOCOL.md `lines` and `since`): the
 // logs tool takes both and says how to follow a log; without it, and on
 // every other tool, nothing changes.
 TEST(ToolTexts, TheLogWindowIsOfferedOnTheLogsToolExactlyWhereTheManifestSaysSo) {
-    const std::string rest =
-        R"("verbs": [{"verb": "logs", "mode": "auto"}, {"verb": "status", "mode": "auto"}],
-           "services": ["api"]})";
-    const auto plain = hb::agent::parse_manifest(R"({"format": 1, "backend": "compose", )" + rest);
-    const auto window = hb::agent::parse_manifest(
-        R"({"format": 1, "backend": "compose", "log_window": true, )" + rest);
+    const hb::agent::Manifest plain = logs_manifest("");
+    const hb::agent::Manifest window = logs_manifest(R"("log_window": true, )");
     EXPECT_FALSE(plain.log_window);
     EXPECT_TRUE(window.log_window);
-    EXPECT_FALSE(hb::agent::parse_manifest(
-                     R"({"format": 1, "backend": "compose", "log_window": "yes", )" + rest)
-                     .log_window);  // only JSON true
+    EXPECT_FALSE(logs_manifest(R"("log_window": "yes", )").log_window);  // only JSON true
 
     const auto p = hb::agent::tool_list(plain, true);
     const auto w = hb::agent::tool_list(window, true);
@@ -209,12 +212,8 @@ TEST(ToolTexts, TheLogWindowIsOfferedOnTheLogsToolExactlyWhereTheManifestSaysSo)
 // as the request's strings; where the window is not offered, or on another
 // verb, they are refused as any unknown argument is.
 TEST(ToolTexts, ALogWindowCallIsCheckedAndCarriedAsStrings) {
-    const std::string rest =
-        R"("verbs": [{"verb": "logs", "mode": "auto"}, {"verb": "status", "mode": "auto"}],
-           "services": ["api"]})";
-    const auto plain = hb::agent::parse_manifest(R"({"format": 1, "backend": "compose", )" + rest);
-    const auto window = hb::agent::parse_manifest(
-        R"({"format": 1, "backend": "compose", "log_window": true, )" + rest);
+    const hb::agent::Manifest plain = logs_manifest("");
+    const hb::agent::Manifest window = logs_manifest(R"("log_window": true, )");
     using nlohmann::json;
     auto ok = hb::agent::check_call(
         window, "logs", {{"since", "1764762565926492145:2"}, {"lines", 50}, {"service", "api"}});

@@ -551,9 +551,10 @@ std::string render_doc() {
               "1796245045602731173) |\n";
         md += "| the same from the start (`since` 0:0) | " +
               shown(window_log(settling, id, LogWindow{0, 0, 0})) + " |\n";
-        md += "| recount | the view row again, from the last line's stamp (only when a piece "
-              "of the line before it was written at that stamp: how many lines the next "
-              "request will see there) |\n\n";
+        md +=
+            "| recount | the view row again, from the last line's stamp (only when a piece "
+            "of the line before it was written at that stamp: how many lines the next "
+            "request will see there) |\n\n";
     }
     md += "## `join-network` not configured\n\n";
     md += "Without `join_network` in `bridge.json` (both backends):\n\n";

@@ -34,8 +34,10 @@ constexpr const char* kCursorC = "1796245046000000001:1";
 class LogsFixture : public StackFixture {
   public:
     // A compose install whose `settle` engine is a stand-in: `ps` lists one
-    // container, `inspect` describes it as web's, `logs` prints kLog.
-    void podman_compose_with_engine() {
+    // container, `inspect` describes it as web's, `logs` prints kLog; every
+    // verb auto but what `policy` says.
+    void podman_compose_with_engine(const std::string& policy = "") {
+        policy_all_auto_but(policy);
         use_compose();
         config["backend"]["flavour"] = "podman-compose";
         const std::string engine = root + "/engine";
@@ -68,10 +70,17 @@ class LogsFixture : public StackFixture {
     }
     std::string engine_calls() const { return hb::test::read_file(root + "/engine-calls"); }
 
-    std::string publish_logs(const std::string& window) {
-        return publish_as(name("logs"), R"({"verb":"logs","arg":"web",)" + window +
+    std::string publish_logs(const std::string& window, const std::string& service = "web") {
+        return publish_as(name("logs"), R"({"verb":"logs","arg":")" + service + "\"," + window +
                                             R"(,"requested_at":")" + now_rfc3339() + "\"}");
     }
+    // Publishes a logs request with `window`, drains once: its response.
+    json answer(const std::string& window) {
+        last = publish_logs(window);
+        drain();
+        return *response(last);
+    }
+    std::string last;  // the request answer() published
 };
 
 TEST(DecideLogs, AWindowIsRefusedWhereTheInstallCannotFollowALog) {
@@ -84,14 +93,9 @@ TEST(DecideLogs, AWindowIsRefusedWhereTheInstallCannotFollowALog) {
               "this install's logs takes no lines or since (docs/COMPOSE.md, \"Following logs\")");
     EXPECT_TRUE(f.recorded().empty());
     // The audit says what was asked.
-    bool found = false;
-    for (const json& line : f.audit()) {
-        if (line["request"] == req && line["event"] == "denied") {
-            EXPECT_EQ(line["detail"]["lines"], 5);
-            found = true;
-        }
-    }
-    EXPECT_TRUE(found);
+    const auto denied = f.audit_for(req, "denied");
+    ASSERT_EQ(denied.size(), 1u);
+    EXPECT_EQ(denied[0]["detail"]["lines"], 5);
     // Without a window the same install answers as it always did.
     const std::string plain = f.publish("logs", "web");
     f.drain();
@@ -103,10 +107,7 @@ TEST(DecideLogs, AWindowIsRefusedWhereTheInstallCannotFollowALog) {
 TEST(DecideLogs, ATailAnswersTheNewestLinesAndACursor) {
     LogsFixture f;
     f.podman_compose_with_engine();
-    f.policy_all_auto_but("");
-    const std::string req = f.publish_logs(R"("lines":"2")");
-    f.drain();
-    const json r = *f.response(req);
+    const json r = f.answer(R"("lines":"2")");
     EXPECT_EQ(r["state"], "done") << r.dump();
     EXPECT_EQ(r["output"], "2026-12-02T20:57:25.602731173Z b\n2026-12-02T20:57:26.000000001Z c\n");
     EXPECT_EQ(r["cursor"], kCursorC);
@@ -119,10 +120,7 @@ TEST(DecideLogs, ATailAnswersTheNewestLinesAndACursor) {
 TEST(DecideLogs, SinceAsksTheEngineForWhatFollowsAndSkipsWhatWasSent) {
     LogsFixture f;
     f.podman_compose_with_engine();
-    f.policy_all_auto_but("");
-    const std::string req = f.publish_logs(std::string(R"("since":")") + kCursorB + "\"");
-    f.drain();
-    const json r = *f.response(req);
+    const json r = f.answer(std::string(R"("since":")") + kCursorB + "\"");
     EXPECT_EQ(r["state"], "done") << r.dump();
     EXPECT_EQ(r["output"], "2026-12-02T20:57:26.000000001Z c\n");
     EXPECT_EQ(r["cursor"], kCursorC);
@@ -132,12 +130,10 @@ TEST(DecideLogs, SinceAsksTheEngineForWhatFollowsAndSkipsWhatWasSent) {
                                     kId + "\n"),
               std::string::npos)
         << f.engine_calls();
-    for (const json& line : f.audit()) {
-        if (line["request"] == req && line["event"] == "succeeded") {
-            EXPECT_EQ(line["detail"]["since"], kCursorB);
-            EXPECT_EQ(line["detail"]["cursor"], kCursorC);
-        }
-    }
+    const auto succeeded = f.audit_for(f.last, "succeeded");
+    ASSERT_EQ(succeeded.size(), 1u);
+    EXPECT_EQ(succeeded[0]["detail"]["since"], kCursorB);
+    EXPECT_EQ(succeeded[0]["detail"]["cursor"], kCursorC);
 }
 
 // The flood: a container that logged far more than the executor reads for
@@ -148,7 +144,6 @@ TEST(DecideLogs, SinceAsksTheEngineForWhatFollowsAndSkipsWhatWasSent) {
 TEST(DecideLogs, ALogLargerThanTheBufferStopsTheEngineAtItsEndAndSaysMore) {
     LogsFixture f;
     f.podman_compose_with_engine();
-    f.policy_all_auto_but("");
     {
         std::ofstream log(f.root + "/engine-log", std::ios::binary);
         const std::string text(48, 'x');
@@ -157,9 +152,7 @@ TEST(DecideLogs, ALogLargerThanTheBufferStopsTheEngineAtItsEndAndSaysMore) {
         }
         log << "2026-12-02T20:57:26.000000001Z the true last line\n";
     }
-    const std::string req = f.publish_logs(R"("lines":"5")");
-    f.drain();
-    const json r = *f.response(req);
+    const json r = f.answer(R"("lines":"5")");
     EXPECT_EQ(r["state"], "done") << r.dump();
     EXPECT_EQ(r["more"], true);
     const std::string output = r["output"];
@@ -171,10 +164,7 @@ TEST(DecideLogs, ALogLargerThanTheBufferStopsTheEngineAtItsEndAndSaysMore) {
 TEST(DecideLogs, AServiceWithoutAContainerFailsSayingSo) {
     LogsFixture f;
     f.podman_compose_with_engine();
-    f.policy_all_auto_but("");
-    const std::string req =
-        f.publish_as(f.name("logs"), R"({"verb":"logs","arg":"db","lines":"3","requested_at":")" +
-                                         f.now_rfc3339() + "\"}");
+    const std::string req = f.publish_logs(R"("lines":"3")", "db");
     f.drain();
     EXPECT_EQ(f.state_of(req), "failed");
     EXPECT_EQ(f.reason_of(req), "db has no container");
@@ -182,8 +172,7 @@ TEST(DecideLogs, AServiceWithoutAContainerFailsSayingSo) {
 
 TEST(DecideLogs, HeldWithItsWindowAndMergedOnlyWithTheSameOne) {
     LogsFixture f;
-    f.podman_compose_with_engine();
-    f.policy_all_auto_but("MODE_logs=ask\n");
+    f.podman_compose_with_engine("MODE_logs=ask\n");
     const std::string first = f.publish_logs(R"("lines":"2")");
     f.drain();
     const std::string same = f.publish_logs(R"("lines":"2")");
