@@ -131,8 +131,11 @@ Result<WriteOutcome> write_file_if_changed(const std::string& path, std::string_
                                            mode_t mode) {
     struct stat st {};
     bool exists = ::lstat(path.c_str(), &st) == 0;
-    if (exists && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode) {
-        auto current = read_file_if_exists(path);
+    // Read with the content's own size as the cap: a sanitized executor is
+    // over read_file_if_exists's default 64 MiB and was rewritten every time.
+    if (exists && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode &&
+        static_cast<std::size_t>(st.st_size) == content.size()) {
+        auto current = read_file_if_exists(path, content.size());
         if (current && current.value() && *current.value() == content) {
             return WriteOutcome::Unchanged;
         }
