@@ -46,6 +46,7 @@
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 #include "executor/argv_table.hpp"
+#include "executor/pin_check.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -467,6 +468,7 @@ class Doctor {
             const std::string name = c.value("Name", "");
             const nlohmann::json mounts = c.value("Mounts", nlohmann::json::array());
             if (!names.contains(name) || !mounts.is_array()) continue;
+            check_running_pins(name, c, mounts);
             for (const nlohmann::json& m : mounts) {
                 if (!m.is_object() || m.value("Type", "") != "bind") continue;
                 const std::string source = m.value("Source", "");
@@ -484,6 +486,44 @@ class Doctor {
                 break;
             }
         }
+    }
+
+    // What a running container finds at each pinned target, by the
+    // executor's own post-start check (executor/pin_check.hpp), run the same
+    // way: a container started outside the bridge, or one the bridge could
+    // not stop, is named here.
+    void check_running_pins(const std::string& name, const nlohmann::json& c,
+                            const nlohmann::json& mounts) {
+        const nlohmann::json state = c.value("State", nlohmann::json::object());
+        if (!state.is_object() || !state.value("Running", false)) return;
+        const auto pid = state.value("Pid", std::uint32_t{0});
+        std::vector<exec::BindMount> binds;
+        for (const nlohmann::json& m : mounts) {
+            if (!m.is_object() || m.value("Type", "") != "bind") continue;
+            binds.push_back({m.value("Source", ""), m.value("Destination", "")});
+        }
+        const exec::PinCheckPlan plan = exec::plan_pin_check(c_, binds);
+        if (plan.compare.empty()) return;  // nothing pinned (or named above)
+        const auto row = exec::settle_pin_check(c_, pid, plan.compare);
+        RunOptions options;
+        options.timeout = std::chrono::seconds(20);
+        auto ran = row ? run_process(*row, options) : Result<RunResult>(make_error("no row"));
+        auto differ = ran && (ran->exit_code == 0 || ran->exit_code == 1)
+                          ? exec::parse_check_answer(ran->out, plan.compare.size())
+                          : decltype(exec::parse_check_answer("", 0))(make_error("no answer"));
+        if (!differ) {
+            warn("cannot check what container " + name +
+                 " has at its pinned bind targets (podman unshare hostbridge-executor "
+                 "check-pins): whether it holds the pins is unknown");
+            return;
+        }
+        if (differ->empty()) return;
+        const auto [index, what] = differ->front();
+        problem("container " + visible(name) + " is running and " +
+                    visible(exec::pin_problem(plan.compare[index], what)) +
+                    ": it was started with a bind the agent could have swapped for a link to "
+                    "your home. Stop it; the next up or restart through the bridge checks it",
+                {c_.pins->engine + " stop " + name});
     }
 
     // The -p of every compose row, or else the name podman-compose 1.0.3

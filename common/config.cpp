@@ -701,6 +701,14 @@ bool is_checkout_path(std::string_view path) {
                            component_problem(path) == nullptr);
 }
 
+bool is_container_path(std::string_view path) {
+    if (path.empty() || path[0] != '/' || path.size() >= PATH_MAX) return false;
+    for (const char c : path) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    }
+    return path == "/" || component_problem(path.substr(1)) == nullptr;
+}
+
 std::string bind_pin_root(std::string_view run_dir) {
     return std::string(run_dir) + "/.hostbridge-binds";
 }
@@ -721,6 +729,22 @@ std::string bind_pin_path(std::string_view run_dir, std::string_view rel) {
         }
     }
     return bind_pin_root(run_dir) + "/" + name;
+}
+
+BindSourceOf bind_source_of(const Config& config, std::string_view path) {
+    BindSourceOf of;
+    const std::string& project = config.project_dir;
+    of.inside = path == project || (path.size() > project.size() && path.starts_with(project) &&
+                                    path[project.size()] == '/');
+    if (!config.pins) return of;
+    for (const std::string& rel : config.pins->sources) {
+        const std::string in_checkout = rel == "." ? project : project + "/" + rel;
+        if (path == bind_pin_path(config.run_dir, rel) || path == in_checkout) {
+            of.pinned = rel;
+            break;
+        }
+    }
+    return of;
 }
 
 std::string_view compose_flavour_name(ComposeFlavour flavour) {

@@ -172,6 +172,9 @@ inline constexpr int kMaxSettleSeconds = 600;
 // "." or a normalised relative path (no empty, "." or ".." component): a
 // checkout_paths entry, and what `hostbridge-executor pin` accepts.
 bool is_checkout_path(std::string_view path);
+// "/" or an absolute path with no empty, "." or ".." component and no
+// control character: a bind's target inside a container.
+bool is_container_path(std::string_view path);
 
 // Where the pinned sources appear: a tmpfs the pin mounts in the engine's
 // namespace over this host-side dir (mode 0500, empty), so a pin that is
@@ -181,6 +184,19 @@ std::string bind_pin_root(std::string_view run_dir);
 // <bind_pin_root>/<rel with '%' as %25, '/' as %2F, "." as %2E>: one flat
 // name per source, so no pin is ever made inside another pinned source.
 std::string bind_pin_path(std::string_view run_dir, std::string_view rel);
+
+// What a container's bind source `path` (as the engine stores it) pins:
+// the pinned source (a pins.sources entry) whose pin it names, or which it
+// names in the checkout itself (a container created before pinning, or by
+// hand); nullopt for any other path. `inside` is set when `path` is the
+// project dir or below it, pinned or not. The executor's post-start check
+// and doctor both ask this (executor/pin_check.hpp, cli/doctor.cpp).
+struct BindSourceOf {
+    std::optional<std::string> pinned;
+    bool inside = false;
+};
+struct Config;
+BindSourceOf bind_source_of(const Config& config, std::string_view path);
 
 // The build of `service`, or null when bridge.json records none.
 const ServiceBuild* find_build(const std::optional<BuildSettings>& build, std::string_view service);

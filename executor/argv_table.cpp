@@ -218,6 +218,35 @@ std::optional<Argv> settle_log(const Config& config, const std::string& id) {
     return Argv{config.settle->engine, "logs", "--tail", std::to_string(kSettleLogLines), id};
 }
 
+std::optional<Argv> settle_mounts(const Config& config, const std::vector<std::string>& ids) {
+    if (ids.empty() || !config.pins) return std::nullopt;
+    Argv argv = {config.settle->engine, "container", "inspect", "--format",
+                 std::string(kBindMountsFormat)};
+    for (const std::string& id : ids) {
+        if (!is_container_id(id)) return std::nullopt;
+        argv.push_back(id);
+    }
+    return argv;
+}
+
+std::optional<Argv> settle_pin_check(
+    const Config& config, std::uint32_t pid,
+    const std::vector<std::pair<std::string, std::string>>& binds) {
+    if (!config.pins || pid == 0 || binds.empty()) return std::nullopt;
+    Argv argv = {config.pins->engine, "unshare",      config.pins->executor,
+                 "check-pins",        config.run_dir, std::to_string(pid)};
+    for (const auto& [source, target] : binds) {
+        if (!is_checkout_path(source) || !is_container_path(target)) return std::nullopt;
+        argv.insert(argv.end(), {source, target});
+    }
+    return argv;
+}
+
+std::optional<Argv> settle_stop(const Config& config, const std::string& id) {
+    if (!is_container_id(id)) return std::nullopt;
+    return Argv{config.settle->engine, "stop", "--time", "0", id};
+}
+
 bool accepts_log_window(const Config& config) {
     return config.backend.kind == BackendKind::Compose &&
            config.backend.flavour == ComposeFlavour::PodmanCompose && config.settle.has_value();

@@ -65,6 +65,25 @@ std::optional<Argv> settle_healthcheck(const Config& config, const std::string& 
 std::optional<Argv> settle_log(const Config& config, const std::string& id);
 inline constexpr int kSettleLogLines = 20;
 
+// The post-start check of pinned bind sources (executor/pin_check.hpp), with
+// `pins` in bridge.json. Each container's bind mounts, one line per
+// container: its id, then each bind's source and destination as Go quotes
+// them; only binds, whose paths come from the rendered compose file (an
+// image's VOLUME paths, the agent's text, are volumes and never printed).
+inline constexpr std::string_view kBindMountsFormat =
+    "{{.Id}}{{range .Mounts}}{{if eq .Type \"bind\"}} {{printf \"%q\" .Source}} "
+    "{{printf \"%q\" .Destination}}{{end}}{{end}}";
+// `$ENGINE container inspect --format kBindMountsFormat ID...`
+std::optional<Argv> settle_mounts(const Config& config, const std::vector<std::string>& ids);
+// `$ENGINE unshare $EXECUTOR check-pins RUN_DIR PID (SOURCE TARGET)...`: in
+// the engine's namespaces, whether what the process PID finds at each
+// TARGET is the pin of SOURCE. nullopt for a pid of 0, a source that is not
+// "." or normal, a target that is not absolute and normal.
+std::optional<Argv> settle_pin_check(const Config& config, std::uint32_t pid,
+                                     const std::vector<std::pair<std::string, std::string>>& binds);
+// `$ENGINE stop --time 0 ID`: a container whose binds are not the pins.
+std::optional<Argv> settle_stop(const Config& config, const std::string& id);
+
 // `logs` with `lines` or `since` (docs/PROTOCOL.md, "Following logs"): on a
 // podman-compose install with `settle`, whose look finds the service's
 // container. The agent's manifest offers the keys where this is true.

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -277,6 +278,19 @@ Argv scoped_argv(const Argv& argv, Verb verb, const Config& config, std::string_
                 "--"};
     scoped.insert(scoped.end(), argv.begin(), argv.end());
     return scoped;
+}
+
+Result<UniqueFd> scratch_file(const char* name) {
+    UniqueFd fd(::memfd_create(name, MFD_CLOEXEC));
+    if (!fd) return make_error(sys::errno_text("memfd_create"));
+    return fd;
+}
+
+Result<std::string> read_scratch(int fd, std::size_t limit) {
+    if (::lseek(fd, 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
+    std::string out;
+    if (!sys::read_all(fd, out, limit)) return make_error(sys::errno_text("read"));
+    return out;
 }
 
 Result<std::string> read_tail(int fd, std::size_t max_bytes) {

@@ -77,6 +77,12 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
 // `err_fd`, so the answer the sandbox reads holds no warning lines.
 RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout);
 
+// A query's stdout: an anonymous regular file (Child::spawn wants a regular
+// file, never a pipe a daemon could hold open), read back from its start
+// with at most `limit` bytes.
+Result<UniqueFd> scratch_file(const char* name);
+Result<std::string> read_scratch(int fd, std::size_t limit);
+
 // How a command that did not exit 0 ended, for a sentence: "exited with
 // status 1", "killed by signal 9", "timed out", or why it could not start.
 std::string run_failure(const RunResult& result);

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "executor/argv_table.hpp"
 #include "executor/inspect_client.hpp"
+#include "executor/pin_check.hpp"
 #include "executor/responses.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"
@@ -37,19 +40,8 @@ bool zero(const std::array<std::uint8_t, 32>& id) {
     return std::all_of(id.begin(), id.end(), [](std::uint8_t b) { return b == 0; });
 }
 
-// An anonymous regular file for one query's stdout (Child::spawn wants a
-// regular file, never a pipe a daemon could hold open).
 Result<UniqueFd> scratch() {
-    UniqueFd fd(::memfd_create("hostbridge-settle", MFD_CLOEXEC));
-    if (!fd) return make_error(sys::errno_text("memfd_create"));
-    return fd;
-}
-
-Result<std::string> read_back(int fd, std::size_t limit) {
-    if (::lseek(fd, 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
-    std::string out;
-    if (!sys::read_all(fd, out, limit)) return make_error(sys::errno_text("read"));
-    return out;
+    return scratch_file("hostbridge-settle");
 }
 
 milliseconds left_until(Clock::time_point deadline) {
@@ -89,7 +81,7 @@ Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
     if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
         return make_error("listing the project's containers " + run_failure(listed));
     }
-    auto text = read_back(list_out->get(), kMaxListBytes);
+    auto text = read_scratch(list_out->get(), kMaxListBytes);
     if (!text) return text.error();
     auto ids = container_ids(*text);
     if (!ids) return ids.error();
@@ -120,7 +112,7 @@ std::string last_lines(const Config& config, const ContainerFacts& c, Clock::tim
     // Its stdout and stderr both: a container logs to either.
     const RunResult r =
         run_query(*row, out->get(), out->get(), std::min(kQueryTimeout, left_until(deadline)));
-    auto text = read_back(out->get(), 1u << 20);
+    auto text = read_scratch(out->get(), 1u << 20);
     if (!text) return {};
     if (text->size() > kMaxReportLog) text->erase(0, text->size() - kMaxReportLog);
     if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
@@ -276,6 +268,32 @@ void attach_logs(const Config& config, std::vector<ServiceReport>& services,
     }
 }
 
+// Pinned installs: each running container of the goal is checked once
+// (executor/pin_check.hpp); one that fails is stopped, and its service
+// reports why from then on, whatever state the engine gives it.
+void check_pins(const Config& config, std::vector<ServiceReport>& services,
+                std::set<std::string>& checked, std::map<std::string, std::string>& stopped,
+                int log_fd, Clock::time_point deadline) {
+    if (!config.pins) return;
+    std::vector<ContainerFacts> fresh;
+    for (const ServiceReport& r : services) {
+        for (const ContainerFacts& c : r.containers) {
+            if (c.state == ContainerState::Running && checked.insert(hex_id(c.id)).second)
+                fresh.push_back(c);
+        }
+    }
+    stopped.merge(check_started_pins(config, fresh, log_fd, deadline));
+    for (ServiceReport& r : services) {
+        for (const ContainerFacts& c : r.containers) {
+            const auto it = stopped.find(hex_id(c.id));
+            if (it == stopped.end()) continue;
+            r.standing = Standing::Bad;
+            r.problem = it->second;
+            break;
+        }
+    }
+}
+
 void note(int log_fd, const std::string& line) {
     [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
 }
@@ -291,11 +309,14 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
     note(log_fd, "waiting up to " + std::to_string(seconds) + " s for the services to settle");
     SettleOutcome out;
     std::string last_error;
+    std::set<std::string> checked;
+    std::map<std::string, std::string> stopped;
     for (;;) {
         auto facts = ask_engine(config, log_fd, deadline);
         if (facts) {
             last_error.clear();
             out.services = judge_services(*facts, goal, config);
+            check_pins(config, out.services, checked, stopped, log_fd, deadline);
             // A failed service does not end the wait for the others: the
             // answer should say how every service ended, not "starting"
             // (tests/e2e/settle.sh caught web and sick cut short by crash).

@@ -537,7 +537,22 @@ std::string render_doc() {
               "container "
               "that has one: its timers are systemd's) |\n";
         md += "| logs | " + shown(settle_log(settling, id)) +
-              " (a service that did not settle, or that `health` found not healthy) |\n\n";
+              " (a service that did not settle, or that `health` found not healthy) |\n";
+        Config pinning = settling;
+        pinning.pins->engine = "$ENGINE";
+        pinning.pins->executor = "$EXECUTOR";
+        pinning.run_dir = "$RUN_DIR";
+        std::string check =
+            display_argv(*settle_pin_check(pinning, 4242, {{"web/src", "/srv/src"}}));
+        check.replace(check.find("4242"), 4, "$PID");
+        md += "| binds | " + shown(settle_mounts(settling, {id})) +
+              " (with `pins`: every running container of the services the verb affects, once; "
+              "docs/COMPOSE.md, \"Bind sources are pinned\") |\n";
+        md += "| pin check | `" + check +
+              "` (per such container, each bind whose source is a pin or a pinned checkout path, "
+              "with its target; `$PID` the container's, from the inspect row) |\n";
+        md += "| stop | " + shown(settle_stop(settling, id)) +
+              " (a container whose check failed, or that binds a checkout path nothing pins) |\n\n";
         md += "A `logs` request with `lines` or `since` (docs/PROTOCOL.md, \"Following\n";
         md += "logs\"; only on such an install) runs none of the compose CLI's rows: the\n";
         md += "list and inspect rows find the service's one container, then\n\n";

@@ -27,31 +27,14 @@
 #include <string>
 
 #include "common/config.hpp"
+#include "tests/executor/private_mounts.hpp"
 #include "tests/executor/temp_tree.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using hb::test::enter_private_mounts;
 using hb::test::TempTree;
-
-// Enters a private mount namespace: as root directly, otherwise inside a
-// new user namespace mapping this uid to 0. Empty on success, else why not.
-std::string enter_private_mounts() {
-    const uid_t uid = ::geteuid();
-    const gid_t gid = ::getegid();
-    if (uid != 0) {
-        if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
-            return std::string("unshare(CLONE_NEWUSER|CLONE_NEWNS): ") + std::strerror(errno);
-        std::ofstream("/proc/self/setgroups") << "deny";
-        std::ofstream("/proc/self/uid_map") << "0 " << uid << " 1";
-        std::ofstream("/proc/self/gid_map") << "0 " << gid << " 1";
-    } else if (::unshare(CLONE_NEWNS) != 0) {
-        return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
-    }
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-        return std::string("make / private: ") + std::strerror(errno);
-    return "";
-}
 
 // Runs `body` in a child with private mounts; returns what it reported
 // ("SKIP: ..." when the namespace cannot be made here).

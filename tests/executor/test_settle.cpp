@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -97,10 +98,10 @@ TEST(Settle, GoalsPerVerb) {
 const std::string kId = std::string(64, 'a');
 
 std::string container_json(const std::string& status, const std::string& health,
-                           const std::string& started = "2099-01-01T00:00:00Z") {
+                           const std::string& started = "2099-01-01T00:00:00Z", int pid = 0) {
     return R"({"Id": ")" + kId + R"(", "Image": ")" + std::string(64, 'b') +
            R"(", "RestartCount": 0, "State": {"Status": ")" + status +
-           R"(", "ExitCode": 2, "Pid": 0, "StartedAt": ")" + started +
+           R"(", "ExitCode": 2, "Pid": )" + std::to_string(pid) + R"(, "StartedAt": ")" + started +
            R"(", "Health": {"Status": ")" + health +
            R"("}}, "Config": {"Labels": {"com.docker.compose.project": "pp", )"
            R"("com.docker.compose.service": "app", "x": "\u001b]0;evil\u0007"}}})";
@@ -119,9 +120,15 @@ struct Engine {
                   dir +
                   "\n"
                   "echo \"$*\" >>$d/calls\n"
+                  "case \"$1 $2 $3\" in\n"
+                  "  'container inspect --format') cat $d/mounts; exit ;;\n"
+                  "esac\n"
                   "case \"$1 $2\" in\n"
                   "  'ps -a') cat $d/ps ;;\n"
                   "  'container inspect') cat $d/inspect ;;\n"
+                  "  'unshare '*) shift; exec \"$@\" ;;\n"
+                  "  'stop --time') [ -e $d/inspect.after-stop ] && cp $d/inspect.after-stop "
+                  "$d/inspect ;;\n"
                   "  'healthcheck run') [ -e $d/inspect.after-check ] && cp $d/inspect.after-check "
                   "$d/inspect ;;\n"
                   "  'logs --tail') printf 'starting\\nfatal: \\033[31mno config\\n' ;;\n"
@@ -292,6 +299,73 @@ TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
     out = e.look_as(Verb::Health);
     EXPECT_FALSE(out.ok);
     EXPECT_EQ(out.reason, "not healthy yet: app: running, health starting");
+}
+
+// Pinned installs (executor/pin_check.hpp): the stand-in's `unshare` runs
+// the real `hostbridge-executor check-pins` on this test's own process, in
+// whose root the "container's" targets are real paths: the pin itself, or
+// another directory, as a container created before pinning shows after a
+// swap won.
+struct PinnedEngine : Engine {
+    PinnedEngine() : Engine(30) {
+        config.project_dir = dir + "/proj";
+        config.run_dir = dir + "/run";
+        config.pins = BindPins{dir + "/engine", HB_EXECUTOR_BIN, {"src"}};
+        std::filesystem::create_directories(bind_pin_path(config.run_dir, "src"));
+        std::filesystem::create_directories(dir + "/home");
+        write("inspect", "[" +
+                             container_json("running", "", "2099-01-01T00:00:00Z",
+                                            static_cast<int>(::getpid())) +
+                             "]");
+        write("inspect.after-stop", "[" + container_json("exited", "") + "]");
+    }
+    void binds(const std::string& source, const std::string& target) const {
+        write("mounts", kId + " \"" + source + "\" \"" + target + "\"\n");
+    }
+};
+
+TEST(SettlePins, AContainerWhosePinnedTargetHoldsThePinSettles) {
+    PinnedEngine e;
+    e.binds(bind_pin_path(e.config.run_dir, "src"), bind_pin_path(e.config.run_dir, "src"));
+    const SettleOutcome out = e.settle_app();
+    EXPECT_TRUE(out.ok) << out.reason << e.read("log");
+    EXPECT_NE(e.read("calls").find("check-pins " + e.config.run_dir), std::string::npos)
+        << e.read("calls");
+    EXPECT_EQ(e.read("calls").find("stop"), std::string::npos) << e.read("calls");
+}
+
+TEST(SettlePins, AnotherDirectoryAtAPinnedTargetIsStoppedAndSaid) {
+    PinnedEngine e;
+    // Stored as the checkout path (created before pinning); the engine
+    // mounted the "home" there.
+    e.binds(e.config.project_dir + "/src", e.dir + "/home");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos) << e.read("calls");
+    EXPECT_EQ(out.reason, "did not settle: app: its bind at " + e.dir +
+                              "/home is not the pinned src (the engine mounted another file or "
+                              "directory there); the bridge stopped it")
+        << e.read("log");
+    ASSERT_EQ(out.services.size(), 1u);
+    EXPECT_EQ(settle_json(out, false)[0]["settled"], "failed");
+}
+
+TEST(SettlePins, ACheckoutPathNothingPinsIsStopped) {
+    PinnedEngine e;
+    e.binds(e.config.project_dir + "/web", "/srv/web");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_NE(out.reason.find("which nothing pins"), std::string::npos) << out.reason;
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos);
+}
+
+TEST(SettlePins, ABindListTheBridgeCannotReadStopsTheContainer) {
+    PinnedEngine e;
+    e.write("mounts", kId + " \"/a\\nb\" \"/c\"\n");
+    const SettleOutcome out = e.settle_app();
+    EXPECT_FALSE(out.ok);
+    EXPECT_NE(out.reason.find("its bind mounts cannot be read"), std::string::npos) << out.reason;
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos);
 }
 
 TEST(Settle, TheRowsTakeOnlyContainerIds) {

@@ -1,0 +1,296 @@
+#include "executor/pin_check.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+
+#include "executor/argv_table.hpp"
+#include "executor/runner.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kCheckTimeout{30000};
+// A line per container, each bind two paths of at most PATH_MAX.
+constexpr std::size_t kMaxMountsBytes = 1u << 20;
+constexpr std::size_t kMaxAnswerBytes = 64u << 10;
+
+// One Go-quoted path at `at`: '"', then no '"' nor '\\' (an escape means a
+// byte Go would not print as itself), then '"'.
+Result<std::string> quoted_path(std::string_view line, std::size_t& at) {
+    if (at >= line.size() || line[at] != '"') return make_error("a bind path is not quoted");
+    const std::size_t end = line.find_first_of("\"\\", at + 1);
+    if (end == std::string_view::npos || line[end] != '"') {
+        return make_error("a bind path holds a character the bridge does not read (an escape)");
+    }
+    std::string path(line.substr(at + 1, end - at - 1));
+    at = end + 1;
+    if (!is_container_path(path)) return make_error("a bind path is not absolute and normal");
+    return path;
+}
+
+milliseconds left_until(Clock::time_point deadline) {
+    return std::max(milliseconds(0),
+                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+void note(int log_fd, const std::string& line) {
+    [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
+}
+
+// Runs `argv`, its stdout (at most `limit` bytes) returned, its stderr to
+// the log; an error says how it failed unless it exited 0 or `also_ok`.
+Result<std::string> query(const Argv& argv, int log_fd, Clock::time_point deadline,
+                          std::size_t limit, int also_ok = 0) {
+    auto out = scratch_file("hostbridge-pins");
+    if (!out) return out.error();
+    const RunResult ran =
+        run_query(argv, out->get(), log_fd, std::min(kCheckTimeout, left_until(deadline)));
+    if (ran.status != RunResult::Status::Exited ||
+        (ran.exit_code != 0 && (also_ok == 0 || ran.exit_code != also_ok))) {
+        return make_error(run_failure(ran));
+    }
+    return read_scratch(out->get(), limit);
+}
+
+// Why one running container fails the check, or empty when it passes.
+std::string check_one(const Config& config, const ContainerFacts& c,
+                      const std::vector<ContainerBinds>& listed, int log_fd,
+                      Clock::time_point deadline) {
+    const std::string id = hex_id(c.id);
+    const auto found = std::find_if(listed.begin(), listed.end(),
+                                    [&](const ContainerBinds& b) { return b.id == id; });
+    if (found == listed.end()) return "the engine did not list its bind mounts";
+    PinCheckPlan plan = plan_pin_check(config, found->binds);
+    if (!plan.refusal.empty()) return plan.refusal;
+    if (plan.compare.empty()) return {};
+    const std::optional<Argv> row = settle_pin_check(config, c.pid, plan.compare);
+    if (!row)
+        return "its bind mounts cannot be checked (no process id, or a target that is not "
+               "absolute and normal)";
+    auto said = query(*row, log_fd, deadline, kMaxAnswerBytes, 1);
+    if (!said) return "the pin check " + said.error().message;
+    auto differ = parse_check_answer(*said, plan.compare.size());
+    if (!differ) return "the pin check answered what the bridge does not read";
+    if (differ->empty()) return {};
+    const auto [index, what] = differ->front();
+    std::string problem = pin_problem(plan.compare[index], what);
+    if (differ->size() > 1)
+        problem += " (and " + std::to_string(differ->size() - 1) + " more of its binds)";
+    return problem;
+}
+
+}  // namespace
+
+Result<std::vector<ContainerBinds>> parse_bind_mounts(std::string_view text) {
+    std::vector<ContainerBinds> out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) return make_error("the bind list is cut short");
+        const std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.size() < 64 || !sys::is_lower_hex(line.substr(0, 64), 64)) {
+            return make_error("a bind list line does not start with a container id");
+        }
+        ContainerBinds c{std::string(line.substr(0, 64)), {}};
+        std::size_t pos = 64;
+        while (pos < line.size()) {
+            if (line[pos] != ' ') return make_error("a bind list line is malformed");
+            ++pos;
+            auto source = quoted_path(line, pos);
+            if (!source) return source.error();
+            if (pos >= line.size() || line[pos] != ' ')
+                return make_error("a bind has no destination");
+            ++pos;
+            auto destination = quoted_path(line, pos);
+            if (!destination) return destination.error();
+            c.binds.push_back({std::move(*source), std::move(*destination)});
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+PinCheckPlan plan_pin_check(const Config& config, const std::vector<BindMount>& binds) {
+    PinCheckPlan plan;
+    for (const BindMount& b : binds) {
+        const BindSourceOf of = bind_source_of(config, b.source);
+        if (of.pinned) {
+            plan.compare.emplace_back(*of.pinned, b.destination);
+        } else if (of.inside) {
+            // Resolved by path at every start: a swap wins (SECURITY.md).
+            plan.refusal = "it bind-mounts " + b.source + " of the checkout at " + b.destination +
+                           ", which nothing pins (a container created before pinning or by hand)";
+            plan.compare.clear();
+            return plan;
+        }
+    }
+    return plan;
+}
+
+std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
+                                      const std::vector<std::pair<std::string, std::string>>& binds,
+                                      std::string& out) {
+    std::vector<AtTarget> at;
+    // The process's own root: the container's, as runc set it up.
+    UniqueFd root(::open(("/proc/" + std::to_string(pid) + "/root").c_str(),
+                         O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const int root_errno = errno;
+    for (std::size_t i = 0; i < binds.size(); ++i) {
+        const auto& [source, target] = binds[i];
+        const auto say = [&](AtTarget what, const std::string& why) {
+            static constexpr const char* kWords[] = {"pinned", "other", "unreadable"};
+            out += std::string(kWords[static_cast<int>(what)]) + " " + std::to_string(i) +
+                   (why.empty() ? "" : " " + why) + "\n";
+            at.push_back(what);
+        };
+        if (!root) {
+            say(AtTarget::Unreadable, sys::errno_text("process root", root_errno));
+            continue;
+        }
+        struct stat pinned {};
+        UniqueFd pin(
+            ::open(bind_pin_path(run_dir, source).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!pin || ::fstat(pin.get(), &pinned) != 0) {
+            say(AtTarget::Unreadable, sys::errno_text("the pin of " + source));
+            continue;
+        }
+        // Inside the container's root, following no link: its process
+        // could otherwise rename the target's parent and plant a link to
+        // another bind of the same source, which shows the pin.
+        open_how how{};
+        how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+        how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        const std::string inside = target == "/" ? "." : target.substr(1);
+        const long fd = ::syscall(SYS_openat2, root.get(), inside.c_str(), &how, sizeof how);
+        UniqueFd found(fd < 0 ? -1 : static_cast<int>(fd));
+        struct stat there {};
+        if (!found || ::fstat(found.get(), &there) != 0) {
+            say(AtTarget::Unreadable, sys::errno_text(target));
+            continue;
+        }
+        if (there.st_dev == pinned.st_dev && there.st_ino == pinned.st_ino) {
+            say(AtTarget::Pinned, "");
+        } else {
+            say(AtTarget::Other, "device " + std::to_string(there.st_dev) + " inode " +
+                                     std::to_string(there.st_ino) + ", the pin device " +
+                                     std::to_string(pinned.st_dev) + " inode " +
+                                     std::to_string(pinned.st_ino));
+        }
+    }
+    return at;
+}
+
+int run_check_pins(int argc, char** argv) {
+    const auto usage = [] {
+        std::fputs("usage: hostbridge-executor check-pins RUN_DIR PID (SOURCE TARGET)...\n",
+                   stderr);
+        return 2;
+    };
+    if (argc < 4 || argc % 2 != 0 || argv[0][0] != '/') return usage();
+    const std::string_view pid_text = argv[1];
+    pid_t pid = 0;
+    const auto [end, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    if (ec != std::errc() || end != pid_text.data() + pid_text.size() || pid <= 0) return usage();
+    std::vector<std::pair<std::string, std::string>> binds;
+    for (int i = 2; i < argc; i += 2) {
+        if (!is_checkout_path(argv[i]) || !is_container_path(argv[i + 1])) return usage();
+        binds.emplace_back(argv[i], argv[i + 1]);
+    }
+    std::string out;
+    const std::vector<AtTarget> at = compare_targets(argv[0], pid, binds, out);
+    std::fputs(out.c_str(), stdout);
+    return std::all_of(at.begin(), at.end(), [](AtTarget a) { return a == AtTarget::Pinned; }) ? 0
+                                                                                               : 1;
+}
+
+Result<std::vector<std::pair<std::size_t, AtTarget>>> parse_check_answer(std::string_view out,
+                                                                         std::size_t pairs) {
+    std::vector<std::pair<std::size_t, AtTarget>> differ;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const std::size_t end = out.find('\n', at);
+        if (end == std::string_view::npos) return make_error("the pin check is cut short");
+        const std::string_view line = out.substr(at, end - at);
+        at = end + 1;
+        const std::size_t space = line.find(' ');
+        if (space == std::string_view::npos) return make_error("a pin check line is malformed");
+        const std::string_view word = line.substr(0, space);
+        std::string_view rest = line.substr(space + 1);
+        const std::string index = std::to_string(i);
+        if (!rest.starts_with(index) || (rest.size() > index.size() && rest[index.size()] != ' ')) {
+            return make_error("a pin check line answers another bind");
+        }
+        if (word == "pinned" && rest.size() == index.size()) continue;
+        if (word == "other") {
+            differ.emplace_back(i, AtTarget::Other);
+        } else if (word == "unreadable") {
+            differ.emplace_back(i, AtTarget::Unreadable);
+        } else {
+            return make_error("a pin check line is malformed");
+        }
+    }
+    if (at != out.size()) return make_error("the pin check answers more binds than asked");
+    return differ;
+}
+
+std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarget what) {
+    const auto& [source, target] = bind;
+    if (what == AtTarget::Other) {
+        return "its bind at " + target + " is not the pinned " + source +
+               " (the engine mounted another file or directory there)";
+    }
+    return "its bind at " + target + " cannot be checked against the pinned " + source +
+           " (nothing there, a link on the way in the container, or the pin is gone)";
+}
+
+std::map<std::string, std::string> check_started_pins(const Config& config,
+                                                      const std::vector<ContainerFacts>& running,
+                                                      int log_fd, Clock::time_point deadline) {
+    std::map<std::string, std::string> stopped;
+    if (!config.pins || running.empty()) return stopped;
+    std::vector<std::string> ids;
+    for (const ContainerFacts& c : running) ids.push_back(hex_id(c.id));
+    std::string cannot;
+    std::vector<ContainerBinds> listed;
+    const std::optional<Argv> row = settle_mounts(config, ids);
+    if (!row) {
+        cannot = "its bind mounts cannot be listed";
+    } else if (auto text = query(*row, log_fd, deadline, kMaxMountsBytes); !text) {
+        cannot = "listing its bind mounts " + text.error().message;
+    } else if (auto parsed = parse_bind_mounts(*text); !parsed) {
+        cannot = "its bind mounts cannot be read: " + parsed.error().message;
+    } else {
+        listed = std::move(*parsed);
+    }
+    for (const ContainerFacts& c : running) {
+        std::string problem =
+            cannot.empty() ? check_one(config, c, listed, log_fd, deadline) : cannot;
+        if (problem.empty()) continue;
+        // Fail closed: a container whose binds are not known to be the pins
+        // may hold the host user's files.
+        const std::string id = hex_id(c.id);
+        const std::optional<Argv> stop = settle_stop(config, id);
+        auto ended = stop ? query(*stop, log_fd, deadline, 4096)
+                          : Result<std::string>(make_error("has no stop row"));
+        problem += ended ? "; the bridge stopped it" : "; stopping it " + ended.error().message;
+        note(log_fd, "container " + id.substr(0, 12) + ": " + problem);
+        stopped.emplace(id, std::move(problem));
+    }
+    return stopped;
+}
+
+}  // namespace hb::exec

@@ -1,0 +1,89 @@
+// The post-start check of pinned bind sources (issue 27, item 5; docs/COMPOSE.md,
+// "Bind sources are pinned"). The pin (executor/bind_pin.hpp) makes every
+// bind source of the rendered compose file a path nobody but the host user
+// can change. What a container was really given is checked after it
+// starts: while the settle step waits (executor/settle.hpp), each running
+// container of an install with `pins` has its bind mounts listed (a row of
+// the argv table) and, inside the engine's namespaces, what its process
+// finds at each target compared, by device and inode, with the pin of the
+// source. A container that bind-mounts something else at a pinned target
+// (created before pinning, so runc resolves the checkout path at every
+// start and a swapped link wins), or a checkout path nothing pins, is
+// stopped, and the answer, the audit and `doctor` say so.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/config.hpp"
+#include "ipc/inspect_wire.hpp"
+#include "ipc/result.hpp"
+
+namespace hb::exec {
+
+struct BindMount {
+    std::string source;       // on the host, as the engine stores it
+    std::string destination;  // in the container
+};
+struct ContainerBinds {
+    std::string id;  // 64 lowercase hex digits
+    std::vector<BindMount> binds;
+};
+
+// The settle_mounts row's output (executor/argv_table.hpp,
+// kBindMountsFormat): one line per container, "ID", then for each bind a
+// space and a Go-quoted source, a space and a Go-quoted destination.
+// Strict: a quoted path with an escape in it (Go escapes control
+// characters, quotes and backslashes), a path that is not absolute, or
+// anything else is an error, so a check that cannot read a bind fails.
+Result<std::vector<ContainerBinds>> parse_bind_mounts(std::string_view text);
+
+// What one container's binds ask of the check: the (pinned source, target)
+// pairs to compare, or a refusal sentence when a bind names the checkout
+// through a path nothing pins.
+struct PinCheckPlan {
+    std::vector<std::pair<std::string, std::string>> compare;
+    std::string refusal;
+};
+PinCheckPlan plan_pin_check(const Config& config, const std::vector<BindMount>& binds);
+
+// Inside the engine's namespaces: for each pair, whether the process `pid`
+// finds at the target (resolved in its own root, following no link) the
+// inode now mounted at
+// the source's pin under `run_dir`. One line per pair on `out`:
+// "pinned I", "other I" or "unreadable I" and why.
+enum class AtTarget { Pinned, Other, Unreadable };
+std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
+                                      const std::vector<std::pair<std::string, std::string>>& binds,
+                                      std::string& out);
+
+// The `check-pins` mode of hostbridge-executor (argv after "check-pins"):
+// RUN_DIR PID (SOURCE TARGET)...; exit 0 when every target holds its pin,
+// 1 when one does not or cannot be read, 2 for a malformed argument.
+int run_check_pins(int argc, char** argv);
+
+// The binds (index, Other or Unreadable) the check-pins output says are
+// not their pins; an error unless it answers each of `pairs` exactly once,
+// in order.
+Result<std::vector<std::pair<std::size_t, AtTarget>>> parse_check_answer(std::string_view out,
+                                                                         std::size_t pairs);
+// The sentence for one bind that failed: "its bind at /srv/src is not the
+// pinned src (...)" or "... cannot be checked against ...".
+std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarget what);
+
+// The executor's side, from the settle loop: checks each of `running` (a
+// running container of an install with `pins`) and stops every one whose
+// binds are not the pins. Returns, per container id it stopped, the
+// problem to report ("its bind at /srv/src is not the pinned src: ...").
+std::map<std::string, std::string> check_started_pins(
+    const Config& config, const std::vector<ContainerFacts>& running, int log_fd,
+    std::chrono::steady_clock::time_point deadline);
+
+}  // namespace hb::exec
