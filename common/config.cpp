@@ -738,8 +738,7 @@ BindSourceOf bind_source_of(const Config& config, std::string_view path) {
                                     path[project.size()] == '/');
     if (!config.pins) return of;
     for (const std::string& rel : config.pins->sources) {
-        const std::string in_checkout = rel == "." ? project : project + "/" + rel;
-        if (path == bind_pin_path(config.run_dir, rel) || path == in_checkout) {
+        if (path == bind_pin_path(config.run_dir, rel)) {
             of.pinned = rel;
             break;
         }

@@ -185,11 +185,10 @@ std::string bind_pin_root(std::string_view run_dir);
 // name per source, so no pin is ever made inside another pinned source.
 std::string bind_pin_path(std::string_view run_dir, std::string_view rel);
 
-// What a container's bind source `path` (as the engine stores it) pins:
-// the pinned source (a pins.sources entry) whose pin it names, or which it
-// names in the checkout itself (a container created before pinning, or by
-// hand); nullopt for any other path. `inside` is set when `path` is the
-// project dir or below it, pinned or not. The executor's post-start check
+// What a container's bind source `path` (as the engine stores it) is: the
+// pinned source (a pins.sources entry) whose pin it names, if any; and
+// whether it is the project dir or below it (a container created before
+// pinning, or by hand, stores the checkout path). The executor's post-start check
 // and doctor both ask this (executor/pin_check.hpp, cli/doctor.cpp).
 struct BindSourceOf {
     std::optional<std::string> pinned;

@@ -67,11 +67,13 @@ inline constexpr int kSettleLogLines = 20;
 
 // The post-start check of pinned bind sources (executor/pin_check.hpp), with
 // `pins` in bridge.json. Each container's bind mounts, one line per
-// container: its id, then each bind's source and destination as Go quotes
-// them; only binds, whose paths come from the rendered compose file (an
-// image's VOLUME paths, the agent's text, are volumes and never printed).
+// container: its id, its process id and start time (ns), then each bind's
+// source and destination as Go quotes them; only binds, whose paths come
+// from the rendered compose file (an image's VOLUME paths, the agent's
+// text, are volumes and never printed).
 inline constexpr std::string_view kBindMountsFormat =
-    "{{.Id}}{{range .Mounts}}{{if eq .Type \"bind\"}} {{printf \"%q\" .Source}} "
+    "{{.Id}} {{.State.Pid}} {{.State.StartedAt.UnixNano}}{{range .Mounts}}{{if eq .Type \"bind\"}} "
+    "{{printf \"%q\" .Source}} "
     "{{printf \"%q\" .Destination}}{{end}}{{end}}";
 // `$ENGINE container inspect --format kBindMountsFormat ID...`
 std::optional<Argv> settle_mounts(const Config& config, const std::vector<std::string>& ids);

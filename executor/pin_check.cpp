@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <optional>
 
 #include "executor/argv_table.hpp"
 #include "executor/runner.hpp"
@@ -41,6 +43,20 @@ Result<std::string> quoted_path(std::string_view line, std::size_t& at) {
     return path;
 }
 
+// " N" at `at`: a space, then a decimal number (a '-' only for a signed
+// one), ending at a space or the line's end.
+template <typename Int>
+bool number_at(std::string_view line, std::size_t& at, Int& out) {
+    if (at >= line.size() || line[at] != ' ') return false;
+    const char* begin = line.data() + at + 1;
+    const char* end = line.data() + line.size();
+    const char* stop = std::find(begin, end, ' ');
+    const auto [ptr, ec] = std::from_chars(begin, stop, out);
+    if (ec != std::errc() || ptr != stop || ptr == begin) return false;
+    at = static_cast<std::size_t>(stop - line.data());
+    return true;
+}
+
 milliseconds left_until(Clock::time_point deadline) {
     return std::max(milliseconds(0),
                     std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
@@ -66,20 +82,13 @@ Result<std::string> query(const Argv& argv, int log_fd, Clock::time_point deadli
 }
 
 // Why one running container fails the check, or empty when it passes.
-std::string check_one(const Config& config, const ContainerFacts& c,
-                      const std::vector<ContainerBinds>& listed, int log_fd,
+std::string check_one(const Config& config, const ContainerBinds& c, int log_fd,
                       Clock::time_point deadline) {
-    const std::string id = hex_id(c.id);
-    const auto found = std::find_if(listed.begin(), listed.end(),
-                                    [&](const ContainerBinds& b) { return b.id == id; });
-    if (found == listed.end()) return "the engine did not list its bind mounts";
-    PinCheckPlan plan = plan_pin_check(config, found->binds);
+    PinCheckPlan plan = plan_pin_check(config, c.binds);
     if (!plan.refusal.empty()) return plan.refusal;
     if (plan.compare.empty()) return {};
     const std::optional<Argv> row = settle_pin_check(config, c.pid, plan.compare);
-    if (!row)
-        return "its bind mounts cannot be checked (no process id, or a target that is not "
-               "absolute and normal)";
+    if (!row) return "its bind mounts cannot be checked (a target that is not absolute and normal)";
     auto said = query(*row, log_fd, deadline, kMaxAnswerBytes, 1);
     if (!said) return "the pin check " + said.error().message;
     auto differ = parse_check_answer(*said, plan.compare.size());
@@ -90,6 +99,15 @@ std::string check_one(const Config& config, const ContainerFacts& c,
     if (differ->size() > 1)
         problem += " (and " + std::to_string(differ->size() - 1) + " more of its binds)";
     return problem;
+}
+
+// Fail closed: a container whose binds are not known to be the pins may
+// hold the host user's files. Its own time, not what the verb has left.
+std::string stop(const Config& config, const std::string& id, int log_fd) {
+    const std::optional<Argv> row = settle_stop(config, id);
+    if (!row) return "; it has no stop row";
+    auto ended = query(*row, log_fd, Clock::now() + kCheckTimeout, 4096);
+    return ended ? "; the bridge stopped it" : "; stopping it " + ended.error().message;
 }
 
 }  // namespace
@@ -105,8 +123,12 @@ Result<std::vector<ContainerBinds>> parse_bind_mounts(std::string_view text) {
         if (line.size() < 64 || !sys::is_lower_hex(line.substr(0, 64), 64)) {
             return make_error("a bind list line does not start with a container id");
         }
-        ContainerBinds c{std::string(line.substr(0, 64)), {}};
+        ContainerBinds c;
+        c.id = std::string(line.substr(0, 64));
         std::size_t pos = 64;
+        if (!number_at(line, pos, c.pid) || !number_at(line, pos, c.started_ns)) {
+            return make_error("a bind list line has no process id and start time");
+        }
         while (pos < line.size()) {
             if (line[pos] != ' ') return make_error("a bind list line is malformed");
             ++pos;
@@ -131,9 +153,12 @@ PinCheckPlan plan_pin_check(const Config& config, const std::vector<BindMount>& 
         if (of.pinned) {
             plan.compare.emplace_back(*of.pinned, b.destination);
         } else if (of.inside) {
-            // Resolved by path at every start: a swap wins (SECURITY.md).
+            // Stored as a checkout path: runc resolves it again at every
+            // start, where the agent's swap wins (SECURITY.md).
             plan.refusal = "it bind-mounts " + b.source + " of the checkout at " + b.destination +
-                           ", which nothing pins (a container created before pinning or by hand)";
+                           " by its path, which every start resolves again (created before "
+                           "bind sources were pinned, or by hand): remove it, and up creates "
+                           "it with the pin";
             plan.compare.clear();
             return plan;
         }
@@ -145,32 +170,50 @@ std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
                                       const std::vector<std::pair<std::string, std::string>>& binds,
                                       std::string& out) {
     std::vector<AtTarget> at;
-    // The process's own root: the container's, as runc set it up.
-    UniqueFd root(::open(("/proc/" + std::to_string(pid) + "/root").c_str(),
-                         O_PATH | O_DIRECTORY | O_CLOEXEC));
-    const int root_errno = errno;
-    for (std::size_t i = 0; i < binds.size(); ++i) {
-        const auto& [source, target] = binds[i];
-        const auto say = [&](AtTarget what, const std::string& why) {
-            static constexpr const char* kWords[] = {"pinned", "other", "unreadable"};
-            out += std::string(kWords[static_cast<int>(what)]) + " " + std::to_string(i) +
-                   (why.empty() ? "" : " " + why) + "\n";
-            at.push_back(what);
-        };
-        if (!root) {
-            say(AtTarget::Unreadable, sys::errno_text("process root", root_errno));
-            continue;
-        }
-        struct stat pinned {};
+    const auto say = [&](AtTarget what, const std::string& why) {
+        static constexpr const char* kWords[] = {"pinned", "other", "unreadable"};
+        out += std::string(kWords[static_cast<int>(what)]) + " " + std::to_string(at.size()) +
+               (why.empty() ? "" : " " + why) + "\n";
+        at.push_back(what);
+    };
+    // The pins first, here in the engine's namespace where they are mounted.
+    std::vector<std::optional<struct stat>> pins;
+    std::vector<std::string> pin_errors;
+    for (const auto& [source, target] : binds) {
+        struct stat st {};
         UniqueFd pin(
             ::open(bind_pin_path(run_dir, source).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-        if (!pin || ::fstat(pin.get(), &pinned) != 0) {
-            say(AtTarget::Unreadable, sys::errno_text("the pin of " + source));
+        if (pin && ::fstat(pin.get(), &st) == 0) {
+            pins.emplace_back(st);
+            pin_errors.emplace_back();
+        } else {
+            pins.emplace_back();
+            pin_errors.push_back(sys::errno_text("the pin of " + source));
+        }
+    }
+    // Then the container's mount namespace, whose root setns makes ours:
+    // the namespace's, not whatever its process chrooted into.
+    UniqueFd ns(::open(("/proc/" + std::to_string(pid) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    std::string entered;
+    if (!ns) {
+        entered = sys::errno_text("the container's mount namespace");
+    } else if (::setns(ns.get(), CLONE_NEWNS) != 0) {
+        entered = sys::errno_text("entering the container's mount namespace");
+    }
+    UniqueFd root(entered.empty() ? ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1);
+    if (entered.empty() && !root) entered = sys::errno_text("the container's root");
+    for (std::size_t i = 0; i < binds.size(); ++i) {
+        const std::string& target = binds[i].second;
+        if (!entered.empty()) {
+            say(AtTarget::Unreadable, entered);
             continue;
         }
-        // Inside the container's root, following no link: its process
-        // could otherwise rename the target's parent and plant a link to
-        // another bind of the same source, which shows the pin.
+        if (!pins[i]) {
+            say(AtTarget::Unreadable, pin_errors[i]);
+            continue;
+        }
+        // Following no link: the container's process could rename the
+        // target's parent and plant a link to another bind of the source.
         open_how how{};
         how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
         how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -180,15 +223,13 @@ std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
         struct stat there {};
         if (!found || ::fstat(found.get(), &there) != 0) {
             say(AtTarget::Unreadable, sys::errno_text(target));
-            continue;
-        }
-        if (there.st_dev == pinned.st_dev && there.st_ino == pinned.st_ino) {
+        } else if (there.st_dev == pins[i]->st_dev && there.st_ino == pins[i]->st_ino) {
             say(AtTarget::Pinned, "");
         } else {
             say(AtTarget::Other, "device " + std::to_string(there.st_dev) + " inode " +
                                      std::to_string(there.st_ino) + ", the pin device " +
-                                     std::to_string(pinned.st_dev) + " inode " +
-                                     std::to_string(pinned.st_ino));
+                                     std::to_string(pins[i]->st_dev) + " inode " +
+                                     std::to_string(pins[i]->st_ino));
         }
     }
     return at;
@@ -258,12 +299,17 @@ std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarge
 }
 
 std::map<std::string, std::string> check_started_pins(const Config& config,
-                                                      const std::vector<ContainerFacts>& running,
+                                                      const std::vector<std::string>& ids,
+                                                      std::int64_t since_ns,
+                                                      std::map<std::string, std::int64_t>& checked,
                                                       int log_fd, Clock::time_point deadline) {
     std::map<std::string, std::string> stopped;
-    if (!config.pins || running.empty()) return stopped;
-    std::vector<std::string> ids;
-    for (const ContainerFacts& c : running) ids.push_back(hex_id(c.id));
+    if (!config.pins || ids.empty()) return stopped;
+    const auto failed = [&](const std::string& id, std::string problem) {
+        problem += stop(config, id, log_fd);
+        note(log_fd, "container " + id.substr(0, 12) + ": " + problem);
+        stopped.emplace(id, std::move(problem));
+    };
     std::string cannot;
     std::vector<ContainerBinds> listed;
     const std::optional<Argv> row = settle_mounts(config, ids);
@@ -276,19 +322,22 @@ std::map<std::string, std::string> check_started_pins(const Config& config,
     } else {
         listed = std::move(*parsed);
     }
-    for (const ContainerFacts& c : running) {
-        std::string problem =
-            cannot.empty() ? check_one(config, c, listed, log_fd, deadline) : cannot;
-        if (problem.empty()) continue;
-        // Fail closed: a container whose binds are not known to be the pins
-        // may hold the host user's files.
-        const std::string id = hex_id(c.id);
-        const std::optional<Argv> stop = settle_stop(config, id);
-        auto ended = stop ? query(*stop, log_fd, deadline, 4096)
-                          : Result<std::string>(make_error("has no stop row"));
-        problem += ended ? "; the bridge stopped it" : "; stopping it " + ended.error().message;
-        note(log_fd, "container " + id.substr(0, 12) + ": " + problem);
-        stopped.emplace(id, std::move(problem));
+    if (!cannot.empty()) {
+        // Which of them started is unknown: every one not yet checked.
+        for (const std::string& id : ids) {
+            if (!checked.contains(id)) failed(id, cannot);
+        }
+        return stopped;
+    }
+    for (const ContainerBinds& c : listed) {
+        // Running, started by this request, and not yet checked in this run
+        // of it (a restart policy may start it again: checked again).
+        if (c.pid == 0 || c.started_ns < since_ns) continue;
+        const auto seen = checked.find(c.id);
+        if (seen != checked.end() && seen->second == c.started_ns) continue;
+        checked[c.id] = c.started_ns;
+        if (std::string problem = check_one(config, c, log_fd, deadline); !problem.empty())
+            failed(c.id, std::move(problem));
     }
     return stopped;
 }

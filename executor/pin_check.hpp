@@ -2,20 +2,22 @@
 // "Bind sources are pinned"). The pin (executor/bind_pin.hpp) makes every
 // bind source of the rendered compose file a path nobody but the host user
 // can change. What a container was really given is checked after it
-// starts: while the settle step waits (executor/settle.hpp), each running
-// container of an install with `pins` has its bind mounts listed (a row of
-// the argv table) and, inside the engine's namespaces, what its process
-// finds at each target compared, by device and inode, with the pin of the
-// source. A container that bind-mounts something else at a pinned target
-// (created before pinning, so runc resolves the checkout path at every
-// start and a swapped link wins), or a checkout path nothing pins, is
-// stopped, and the answer, the audit and `doctor` say so.
+// starts: while the settle step waits (executor/settle.hpp), every running
+// container of the project that started since the request began has its
+// bind mounts listed (a row of the argv table, read here: only ids,
+// numbers and the approved file's paths, never agent text) and, in the
+// container's own mount namespace, what it finds at each pinned target is
+// compared with the pin by device and inode. A container that bind-mounts
+// a checkout path (created before pinning: runc resolves that path at
+// every start, where a swap wins), or has something other than the pin at
+// a pinned target, is stopped, and the answer, the audit and `doctor` say so.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,7 +25,6 @@
 #include <vector>
 
 #include "common/config.hpp"
-#include "ipc/inspect_wire.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::exec {
@@ -33,32 +34,36 @@ struct BindMount {
     std::string destination;  // in the container
 };
 struct ContainerBinds {
-    std::string id;  // 64 lowercase hex digits
+    std::string id;               // 64 lowercase hex digits
+    std::uint32_t pid = 0;        // State.Pid: 0 when not running
+    std::int64_t started_ns = 0;  // State.StartedAt (negative: never started)
     std::vector<BindMount> binds;
 };
 
 // The settle_mounts row's output (executor/argv_table.hpp,
-// kBindMountsFormat): one line per container, "ID", then for each bind a
-// space and a Go-quoted source, a space and a Go-quoted destination.
-// Strict: a quoted path with an escape in it (Go escapes control
-// characters, quotes and backslashes), a path that is not absolute, or
-// anything else is an error, so a check that cannot read a bind fails.
+// kBindMountsFormat): one line per container, "ID PID STARTED_NS", then for
+// each bind a space and a Go-quoted source, a space and a Go-quoted
+// destination. Strict: a quoted path with an escape in it (Go escapes
+// control characters, quotes and backslashes), a path that is not absolute
+// and normal, or anything else is an error, so a check that cannot read a
+// bind fails.
 Result<std::vector<ContainerBinds>> parse_bind_mounts(std::string_view text);
 
 // What one container's binds ask of the check: the (pinned source, target)
 // pairs to compare, or a refusal sentence when a bind names the checkout
-// through a path nothing pins.
+// itself (a container created before pinning, or by hand).
 struct PinCheckPlan {
     std::vector<std::pair<std::string, std::string>> compare;
     std::string refusal;
 };
 PinCheckPlan plan_pin_check(const Config& config, const std::vector<BindMount>& binds);
 
-// Inside the engine's namespaces: for each pair, whether the process `pid`
-// finds at the target (resolved in its own root, following no link) the
-// inode now mounted at
-// the source's pin under `run_dir`. One line per pair on `out`:
-// "pinned I", "other I" or "unreadable I" and why.
+// Inside the engine's namespaces: for each pair, whether the process `pid`'s
+// mount namespace (entered with setns, so a chroot inside the container
+// changes nothing) holds at the target, followed with no link, the inode
+// now mounted at the source's pin under `run_dir`. One line per pair on
+// `out`: "pinned I", "other I ..." or "unreadable I ...". Enters that
+// namespace for good: run it in a process of its own (`check-pins`).
 enum class AtTarget { Pinned, Other, Unreadable };
 std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
                                       const std::vector<std::pair<std::string, std::string>>& binds,
@@ -78,12 +83,14 @@ Result<std::vector<std::pair<std::size_t, AtTarget>>> parse_check_answer(std::st
 // pinned src (...)" or "... cannot be checked against ...".
 std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarget what);
 
-// The executor's side, from the settle loop: checks each of `running` (a
-// running container of an install with `pins`) and stops every one whose
-// binds are not the pins. Returns, per container id it stopped, the
-// problem to report ("its bind at /srv/src is not the pinned src: ...").
+// The executor's side, from the settle loop: of the project's containers
+// `ids`, each that runs and started at or after `since_ns` and is not in
+// `checked` (id and start time, added here) is checked, and every one that
+// fails is stopped. Returns, per container id it stopped, the problem to
+// report ("its bind at /srv/src is not the pinned src: ...").
 std::map<std::string, std::string> check_started_pins(
-    const Config& config, const std::vector<ContainerFacts>& running, int log_fd,
+    const Config& config, const std::vector<std::string>& ids, std::int64_t since_ns,
+    std::map<std::string, std::int64_t>& checked, int log_fd,
     std::chrono::steady_clock::time_point deadline);
 
 }  // namespace hb::exec

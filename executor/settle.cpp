@@ -72,8 +72,8 @@ Result<std::vector<std::string>> container_ids(const std::string& text) {
 
 }  // namespace
 
-Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
-                                               Clock::time_point deadline) {
+Result<std::vector<std::string>> list_containers(const Config& config, int log_fd,
+                                                 Clock::time_point deadline) {
     auto list_out = scratch();
     if (!list_out) return list_out.error();
     const RunResult listed = run_query(settle_list(config), list_out->get(), log_fd,
@@ -83,11 +83,14 @@ Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
     }
     auto text = read_scratch(list_out->get(), kMaxListBytes);
     if (!text) return text.error();
-    auto ids = container_ids(*text);
-    if (!ids) return ids.error();
-    if (ids->empty()) return std::vector<ContainerFacts>{};
+    return container_ids(*text);
+}
 
-    const std::optional<Argv> inspect = settle_inspect(config, *ids);
+Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
+                                                        const std::vector<std::string>& ids,
+                                                        int log_fd, Clock::time_point deadline) {
+    if (ids.empty()) return std::vector<ContainerFacts>{};
+    const std::optional<Argv> inspect = settle_inspect(config, ids);
     if (!inspect) return make_error("no inspect row for these ids");
     auto json_out = scratch();
     if (!json_out) return json_out.error();
@@ -101,6 +104,13 @@ Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
     if (::lseek(json_out->get(), 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
     return inspect_in_sandbox(config.parser, json_out->get(), config.settle->project,
                               config.services);
+}
+
+Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
+                                               Clock::time_point deadline) {
+    auto ids = list_containers(config, log_fd, deadline);
+    if (!ids) return ids.error();
+    return describe_containers(config, *ids, log_fd, deadline);
 }
 
 namespace {
@@ -130,6 +140,7 @@ std::string utc_of_ns(std::int64_t ns) {
 SettleGoal settle_goal(Verb verb, std::optional<std::size_t> arg, const Config& config,
                        std::int64_t since_ns) {
     SettleGoal goal;
+    goal.request_ns = since_ns;
     if (verb == Verb::Up) {
         for (std::size_t i = 0; i < config.services.size(); ++i) goal.services.push_back(i);
         return goal;
@@ -268,21 +279,10 @@ void attach_logs(const Config& config, std::vector<ServiceReport>& services,
     }
 }
 
-// Pinned installs: each running container of the goal is checked once
-// (executor/pin_check.hpp); one that fails is stopped, and its service
-// reports why from then on, whatever state the engine gives it.
-void check_pins(const Config& config, std::vector<ServiceReport>& services,
-                std::set<std::string>& checked, std::map<std::string, std::string>& stopped,
-                int log_fd, Clock::time_point deadline) {
-    if (!config.pins) return;
-    std::vector<ContainerFacts> fresh;
-    for (const ServiceReport& r : services) {
-        for (const ContainerFacts& c : r.containers) {
-            if (c.state == ContainerState::Running && checked.insert(hex_id(c.id)).second)
-                fresh.push_back(c);
-        }
-    }
-    stopped.merge(check_started_pins(config, fresh, log_fd, deadline));
+// A container the pin check stopped (executor/pin_check.hpp) is reported
+// with why, whatever state the engine gives it from then on.
+void mark_stopped(std::vector<ServiceReport>& services,
+                  const std::map<std::string, std::string>& stopped) {
     for (ServiceReport& r : services) {
         for (const ContainerFacts& c : r.containers) {
             const auto it = stopped.find(hex_id(c.id));
@@ -292,6 +292,22 @@ void check_pins(const Config& config, std::vector<ServiceReport>& services,
             break;
         }
     }
+}
+
+// Stopped containers that no goal service reports (a dependency `up -d S`
+// started): "; container 0123456789ab: its bind at ...".
+std::string stopped_elsewhere(const std::vector<ServiceReport>& services,
+                              const std::map<std::string, std::string>& stopped) {
+    std::string out;
+    for (const auto& [id, problem] : stopped) {
+        const bool shown =
+            std::any_of(services.begin(), services.end(), [&](const ServiceReport& r) {
+                return std::any_of(r.containers.begin(), r.containers.end(),
+                                   [&](const ContainerFacts& c) { return hex_id(c.id) == id; });
+            });
+        if (!shown) out += "; container " + id.substr(0, 12) + ": " + problem;
+    }
+    return out;
 }
 
 void note(int log_fd, const std::string& line) {
@@ -309,14 +325,22 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
     note(log_fd, "waiting up to " + std::to_string(seconds) + " s for the services to settle");
     SettleOutcome out;
     std::string last_error;
-    std::set<std::string> checked;
+    std::map<std::string, std::int64_t> checked;  // pin check: id -> start time checked
     std::map<std::string, std::string> stopped;
     for (;;) {
-        auto facts = ask_engine(config, log_fd, deadline);
+        // Every container of the project the request started is checked
+        // before anything is judged, whatever the sandbox makes of the rest.
+        auto ids = list_containers(config, log_fd, deadline);
+        if (ids) {
+            stopped.merge(
+                check_started_pins(config, *ids, goal.request_ns, checked, log_fd, deadline));
+        }
+        auto facts = ids ? describe_containers(config, *ids, log_fd, deadline)
+                         : Result<std::vector<ContainerFacts>>(ids.error());
         if (facts) {
             last_error.clear();
             out.services = judge_services(*facts, goal, config);
-            check_pins(config, out.services, checked, stopped, log_fd, deadline);
+            mark_stopped(out.services, stopped);
             // A failed service does not end the wait for the others: the
             // answer should say how every service ended, not "starting"
             // (tests/e2e/settle.sh caught web and sick cut short by crash).
@@ -333,15 +357,19 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
         std::this_thread::sleep_for(std::min(kPollInterval, left_until(soft)));
     }
 
-    out.ok = last_error.empty() && all_good(out.services);
+    // What the pin check stopped is said even where nothing else could be.
+    const std::string elsewhere = stopped_elsewhere(
+        last_error.empty() ? out.services : std::vector<ServiceReport>{}, stopped);
+    out.ok = last_error.empty() && all_good(out.services) && elsewhere.empty();
     if (out.ok) return out;
     if (!last_error.empty()) {
-        out.reason = "cannot tell whether the services settled: " + last_error;
+        out.reason = "cannot tell whether the services settled: " + last_error + elsewhere;
     } else {
+        const std::string listed = problems(out.services);
         out.reason =
             (any_waiting(out.services) ? "did not settle within " + std::to_string(seconds) + " s: "
                                        : std::string("did not settle: ")) +
-            problems(out.services);
+            (listed.empty() ? elsewhere.substr(2) : listed + elsewhere);
     }
     attach_logs(config, out.services, deadline);
     return out;

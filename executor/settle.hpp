@@ -26,6 +26,13 @@
 
 namespace hb::exec {
 
+// The project's containers by the list row: their ids, sorted.
+Result<std::vector<std::string>> list_containers(const Config& config, int log_fd,
+                                                 std::chrono::steady_clock::time_point deadline);
+// Those containers as the inspect row describes them, read in the sandbox.
+Result<std::vector<ContainerFacts>> describe_containers(
+    const Config& config, const std::vector<std::string>& ids, int log_fd,
+    std::chrono::steady_clock::time_point deadline);
 // The project's containers as the engine describes them now: the list and
 // inspect rows, the JSON read in the sandbox. Engine warnings to `log_fd`.
 Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
@@ -37,6 +44,9 @@ struct SettleGoal {
     // restart, rebuild: every container of those services must have started
     // at or after this (ns since the epoch, taken before the first step).
     std::int64_t since_ns = 0;
+    // Every verb: when the request's first step began. The pin check
+    // (executor/pin_check.hpp) looks at containers started since then.
+    std::int64_t request_ns = 0;
     // rebuild: the image the build step wrote (its --iidfile).
     std::optional<std::array<std::uint8_t, 32>> image;
 };

@@ -546,13 +546,15 @@ std::string render_doc() {
             display_argv(*settle_pin_check(pinning, 4242, {{"web/src", "/srv/src"}}));
         check.replace(check.find("4242"), 4, "$PID");
         md += "| binds | " + shown(settle_mounts(settling, {id})) +
-              " (with `pins`: every running container of the services the verb affects, once; "
+              " (with `pins`: every listed id, each round, before the inspect row is read; "
               "docs/COMPOSE.md, \"Bind sources are pinned\") |\n";
         md += "| pin check | `" + check +
-              "` (per such container, each bind whose source is a pin or a pinned checkout path, "
-              "with its target; `$PID` the container's, from the inspect row) |\n";
+              "` (per running container started since the request began, once per start: each "
+              "bind whose source is a pin, with its target; `$PID` the container's, from the "
+              "binds row) |\n";
         md += "| stop | " + shown(settle_stop(settling, id)) +
-              " (a container whose check failed, or that binds a checkout path nothing pins) |\n\n";
+              " (a container whose check failed, or that binds a checkout path by its path) "
+              "|\n\n";
         md += "A `logs` request with `lines` or `since` (docs/PROTOCOL.md, \"Following\n";
         md += "logs\"; only on such an install) runs none of the compose CLI's rows: the\n";
         md += "list and inspect rows find the service's one container, then\n\n";
