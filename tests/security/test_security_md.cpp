@@ -25,8 +25,10 @@ const std::set<std::string> kGates = {
     "fd hygiene", "audit chain",
     // Commands run only the bytes a person approved (executor/run_tree.hpp).
     "the bytes hashed are the bytes run", "bind sources at rest", "probing costs",
-    // Where runc resolves a bind source (executor/bind_pin.cpp).
+    // Where runc resolves a bind source (executor/bind_pin.cpp), and what
+    // a container got, checked after it starts (executor/pin_check.cpp).
     "bind sources are pinned (rootless podman)",
+    "what a container got is checked after it starts (rootless podman)",
     // The compose model, git and the admin tool, as the agent attacks them.
     "what the engine reads is what was pinned", "approve shows every byte", "default compose files",
     "the agent's git configuration", "no write through `.git`",
