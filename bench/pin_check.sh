@@ -57,7 +57,7 @@ pin=$work/run/.hostbridge-binds/src
 podman run -d --name "$name" -v "$pin:/srv/src" "localhost/$name:1" /bin/sleep 100000 >/dev/null || exit 1
 id=$(podman container inspect --format '{{.Id}}' "$name")
 pid=$(podman container inspect --format '{{.State.Pid}}' "$name")
-format='{{.Id}}{{range .Mounts}}{{if eq .Type "bind"}} {{printf "%q" .Source}} {{printf "%q" .Destination}}{{end}}{{end}}'
+format='{{.Id}} {{.State.Pid}} {{.State.StartedAt.UnixNano}}{{range .Mounts}}{{if eq .Type "bind"}} {{printf "%q" .Source}} {{printf "%q" .Destination}}{{end}}{{end}}'
 podman unshare "$bin/hostbridge-executor" check-pins "$work/run" "$pid" src /srv/src | grep -qx "pinned 0" ||
     { echo "the check does not pass on a pinned container" >&2; exit 1; }
 

@@ -508,19 +508,17 @@ class Doctor {
         RunOptions options;
         options.timeout = std::chrono::seconds(20);
         auto ran = row ? run_process(*row, options) : Result<RunResult>(make_error("no row"));
-        auto differ = ran && (ran->exit_code == 0 || ran->exit_code == 1)
-                          ? exec::parse_check_answer(ran->out, plan.compare.size())
-                          : decltype(exec::parse_check_answer("", 0))(make_error("no answer"));
-        if (!differ) {
+        auto problem_text = ran && (ran->exit_code == 0 || ran->exit_code == 1)
+                                ? exec::check_answer_problem(ran->out, plan.compare)
+                                : Result<std::string>(make_error("no answer"));
+        if (!problem_text) {
             warn("cannot check what container " + name +
                  " has at its pinned bind targets (podman unshare hostbridge-executor "
                  "check-pins): whether it holds the pins is unknown");
             return;
         }
-        if (differ->empty()) return;
-        const auto [index, what] = differ->front();
-        problem("container " + visible(name) + " is running and " +
-                    visible(exec::pin_problem(plan.compare[index], what)) +
+        if (problem_text->empty()) return;
+        problem("container " + visible(name) + " is running and " + visible(*problem_text) +
                     ": it was started with a bind the agent could have swapped for a link to "
                     "your home. Stop it; the next up or restart through the bridge checks it",
                 {c_.pins->engine + " stop " + name});

@@ -57,15 +57,6 @@ bool number_at(std::string_view line, std::size_t& at, Int& out) {
     return true;
 }
 
-milliseconds left_until(Clock::time_point deadline) {
-    return std::max(milliseconds(0),
-                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-}
-
-void note(int log_fd, const std::string& line) {
-    [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
-}
-
 // Runs `argv`, its stdout (at most `limit` bytes) returned, its stderr to
 // the log; an error says how it failed unless it exited 0 or `also_ok`.
 Result<std::string> query(const Argv& argv, int log_fd, Clock::time_point deadline,
@@ -73,12 +64,24 @@ Result<std::string> query(const Argv& argv, int log_fd, Clock::time_point deadli
     auto out = scratch_file("hostbridge-pins");
     if (!out) return out.error();
     const RunResult ran =
-        run_query(argv, out->get(), log_fd, std::min(kCheckTimeout, left_until(deadline)));
+        run_query(argv, out->get(), log_fd, std::min(kCheckTimeout, time_left(deadline)));
     if (ran.status != RunResult::Status::Exited ||
         (ran.exit_code != 0 && (also_ok == 0 || ran.exit_code != also_ok))) {
         return make_error(run_failure(ran));
     }
     return read_scratch(out->get(), limit);
+}
+
+// The sentence for one bind that failed: "its bind at /srv/src is not the
+// pinned src (...)" or "... cannot be checked against ...".
+std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarget what) {
+    const auto& [source, target] = bind;
+    if (what == AtTarget::Other) {
+        return "its bind at " + target + " is not the pinned " + source +
+               " (the engine mounted another file or directory there)";
+    }
+    return "its bind at " + target + " cannot be checked against the pinned " + source +
+           " (nothing there, a link on the way in the container, or the pin is gone)";
 }
 
 // Why one running container fails the check, or empty when it passes.
@@ -91,14 +94,8 @@ std::string check_one(const Config& config, const ContainerBinds& c, int log_fd,
     if (!row) return "its bind mounts cannot be checked (a target that is not absolute and normal)";
     auto said = query(*row, log_fd, deadline, kMaxAnswerBytes, 1);
     if (!said) return "the pin check " + said.error().message;
-    auto differ = parse_check_answer(*said, plan.compare.size());
-    if (!differ) return "the pin check answered what the bridge does not read";
-    if (differ->empty()) return {};
-    const auto [index, what] = differ->front();
-    std::string problem = pin_problem(plan.compare[index], what);
-    if (differ->size() > 1)
-        problem += " (and " + std::to_string(differ->size() - 1) + " more of its binds)";
-    return problem;
+    auto problem = check_answer_problem(*said, plan.compare);
+    return problem ? *problem : "the pin check answered what the bridge does not read";
 }
 
 // Fail closed: a container whose binds are not known to be the pins may
@@ -177,18 +174,15 @@ std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
         at.push_back(what);
     };
     // The pins first, here in the engine's namespace where they are mounted.
-    std::vector<std::optional<struct stat>> pins;
-    std::vector<std::string> pin_errors;
+    std::vector<Result<struct stat>> pins;
     for (const auto& [source, target] : binds) {
         struct stat st {};
         UniqueFd pin(
             ::open(bind_pin_path(run_dir, source).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (pin && ::fstat(pin.get(), &st) == 0) {
             pins.emplace_back(st);
-            pin_errors.emplace_back();
         } else {
-            pins.emplace_back();
-            pin_errors.push_back(sys::errno_text("the pin of " + source));
+            pins.emplace_back(make_error(sys::errno_text("the pin of " + source)));
         }
     }
     // Then the container's mount namespace, whose root setns makes ours:
@@ -209,7 +203,7 @@ std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
             continue;
         }
         if (!pins[i]) {
-            say(AtTarget::Unreadable, pin_errors[i]);
+            say(AtTarget::Unreadable, pins[i].error().message);
             continue;
         }
         // Following no link: the container's process could rename the
@@ -288,14 +282,16 @@ Result<std::vector<std::pair<std::size_t, AtTarget>>> parse_check_answer(std::st
     return differ;
 }
 
-std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarget what) {
-    const auto& [source, target] = bind;
-    if (what == AtTarget::Other) {
-        return "its bind at " + target + " is not the pinned " + source +
-               " (the engine mounted another file or directory there)";
-    }
-    return "its bind at " + target + " cannot be checked against the pinned " + source +
-           " (nothing there, a link on the way in the container, or the pin is gone)";
+Result<std::string> check_answer_problem(
+    std::string_view out, const std::vector<std::pair<std::string, std::string>>& compared) {
+    auto differ = parse_check_answer(out, compared.size());
+    if (!differ) return differ.error();
+    if (differ->empty()) return std::string();
+    const auto [index, what] = differ->front();
+    std::string problem = pin_problem(compared[index], what);
+    if (differ->size() > 1)
+        problem += " (and " + std::to_string(differ->size() - 1) + " more of its binds)";
+    return problem;
 }
 
 std::map<std::string, std::string> check_started_pins(const Config& config,
@@ -307,7 +303,7 @@ std::map<std::string, std::string> check_started_pins(const Config& config,
     if (!config.pins || ids.empty()) return stopped;
     const auto failed = [&](const std::string& id, std::string problem) {
         problem += stop(config, id, log_fd);
-        note(log_fd, "container " + id.substr(0, 12) + ": " + problem);
+        log_line(log_fd, "container " + id.substr(0, 12) + ": " + problem);
         stopped.emplace(id, std::move(problem));
     };
     std::string cannot;

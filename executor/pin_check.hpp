@@ -79,9 +79,12 @@ int run_check_pins(int argc, char** argv);
 // in order.
 Result<std::vector<std::pair<std::size_t, AtTarget>>> parse_check_answer(std::string_view out,
                                                                          std::size_t pairs);
-// The sentence for one bind that failed: "its bind at /srv/src is not the
-// pinned src (...)" or "... cannot be checked against ...".
-std::string pin_problem(const std::pair<std::string, std::string>& bind, AtTarget what);
+// What the check-pins output `out` for the pairs `compared` says, as the
+// executor and doctor report it: empty when every target holds its pin,
+// else the first failing bind's sentence ("... (and N more of its binds)");
+// an error when `out` is not an answer to exactly those pairs.
+Result<std::string> check_answer_problem(
+    std::string_view out, const std::vector<std::pair<std::string, std::string>>& compared);
 
 // The executor's side, from the settle loop: of the project's containers
 // `ids`, each that runs and started at or after `since_ns` and is not in

@@ -280,6 +280,17 @@ Argv scoped_argv(const Argv& argv, Verb verb, const Config& config, std::string_
     return scoped;
 }
 
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+}
+
+void log_line(int log_fd, std::string_view line) {
+    [[maybe_unused]] const bool written =
+        sys::write_all(log_fd, "hostbridge: " + std::string(line) + "\n");
+}
+
 Result<UniqueFd> scratch_file(const char* name) {
     UniqueFd fd(::memfd_create(name, MFD_CLOEXEC));
     if (!fd) return make_error(sys::errno_text("memfd_create"));

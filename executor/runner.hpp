@@ -77,6 +77,12 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
 // `err_fd`, so the answer the sandbox reads holds no warning lines.
 RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout);
 
+// What is left until `deadline`, never negative: a query's timeout.
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline);
+// "hostbridge: LINE\n" into the request's log (what the settle step and the
+// pin check say beside the engine's own output); a failed write is ignored.
+void log_line(int log_fd, std::string_view line);
+
 // A query's stdout: an anonymous regular file (Child::spawn wants a regular
 // file, never a pipe a daemon could hold open), read back from its start
 // with at most `limit` bytes.

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
-#include <set>
 #include <thread>
 
 #include "executor/argv_table.hpp"
@@ -44,11 +43,6 @@ Result<UniqueFd> scratch() {
     return scratch_file("hostbridge-settle");
 }
 
-milliseconds left_until(Clock::time_point deadline) {
-    return std::max(milliseconds(0),
-                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-}
-
 // `ps -q --no-trunc` output: one 64-hex id per line, nothing else.
 Result<std::vector<std::string>> container_ids(const std::string& text) {
     if (text.size() > kMaxListBytes - 65) {
@@ -77,7 +71,7 @@ Result<std::vector<std::string>> list_containers(const Config& config, int log_f
     auto list_out = scratch();
     if (!list_out) return list_out.error();
     const RunResult listed = run_query(settle_list(config), list_out->get(), log_fd,
-                                       std::min(kQueryTimeout, left_until(deadline)));
+                                       std::min(kQueryTimeout, time_left(deadline)));
     if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
         return make_error("listing the project's containers " + run_failure(listed));
     }
@@ -95,7 +89,7 @@ Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
     auto json_out = scratch();
     if (!json_out) return json_out.error();
     const RunResult inspected =
-        run_query(*inspect, json_out->get(), log_fd, std::min(kQueryTimeout, left_until(deadline)));
+        run_query(*inspect, json_out->get(), log_fd, std::min(kQueryTimeout, time_left(deadline)));
     // A container removed between the two queries makes inspect fail: the
     // next round asks again.
     if (inspected.status != RunResult::Status::Exited || inspected.exit_code != 0) {
@@ -121,7 +115,7 @@ std::string last_lines(const Config& config, const ContainerFacts& c, Clock::tim
     if (!row || !out) return {};
     // Its stdout and stderr both: a container logs to either.
     const RunResult r =
-        run_query(*row, out->get(), out->get(), std::min(kQueryTimeout, left_until(deadline)));
+        run_query(*row, out->get(), out->get(), std::min(kQueryTimeout, time_left(deadline)));
     auto text = read_scratch(out->get(), 1u << 20);
     if (!text) return {};
     if (text->size() > kMaxReportLog) text->erase(0, text->size() - kMaxReportLog);
@@ -260,8 +254,7 @@ bool run_healthchecks(const Config& config, const std::vector<ServiceReport>& se
         for (const ContainerFacts& c : r.containers) {
             if (c.state != ContainerState::Running || !wanted(c)) continue;
             if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
-                (void)run_query(*row, log_fd, log_fd,
-                                std::min(kQueryTimeout, left_until(deadline)));
+                (void)run_query(*row, log_fd, log_fd, std::min(kQueryTimeout, time_left(deadline)));
                 ran = true;
             }
         }
@@ -310,10 +303,6 @@ std::string stopped_elsewhere(const std::vector<ServiceReport>& services,
     return out;
 }
 
-void note(int log_fd, const std::string& line) {
-    [[maybe_unused]] const bool written = sys::write_all(log_fd, "hostbridge: " + line + "\n");
-}
-
 }  // namespace
 
 SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
@@ -322,7 +311,7 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
     // Queries may run to the verb's own deadline; the waiting ends at `soft`,
     // so the last look at the services happens when the wait is over.
     const Clock::time_point soft = std::min(deadline, Clock::now() + std::chrono::seconds(seconds));
-    note(log_fd, "waiting up to " + std::to_string(seconds) + " s for the services to settle");
+    log_line(log_fd, "waiting up to " + std::to_string(seconds) + " s for the services to settle");
     SettleOutcome out;
     std::string last_error;
     std::map<std::string, std::int64_t> checked;  // pin check: id -> start time checked
@@ -347,14 +336,14 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
             if (!any_waiting(out.services)) break;
         } else {
             last_error = facts.error().message;
-            note(log_fd, last_error);
+            log_line(log_fd, last_error);
         }
-        if (left_until(soft) <= milliseconds(0)) break;
+        if (time_left(soft) <= milliseconds(0)) break;
         run_healthchecks(
             config, out.services,
             [](const ContainerFacts& c) { return c.health == ContainerHealth::Starting; }, log_fd,
             deadline);
-        std::this_thread::sleep_for(std::min(kPollInterval, left_until(soft)));
+        std::this_thread::sleep_for(std::min(kPollInterval, time_left(soft)));
     }
 
     // What the pin check stopped is said even where nothing else could be.
@@ -390,7 +379,7 @@ SettleOutcome look(const Config& config, Verb verb, int log_fd, Clock::time_poin
     }
     if (!facts) {
         out.reason = "cannot tell how the services are: " + facts.error().message;
-        note(log_fd, out.reason);
+        log_line(log_fd, out.reason);
         return out;
     }
     out.services = judge_services(*facts, goal, config);
@@ -404,7 +393,7 @@ SettleOutcome look(const Config& config, Verb verb, int log_fd, Clock::time_poin
                 [](const ContainerFacts& c) { return c.health != ContainerHealth::None; });
             line += checked ? "running, healthy" : "running, no healthcheck";
         }
-        note(log_fd, line);
+        log_line(log_fd, line);
     }
     if (!health) {
         out.ok = true;  // status reports; how the services are is its answer

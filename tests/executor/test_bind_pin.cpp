@@ -39,25 +39,10 @@ using hb::test::TempTree;
 // Runs `body` in a child with private mounts; returns what it reported
 // ("SKIP: ..." when the namespace cannot be made here).
 std::string in_private_mounts(const std::function<std::string()>& body) {
-    int fds[2];
-    if (::pipe(fds) != 0) return "pipe failed";
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::close(fds[0]);
-        std::string out = enter_private_mounts();
-        out = out.empty() ? body() : "SKIP: " + out;
-        (void)!::write(fds[1], out.data(), out.size());
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    std::string out;
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return out;
+    return hb::test::in_child([&] {
+        const std::string why = enter_private_mounts();
+        return why.empty() ? body() : "SKIP: " + why;
+    });
 }
 
 std::string slurp(const std::string& path) {

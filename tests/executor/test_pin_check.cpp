@@ -166,26 +166,13 @@ struct Compared {
 };
 Compared compare_in_child(const std::string& run_dir, pid_t pid,
                           const std::vector<std::pair<std::string, std::string>>& binds) {
-    int fds[2];
-    if (::pipe(fds) != 0) return {};
-    const pid_t child = ::fork();
-    if (child == 0) {
-        ::close(fds[0]);
+    const std::string said = hb::test::in_child([&] {
         std::string out;
-        const std::vector<AtTarget> at = compare_targets(run_dir, pid, binds, out);
         std::string codes;
-        for (AtTarget a : at) codes += static_cast<char>('0' + static_cast<int>(a));
-        const std::string said = codes + "|" + out;
-        (void)!::write(fds[1], said.data(), said.size());
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    std::string said;
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) said.append(buf, static_cast<std::size_t>(n));
-    ::close(fds[0]);
-    ::waitpid(child, nullptr, 0);
+        for (AtTarget a : compare_targets(run_dir, pid, binds, out))
+            codes += static_cast<char>('0' + static_cast<int>(a));
+        return codes + "|" + out;
+    });
     Compared c;
     const std::size_t bar = said.find('|');
     for (std::size_t i = 0; i < std::min(bar, said.size()); ++i)

@@ -157,14 +157,17 @@ struct Engine {
         ::close(log);
         return out;
     }
-    SettleOutcome settle_app(std::int64_t since_ns = 0) const {
-        SettleGoal goal;
-        goal.services = {0};
-        goal.since_ns = since_ns;
+    SettleOutcome settle_goal(const SettleGoal& goal) const {
         const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         SettleOutcome out = settle(config, goal, log, std::chrono::steady_clock::now() + 60s);
         ::close(log);
         return out;
+    }
+    SettleOutcome settle_app(std::int64_t since_ns = 0) const {
+        SettleGoal goal;
+        goal.services = {0};
+        goal.since_ns = since_ns;
+        return settle_goal(goal);
     }
 };
 
@@ -325,10 +328,7 @@ struct PinnedEngine : Engine {
         SettleGoal goal;
         goal.services = {0};
         goal.request_ns = request_ns;
-        const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        SettleOutcome out = settle(config, goal, log, std::chrono::steady_clock::now() + 60s);
-        ::close(log);
-        return out;
+        return settle_goal(goal);
     }
 };
 
