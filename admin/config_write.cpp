@@ -123,9 +123,13 @@ std::string serialize_config(const Config& config) {
                           {"max_bytes", b.max_bytes},
                           {"services", std::move(services)}};
         } else {
-            j["build"] = {{"engine", b.engine},       {"project", b.project},
-                          {"network", b.network},     {"max_files", b.max_files},
-                          {"max_bytes", b.max_bytes}, {"services", std::move(services)}};
+            j["build"] = {{"engine", b.engine}};
+            if (!b.buildah.empty()) j["build"]["buildah"] = b.buildah;
+            j["build"]["project"] = b.project;
+            j["build"]["network"] = b.network;
+            j["build"]["max_files"] = b.max_files;
+            j["build"]["max_bytes"] = b.max_bytes;
+            j["build"]["services"] = std::move(services);
         }
     }
     if (!config.unpinned_binds.empty()) j["unpinned_binds"] = config.unpinned_binds;
@@ -146,8 +150,8 @@ std::string serialize_config(const Config& config) {
 
 namespace hb::exec {
 
-std::string_view default_policy_text() {
-    return R"(# hostbridge policy: per-verb execution mode.
+std::string default_policy_text(bool up_auto, bool rebuild_auto) {
+    std::string text = R"(# hostbridge policy: per-verb execution mode.
 # Parsed as KEY=value, never sourced; read again for every request.
 #
 # One MODE_<verb>=MODE per line, no spaces around '='. MODE is
@@ -175,12 +179,13 @@ MODE_restart=auto
 # if an unattended agent may stop it).
 MODE_down=ask
 
-# up and rebuild have the engine read the agent's Containerfile and build
-# context as you, and Debian 12's builder lets one line of it reach your
-# files: held for a person until builds run from host-owned snapshots.
-# `hostbridge install` and `upgrade` set them back to ask (SECURITY.md).
-MODE_up=ask
-MODE_rebuild=ask
+# up starts containers from checkout paths and rebuild builds from the
+# agent's Containerfile. Where the bridge makes that safe (podman-compose,
+# rootless: screened snapshots, no base image's triggers, pinned bind
+# sources; docs/BUILDS.md) install seeds them auto; elsewhere ask, and
+# `hostbridge install` and `upgrade` set them back to ask, saying why.
+MODE_up=@UP@
+MODE_rebuild=@REBUILD@
 
 # init resets seed data (destroys data): a person decides first.
 MODE_init=ask
@@ -189,6 +194,9 @@ MODE_init=ask
 # network; it is denied anyway unless it was configured at install.
 MODE_join-network=auto
 )";
+    text.replace(text.find("@UP@"), 4, up_auto ? "auto" : "ask");
+    text.replace(text.find("@REBUILD@"), 9, rebuild_auto ? "auto" : "ask");
+    return text;
 }
 
 }  // namespace hb::exec

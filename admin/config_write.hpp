@@ -14,6 +14,8 @@ std::string serialize_config(const Config& config);
 }  // namespace hb
 
 namespace hb::exec {
-// The text `install` seeds policy.conf with: every verb auto.
-std::string_view default_policy_text();
+// The text `install` seeds policy.conf with: every verb auto but down and
+// init, and up and rebuild where the install holds them for a person
+// (cli/policy_engine_guard.hpp): those ask.
+std::string default_policy_text(bool up_auto = false, bool rebuild_auto = false);
 }  // namespace hb::exec

@@ -65,6 +65,13 @@ std::optional<BuildSettings> plan_builds(const BuildPlanInput& in,
     settings.engine = in.engine;
     settings.project = project;
     const bool podman = in.flavour == ComposeFlavour::PodmanCompose;
+    if (podman) {
+        settings.buildah = in.buildah;
+        if (in.buildah.empty())
+            notes.push_back(
+                "no buildah found (Debian: apt install buildah): every rebuild is refused, "
+                "because only buildah shows a base image's ONBUILD triggers (docs/BUILDS.md)");
+    }
     for (const ComposeBuild& b : *in.builds) {
         if (!std::binary_search(in.buildable->begin(), in.buildable->end(), b.service)) continue;
         ServiceBuild s;

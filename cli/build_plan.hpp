@@ -29,6 +29,9 @@ struct BuildPlanInput {
     // What a person set by hand in the previous bridge.json (network and
     // budgets) is kept.
     const std::optional<BuildSettings>* previous = nullptr;
+    // Absolute buildah (podman-compose), or empty when none was found: it
+    // reads base images' ONBUILD triggers (executor/base_triggers.hpp).
+    std::string buildah;
 };
 
 // nullopt (every rebuild refused, with a note saying why) when there is no

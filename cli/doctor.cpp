@@ -601,11 +601,14 @@ class Doctor {
         check_agent_doc(policy);
     }
 
-    // up and rebuild run unattended (cli/policy_engine_guard.hpp): the
-    // person set them back by hand since the last install or upgrade.
+    // up or rebuild run unattended where this install holds them for a
+    // person (cli/policy_engine_guard.hpp): set back by hand since the last
+    // install or upgrade.
     void check_engine_verbs(const exec::Policy& policy) {
+        const EngineHold hold = engine_hold(c_);
         std::string automatic;
         for (Verb verb : kEngineVerbs) {
+            if (hold.of(verb).empty()) continue;
             const std::string key(verb_info(verb).policy_key);
             if (policy.mode(verb) == exec::Mode::Auto) automatic += " " + key + "=auto";
             for (const auto& rule : policy.service_rules) {
@@ -615,7 +618,7 @@ class Doctor {
             }
         }
         if (automatic.empty()) return;
-        warn(c_.policy_file + " has" + automatic + "; " + std::string(engine_verbs_reason()) +
+        warn(c_.policy_file + " has" + automatic + "; " + engine_hold_reason(hold) +
              "; `hostbridge install` and `upgrade` set them to ask");
     }
 

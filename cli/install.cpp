@@ -272,6 +272,11 @@ class Installer {
                 found && !path_is_within(*found, project_dir_)) {
                 build_engine_ = *found;
             }
+            if (auto found = find_on_path("buildah", env.path_var);
+                found && backend_.flavour == ComposeFlavour::PodmanCompose &&
+                !path_is_within(*found, project_dir_)) {
+                buildah_ = *found;
+            }
         }
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         // Never one inside the checkout: the agent wrote it (bridge.json
@@ -609,7 +614,7 @@ class Installer {
             std::vector<std::string> notes;
             c.build = plan_builds(
                 {project_dir_, backend_.file, backend_.flavour, build_engine_, &compose_builds_,
-                 &buildable_, previous_ ? &previous_->build : nullptr},
+                 &buildable_, previous_ ? &previous_->build : nullptr, buildah_},
                 notes);
             for (const auto& note : notes) print_warning(kCmd, note);
         } else if (!o_.build_contexts.empty()) {
@@ -765,18 +770,24 @@ class Installer {
         auto policy = read_file_if_exists(paths_.policy_file);
         if (!policy)
             return fail("cannot check " + paths_.policy_file + ": " + policy.error().message);
+        const EngineHold hold = engine_hold(config_);
         if (!policy->has_value()) {
-            auto seeded = write_file_atomic(paths_.policy_file, exec::default_policy_text(), 0644);
+            auto seeded = write_file_atomic(
+                paths_.policy_file,
+                exec::default_policy_text(hold.up.empty(), hold.rebuild.empty()), 0644);
             if (!seeded) return fail(seeded.error().message);
+            std::string asked;
+            for (Verb verb : kEngineVerbs)
+                if (!hold.of(verb).empty()) asked += std::string(verb_name(verb)) + ", ";
             report_.item(paths_.policy_file,
-                         "seeded (every verb auto but up, rebuild, down and init: ask)");
-            report_.note("  " + std::string(engine_verbs_reason()));
+                         "seeded (every verb auto but " + asked + "down and init: ask)");
+            if (hold.any()) report_.note("  " + engine_hold_reason(hold));
             return std::nullopt;
         }
         // An existing file (a re-install, `upgrade`): the person's choices
-        // stay, but for `auto` on the verbs that have the engine read the
-        // agent's build inputs (cli/policy_engine_guard.hpp).
-        const EngineGuarded guarded = hold_engine_verbs(**policy);
+        // stay, but for `auto` on the engine verbs this install holds for a
+        // person (cli/policy_engine_guard.hpp).
+        const EngineGuarded guarded = hold_engine_verbs(**policy, hold);
         if (guarded.changed.empty()) {
             report_.item(paths_.policy_file, "no change");
             return std::nullopt;
@@ -786,7 +797,7 @@ class Installer {
         std::string keys;
         for (const std::string& key : guarded.changed) keys += (keys.empty() ? "" : ", ") + key;
         report_.item(paths_.policy_file, keys + " changed from auto to ask");
-        report_.note("  " + std::string(engine_verbs_reason()));
+        report_.note("  " + engine_hold_reason(hold));
         return std::nullopt;
     }
 
@@ -949,6 +960,7 @@ class Installer {
     std::optional<Config> previous_;
     std::vector<ComposeBuild> compose_builds_;  // from the compose reader
     std::string build_engine_;                  // podman or docker, or empty
+    std::string buildah_;                       // with podman-compose, or empty
     std::vector<std::string> unpinned_binds_;   // accepted and still bound (cli/unpinned_binds.hpp)
 
     // Bind sources are pinned where the engine is rootless podman, whose

@@ -7,9 +7,11 @@ bool is_blank(char c) {
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-// MODE_<engine verb>, alone or with a .SERVICE (ipc/verbs.hpp's keys).
-bool is_engine_key(std::string_view key) {
+// MODE_<verb>, alone or with a .SERVICE (ipc/verbs.hpp's keys), for a verb
+// that `hold` holds.
+bool is_held_key(std::string_view key, const EngineHold& hold) {
     for (Verb verb : kEngineVerbs) {
+        if (hold.of(verb).empty()) continue;
         const std::string_view name = verb_info(verb).policy_key;
         if (key == name) return true;
         if (key.size() > name.size() + 1 && key.starts_with(name) && key[name.size()] == '.') {
@@ -28,7 +30,42 @@ bool is_engine_verb(Verb verb) {
     return false;
 }
 
-EngineGuarded hold_engine_verbs(std::string_view text) {
+EngineHold engine_hold(const Config& config) {
+    if (config.backend.kind == BackendKind::Stack) {
+        // `start` is the approved script's; its build is its own command,
+        // whose base images the bridge cannot check (docs/BUILDS.md).
+        return {"",
+                "a stack builds with its own command: the bridge hands it a screened snapshot "
+                "where install recorded a context, but cannot check which base images that "
+                "command lets a FROM name (their ONBUILD triggers run unscreened)"};
+    }
+    // Both verbs start containers from bind sources the agent can swap.
+    const char* both = nullptr;
+    if (config.backend.flavour != ComposeFlavour::PodmanCompose) {
+        both =
+            "with docker, bind sources in the checkout are resolved by the daemon at every "
+            "start, where the agent can swap them, and docker's builder was never tried "
+            "against the screen";
+    } else if (!config.pins) {
+        both =
+            "with rootful podman, bind sources in the checkout are resolved by path at every "
+            "start, where the agent can swap them (only rootless podman's are pinned)";
+    } else if (!config.unpinned_binds.empty()) {
+        both =
+            "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
+            "swap while a container starts";
+    }
+    if (both != nullptr) return {both, both};
+    if (config.build && config.build->buildah.empty()) {
+        return {"",
+                "no buildah is recorded, so base images' ONBUILD triggers cannot be checked "
+                "(every rebuild is refused until buildah is installed and `hostbridge upgrade` "
+                "runs)"};
+    }
+    return {};
+}
+
+EngineGuarded hold_engine_verbs(std::string_view text, const EngineHold& hold) {
     EngineGuarded out;
     std::size_t pos = 0;
     while (pos < text.size()) {
@@ -41,7 +78,7 @@ EngineGuarded hold_engine_verbs(std::string_view text) {
         while (!core.empty() && is_blank(core.back())) core.remove_suffix(1);
         const std::size_t eq = core.find('=');
         if (eq != std::string_view::npos && core.substr(eq + 1) == "auto" &&
-            is_engine_key(core.substr(0, eq))) {
+            is_held_key(core.substr(0, eq), hold)) {
             out.changed.emplace_back(core.substr(0, eq));
             out.text += std::string(core.substr(0, eq)) + "=ask";
         } else {
@@ -53,12 +90,19 @@ EngineGuarded hold_engine_verbs(std::string_view text) {
     return out;
 }
 
-std::string_view engine_verbs_reason() {
-    return "rebuild and up are held for a person (ask): with the stack backend a build reads "
-           "the agent's Containerfile and build context as you (compose builds run from "
-           "screened snapshots), and with docker or rootful podman bind sources in the "
-           "checkout can be swapped while the runtime resolves them (rootless podman's are "
-           "pinned; SECURITY.md, \"What is not defended\")";
+std::string engine_hold_reason(const EngineHold& hold) {
+    if (hold.up == hold.rebuild) {
+        return hold.up.empty() ? std::string()
+                               : "up and rebuild are held for a person (ask): " + hold.up +
+                                     " (SECURITY.md, \"What is not defended\")";
+    }
+    std::string out;
+    for (Verb verb : kEngineVerbs) {
+        if (hold.of(verb).empty()) continue;
+        out += (out.empty() ? "" : "; ") + std::string(verb_name(verb)) +
+               " is held for a person (ask): " + hold.of(verb);
+    }
+    return out + " (SECURITY.md, \"What is not defended\")";
 }
 
 }  // namespace hb::cli

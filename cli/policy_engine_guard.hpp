@@ -1,10 +1,12 @@
-// Until builds run from host-owned snapshots (SECURITY.md, "What is not
-// defended": the engine reads the agent's build inputs as you), a
-// `rebuild`, and a compose `up` that builds a missing image, have the engine
-// read the agent's Containerfile and build context as the host user, and
-// Debian 12's builder lets one `RUN --mount` line of it reach the host's
-// files. So `install` and `upgrade` hold both for a person: every `auto`
-// for them in policy.conf becomes `ask`, and they say so.
+// Which of `up` and `rebuild` may run unattended on this install. Where the
+// engine reads nothing of the agent's that the bridge did not make safe
+// (podman-compose, rootless: builds from screened snapshots with no base
+// image's triggers, bind sources pinned; docs/BUILDS.md, docs/COMPOSE.md),
+// both are seeded `auto`. Elsewhere (docker, rootful podman, binds accepted
+// unpinned, a stack's own build) `install` seeds them `ask`, `install` and
+// `upgrade` turn an `auto` for them back into `ask` and say why, and
+// `doctor` warns about one set back by hand (SECURITY.md, "What is not
+// defended").
 #pragma once
 
 #include <array>
@@ -12,26 +14,37 @@
 #include <string_view>
 #include <vector>
 
+#include "common/config.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::cli {
 
-// The verbs that have the engine read the agent's build inputs: the one
-// list the guard, doctor and `policy suggest` hold for a person.
+// The verbs that have the engine read the agent's build inputs or start
+// containers from checkout paths.
 inline constexpr std::array<Verb, 2> kEngineVerbs = {Verb::Up, Verb::Rebuild};
 bool is_engine_verb(Verb verb);
+
+// Why each engine verb is held for a person on `config`'s install: empty
+// when it may run unattended.
+struct EngineHold {
+    std::string up;
+    std::string rebuild;
+    [[nodiscard]] const std::string& of(Verb verb) const { return verb == Verb::Up ? up : rebuild; }
+    [[nodiscard]] bool any() const { return !up.empty() || !rebuild.empty(); }
+};
+EngineHold engine_hold(const Config& config);
 
 struct EngineGuarded {
     std::string text;                  // the file with those lines changed
     std::vector<std::string> changed;  // their keys, in file order
 };
 
-// `text` with each line that is exactly MODE_rebuild[.S]=auto or
-// MODE_up[.S]=auto (blanks around it aside) made KEY=ask; every other byte
-// as it was.
-EngineGuarded hold_engine_verbs(std::string_view text);
+// `text` with each line that is exactly MODE_<verb>[.S]=auto (blanks around
+// it aside), for a verb `hold` holds, made KEY=ask; every other byte as it
+// was.
+EngineGuarded hold_engine_verbs(std::string_view text, const EngineHold& hold);
 
-// The sentence install and doctor give for it.
-std::string_view engine_verbs_reason();
+// The sentence install and doctor give: each held verb with its reason.
+std::string engine_hold_reason(const EngineHold& hold);
 
 }  // namespace hb::cli

@@ -23,10 +23,12 @@
 
 namespace hb::cli {
 
-// up and rebuild have the engine read the agent's build inputs as the host
-// user (cli/policy_engine_guard.hpp); down and init stop or reset things.
-bool needs_a_person(Verb verb) {
-    return verb == Verb::Down || verb == Verb::Init || is_engine_verb(verb);
+// down and init stop or reset things; up and rebuild, where the install
+// holds them, have the engine read what the bridge cannot make safe
+// (cli/policy_engine_guard.hpp).
+bool needs_a_person(Verb verb, const EngineHold& hold) {
+    return verb == Verb::Down || verb == Verb::Init ||
+           (is_engine_verb(verb) && !hold.of(verb).empty());
 }
 
 std::optional<AuditUse> parse_audit_use(std::string_view line) {
@@ -92,8 +94,8 @@ std::string key_of(Verb verb, const std::string& service = {}) {
     return key;
 }
 
-std::string person_note(Verb verb) {
-    return needs_a_person(verb) ? "; ask, never auto: a person allows each one" : "";
+std::string person_note(Verb verb, const EngineHold& hold) {
+    return needs_a_person(verb, hold) ? "; ask, never auto: a person allows each one" : "";
 }
 
 // A person's approvals are not unattended runs to learn from: what a person
@@ -166,7 +168,8 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
             continue;
         }
         const VerbUse* use = uses.count(verb) ? &uses.at(verb) : nullptr;
-        const exec::Mode used = needs_a_person(verb) ? exec::Mode::Ask : exec::Mode::Auto;
+        const exec::Mode used =
+            needs_a_person(verb, install.hold) ? exec::Mode::Ask : exec::Mode::Auto;
         const std::string used_name(exec::mode_name(used));
         const std::string refused =
             use && use->refused > 0
@@ -180,11 +183,11 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         out.commands += use->ran.count;
         const ArgKind kind = info.arg;
         if (kind == ArgKind::None) {
-            const bool allowed = !needs_a_person(verb) && use->allowed > 0;
+            const bool allowed = !needs_a_person(verb, install.hold) && use->allowed > 0;
             const exec::Mode mode = allowed ? exec::Mode::Ask : used;
             t += "# " + name + ": " + use->ran.said() + refused +
-                 (allowed ? allowed_note(use->allowed) : person_note(verb)) + "\n" + key_of(verb) +
-                 "=" + std::string(exec::mode_name(mode)) + "\n";
+                 (allowed ? allowed_note(use->allowed) : person_note(verb, install.hold)) + "\n" +
+                 key_of(verb) + "=" + std::string(exec::mode_name(mode)) + "\n";
             out.verbs.emplace_back(verb, mode);
             continue;
         }
@@ -207,7 +210,8 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         const bool every = !known.empty() && known.size() == offered.size();
         const auto allowed_times = [&](const std::string& service) -> std::uint64_t {
             const auto a = use->allowed_for.find(service);
-            return needs_a_person(verb) || a == use->allowed_for.end() ? 0 : a->second;
+            return needs_a_person(verb, install.hold) || a == use->allowed_for.end() ? 0
+                                                                                     : a->second;
         };
         // Every service ran, each allowed by a person: the verb stays ask.
         const bool all_allowed =
@@ -219,7 +223,8 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         if (every) {
             t += ", for every " + std::string(kind == ArgKind::Buildable ? "buildable " : "") +
                  "service of this install (" + listed + ")" +
-                 (all_allowed ? allowed_note(use->allowed) : person_note(verb)) + "\n";
+                 (all_allowed ? allowed_note(use->allowed) : person_note(verb, install.hold)) +
+                 "\n";
         } else if (!known.empty()) {
             t += ", for " + listed + " (" + std::to_string(known.size()) + " of its " +
                  std::to_string(offered.size()) + (kind == ArgKind::Buildable ? " buildable" : "") +
@@ -246,7 +251,7 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
             if (every && allowed == 0) continue;
             const exec::Mode mode = allowed > 0 ? exec::Mode::Ask : used;
             t += "# " + name + " " + service + ": " + use->service.at(service).said() +
-                 (allowed > 0 ? allowed_note(allowed) : person_note(verb)) + "\n" +
+                 (allowed > 0 ? allowed_note(allowed) : person_note(verb, install.hold)) + "\n" +
                  key_of(verb, service) + "=" + std::string(exec::mode_name(mode)) + "\n";
             out.service_rules.push_back({verb, service, mode});
         }
@@ -418,8 +423,8 @@ int run_policy(Invocation& in) {
         print_error(kCmd, "cannot read the audit log: " + uses.error().message);
         return kExitFailure;
     }
-    const Suggestion suggestion =
-        suggest_policy(*uses, {config->services, config->buildable}, config->slug);
+    const Suggestion suggestion = suggest_policy(
+        *uses, {config->services, config->buildable, engine_hold(*config)}, config->slug);
     if (const std::string problem = self_check(suggestion, config->services); !problem.empty()) {
         print_error(kCmd, "internal error: the suggested policy would not be read as meant (" +
                               problem + "); nothing is suggested");

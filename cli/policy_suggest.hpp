@@ -4,6 +4,8 @@
 // cli/policy_suggest.cpp reads the log and writes the file.
 #pragma once
 
+#include "cli/policy_engine_guard.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,6 +37,9 @@ std::optional<AuditUse> parse_audit_use(std::string_view line);
 struct InstallServices {
     std::vector<std::string> services;
     std::vector<std::string> buildable;
+    // Why up and rebuild are held for a person on the install
+    // (cli/policy_engine_guard.hpp); held unless it says otherwise.
+    EngineHold hold{"held", "held"};
 };
 
 struct Suggestion {
@@ -64,7 +69,8 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
                           std::string_view slug);
 
 // The verbs it never suggests `auto` for: what it learns from may have been
-// a hostile agent.
-bool needs_a_person(Verb verb);
+// a hostile agent. down and init always; up and rebuild where `hold` holds
+// them.
+bool needs_a_person(Verb verb, const EngineHold& hold);
 
 }  // namespace hb::cli

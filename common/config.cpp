@@ -455,14 +455,20 @@ ServiceBuild service_build(const json& value, const std::string& key, const Conf
 std::optional<BuildSettings> build_settings(const json& value, const Config& config) {
     const bool stack = config.backend.kind == BackendKind::Stack;
     const Object obj(value, "build",
-                     stack ? std::vector<std::string_view>{"max_files", "max_bytes", "services"}
-                           : std::vector<std::string_view>{"engine", "project", "network",
-                                                           "max_files", "max_bytes", "services"});
+                     stack
+                         ? std::vector<std::string_view>{"max_files", "max_bytes", "services"}
+                         : std::vector<std::string_view>{"engine", "buildah", "project", "network",
+                                                         "max_files", "max_bytes", "services"});
     BuildSettings out;
     // The compose backend's build step is the bridge's own argv; a stack
     // builds with its own command, so it has no engine, project or network.
     if (!stack) {
         out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
+        if (const json* buildah = obj.optional("buildah")) {
+            if (config.backend.flavour != ComposeFlavour::PodmanCompose)
+                invalid(obj.key("buildah"), "is only for podman-compose");
+            out.buildah = host_path(*buildah, obj.key("buildah"), config);
+        }
         out.project = string(obj.required("project"), obj.key("project"));
         if (!is_project_name(out.project))
             invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");

@@ -129,7 +129,11 @@ struct ServiceBuild {
 // "build" in bridge.json: builds run on a host-owned snapshot of each
 // service's context, never on the checkout (docs/BUILDS.md).
 struct BuildSettings {
-    std::string engine;   // absolute podman or docker that builds
+    std::string engine;  // absolute podman or docker that builds
+    // Absolute buildah, podman-compose only: it reads a base image's ONBUILD
+    // triggers, which podman 4.3 does not show (executor/base_triggers.hpp).
+    // Empty when install found none: every podman build is then refused.
+    std::string buildah;
     std::string project;  // the compose project name, passed as -p to every compose row
     // `--network` of the build step: "none" (the default: no route anywhere,
     // the host's loopback included) or "private", which the person names.

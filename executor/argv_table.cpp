@@ -247,6 +247,21 @@ std::optional<Argv> settle_stop(const Config& config, const std::string& id) {
     return Argv{config.settle->engine, "stop", "--time", "0", id};
 }
 
+Argv trigger_images(const Config& config) {
+    return {config.build->engine, "images", "-a", "--no-trunc", "--format", "{{.ID}}"};
+}
+
+std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
+    if (config.build->buildah.empty() || !is_container_id(id)) return std::nullopt;
+    return Argv{config.build->buildah,
+                "inspect",
+                "--type",
+                "image",
+                "--format",
+                "{{len .Docker.Config.OnBuild}}",
+                id};
+}
+
 bool accepts_log_window(const Config& config) {
     return config.backend.kind == BackendKind::Compose &&
            config.backend.flavour == ComposeFlavour::PodmanCompose && config.settle.has_value();
@@ -287,6 +302,7 @@ Config symbolic_config(Config config) {
     }
     if (config.build) {
         config.build->engine = "$ENGINE";
+        if (!config.build->buildah.empty()) config.build->buildah = "$BUILDAH";
         config.build->project = "$PROJECT";
     }
     if (config.settle) {

@@ -86,6 +86,13 @@ std::optional<Argv> settle_pin_check(const Config& config, std::uint32_t pid,
 // `$ENGINE stop --time 0 ID`: a container whose binds are not the pins.
 std::optional<Argv> settle_stop(const Config& config, const std::string& id);
 
+// Before a podman build (executor/base_triggers.hpp): every image of the
+// engine's store, which a FROM could name, then, for an id not checked
+// before, how many ONBUILD triggers its config holds. trigger_count is
+// nullopt without build.buildah or for an id that is not 64 lowercase hex.
+Argv trigger_images(const Config& config);
+std::optional<Argv> trigger_count(const Config& config, const std::string& id);
+
 // `logs` with `lines` or `since` (docs/PROTOCOL.md, "Following logs"): on a
 // podman-compose install with `settle`, whose look finds the service's
 // container. The agent's manifest offers the keys where this is true.

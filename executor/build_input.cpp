@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "executor/argv_table.hpp"
+#include "executor/base_triggers.hpp"
 #include "executor/build_snapshot.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/screen_client.hpp"
@@ -97,6 +98,15 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
             where += ": " + std::string(screen_flag_name(verdict->flag));
         }
         return make_error(where + ": " + std::string(screen_reason_text(verdict->reason)));
+    }
+
+    // podman's builder runs base images' ONBUILD triggers, which no screen
+    // read (executor/base_triggers.hpp); docker's was never measured, and its
+    // rebuild stays held for a person (cli/policy_engine_guard.hpp).
+    if (config.backend.kind == BackendKind::Compose &&
+        config.backend.flavour == ComposeFlavour::PodmanCompose) {
+        if (auto checked = check_base_triggers(config, builds->get()); !checked)
+            return checked.error();
     }
 
     nlohmann::ordered_json detail;

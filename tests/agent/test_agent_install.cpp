@@ -66,7 +66,9 @@ TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     EXPECT_EQ(m["format"], 1);
     EXPECT_EQ(m["services"], nlohmann::json({"api", "db", "web", "worker"}));
     EXPECT_EQ(m["buildable"], nlohmann::json({"api", "web"}));
-    EXPECT_EQ(verb_mode(m, "up"), "ask");  // seeded so (cli/policy_engine_guard.hpp)
+    // A stack install is seeded so (cli/policy_engine_guard.hpp).
+    EXPECT_EQ(verb_mode(m, "rebuild"), "ask");
+    EXPECT_EQ(verb_mode(m, "up"), "auto");
     EXPECT_EQ(verb_mode(m, "restart"), "auto");
     EXPECT_EQ(m["limits"]["mutating"]["count"], 20);
     EXPECT_EQ(m["ttl_seconds"], 600);
@@ -120,12 +122,11 @@ TEST_F(AgentInstall, TheManifestAndAgentDocCarryAskModes) {
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
     write_file(home.config_dir("demo-app") + "/policy.conf",
                "MODE_ping=auto\nMODE_status=auto\nMODE_health=auto\nMODE_logs=auto\n"
-               "MODE_up=auto\nMODE_init=auto\nMODE_down=ask\nMODE_restart=auto\n"
+               "MODE_up=ask\nMODE_init=auto\nMODE_down=ask\nMODE_restart=auto\n"
                "MODE_restart.api=ask\nMODE_rebuild=deny\nMODE_rebuild.api=ask\n");
     Ran again = home.hostbridge(install_args(project, {"--no-systemd"}));
     ASSERT_EQ(again.code, 0) << again.out << again.err;
     const nlohmann::json m = manifest();
-    // The re-install held up for a person (cli/policy_engine_guard.hpp).
     EXPECT_EQ(verb_mode(m, "up"), "ask");
     EXPECT_EQ(verb_mode(m, "down"), "ask");
     EXPECT_EQ(verb_mode(m, "restart"), "auto");

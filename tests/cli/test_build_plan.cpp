@@ -43,9 +43,11 @@ class Project {
         buildable_ = std::move(buildable);
         const std::string engine =
             flavour == ComposeFlavour::PodmanCompose ? "/usr/bin/podman" : "/usr/bin/docker";
-        return plan_builds(
-            {root_, root_ + "/compose.yaml", flavour, engine, &builds_, &buildable_, nullptr},
-            notes);
+        const std::string buildah =
+            flavour == ComposeFlavour::PodmanCompose ? "/usr/bin/buildah" : "";
+        return plan_builds({root_, root_ + "/compose.yaml", flavour, engine, &builds_, &buildable_,
+                            nullptr, buildah},
+                           notes);
     }
 
   private:
@@ -124,10 +126,10 @@ TEST(BuildPlan, NoEngineOrNoProjectNameMeansNoBuilds) {
     std::vector<std::string> buildable = {"api"};
     std::vector<std::string> notes;
     EXPECT_FALSE(plan_builds({"/p/x", "/p/x/compose.yaml", ComposeFlavour::PodmanCompose, "",
-                              &builds, &buildable, nullptr},
+                              &builds, &buildable, nullptr, "/usr/bin/buildah"},
                              notes));
     EXPECT_FALSE(plan_builds({"/p/...", "/p/.../compose.yaml", ComposeFlavour::PodmanCompose,
-                              "/usr/bin/podman", &builds, &buildable, nullptr},
+                              "/usr/bin/podman", &builds, &buildable, nullptr, "/usr/bin/buildah"},
                              notes));
     EXPECT_EQ(notes.size(), 2u);
     EXPECT_EQ(compose_project_name("_My App!"), "myapp");

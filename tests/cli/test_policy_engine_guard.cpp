@@ -1,5 +1,6 @@
-// cli/policy_engine_guard.cpp: exactly the up/rebuild lines that say auto
-// become ask; every other byte of the person's file stays.
+// cli/policy_engine_guard.cpp: which installs hold up and rebuild for a
+// person, and exactly the lines of a held verb that say auto become ask;
+// every other byte of the person's file stays.
 #include <gtest/gtest.h>
 
 #include "cli/policy_engine_guard.hpp"
@@ -8,11 +9,78 @@
 namespace hb::cli {
 namespace {
 
+const EngineHold kBoth{"why", "why"};
+
+// A podman-compose install, rootless (pins), with builds and buildah: what
+// the bridge makes safe.
+Config safe_compose() {
+    Config c;
+    c.backend.kind = BackendKind::Compose;
+    c.backend.flavour = ComposeFlavour::PodmanCompose;
+    c.pins = BindPins{"/usr/bin/podman", "/x/hostbridge-executor", {"src"}};
+    c.build = BuildSettings{};
+    c.build->engine = "/usr/bin/podman";
+    c.build->buildah = "/usr/bin/buildah";
+    return c;
+}
+
+TEST(PolicyEngineGuard, OnlyRootlessPodmanComposeWithBuildahRunsBothUnattended) {
+    EXPECT_FALSE(engine_hold(safe_compose()).any());
+    Config no_build = safe_compose();
+    no_build.build.reset();  // nothing buildable: rebuild is denied anyway
+    EXPECT_FALSE(engine_hold(no_build).any());
+
+    Config no_buildah = safe_compose();
+    no_buildah.build->buildah.clear();
+    EXPECT_TRUE(engine_hold(no_buildah).up.empty());
+    EXPECT_NE(engine_hold(no_buildah).rebuild.find("ONBUILD"), std::string::npos);
+
+    Config rootful = safe_compose();
+    rootful.pins.reset();
+    EXPECT_NE(engine_hold(rootful).up.find("rootful podman"), std::string::npos);
+    EXPECT_NE(engine_hold(rootful).rebuild.find("rootful podman"), std::string::npos);
+
+    Config unpinned = safe_compose();
+    unpinned.unpinned_binds = {"data"};
+    EXPECT_NE(engine_hold(unpinned).up.find("unpinned_binds"), std::string::npos);
+    EXPECT_FALSE(engine_hold(unpinned).rebuild.empty());
+
+    Config docker = safe_compose();
+    docker.backend.flavour = ComposeFlavour::Docker;
+    docker.pins.reset();
+    EXPECT_NE(engine_hold(docker).up.find("docker"), std::string::npos);
+    EXPECT_FALSE(engine_hold(docker).rebuild.empty());
+
+    Config stack;
+    stack.backend.kind = BackendKind::Stack;
+    EXPECT_TRUE(engine_hold(stack).up.empty());
+    EXPECT_NE(engine_hold(stack).rebuild.find("its own command"), std::string::npos);
+}
+
+TEST(PolicyEngineGuard, TheReasonNamesEachHeldVerb) {
+    EXPECT_EQ(engine_hold_reason(EngineHold{}), "");
+    EXPECT_EQ(engine_hold_reason(kBoth),
+              "up and rebuild are held for a person (ask): why (SECURITY.md, \"What is not "
+              "defended\")");
+    EXPECT_EQ(engine_hold_reason(EngineHold{"", "no buildah"}),
+              "rebuild is held for a person (ask): no buildah (SECURITY.md, \"What is not "
+              "defended\")");
+}
+
+TEST(PolicyEngineGuard, OnlyTheHeldVerbsLinesChange) {
+    const std::string text = "MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n";
+    const EngineGuarded rebuild_only = hold_engine_verbs(text, EngineHold{"", "why"});
+    EXPECT_EQ(rebuild_only.text, "MODE_up=auto\nMODE_rebuild=ask\nMODE_rebuild.api=ask\n");
+    const EngineGuarded none = hold_engine_verbs(text, EngineHold{});
+    EXPECT_EQ(none.text, text);
+    EXPECT_TRUE(none.changed.empty());
+}
+
 TEST(PolicyEngineGuard, OnlyAutoForUpAndRebuildBecomesAsk) {
     const std::string text =
         "MODE_up=auto\nMODE_upx=auto\nMODE_rebuild.api=auto\r\n\tMODE_rebuild=auto \n"
         "MODE_rebuild.db=dry-run\nMODE_restart=auto\n#MODE_up=auto\nMODE_up=autox\nMODE_rebuild=";
-    const EngineGuarded g = hold_engine_verbs(text);
+    const EngineGuarded g = hold_engine_verbs(text, kBoth);
     EXPECT_EQ(g.text,
               "MODE_up=ask\nMODE_upx=auto\nMODE_rebuild.api=ask\nMODE_rebuild=ask\n"
               "MODE_rebuild.db=dry-run\nMODE_restart=auto\n#MODE_up=auto\nMODE_up=autox\n"
@@ -24,7 +92,7 @@ TEST(PolicyEngineGuard, AFileWithNothingToChangeComesBackByteForByte) {
     for (const std::string& text :
          {std::string(), std::string("\n\n"), std::string("MODE_up=ask\nMODE_rebuild=deny"),
           std::string("MODE_ping=auto\r\n")}) {
-        const EngineGuarded g = hold_engine_verbs(text);
+        const EngineGuarded g = hold_engine_verbs(text, kBoth);
         EXPECT_EQ(g.text, text);
         EXPECT_TRUE(g.changed.empty());
     }
@@ -37,7 +105,7 @@ TEST(PolicyEngineGuard, TheExecutorReadsTheGuardedLinesAsAsk) {
         exec::parse_policy("MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n", services);
     ASSERT_EQ(before.mode(Verb::Rebuild, "api"), exec::Mode::Auto);
     const exec::Policy after = exec::parse_policy(
-        hold_engine_verbs("MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n").text,
+        hold_engine_verbs("MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n", kBoth).text,
         services);
     EXPECT_EQ(after.mode(Verb::Up), exec::Mode::Ask);
     EXPECT_EQ(after.mode(Verb::Rebuild, "db"), exec::Mode::Ask);

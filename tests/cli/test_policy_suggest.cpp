@@ -98,13 +98,13 @@ TEST_F(Suggest, UsedVerbsAreAutoWithHowOftenAndSinceWhen) {
     const exec::Policy p = parsed(run.out);
     EXPECT_EQ(p.mode(Verb::Ping), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Status), Mode::Auto);
-    // up builds every missing image from the agent's files: ask, never auto
-    // (cli/policy_engine_guard.hpp).
-    EXPECT_EQ(p.mode(Verb::Up), Mode::Ask);
+    // A stack install: its up is the approved script's `start`, which this
+    // install does not hold for a person (cli/policy_engine_guard.hpp).
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
     EXPECT_TRUE(has_line(run.out, "MODE_status=auto")) << run.out;
     const std::string status = comment_before(run.out, "MODE_status=auto");
     EXPECT_TRUE(contains(status, "# status: ran 3 times, 20")) << status;  // from .. to
-    const std::string up = comment_before(run.out, "MODE_up=ask");
+    const std::string up = comment_before(run.out, "MODE_up=auto");
     EXPECT_TRUE(contains(up, "# up: ran once, at 20")) << up;
     // Only api's logs ran: logs is denied but for api.
     EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;
@@ -345,6 +345,36 @@ TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
     EXPECT_FALSE(contains(s.text, "MODE_up=auto")) << s.text;
 }
 
+// up and rebuild that ran unattended are suggested auto only where the
+// install does not hold them for a person (cli/policy_engine_guard.hpp).
+TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
+    std::vector<cli::AuditUse> events;
+    std::uint64_t seq = 0;
+    for (auto [verb, arg] : {std::pair<Verb, std::optional<std::string>>{Verb::Up, std::nullopt},
+                             {Verb::Rebuild, "api"},
+                             {Verb::Rebuild, "web"},
+                             {Verb::Down, std::nullopt}}) {
+        cli::AuditUse u;
+        u.seq = ++seq;
+        u.ts = "2026-01-01T00:00:0" + std::to_string(seq) + ".000Z";
+        u.event = AuditEvent::Started;
+        u.verb = verb;
+        u.arg = arg;
+        events.push_back(u);
+    }
+    const cli::InstallServices safe{kServices, {"api", "web"}, cli::EngineHold{}};
+    const exec::Policy free =
+        exec::parse_policy(cli::suggest_policy(events, safe, "d").text, kServices);
+    EXPECT_EQ(free.mode(Verb::Up), Mode::Auto);
+    EXPECT_EQ(free.mode(Verb::Rebuild, "api"), Mode::Auto);
+    EXPECT_EQ(free.mode(Verb::Down), Mode::Ask);  // always a person's
+    const cli::InstallServices held{kServices, {"api", "web"}, cli::EngineHold{"", "no buildah"}};
+    const exec::Policy p =
+        exec::parse_policy(cli::suggest_policy(events, held, "d").text, kServices);
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
+    EXPECT_EQ(p.mode(Verb::Rebuild, "api"), Mode::Ask);
+}
+
 // The pure function, without an install: every verb with every subset of
 // {api, db, a removed service}, and an install with no service at all.
 TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
@@ -378,7 +408,7 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
             for (const auto& rule : s.service_rules)
                 EXPECT_EQ(p.mode(rule.verb, rule.service), rule.mode);
             const bool ran_any = subset != 0;
-            const Mode used = cli::needs_a_person(verb) ? Mode::Ask : Mode::Auto;
+            const Mode used = cli::needs_a_person(verb, install.hold) ? Mode::Ask : Mode::Auto;
             for (const auto& service : kServices) {
                 const auto i = std::find(candidates.begin(), candidates.end(), service);
                 const bool ran_it =
@@ -402,7 +432,7 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
                     << verb_name(verb) << " " << service << " subset " << subset << "\n"
                     << s.text;
             }
-            EXPECT_FALSE(cli::needs_a_person(verb) &&
+            EXPECT_FALSE(cli::needs_a_person(verb, install.hold) &&
                          contains(s.text, std::string(verb_info(verb).policy_key) + "=auto"));
         }
     }

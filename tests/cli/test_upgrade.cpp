@@ -129,7 +129,9 @@ TEST_F(Upgrade, ReplacesEveryCopyByRenameAndRendersTheFilesAgain) {
 // An install from before issue 27 has the old seeded policy (every verb
 // auto): upgrade holds up and rebuild for a person and says why, for every
 // install, and leaves the rest of each file as the person wrote it.
-TEST_F(Upgrade, HoldsUpAndRebuildForAPersonInEveryInstall) {
+// Both installs are stacks: rebuild is held, up is theirs
+// (cli/policy_engine_guard.hpp).
+TEST_F(Upgrade, HoldsRebuildForAPersonInEveryStackInstall) {
     for (const std::string& slug : {std::string("alpha"), std::string("beta")}) {
         write_file(home.config_dir(slug) + "/policy.conf",
                    "MODE_ping=auto\nMODE_up=auto\nMODE_rebuild=auto\nMODE_restart=auto\n");
@@ -138,11 +140,11 @@ TEST_F(Upgrade, HoldsUpAndRebuildForAPersonInEveryInstall) {
     ASSERT_EQ(run.code, 0) << run.out << run.err;
     for (const std::string& slug : {std::string("alpha"), std::string("beta")}) {
         EXPECT_EQ(read_file(home.config_dir(slug) + "/policy.conf"),
-                  "MODE_ping=auto\nMODE_up=ask\nMODE_rebuild=ask\nMODE_restart=auto\n")
+                  "MODE_ping=auto\nMODE_up=auto\nMODE_rebuild=ask\nMODE_restart=auto\n")
             << slug;
     }
-    EXPECT_TRUE(contains(run.out, "MODE_up, MODE_rebuild changed from auto to ask")) << run.out;
-    EXPECT_TRUE(contains(run.out, "a build reads the agent's Containerfile")) << run.out;
+    EXPECT_TRUE(contains(run.out, "MODE_rebuild changed from auto to ask")) << run.out;
+    EXPECT_TRUE(contains(run.out, "a stack builds with its own command")) << run.out;
 }
 
 TEST_F(Upgrade, AnInstallWithoutItsRecordFailsAndTheOthersStillUpgrade) {

@@ -30,7 +30,8 @@
 #  3b. a build step gets no network (the host's 127.0.0.1 service it
 #     calls through 10.0.2.2 sees nothing) and no base image is pulled
 #     (an absent FROM fails; a control shows a docker-format base image's
-#     ONBUILD trigger escapes the same way as the screened lines);
+#     ONBUILD trigger escapes the same way as the screened lines, and with
+#     that image on the host the bridge builds nothing, naming it);
 #  4. `up` never builds: with app's image deleted, `up` leaves no image;
 #  5. the detectors are live: plain `podman build` on the checkout with the
 #     symlink attack prints the secret, and with the cache-id attack writes
@@ -44,7 +45,8 @@
 # shellcheck disable=SC2016
 set -uo pipefail
 
-[ $# -eq 1 ] || { echo "usage: build_attacks.sh BIN_DIR" >&2; exit 64; }
+[ $# -eq 1 ] || { [ $# -eq 2 ] && [ "$2" = --rootless ]; } ||
+    { echo "usage: build_attacks.sh BIN_DIR [--rootless]" >&2; exit 64; }
 bin=$(readlink -f -- "$1")
 repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../..")
 hb=$bin/hostbridge
@@ -54,6 +56,13 @@ skip() {
     echo "SKIP: $*"
     exit 77
 }
+# --rootless: as root, the same attacks as a throwaway ordinary user, whose
+# rootless podman is what a person's install meets.
+if [ "${2:-}" = --rootless ]; then
+    [ "$(id -u)" -eq 0 ] || skip "already rootless: e2e_build_attacks runs as $(id -un)"
+    command -v setpriv >/dev/null || skip "setpriv is not installed"
+    exec "$repo/tools/e2e/run-as-test-user.sh" hb-e2e-ba "$bin" tests/e2e/build_attacks.sh
+fi
 for tool in podman podman-compose python3; do
     command -v "$tool" >/dev/null || skip "$tool is not installed"
 done
@@ -110,7 +119,9 @@ secret_before=$(secret_state)
 
 mkdir -p "$P/app/rootfs/bin" "$P/db" || die "mkdir"
 cp "$busybox" "$P/app/rootfs/bin/busybox"
-for applet in sh sleep cat ls touch wget; do ln -s busybox "$P/app/rootfs/bin/$applet"; done
+# nc, not wget: Debian 12's static busybox `wget -q -T 5` died of SIGSEGV in
+# a rootless build here, so a call that never left looked like one refused.
+for applet in sh sleep cat ls touch nc printf; do ln -s busybox "$P/app/rootfs/bin/$applet"; done
 cp -a "$P/app/rootfs" "$P/db/rootfs"
 echo v1 >"$P/app/version.txt"
 honest_app() {
@@ -158,9 +169,20 @@ out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compos
     die "hostbridge install: $out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
 audit=$work/home/.local/state/hostbridge/$slug/audit.jsonl
+policy=$work/home/.config/hostbridge/$slug/policy.conf
+# What install seeds (cli/policy_engine_guard.hpp): rootless, builds from
+# screened snapshots with buildah's trigger check and pinned binds, both
+# run unattended; rootful podman resolves bind sources by path, so both are
+# held for a person, and install says why.
+if [ "$(id -u)" -eq 0 ]; then
+    check "rootful podman: install seeds up and rebuild ask, saying why" \
+        eval 'grep -qx MODE_up=ask "$policy" && grep -qx MODE_rebuild=ask "$policy" && grep -q "up and rebuild are held for a person (ask): with rootful podman" <<<"$out"'
+else
+    check "rootless podman-compose: install seeds up and rebuild auto" \
+        eval 'grep -qx MODE_up=auto "$policy" && grep -qx MODE_rebuild=auto "$policy" && ! grep -q "held for a person" <<<"$out"'
+fi
 # This test is about what a build may read, not about the person's approval:
 # up and rebuild run unattended here.
-policy=$work/home/.config/hostbridge/$slug/policy.conf
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
 grep -qx MODE_rebuild=auto "$policy" || die "cannot set MODE_rebuild=auto in $policy"
 python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["build"]; assert [s["service"] for s in b["services"]] == ["app", "db"], b' \
@@ -441,7 +463,7 @@ attack_file <<EOF
 FROM scratch
 LABEL io.hostbridge.test=$name
 COPY rootfs/ /
-RUN wget -q -T 5 -O /dev/null http://10.0.2.2:$port/from-the-build
+RUN printf 'GET /from-the-build HTTP/1.0\\r\\n\\r\\n' | nc 10.0.2.2 $port
 EOF
 request rebuild app
 check "a build step that calls the host's 127.0.0.1 (10.0.2.2:$port): the build fails, the service saw nothing" \
@@ -450,6 +472,7 @@ if [ "$(id -u)" -ne 0 ]; then
     podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" >"$work/control-net.log" 2>&1
     check "control: plain podman build (rootless, slirp4netns) reaches the host's 127.0.0.1 service" \
         grep -q from-the-build "$work/http.log"
+    grep -q from-the-build "$work/http.log" || tail -n 5 "$work/control-net.log"
 else
     echo "SKIP control: rootful podman builds do not go through slirp4netns (no 10.0.2.2); the loopback reach was measured rootless"
 fi
@@ -485,7 +508,23 @@ check "control: a docker-format base image's ONBUILD trigger writes into the sec
     test -e "$secret/pwned-by-trigger"
 rm -f "$secret/pwned-by-trigger"
 secret_before=$(secret_state)
-podman rmi -f "localhost/${name}_control:latest" "localhost/${name}_evilbase:latest" >/dev/null 2>&1
+podman rmi -f "localhost/${name}_control:latest" >/dev/null 2>&1
+# Through the bridge, with that image on the host: buildah inspect reads its
+# trigger, and no build runs while it is there, whichever FROM it names.
+# shellcheck disable=SC2034 # read inside the eval below
+evil_id=$(image_id "localhost/${name}_evilbase:latest")
+cp "$work/evilbase/Child" "$P/app/Containerfile"
+request rebuild app
+check "a base image with an ONBUILD trigger on the host: rebuild refused, naming it" \
+    eval '[ "$REQ_RC" -ne 0 ] && grep -q "image ${evil_id:0:12} on this host has 1 ONBUILD trigger" "$work/out" "$work/err"'
+check "the trigger never ran (secret dir unchanged)" secret_same
+honest_app
+request rebuild app
+check "an honest rebuild is refused too while the trigger image is there" \
+    eval '[ "$REQ_RC" -ne 0 ] && grep -q "ONBUILD trigger" "$work/out" "$work/err"'
+podman rmi -f "localhost/${name}_evilbase:latest" >/dev/null 2>&1
+request rebuild app
+check "the trigger image removed: the honest rebuild runs again" eval '[ "$REQ_RC" -eq 0 ]'
 reset_app
 
 # ------------------------------------------------------------------ 4: up never builds

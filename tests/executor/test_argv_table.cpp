@@ -78,6 +78,7 @@ Config with_builds(Config c) {
     const bool podman = c.backend.flavour == ComposeFlavour::PodmanCompose;
     BuildSettings b;
     b.engine = podman ? "/usr/bin/podman" : "/usr/bin/docker";
+    if (podman) b.buildah = "/usr/bin/buildah";
     b.project = "demo-app";
     const std::string sep = podman ? "_" : "-";
     b.services = {
@@ -493,7 +494,8 @@ std::string render_doc() {
     md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`; `$ENGINE` in a\n";
     md += "  build step is `build.engine`, in a pin step `pins.engine`. `$PROJECT`:\n";
     md += "  `build.project` (or, with no build, `settle.project`), the compose project\n";
-    md += "  name.\n";
+    md += "  name. `$BUILDAH`: `build.buildah` (podman-compose), which reads base\n";
+    md += "  images' ONBUILD triggers before a build.\n";
     md += "- `$PROJECT_DIR`, `$RUN_DIR`, `$EXECUTOR`: `project_dir`, `run_dir` and\n";
     md += "  `pins.executor`, in the pin step that starts `up`, `restart` and `rebuild`\n";
     md += "  where the engine is rootless podman and the compose file binds checkout\n";
@@ -511,6 +513,22 @@ std::string render_doc() {
     md += "podman-compose (1.0.3 in Debian 12) refuses `logs --no-color`; its logs are\n";
     md += "never coloured.\n\n";
     md += render_table(doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose)) + "\n";
+    md += "### Before the build step: base images' ONBUILD triggers\n\n";
+    md += "Before a podman build runs (after the snapshot and the screen), the executor\n";
+    md += "asks for every image of the store, which a `FROM` could name, then, for each\n";
+    md += "id it has not found free of triggers before, how many ONBUILD triggers its\n";
+    md += "config holds (`$BUILDAH` is `build.buildah`; `$ID` an id the list printed,\n";
+    md += "64 lowercase hex digits). One with any refuses the build (docs/BUILDS.md,\n";
+    md += "\"Base images' triggers\").\n\n";
+    {
+        Config c = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
+        const std::string id(64, 'a');
+        std::string count = display_argv(*trigger_count(c, id));
+        count.replace(count.find(id), id.size(), "$ID");
+        md += "| row | runs |\n|---|---|\n";
+        md += "| images | `" + display_argv(trigger_images(c)) + "` |\n";
+        md += "| triggers | `" + count + "` |\n\n";
+    }
     md +=
         "## Settling: the engine queries after `up`, `restart`, `rebuild`, `status`, `health`\n\n";
     md += "With `settle` in `bridge.json` (compose backend; `$ENGINE` is `settle.engine`,\n";

@@ -1,0 +1,185 @@
+// The check of base images' ONBUILD triggers before a podman build
+// (executor/base_triggers.cpp), against stand-in `podman` and `buildah`
+// scripts that answer from files and record each call, so every answer
+// shape is reproducible. Real podman and buildah are
+// tests/e2e/build_attacks.sh's (a trigger image present: the rebuild is
+// refused and its trigger never runs).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "executor/argv_table.hpp"
+#include "executor/base_triggers.hpp"
+#include "ipc/unique_fd.hpp"
+#include "tests/executor/temp_tree.hpp"
+
+namespace hb::exec {
+namespace {
+
+std::string id_of(char c) {
+    return std::string(64, c);
+}
+
+class TriggerCheck : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        // podman prints the file `images`; buildah prints `count-<ID>` as
+        // it is (buildah 1.28 prints no newline) or exits with `rc-<ID>`. Each call is appended to
+        // `calls`.
+        tree_.write("bin/podman", "#!/bin/sh\necho \"podman $*\" >>" + tree_.path("calls") +
+                                      "\ncat " + tree_.path("images") + "\n");
+        tree_.write("bin/buildah", "#!/bin/sh\nid=$6\necho \"buildah $*\" >>" +
+                                       tree_.path("calls") + "\nd=" + tree_.root() +
+                                       "\nif [ -f \"$d/rc-$id\" ]; then echo 'Error: image not "
+                                       "known\x1b[31m' >&2; exit \"$(cat \"$d/rc-$id\")\"; fi\n"
+                                       "cat \"$d/count-$id\"\n");
+        ::chmod(tree_.path("bin/podman").c_str(), 0755);
+        ::chmod(tree_.path("bin/buildah").c_str(), 0755);
+        ::mkdir(tree_.path("builds").c_str(), 0700);
+        builds_ = UniqueFd(::open(tree_.path("builds").c_str(), O_RDONLY | O_DIRECTORY));
+        config_.backend.kind = BackendKind::Compose;
+        config_.backend.flavour = ComposeFlavour::PodmanCompose;
+        config_.build = BuildSettings{};
+        config_.build->engine = tree_.path("bin/podman");
+        config_.build->buildah = tree_.path("bin/buildah");
+    }
+
+    void images(const std::vector<std::string>& ids) {
+        std::string text;
+        for (const auto& id : ids) text += "sha256:" + id + "\n";
+        tree_.write("images", text);
+    }
+    void count(const std::string& id, const std::string& n) { tree_.write("count-" + id, n); }
+    // How many times buildah was asked, since the last call.
+    int asked() {
+        const std::string calls = tree_.read("calls");
+        tree_.write("calls", "");
+        int n = 0;
+        for (std::size_t at = calls.find("buildah "); at != std::string::npos;
+             at = calls.find("buildah ", at + 1))
+            ++n;
+        return n;
+    }
+    Result<std::size_t> check() { return check_base_triggers(config_, builds_.get()); }
+
+    test::TempTree tree_;
+    UniqueFd builds_;
+    Config config_;
+};
+
+TEST_F(TriggerCheck, ImagesWithoutTriggersPassAndAreAskedAboutOnce) {
+    images({id_of('a'), id_of('b')});
+    count(id_of('a'), "0");
+    count(id_of('b'), "0");
+    auto first = check();
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(*first, 2u);
+    EXPECT_EQ(asked(), 2);
+    // The ids are remembered: a digest of the config never gains a trigger.
+    auto second = check();
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_EQ(*second, 0u);
+    EXPECT_EQ(asked(), 0);
+    // A new image is asked about; one gone is forgotten.
+    images({id_of('b'), id_of('c')});
+    count(id_of('c'), "0");
+    ASSERT_TRUE(check());
+    EXPECT_EQ(asked(), 1);
+    EXPECT_EQ(tree_.read("builds/" + std::string(kNoTriggersFile)),
+              id_of('b') + "\n" + id_of('c') + "\n");
+}
+
+TEST_F(TriggerCheck, AnImageWithATriggerRefusesTheBuildNamingItEveryTime) {
+    images({id_of('a'), id_of('b'), id_of('c')});
+    count(id_of('a'), "0");
+    count(id_of('b'), "2");
+    count(id_of('c'), "0");
+    auto refused = check();
+    ASSERT_FALSE(refused);
+    EXPECT_NE(
+        refused.error().message.find("image bbbbbbbbbbbb on this host has 2 ONBUILD triggers"),
+        std::string::npos)
+        << refused.error().message;
+    EXPECT_NE(refused.error().message.find("podman rmi bbbbbbbbbbbb"), std::string::npos);
+    // Never remembered as clean: the next build asks again and is refused.
+    asked();
+    EXPECT_FALSE(check());
+    EXPECT_EQ(asked(), 1);  // b again: a was remembered, c is never reached
+    // Removed by the person: builds run again.
+    images({id_of('a'), id_of('c')});
+    EXPECT_TRUE(check());
+}
+
+TEST_F(TriggerCheck, AnswersOutOfShapeRefuseTheBuild) {
+    images({id_of('a')});
+    for (const char* answer : {"", "1x", "-1", "0 0", "1234567", "0\n\n"}) {
+        SCOPED_TRACE(answer);
+        count(id_of('a'), answer);
+        auto r = check();
+        ASSERT_FALSE(r);
+        EXPECT_NE(r.error().message.find("not a count of ONBUILD triggers"), std::string::npos)
+            << r.error().message;
+    }
+    count(id_of('a'), "0\n");  // a newline after it is what a terminal would add
+    EXPECT_TRUE(check());
+}
+
+TEST_F(TriggerCheck, ABuildahThatFailsRefusesTheBuildWithItsWordsMadeVisible) {
+    images({id_of('a')});
+    tree_.write("rc-" + id_of('a'), "125");
+    auto r = check();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("exited with status 125 (Error: image not known\\x1b[31m)"),
+              std::string::npos)
+        << r.error().message;
+}
+
+TEST_F(TriggerCheck, AnImageListOutOfShapeRefusesTheBuild) {
+    for (const std::string& list :
+         {std::string("sha256:") + id_of('a'),  // cut short
+          id_of('a') + "\n", "sha256:" + id_of('A') + "\n", "sha256:" + id_of('a') + " x\n",
+          "sha256:" + std::string(63, 'a') + "\n"}) {
+        SCOPED_TRACE(list);
+        tree_.write("images", list);
+        EXPECT_FALSE(check());
+    }
+    tree_.write("images", "");  // an empty store: nothing to ask
+    auto empty = check();
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(*empty, 0u);
+}
+
+TEST_F(TriggerCheck, ARememberedListOutOfShapeIsForgottenNotBelieved) {
+    images({id_of('a')});
+    count(id_of('a'), "1");
+    // Planted by hand (the agent cannot reach run_dir): one bad line and
+    // the whole list counts as nothing checked.
+    tree_.write("builds/" + std::string(kNoTriggersFile), id_of('a') + "\nnot-an-id\n");
+    EXPECT_FALSE(check());
+    EXPECT_EQ(asked(), 1);
+}
+
+TEST_F(TriggerCheck, WithoutBuildahEveryBuildIsRefusedSayingWhy) {
+    config_.build->buildah.clear();
+    images({id_of('a')});
+    auto r = check();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("install buildah"), std::string::npos);
+    EXPECT_EQ(tree_.read("calls"), "");  // not even the list ran
+}
+
+TEST_F(TriggerCheck, TheRowsAreFixedWordsAndAnIdOfOurs) {
+    EXPECT_EQ(trigger_images(config_),
+              (Argv{config_.build->engine, "images", "-a", "--no-trunc", "--format", "{{.ID}}"}));
+    EXPECT_EQ(*trigger_count(config_, id_of('a')),
+              (Argv{config_.build->buildah, "inspect", "--type", "image", "--format",
+                    "{{len .Docker.Config.OnBuild}}", id_of('a')}));
+    EXPECT_FALSE(trigger_count(config_, "--help"));
+    EXPECT_FALSE(trigger_count(config_, "sha256:" + id_of('a')));
+}
+
+}  // namespace
+}  // namespace hb::exec
