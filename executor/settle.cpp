@@ -272,6 +272,34 @@ void attach_logs(const Config& config, std::vector<ServiceReport>& services,
     }
 }
 
+// The services in words, for the text an agent or a person reads (the
+// response's `output`): a line each, then the log lines of one that did
+// not settle, control characters made visible (the container wrote them).
+void tell_services(int log_fd, const std::vector<ServiceReport>& services) {
+    for (const ServiceReport& r : services) {
+        std::string line = r.service + ": ";
+        if (r.standing != Standing::Good) {
+            line += r.problem;
+        } else {
+            const bool checked = std::any_of(
+                r.containers.begin(), r.containers.end(),
+                [](const ContainerFacts& c) { return c.health != ContainerHealth::None; });
+            line += checked ? "running, healthy" : "running, no healthcheck";
+            if (!r.containers.empty() && !zero(r.containers.front().image))
+                line += ", image " + short_hex(r.containers.front().image);
+        }
+        log_line(log_fd, line);
+        std::size_t at = 0;
+        while (at < r.log.size()) {
+            std::size_t end = r.log.find('\n', at);
+            if (end == std::string::npos) end = r.log.size();
+            log_line(log_fd,
+                     r.service + " | " + sys::escape_unprintable(r.log.substr(at, end - at)));
+            at = end + 1;
+        }
+    }
+}
+
 // A container the pin check stopped (executor/pin_check.hpp) is reported
 // with why, whatever state the engine gives it from then on.
 void mark_stopped(std::vector<ServiceReport>& services,
@@ -350,7 +378,10 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
     const std::string elsewhere = stopped_elsewhere(
         last_error.empty() ? out.services : std::vector<ServiceReport>{}, stopped);
     out.ok = last_error.empty() && all_good(out.services) && elsewhere.empty();
-    if (out.ok) return out;
+    if (out.ok) {
+        tell_services(log_fd, out.services);
+        return out;
+    }
     if (!last_error.empty()) {
         out.reason = "cannot tell whether the services settled: " + last_error + elsewhere;
     } else {
@@ -361,6 +392,7 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
             (listed.empty() ? elsewhere.substr(2) : listed + elsewhere);
     }
     attach_logs(config, out.services, deadline);
+    tell_services(log_fd, out.services);
     return out;
 }
 
@@ -383,27 +415,18 @@ SettleOutcome look(const Config& config, Verb verb, int log_fd, Clock::time_poin
         return out;
     }
     out.services = judge_services(*facts, goal, config);
-    for (const ServiceReport& r : out.services) {
-        std::string line = r.service + ": ";
-        if (r.standing != Standing::Good) {
-            line += r.problem;
-        } else {
-            const bool checked = std::any_of(
-                r.containers.begin(), r.containers.end(),
-                [](const ContainerFacts& c) { return c.health != ContainerHealth::None; });
-            line += checked ? "running, healthy" : "running, no healthcheck";
-        }
-        log_line(log_fd, line);
-    }
     if (!health) {
         out.ok = true;  // status reports; how the services are is its answer
+        tell_services(log_fd, out.services);
         return out;
     }
     out.ok = all_good(out.services);
-    if (out.ok) return out;
-    out.reason = (any_waiting(out.services) ? "not healthy yet: " : "not healthy: ") +
-                 problems(out.services);
-    attach_logs(config, out.services, deadline);
+    if (!out.ok) {
+        out.reason = (any_waiting(out.services) ? "not healthy yet: " : "not healthy: ") +
+                     problems(out.services);
+        attach_logs(config, out.services, deadline);
+    }
+    tell_services(log_fd, out.services);
     return out;
 }
 

@@ -178,6 +178,9 @@ TEST(Settle, AHealthyServiceSettlesAtOnce) {
     EXPECT_TRUE(out.ok) << out.reason;
     ASSERT_EQ(out.services.size(), 1u);
     EXPECT_EQ(out.services[0].containers.at(0).health, ContainerHealth::Healthy);
+    // The text says how it settled, with the image it runs.
+    EXPECT_NE(e.read("log").find("hostbridge: app: running, healthy, image "), std::string::npos)
+        << e.read("log");
     const auto json = settle_json(out, true);
     EXPECT_EQ(json[0]["settled"], "ok");
     EXPECT_EQ(json[0]["containers"][0]["container"], "aaaaaaaaaaaa");
@@ -207,6 +210,14 @@ TEST(Settle, AnExitedServiceFailsWithItsLastLogLines) {
     EXPECT_EQ(json[0]["settled"], "failed");
     EXPECT_TRUE(json[0]["log"].is_string());
     EXPECT_FALSE(settle_json(out, false)[0].contains("log"));  // never into the audit log
+    // The text an agent or a person reads says it too, the escape made
+    // visible (the container wrote it).
+    const std::string log = e.read("log");
+    EXPECT_NE(log.find("hostbridge: app: exited with status 2\nhostbridge: app | starting\n"
+                       "hostbridge: app | fatal: \\x1b[31mno config\n"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find('\x1b'), std::string::npos);
 }
 
 TEST(Settle, AServiceThatStaysStartingTimesOut) {
@@ -297,7 +308,9 @@ TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
     SettleOutcome out = e.look_as(Verb::Health);
     EXPECT_TRUE(out.ok) << out.reason;
     EXPECT_EQ(e.read("calls").find("healthcheck"), std::string::npos);  // none to run
-    EXPECT_NE(e.read("log").find("hostbridge: app: running, no healthcheck\n"), std::string::npos);
+    EXPECT_NE(e.read("log").find("hostbridge: app: running, no healthcheck, image "),
+              std::string::npos)
+        << e.read("log");
     e.write("inspect", "[" + container_json("running", "starting") + "]");
     out = e.look_as(Verb::Health);
     EXPECT_FALSE(out.ok);
