@@ -117,6 +117,11 @@ class Installer {
         if (backend_.kind == BackendKind::Compose) {
             std::cout << "compose flavour: " << compose_flavour_name(backend_.flavour) << " ("
                       << flavour_how_ << ")\n";
+            if (backend_.flavour == ComposeFlavour::Docker)
+                print_warning(kCmd,
+                              "docker compose is not supported yet: every verb but ping is "
+                              "denied, because no test runs its commands (it is not in Debian "
+                              "12; docs/COMPOSE.md, \"docker compose\")");
         }
         if (o_.allow_root) {
             print_warning(kCmd,

@@ -350,6 +350,13 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
         pong.output = "pong";
         return pong;
     }
+    // docker compose v2 is not in Debian 12: no test runs its rows, so none
+    // runs, held or dry-run either (docs/COMPOSE.md, "docker compose");
+    // docs/ARGV-TABLE.md shows what they would be.
+    if (config.backend.kind == BackendKind::Compose &&
+        config.backend.flavour == ComposeFlavour::Docker) {
+        return refusal(FinalState::Denied, ReasonCode::UntestedCompose);
+    }
     const Plan& plan = std::get<Plan>(outcome);
 
     // Every verb that runs a command: a read-only `status` runs the same

@@ -8,7 +8,7 @@ namespace hb {
 
 namespace {
 
-constexpr NameTable<ReasonCode, 52> kReasonTexts = {
+constexpr NameTable<ReasonCode, 53> kReasonTexts = {
     {{
         {ReasonCode::None, ""},
         {ReasonCode::NameSchema, "request name does not match the schema"},
@@ -65,6 +65,9 @@ constexpr NameTable<ReasonCode, 52> kReasonTexts = {
         {ReasonCode::BuildInputRefused, "build input refused"},
         {ReasonCode::WindowNotSupported,
          "this install's logs takes no lines or since (docs/COMPOSE.md, \"Following logs\")"},
+        {ReasonCode::UntestedCompose,
+         "docker compose is not supported yet: it is not in Debian 12, so no test runs its "
+         "commands (docs/COMPOSE.md, \"docker compose\")"},
     }},
     "unknown reason"};
 
@@ -144,6 +147,7 @@ bool reason_valid_for_parser(ReasonCode code, Outcome outcome) {
         case ReasonCode::BuildNotConfigured:
         case ReasonCode::BuildInputRefused:
         case ReasonCode::WindowNotSupported:
+        case ReasonCode::UntestedCompose:
             return false;
     }
     return false;  // a value outside the enum

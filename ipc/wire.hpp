@@ -103,6 +103,7 @@ enum class ReasonCode : std::uint16_t {
     BuildNotConfigured = 62,  // bridge.json records no snapshot build for the service
     BuildInputRefused = 63,   // detail: the snapshot or the Containerfile screen said why
     WindowNotSupported = 64,  // `lines`/`since` on an install whose logs cannot take them
+    UntestedCompose = 65,     // docker compose v2: no test runs its rows (not in Debian 12)
 };
 
 // The fixed text of a reason code, e.g. "empty request body". Codes that

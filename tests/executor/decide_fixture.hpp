@@ -196,7 +196,12 @@ class StackFixture : public DrainFixture {
         const std::string rendered = state + "/rendered/compose.yaml";
         fs::create_directories(fs::path(rendered).parent_path());
         write_file(rendered, text);
-        config["backend"] = {{"kind", "compose"}, {"argv", {stack}}, {"file", file}};
+        // podman-compose: docker compose's rows are denied until a test
+        // runs them (docs/COMPOSE.md, "docker compose").
+        config["backend"] = {{"kind", "compose"},
+                             {"argv", {stack}},
+                             {"file", file},
+                             {"flavour", "podman-compose"}};
         config["rendered"] =
             json::array({{{"path", "compose.yaml"}, {"sha256", hb::exec::sha256_hex(text)}}});
         pin({"stack", "compose.yaml"});

@@ -50,7 +50,10 @@ hb::Config install(hb::BackendKind kind) {
         c.backend.argv = {"/srv/prop/stack"};
         c.join_network = hb::JoinNetwork{"/usr/bin/podman", "prop-net", "agent"};
     } else {
-        c.backend.argv = {"/usr/bin/docker", "compose"};
+        // podman-compose: docker compose's rows are denied until a test
+        // runs them (ArgvTable.DockerComposeRowsAreDeniedUntilATestRunsThem).
+        c.backend.argv = {"/usr/bin/podman-compose"};
+        c.backend.flavour = hb::ComposeFlavour::PodmanCompose;
         c.backend.file = "/srv/prop/compose.yaml";
     }
     return c;

@@ -36,7 +36,7 @@ TEST(ReasonText, EveryCodeHasDistinctText) {
         EXPECT_FALSE(text.empty()) << c;
         EXPECT_TRUE(seen.insert(text).second) << "duplicate text for " << c << ": " << text;
     }
-    EXPECT_EQ(codes, 9 + 17 + 25);
+    EXPECT_EQ(codes, 9 + 17 + 26);
     EXPECT_EQ(reason_text(ReasonCode::None), "");
 }
 
