@@ -73,9 +73,12 @@ STACK
     grep -q "stack ran: status" <<<"$out" || fail "status output: $out"
     pass "a request fired the drain through the path unit"
 
-    # up is held for a person by the seeded policy (a compose up builds from
-    # the agent's files: SECURITY.md): the person allows it, and the drain
+    # The person holds up (a stack's up is seeded auto:
+    # cli/policy_engine_guard.hpp), allows the agent's up, and the drain
     # that takes the decision up runs it.
+    local policy=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug/policy.conf
+    grep -qx MODE_up=auto "$policy" || fail "a stack install did not seed MODE_up=auto: $(grep MODE_up "$policy")"
+    sed -i 's/^MODE_up=auto$/MODE_up=ask/' "$policy"
     name=$("$p/untracked/hostbridge/request" --no-wait up) || fail "publish up"
     name=${name##*/}
     wait_for 30 '"$hb" pending --slug "$slug" 2>/dev/null | grep -qx "request: *$name"' ||
