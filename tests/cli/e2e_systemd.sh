@@ -97,6 +97,9 @@ STACK
     kill -0 "$app" 2>/dev/null || fail "the app died with the oneshot"
     pass "up ran in a systemd-run scope under the hardening and outlived the oneshot"
     kill "$app"
+    # The person's policy as install seeded it again, so the install below
+    # has nothing to regenerate (AGENT.md follows the policy).
+    sed -i 's/^MODE_up=ask$/MODE_up=auto/' "$policy"
 
     out=$("$hb" install --project-dir "$p" --stack-bin "$p/stack" "${root_flag[@]}" 2>&1) ||
         fail "second install: $out"
