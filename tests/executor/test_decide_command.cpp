@@ -4,7 +4,10 @@
 // environment the command sees, a planted log, and the response's output
 // (the last 16 KiB cut at a UTF-8 boundary, invalid bytes replaced).
 #include <gtest/gtest.h>
+
 #include <pwd.h>
+#include <chrono>
+#include <thread>
 
 #include <set>
 
@@ -125,14 +128,24 @@ TEST(DecideCommand, ABackgroundDaemonKeepingStdoutOpenDoesNotHangTheDrain) {
     std::vector<pid_t> daemons;
     std::istringstream pids(f.ctl_file("daemons"));
     for (pid_t pid; pids >> pid;) daemons.push_back(pid);
+    // `$!` is the forked shell until it has exec'd sleep: on a busy machine
+    // the drain can be done before that, so each is given a moment to.
+    const auto sleeping = [](pid_t daemon) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (hb::test::process_alive(daemon)) {
+            const std::string cmdline =
+                hb::test::read_file("/proc/" + std::to_string(daemon) + "/cmdline");
+            if (cmdline.rfind("sleep", 0) == 0) return true;
+            if (std::chrono::steady_clock::now() > until) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    };
     std::size_t alive = 0;
     for (pid_t daemon : daemons) {
-        const std::string cmdline =
-            hb::test::read_file("/proc/" + std::to_string(daemon) + "/cmdline");
-        if (hb::test::process_alive(daemon) && cmdline.rfind("sleep", 0) == 0) {
-            ++alive;
-            ::kill(daemon, SIGKILL);
-        }
+        if (!sleeping(daemon)) continue;
+        ++alive;
+        ::kill(daemon, SIGKILL);
     }
     EXPECT_EQ(exit.code, 0) << exit.err;
     EXPECT_EQ(daemons.size(), 2U);
