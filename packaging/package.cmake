@@ -79,9 +79,11 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # hostbridge_<version>_<arch>.deb
 # Depends: from the binaries' own NEEDED libraries (dpkg-shlibdeps).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# The bridge drives compose or a stack script; any of these engines will do.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "podman | docker.io, podman-compose | docker-compose, git")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io, docker-compose, systemd")
+# The bridge drives podman-compose or a stack script. buildah shows base
+# images' ONBUILD triggers, without which every podman rebuild is refused
+# (docs/BUILDS.md); docker compose runs nothing yet (docs/COMPOSE.md).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "podman, buildah, podman-compose, git")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "systemd")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/postinst
                                       ${CMAKE_CURRENT_LIST_DIR}/debian/prerm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

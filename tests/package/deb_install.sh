@@ -67,9 +67,12 @@ for lib in libc6 libseccomp2 libcap-ng0 libssl3 libyaml-cpp; do
     # libssl's and yaml-cpp's package names carry an ABI suffix: match the stem.
     grep -q "${lib}" <<<"$depends" || fail "Depends: lacks $lib (from dpkg-shlibdeps)"
 done
-grep -q podman <<<"$recommends" && grep -q podman-compose <<<"$recommends" &&
+# buildah: without it every podman rebuild is refused (docs/BUILDS.md); no
+# docker: a docker compose install runs nothing yet (docs/COMPOSE.md).
+grep -q podman <<<"$recommends" && grep -q buildah <<<"$recommends" &&
+    grep -q podman-compose <<<"$recommends" && ! grep -q docker <<<"$recommends$suggests" &&
     pass "Recommends: $recommends" || fail "Recommends: '$recommends'"
-grep -q docker <<<"$suggests" && pass "Suggests: $suggests" || fail "Suggests: '$suggests'"
+grep -q systemd <<<"$suggests" && pass "Suggests: $suggests" || fail "Suggests: '$suggests'"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/hostbridge ./usr/lib/hostbridge/hostbridge-executor \
     ./usr/lib/hostbridge/hostbridge-parser ./usr/lib/hostbridge/hostbridge-agent \
