@@ -69,11 +69,12 @@ TEST(Policy, SeededDefaultAllowsEveryVerbButUpRebuildDownAndInitWithoutWarnings)
         EXPECT_EQ(p.mode(verb), held ? Mode::Ask : Mode::Auto) << verb_name(verb);
     }
     EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
-    const std::string_view text = default_policy_text();
-    EXPECT_NE(text.find("init resets seed data"), std::string_view::npos);
-    EXPECT_NE(text.find("MODE_<verb>.<service>"), std::string_view::npos);
-    EXPECT_NE(text.find("dry-run"), std::string_view::npos);
-    EXPECT_NE(text.find("never sourced"), std::string_view::npos);
+    // A string: a view of the returned temporary would dangle (ASan caught it).
+    const std::string text = default_policy_text();
+    EXPECT_NE(text.find("init resets seed data"), std::string::npos);
+    EXPECT_NE(text.find("MODE_<verb>.<service>"), std::string::npos);
+    EXPECT_NE(text.find("dry-run"), std::string::npos);
+    EXPECT_NE(text.find("never sourced"), std::string::npos);
 }
 
 TEST(Policy, ExplicitDeny) {
