@@ -44,6 +44,14 @@ constexpr const char* kSettles =
     " The answer waits until the services it touched settled: done only when each runs "
     "(healthy where it has a healthcheck; restarted, or on the new image, where that was "
     "asked); otherwise failed, naming each service that is not, with its last log lines.";
+// A stack's `status` and `health` where the manifest says `verified_outcomes`.
+constexpr const char* kStackLooks =
+    " Then reports each service: per container its state, health as last checked, restarts, "
+    "image and start time (in `services`).";
+constexpr const char* kStackChecks =
+    " Then runs each running container's healthcheck once: done only when the script's check "
+    "passed and every service runs, healthy or without a healthcheck; otherwise failed, naming "
+    "each service that is not, with its last log lines.";
 // `logs` where the manifest says `log_window`: how to follow a log.
 constexpr const char* kFollows =
     " With `lines`, only the last N lines, each after its timestamp. To follow the log, pass "
@@ -98,11 +106,18 @@ constexpr std::array<VerbText, 10> kVerbs = {{
 }};
 
 std::string verb_does_without_window(const Manifest& m, const VerbText& v) {
-    if (m.backend != "compose") return v.script;
-    if (!m.verified_outcomes) return v.compose;
-    if (v.verified != nullptr) return v.verified;
     const std::string verb = v.verb;
     const bool settles = verb == "up" || verb == "restart" || verb == "rebuild";
+    if (m.backend != "compose") {
+        // A stack whose containers the host finds (docs/COMPOSE.md, "A
+        // stack's services"): its script runs, then the host looks.
+        if (!m.verified_outcomes) return v.script;
+        if (verb == "status") return std::string(v.script) + kStackLooks;
+        if (verb == "health") return std::string(v.script) + kStackChecks;
+        return std::string(v.script) + (settles ? kSettles : "");
+    }
+    if (!m.verified_outcomes) return v.compose;
+    if (v.verified != nullptr) return v.verified;
     return std::string(v.compose) + (settles ? kSettles : "");
 }
 

@@ -97,7 +97,7 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
                              const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
     // The settle step and the structured status and health (executor/settle.hpp).
-    const bool verified = compose && config.settle.has_value();
+    const bool verified = config.settle.has_value();
     const std::string req = spool_rel + "/request";
     const std::string example = config.services.empty() ? "api" : config.services.front();
     // How long an MCP tool call may last: Codex takes seconds, Claude Code
@@ -135,21 +135,30 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
       << "| verb | argument | what the host does |\n|---|---|---|\n"
       << "| `ping` | none | answers `pong`; runs nothing (checks the bridge is alive) |\n"
       << "| `status` | none | "
-      << (verified ? "each service's containers: state, health, restarts, image, start time "
-                     "(`services`), then the `ps` text"
-                   : "shows the state of the containers")
+      << (verified && compose ? "each service's containers: state, health, restarts, image, "
+                                "start time (`services`), then the `ps` text"
+          : verified ? "the project's own status text, then each service's containers: state, "
+                       "health, restarts, image, start time (`services`)"
+          : compose  ? "shows the state of the containers"
+                     : "shows the state of the services")
       << " |\n"
       << "| `health` | none | "
-      << (verified  ? "runs each healthcheck once; `done` only when every service runs, healthy "
-                      "where it has a check; `failed` names the others, with their last log lines"
-          : compose ? "shows the state of the containers"
-                    : "runs the project's health check")
+      << (verified && compose
+              ? "runs each healthcheck once; `done` only when every service runs, healthy "
+                "where it has a check; `failed` names the others, with their last log lines"
+          : verified ? "runs the project's health check, then each container's healthcheck "
+                       "once; `done` only when both pass: every service runs, healthy where it "
+                       "has a check; `failed` names the others, with their last log lines"
+          : compose  ? "shows the state of the containers"
+                     : "runs the project's health check")
       << " |\n"
       << "| `logs` | a service | "
-      << (exec::accepts_log_window(config) ? "the last 200 lines of the service's log (fewer, or "
-                                             "only the new ones: below)"
-          : compose                        ? "the last 200 lines of the service's log"
-                                           : "the service's recent logs")
+      << (exec::accepts_log_window(config) && compose
+              ? "the last 200 lines of the service's log (fewer, or only the new ones: below)"
+          : exec::accepts_log_window(config) ? "the service's recent logs (fewer, or only the new "
+                                               "ones: below)"
+          : compose                          ? "the last 200 lines of the service's log"
+                                             : "the service's recent logs")
       << " |\n"
       << "| `up` | none | "
       << (compose ? "starts the containers; builds nothing (a missing image waits for `rebuild`)"

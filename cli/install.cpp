@@ -283,6 +283,11 @@ class Installer {
                 buildah_ = *found;
             }
         }
+        if (auto found = find_on_path("podman", env.path_var);
+            found && backend_.kind == BackendKind::Stack && o_.stack_project &&
+            !path_is_within(*found, project_dir_)) {
+            stack_engine_ = *found;
+        }
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         // Never one inside the checkout: the agent wrote it (bridge.json
         // refuses it too).
@@ -637,11 +642,19 @@ class Installer {
             const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
             const std::string project =
                 c.build ? c.build->project : compose_project_name(dir.substr(dir.rfind('/') + 1));
-            if (!project.empty()) {
-                c.settle = SettleSettings{build_engine_, project, 30};
-                if (previous_ && previous_->settle) c.settle->seconds = previous_->settle->seconds;
-            }
+            if (!project.empty()) c.settle = SettleSettings{build_engine_, project, 30};
         }
+        // A stack that labels its containers as compose does (docs/COMPOSE.md,
+        // "A stack's services"): the same rows find them, on podman.
+        if (backend_.kind == BackendKind::Stack && o_.stack_project) {
+            if (stack_engine_.empty())
+                return fail(
+                    "--stack-project needs podman on PATH, outside the project: the "
+                    "executor asks it about the stack's containers");
+            c.settle = SettleSettings{stack_engine_, *o_.stack_project, 30};
+        }
+        if (c.settle && previous_ && previous_->settle)
+            c.settle->seconds = previous_->settle->seconds;
         config_text_ = serialize_config(c);
         // The executor reads bridge.json strictly; never write one it refuses.
         auto reparsed = parse_config(config_text_);
@@ -966,6 +979,7 @@ class Installer {
     std::vector<ComposeBuild> compose_builds_;  // from the compose reader
     std::string build_engine_;                  // podman or docker, or empty
     std::string buildah_;                       // with podman-compose, or empty
+    std::string stack_engine_;                  // podman, with --stack-project
     std::vector<std::string> unpinned_binds_;   // accepted and still bound (cli/unpinned_binds.hpp)
 
     // Bind sources are pinned where the engine is rootless podman, whose

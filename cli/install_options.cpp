@@ -20,6 +20,7 @@ const char* const kInstallHelp =
                           [--compose-file FILE] [--compose-cmd CMD]
                           [--services a,b,c] [--buildable a,b] [--tcb FILE]...
                           [--build-context S=DIR [--containerfile S=FILE]]...
+                          [--stack-project NAME]
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
@@ -52,6 +53,12 @@ policy.conf once, installs the executor and parser, drops the agent client
                          HOSTBRIDGE_BUILD_CONTEXT (repeatable; docs/BUILDS.md)
   --containerfile S=FILE S's Containerfile, relative to its context (default
                          Containerfile); screened before every build
+  --stack-project NAME   stack backend: its containers run on podman, labelled
+                         com.docker.compose.project=NAME and
+                         com.docker.compose.service=SERVICE; up, restart and
+                         rebuild then wait until the services settled, status
+                         and health report each, logs can follow
+                         (docs/COMPOSE.md, "A stack's services")
   --unpinned-bind PATH   compose with docker, or podman as root: accept the
                          bind source PATH (relative to DIR, below it) that the
                          engine resolves by path at every container start,
@@ -92,6 +99,7 @@ const OptionSpec kSpecs[] = {
     {"allow-root", false, false},     {"no-systemd", false, false},
     {"force", false, false},          {"build-context", true, true},
     {"containerfile", true, true},    {"unpinned-bind", true, true},
+    {"stack-project", true, false},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -267,6 +275,16 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         return make_error(
             "--build-context is for the stack backend: with compose, each "
             "service's context comes from the compose file");
+    o.stack_project = a.get("stack-project");
+    if (o.stack_project) {
+        if (o.backend == BackendKind::Compose)
+            return make_error(
+                "--stack-project is for the stack backend: with compose, the project is "
+                "the compose file's");
+        if (!is_project_name(*o.stack_project))
+            return make_error("--stack-project " + *o.stack_project +
+                              " must match ^[a-z0-9][a-z0-9_-]{0,62}$ (a compose project name)");
+    }
     o.agent_container = a.get("agent-container");
     o.network = a.get("network");
     o.engine = a.get("engine");
@@ -382,6 +400,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
     for (const auto& [service, file] : o.containerfiles)
         add("--containerfile", service + "=" + file);
     for (const auto& path : o.unpinned_binds) add("--unpinned-bind", path);
+    if (o.stack_project) add("--stack-project", *o.stack_project);
     if (o.agent_container) add("--agent-container", *o.agent_container);
     if (o.network) add("--network", *o.network);
     if (o.engine) add("--engine", *o.engine);

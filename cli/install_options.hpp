@@ -32,6 +32,10 @@ struct InstallOptions {
     // project) and service -> Containerfile (relative to the context).
     std::vector<std::pair<std::string, std::string>> build_contexts;
     std::vector<std::pair<std::string, std::string>> containerfiles;
+    // The stack labels its containers as compose does with this project
+    // name: the executor then verifies outcomes (docs/COMPOSE.md, "A
+    // stack's services").
+    std::optional<std::string> stack_project;
     // Compose bind sources below the checkout root accepted unpinned
     // (docker, podman as root): cli/unpinned_binds.hpp. Sorted, unique.
     std::vector<std::string> unpinned_binds;

@@ -394,17 +394,6 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
     return out;
 }
 
-// The compose project name as podman-compose normalises one: [a-z0-9_-].
-bool is_project_name(std::string_view name) {
-    return !name.empty() && name.size() <= 63 &&
-           std::all_of(name.begin(), name.end(),
-                       [](char c) {
-                           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-                                  c == '-';
-                       }) &&
-           name[0] != '-' && name[0] != '_';
-}
-
 // A word that reaches an argv as one element: no NUL (string() refuses
 // it), no control byte, and not read as an option.
 std::string argv_word(const json& value, const std::string& key) {
@@ -515,17 +504,21 @@ BindPins bind_pins(const json& value, const Config& config) {
 }
 
 SettleSettings settle_settings(const json& value, const Config& config) {
-    if (config.backend.kind != BackendKind::Compose)
-        invalid("settle", "is only for the compose backend");
     const Object obj(value, "settle", {"engine", "project", "seconds"});
     SettleSettings out;
     out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
+    // A stack's containers are found by the labels compose gives its own
+    // (docs/COMPOSE.md, "A stack's services"); only podman was tried there.
+    if (config.backend.kind == BackendKind::Stack &&
+        out.engine.substr(out.engine.rfind('/') + 1) != "podman")
+        invalid(obj.key("engine"), "must be podman for the stack backend");
     out.project = string(obj.required("project"), obj.key("project"));
     if (!is_project_name(out.project))
         invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");
     // One project name for every row: the builds tag and the compose rows
     // pass -p with build.project.
-    if (config.build && config.build->project != out.project)
+    if (config.backend.kind == BackendKind::Compose && config.build &&
+        config.build->project != out.project)
         invalid(obj.key("project"), "must be build.project (\"" + config.build->project + "\")");
     out.seconds = static_cast<int>(integer(obj.required("seconds"), obj.key("seconds"), 1,
                                            kMaxSettleSeconds, "must be 1 to 600"));
@@ -685,6 +678,17 @@ json parse_rejecting_duplicates(std::string_view text) {
 }
 
 }  // namespace
+
+// The compose project name as podman-compose normalises one: [a-z0-9_-].
+bool is_project_name(std::string_view name) {
+    return !name.empty() && name.size() <= 63 &&
+           std::all_of(name.begin(), name.end(),
+                       [](char c) {
+                           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                                  c == '-';
+                       }) &&
+           name[0] != '-' && name[0] != '_';
+}
 
 const ServiceBuild* find_build(const std::optional<BuildSettings>& build,
                                std::string_view service) {

@@ -173,6 +173,9 @@ struct SettleSettings {
 };
 inline constexpr int kMaxSettleSeconds = 600;
 
+// A compose project name as podman-compose normalises one:
+// ^[a-z0-9][a-z0-9_-]{0,62}$.
+bool is_project_name(std::string_view name);
 // "." or a normalised relative path (no empty, "." or ".." component): a
 // checkout_paths entry, and what `hostbridge-executor pin` accepts.
 bool is_checkout_path(std::string_view path);

@@ -207,9 +207,19 @@ std::optional<Argv> settle_inspect(const Config& config, const std::vector<std::
     return argv;
 }
 
+namespace {
+
+// podman's: docker runs its healthchecks itself. A stack's settle engine is
+// always podman (common/config.cpp).
+bool podman_settles(const Config& config) {
+    return config.settle && (config.backend.kind == BackendKind::Stack ||
+                             config.backend.flavour == ComposeFlavour::PodmanCompose);
+}
+
+}  // namespace
+
 std::optional<Argv> settle_healthcheck(const Config& config, const std::string& id) {
-    if (config.backend.flavour != ComposeFlavour::PodmanCompose || !is_container_id(id))
-        return std::nullopt;
+    if (!podman_settles(config) || !is_container_id(id)) return std::nullopt;
     return Argv{config.settle->engine, "healthcheck", "run", id};
 }
 
@@ -263,8 +273,7 @@ std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
 }
 
 bool accepts_log_window(const Config& config) {
-    return config.backend.kind == BackendKind::Compose &&
-           config.backend.flavour == ComposeFlavour::PodmanCompose && config.settle.has_value();
+    return podman_settles(config);
 }
 
 std::optional<Argv> window_log(const Config& config, const std::string& id,

@@ -58,8 +58,8 @@ Argv settle_list(const Config& config);
 // `$ENGINE container inspect ID...`, read in the sandbox (executor/inspect_client.hpp).
 std::optional<Argv> settle_inspect(const Config& config, const std::vector<std::string>& ids);
 // `$ENGINE healthcheck run ID` (podman: its healthcheck timers are systemd's,
-// which a host without systemd as PID 1 lacks); nullopt for docker, whose
-// daemon runs them.
+// which a host without systemd as PID 1 lacks); nullopt for docker compose,
+// whose daemon runs them.
 std::optional<Argv> settle_healthcheck(const Config& config, const std::string& id);
 // `$ENGINE logs --tail 20 ID`: what an unsettled service printed last.
 std::optional<Argv> settle_log(const Config& config, const std::string& id);
@@ -94,8 +94,8 @@ Argv trigger_images(const Config& config);
 std::optional<Argv> trigger_count(const Config& config, const std::string& id);
 
 // `logs` with `lines` or `since` (docs/PROTOCOL.md, "Following logs"): on a
-// podman-compose install with `settle`, whose look finds the service's
-// container. The agent's manifest offers the keys where this is true.
+// podman-compose or stack install with `settle` (podman), whose look finds
+// the service's container. The agent's manifest offers the keys where this is true.
 bool accepts_log_window(const Config& config);
 // `$ENGINE logs --timestamps --since T ID` with the window's since (T one
 // nanosecond before the cursor, log_lines.hpp; none for the cursor 0:0),

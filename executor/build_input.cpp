@@ -138,6 +138,9 @@ std::vector<std::string> build_environment(const Config& config, std::size_t ind
         const std::string snapshot = snapshot_dir(config, service);
         env.push_back("HOSTBRIDGE_SERVICE=" + service);
         env.push_back("HOSTBRIDGE_BUILD_CONTEXT=" + snapshot);
+        // Where a stack that builds with podman writes the new image's id
+        // (--iidfile): the audit records it, the settle step expects it.
+        env.push_back("HOSTBRIDGE_IIDFILE=" + image_id_file(config, service));
         if (build != nullptr)
             env.push_back("HOSTBRIDGE_CONTAINERFILE=" + snapshot + "/" + build->containerfile);
     }

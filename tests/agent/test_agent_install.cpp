@@ -31,8 +31,9 @@ class AgentInstall : public ::testing::Test {
 };
 
 // `log_window` says the executor's logs takes `lines` and `since`: compose
-// with podman-compose and `settle` (exec::accepts_log_window), nowhere else.
-TEST(AgentManifest, OffersTheLogWindowOnlyForPodmanComposeWithSettle) {
+// with podman-compose and `settle`, or a stack with `settle` (podman:
+// install --stack-project; exec::accepts_log_window), nowhere else.
+TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
     Config config;
     config.slug = "demo-app";
     config.services = {"web"};
@@ -42,7 +43,7 @@ TEST(AgentManifest, OffersTheLogWindowOnlyForPodmanComposeWithSettle) {
     };
     EXPECT_EQ(log_window(), false);  // the stack backend
     config.settle = SettleSettings{"/usr/bin/podman", "demo-app", 30};
-    EXPECT_EQ(log_window(), false);  // the stack backend, even with settle
+    EXPECT_EQ(log_window(), true);  // the stack backend with settle
     config.backend = {BackendKind::Compose,
                       {"/usr/bin/podman-compose"},
                       "/home/u/demo-app/compose.yaml",

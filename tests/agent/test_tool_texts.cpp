@@ -129,6 +129,39 @@ TEST(ToolTexts, WithVerifiedOutcomesEachTextSaysWhatTheEngineQueriesDo) {
     EXPECT_FALSE(m.verified_outcomes);  // only JSON true
 }
 
+// A stack whose containers carry compose's labels (install --stack-project):
+// its script's row runs, then the same engine queries; each text says so
+// exactly where looks() and settles() hold, and never without `settle`.
+TEST(ToolTexts, AStackWithVerifiedOutcomesSaysTheHostLooksAfterItsScript) {
+    Config c = compose_config();
+    c.backend = {BackendKind::Stack, {"/home/u/demo-app/stack"}, "", {}};
+    c.build.reset();
+    const auto text = [](const std::string& verb, bool verified) {
+        return hb::agent::tool_description_of(verb, "script", verified);
+    };
+    for (const Verb verb : {Verb::Status, Verb::Health, Verb::Up, Verb::Restart, Verb::Rebuild,
+                            Verb::Down, Verb::Logs, Verb::Init}) {
+        const std::string name(hb::verb_name(verb));
+        c.settle.reset();
+        EXPECT_FALSE(hb::exec::settles(verb, c) || hb::exec::looks(verb, c));
+        EXPECT_EQ(text(name, false).find("(in `services`)"), std::string::npos) << name;
+        EXPECT_EQ(text(name, false).find("settled"), std::string::npos) << name;
+        c.settle = hb::SettleSettings{"/usr/bin/podman", "demo-app", 30};
+        const std::string with = text(name, true);
+        EXPECT_TRUE(with.starts_with(text(name, false))) << with;  // the script still runs
+        EXPECT_EQ(with.find("waits until the services it touched settled") != std::string::npos,
+                  hb::exec::settles(verb, c))
+            << name;
+        EXPECT_EQ(with.find("(in `services`)") != std::string::npos ||
+                      with.find("healthcheck once") != std::string::npos,
+                  hb::exec::looks(verb, c))
+            << name;
+    }
+    // The engine's healthcheck row runs for a stack too (podman).
+    EXPECT_TRUE(hb::exec::settle_healthcheck(c, std::string(64, 'a')).has_value());
+    EXPECT_TRUE(hb::exec::accepts_log_window(c));
+}
+
 TEST(ToolTexts, ComposeLogsSaysHowManyLinesItsRowAsksFor) {
     const Plan logs = plan_of(Verb::Logs, 0, compose_config());
     ASSERT_EQ(logs.size(), 1U);

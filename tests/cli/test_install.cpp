@@ -56,11 +56,12 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
 TEST_F(Install, SeedsRebuildAsAskAndSaysWhy) {
     Ran run = home.hostbridge(install_args(project));
     ASSERT_EQ(run.code, 0) << run.out << run.err;
-    EXPECT_TRUE(contains(run.out,
-                         "policy.conf: seeded (every verb auto but rebuild, down and init: ask)"))
+    EXPECT_TRUE(
+        contains(run.out, "policy.conf: seeded (every verb auto but rebuild, down and init: ask)"))
         << run.out;
-    EXPECT_TRUE(contains(run.out, "rebuild is held for a person (ask): a stack builds with its "
-                                  "own command"))
+    EXPECT_TRUE(contains(run.out,
+                         "rebuild is held for a person (ask): a stack builds with its "
+                         "own command"))
         << run.out;
     const std::string text = read_file(home.config_dir("demo-app") + "/policy.conf");
     EXPECT_TRUE(has_line(text, "MODE_up=auto")) << text;
@@ -80,8 +81,8 @@ TEST_F(Install, AReinstallOrUpgradeTurnsAutoRebuildIntoAsk) {
     write_file(policy, mine);
     Ran again = home.hostbridge(install_args(project));
     ASSERT_EQ(again.code, 0) << again.out << again.err;
-    EXPECT_TRUE(contains(again.out,
-                         "policy.conf: MODE_rebuild.api, MODE_rebuild changed from auto to ask"))
+    EXPECT_TRUE(
+        contains(again.out, "policy.conf: MODE_rebuild.api, MODE_rebuild changed from auto to ask"))
         << again.out;
     EXPECT_TRUE(contains(again.out, "a stack builds with its own command")) << again.out;
     EXPECT_EQ(read_file(policy),
@@ -161,6 +162,47 @@ TEST_F(Install, AStackRecordsTheBuildContextsItIsGivenAndRefusesBadOnes) {
                                    "--no-systemd"});
     EXPECT_EQ(compose.code, 2);
     EXPECT_TRUE(contains(compose.err, "--build-context is for the stack backend")) << compose.err;
+}
+
+// A stack labelling its containers as compose does (docs/COMPOSE.md, "A
+// stack's services"): --stack-project writes `settle` with the podman on
+// PATH, the agent is told of verified outcomes, and a re-install keeps it.
+TEST_F(Install, AStackProjectWritesSettleWithPodmanAndTellsTheAgent) {
+    const std::string bin = home.home + "/bin";
+    write_file(bin + "/podman", "#!/bin/sh\nexit 0\n", 0755);
+    const std::vector<std::string> env = {"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin"};
+    Ran run = home.hostbridge(install_args(project, {"--stack-project", "demo-app"}), "", env);
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    const auto config = home.bridge_json("demo-app");
+    EXPECT_EQ(
+        config["settle"],
+        nlohmann::json({{"engine", bin + "/podman"}, {"project", "demo-app"}, {"seconds", 30}}))
+        << config;
+    const auto manifest =
+        nlohmann::json::parse(read_file(project.spool() + "/bin/hostbridge-agent.json"));
+    EXPECT_EQ(manifest["verified_outcomes"], true);
+    EXPECT_EQ(manifest["log_window"], true);
+    const std::string doc = read_file(project.spool() + "/AGENT.md");
+    EXPECT_TRUE(contains(doc, "the project's own status text, then each service's")) << doc;
+    EXPECT_TRUE(contains(doc, "until the\nservices they touched settled")) << doc;
+    const std::string record = read_file(home.config_dir("demo-app") + "/install.json");
+    // install.json's reinstall argv, one word per line.
+    EXPECT_TRUE(contains(record, "\"--stack-project\",\n    \"demo-app\",")) << record;
+
+    // Without it, no settle: the script's exit code alone, as before.
+    Ran plain = home.hostbridge(install_args(project), "", env);
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    EXPECT_FALSE(home.bridge_json("demo-app").contains("settle"));
+    EXPECT_FALSE(contains(read_file(project.spool() + "/AGENT.md"), "settled"));
+
+    Ran bad = home.hostbridge(install_args(project, {"--stack-project", "Demo App"}), "", env);
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_TRUE(contains(bad.err, "--stack-project Demo App must match")) << bad.err;
+    Ran compose =
+        home.hostbridge({"install", "--project-dir", project.dir, "--backend", "compose",
+                         "--compose-file", "compose.yaml", "--stack-project", "x", "--no-systemd"});
+    EXPECT_EQ(compose.code, 2);
+    EXPECT_TRUE(contains(compose.err, "--stack-project is for the stack backend")) << compose.err;
 }
 
 TEST_F(Install, RefusesADirectoryThatIsNotTheTopOfAGitWorkTree) {

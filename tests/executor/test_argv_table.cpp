@@ -374,6 +374,34 @@ TEST(ArgvTable, SettleProjectIsThePOfEveryComposeRowWithoutBuilds) {
     EXPECT_EQ(symbolic_command(Verb::Health, std::nullopt, c).find("then"), std::string::npos);
 }
 
+// A stack installed with --stack-project (docs/COMPOSE.md, "A stack's
+// services"): its script's rows are what they were; the engine's queries
+// follow them, podman's healthcheck row included, and logs can follow.
+TEST(ArgvTable, AStackWithSettleKeepsItsRowsAndTheEngineQueriesFollow) {
+    Config c = stack_config();
+    const Config plain = c;
+    c.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
+    for (const auto& row : enumerate_argv_table(c)) {
+        EXPECT_TRUE(same(row.outcome, argv_for(row.verb, row.arg, plain))) << verb_name(row.verb);
+        const bool starts =
+            row.verb == Verb::Up || row.verb == Verb::Restart || row.verb == Verb::Rebuild;
+        EXPECT_EQ(settles(row.verb, c), starts) << verb_name(row.verb);
+        EXPECT_FALSE(settles(row.verb, plain) || looks(row.verb, plain)) << verb_name(row.verb);
+    }
+    EXPECT_TRUE(looks(Verb::Status, c) && looks(Verb::Health, c));
+    EXPECT_NE(symbolic_command(Verb::Restart, 0, c).find(", then the settle step"),
+              std::string::npos);
+    const std::string id(64, 'a');
+    EXPECT_EQ(settle_healthcheck(c, id), (Argv{"/usr/bin/podman", "healthcheck", "run", id}));
+    EXPECT_TRUE(accepts_log_window(c));
+    EXPECT_FALSE(accepts_log_window(plain));
+    // docker compose's daemon runs its own healthchecks, and follows nothing.
+    Config docker = compose_config({"/usr/bin/docker", "compose"}, ComposeFlavour::Docker);
+    docker.settle = c.settle;
+    EXPECT_FALSE(settle_healthcheck(docker, id).has_value());
+    EXPECT_FALSE(accepts_log_window(docker));
+}
+
 TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
     const Config c = stack_config();
     const auto rows = enumerate_argv_table(c);
@@ -535,8 +563,10 @@ std::string render_doc() {
     }
     md +=
         "## Settling: the engine queries after `up`, `restart`, `rebuild`, `status`, `health`\n\n";
-    md += "With `settle` in `bridge.json` (compose backend; `$ENGINE` is `settle.engine`,\n";
-    md += "`$PROJECT` `settle.project`), a plan that ran to its end is followed by the\n";
+    md += "With `settle` in `bridge.json` (`$ENGINE` is `settle.engine`, `$PROJECT`\n";
+    md += "`settle.project`; the compose backend, or a stack installed with\n";
+    md += "`--stack-project`, whose script's rows come first: docs/COMPOSE.md, \"A\n";
+    md += "stack's services\"), a plan that ran to its end is followed by the\n";
     md += "settle step (docs/COMPOSE.md, \"Verified outcomes\"): once a second, within\n";
     md += "the verb's timeout and at most `settle.seconds`, the executor lists the\n";
     md += "project's containers and inspects them; the inspect output is read by\n";

@@ -253,7 +253,7 @@ TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
     refused(extra, "pins.unshare");
 }
 
-TEST(Config, SettleIsComposeOnlyWithTheBuildsProject) {
+TEST(Config, SettleTakesTheBuildsProjectAndForAStackOnlyPodman) {
     Json j = base();
     j["backend"] = compose_backend();
     j["settle"] = {{"engine", "/usr/bin/podman"}, {"project", "demo-app"}, {"seconds", 45}};
@@ -272,9 +272,13 @@ TEST(Config, SettleIsComposeOnlyWithTheBuildsProject) {
         ASSERT_FALSE(got.ok()) << key;
         EXPECT_NE(got.error().message.find(key), std::string::npos) << got.error().message;
     };
+    // A stack whose containers carry compose's labels (docs/COMPOSE.md, "A
+    // stack's services"): podman only, and no build project to match.
     Json stack = base();
     stack["settle"] = j["settle"];
-    refused(stack, "settle");
+    ASSERT_TRUE(hb::parse_config(stack.dump()).ok());
+    stack["settle"]["engine"] = "/usr/bin/docker";
+    refused(stack, "settle.engine");
     for (const int seconds : {0, 601}) {
         Json bad = j;
         bad["settle"]["seconds"] = seconds;

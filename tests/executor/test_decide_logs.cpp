@@ -40,7 +40,17 @@ class LogsFixture : public StackFixture {
         policy_all_auto_but(policy);
         use_compose();
         config["backend"]["flavour"] = "podman-compose";
-        const std::string engine = root + "/engine";
+        with_engine(root + "/engine", "2026-12-02T20:57:25Z");
+    }
+    // The stack backend installed with --stack-project pp: the same
+    // stand-in, named podman (bridge.json takes no other for a stack); its
+    // container started after any request of the test.
+    void stack_with_engine() {
+        policy_all_auto_but("");
+        hb::test::fs::create_directories(root + "/bin");
+        with_engine(root + "/bin/podman", "2099-01-01T00:00:00Z");
+    }
+    void with_engine(const std::string& engine, const std::string& started_at) {
         hb::test::write_file(engine,
                              "#!/bin/sh\n"
                              "printf '%s\\n' \"$*\" >> '" +
@@ -62,7 +72,9 @@ class LogsFixture : public StackFixture {
             root + "/inspect",
             R"([{"Id": ")" + kId + R"(", "Image": ")" + std::string(64, 'b') +
                 R"(", "RestartCount": 0, "State": {"Status": "running", "ExitCode": 0, "Pid": 0,)"
-                R"( "StartedAt": "2026-12-02T20:57:25Z"}, "Config": {"Labels": )"
+                R"( "StartedAt": ")" +
+                started_at +
+                R"("}, "Config": {"Labels": )"
                 R"({"com.docker.compose.project": "pp", "com.docker.compose.service": "web"}}}])");
         hb::test::write_file(root + "/engine-log", kLog);
         config["settle"] = {{"engine", engine}, {"project", "pp"}, {"seconds", 10}};
@@ -102,6 +114,50 @@ TEST(DecideLogs, AWindowIsRefusedWhereTheInstallCannotFollowALog) {
     EXPECT_EQ(f.state_of(plain), "done");
     EXPECT_TRUE((*f.response(plain))["cursor"].is_null());
     EXPECT_TRUE((*f.response(plain))["more"].is_null());
+}
+
+// A stack installed with --stack-project (docs/COMPOSE.md, "A stack's
+// services"): its script's row still runs, then the engine is asked; a
+// windowed logs never runs the script.
+TEST(DecideLogs, AStackWithItsProjectSettlesLooksAndFollowsThroughTheEngine) {
+    LogsFixture f;
+    f.stack_with_engine();
+    const std::string restart = f.publish("restart", "web");
+    f.drain();
+    const auto r = f.response(restart);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ((*r)["state"], "done") << r->dump();
+    ASSERT_EQ((*r)["services"].size(), 1u) << r->dump();
+    EXPECT_EQ((*r)["services"][0]["service"], "web");
+    EXPECT_EQ((*r)["services"][0]["settled"], "ok");
+    EXPECT_NE((*r)["output"].get<std::string>().find("hostbridge: web: running, no healthcheck"),
+              std::string::npos)
+        << r->dump();
+    EXPECT_EQ(f.recorded(),
+              (std::vector<std::vector<std::string>>{{f.in_tree("stack"), "restart", "web"}}));
+    EXPECT_NE(f.engine_calls().find("ps -a -q --no-trunc --filter "
+                                    "label=com.docker.compose.project=pp\n"),
+              std::string::npos)
+        << f.engine_calls();
+
+    // The engine says web is gone: the script's exit 0 is not the answer.
+    hb::test::write_file(f.root + "/inspect", "[]");
+    const std::string again = f.publish("restart", "web");
+    f.drain();
+    EXPECT_EQ(f.state_of(again), "failed");
+    EXPECT_NE(f.reason_of(again).find("web: no container"), std::string::npos)
+        << f.reason_of(again);
+
+    f.stack_with_engine();  // web is back
+    const std::string status = f.publish("status");
+    f.drain();
+    EXPECT_EQ(f.state_of(status), "done");
+    ASSERT_EQ((*f.response(status))["services"].size(), 3u);  // api, db (none), web
+
+    const json logs = f.answer(R"("lines":"2")");
+    EXPECT_EQ(logs["state"], "done") << logs.dump();
+    EXPECT_EQ(logs["cursor"], kCursorC);
+    EXPECT_EQ(f.recorded().size(), 3u);  // restart, restart, status: never logs
 }
 
 TEST(DecideLogs, ATailAnswersTheNewestLinesAndACursor) {

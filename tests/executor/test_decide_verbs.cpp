@@ -391,6 +391,9 @@ TEST(DecideVerbs, AStackRebuildWithARecordedContextIsHandedTheScreenedSnapshot) 
     EXPECT_NE(out.find("\nHOSTBRIDGE_CONTAINERFILE=" + snapshot + "/Containerfile\n"),
               std::string::npos)
         << out;
+    EXPECT_NE(out.find("\nHOSTBRIDGE_IIDFILE=" + f.root + "/run/.hostbridge-build/web.iid\n"),
+              std::string::npos)
+        << out;
     EXPECT_EQ(hb::test::read_file(snapshot + "/index.html"), "<h1>web</h1>\n");
     EXPECT_EQ(f.recorded(), (std::vector<Argv>{{f.in_tree("stack"), "build", "web"}}));
     const auto done = f.audit_for(name, "succeeded");

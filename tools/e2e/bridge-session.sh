@@ -328,9 +328,14 @@ compose_loop() {
     check "rebuild worker (fixed): done, worker settled ok and running" \
         eval '[ "$REQ_RC" -eq 0 ] && grep -q "^hostbridge: worker: running" <<<"$REQ_OUT" && [ "$(state_of worker)" = running ]'
     fact "rebuild worker: a broken run.sh was answered failed with its log line; the fix went live"
+    follow_logs
+    loop_mutating=2
+}
 
-    # Following worker's log: a window of two lines and a cursor, then, once
-    # worker wrote another line (one job every few seconds), only what is new.
+# Following worker's log (docs/PROTOCOL.md, "Following logs"), either
+# backend: a window of two lines and a cursor, then, once worker wrote
+# another line (one job every few seconds), only what is new. Read-only.
+follow_logs() {
     local first cursor lines_before
     request --lines 2 logs worker
     first=$REQ_OUT
@@ -345,7 +350,6 @@ compose_loop() {
     check "logs --since CURSOR worker: only lines written after the two before" \
         eval '[ "$REQ_RC" -eq 0 ] && [ -n "$REQ_OUT" ] && ! grep -qxF -f <(printf "%s\n" "$first") <<<"$REQ_OUT"'
     fact "logs worker: --lines 2 gave a cursor; --since it gave only the $(grep -c . <<<"$REQ_OUT") line(s) written since"
-    loop_mutating=2
 }
 
 # ------------------------------------------------------------------ setup
@@ -410,6 +414,9 @@ install_bridge() {
         # The stack reads containers.conf beside itself: pinned, so the run
         # tree holds the approved copy (the agent's edit is never read).
         args+=(--stack-bin "$P/stack" --compose-file "$P/compose.yaml" --tcb containers.conf)
+        # The stack labels its containers as compose does: the bridge checks
+        # how they settled (docs/COMPOSE.md, "A stack's services").
+        args+=(--stack-project "$project")
         # rebuild hands the stack a screened snapshot of the context
         # (docs/BUILDS.md, "The stack backend"); it never builds from the checkout.
         local svc
@@ -630,6 +637,16 @@ cmd_session() {
         # the audit names it (docs/BUILDS.md, "The stack backend").
         check "rebuild web: the stack built from a snapshot, its hash in the audit" \
             eval 'grep "\"verb\":\"rebuild\"" "$state_dir"/audit*.jsonl | grep "\"event\":\"succeeded\"" | grep -q "\"snapshot_sha256\":\"[0-9a-f]\{64\}\""'
+        # The stack wrote the id (HOSTBRIDGE_IIDFILE), and the bridge asked
+        # podman how web settled (install --stack-project).
+        check "rebuild web: the audit names the image the stack built, ${img_after:0:12}" \
+            eval 'grep "\"verb\":\"rebuild\"" "$state_dir"/audit*.jsonl | grep "\"event\":\"succeeded\"" | grep -q "\"image_id\":\"sha256:$img_after\""'
+        check "rebuild web: the answer says web settled, running ${img_after:0:12}" \
+            grep -q "hostbridge: web: running, no healthcheck, image ${img_after:0:12}" <<<"$REQ_OUT"
+        request status
+        check "status: the stack's own table, then a line per service from the engine" \
+            eval '[ "$REQ_RC" -eq 0 ] && grep -q "^web " <<<"$REQ_OUT" && grep -q "^hostbridge: db: running" <<<"$REQ_OUT" && grep -q "^hostbridge: worker: running" <<<"$REQ_OUT"'
+        follow_logs
         if [ "$mode" = systemd ]; then
             # rebuild runs in a scope of its own (docs/DECIDE-AND-RUN.md, "`rebuild`
             # runs in a scope too"): the new container's conmon is there, not in the
