@@ -153,13 +153,8 @@ std::string render_agent_doc(const Config& config, const exec::Policy& policy,
                      : "runs the project's health check")
       << " |\n"
       << "| `logs` | a service | "
-      << (exec::accepts_log_window(config) && compose
-              ? "the last 200 lines of the service's log (fewer, or only the new ones: below)"
-          : exec::accepts_log_window(config) ? "the service's recent logs (fewer, or only the new "
-                                               "ones: below)"
-          : compose                          ? "the last 200 lines of the service's log"
-                                             : "the service's recent logs")
-      << " |\n"
+      << (compose ? "the last 200 lines of the service's log" : "the service's recent logs")
+      << (exec::accepts_log_window(config) ? " (fewer, or only the new ones: below)" : "") << " |\n"
       << "| `up` | none | "
       << (compose ? "starts the containers; builds nothing (a missing image waits for `rebuild`)"
                   : "starts the application")

@@ -268,33 +268,23 @@ class Installer {
             }
             join_network_ = JoinNetwork{*engine, *o_.network, *o_.agent_container};
         }
+        // A helper binary on PATH, never one inside the checkout: the agent
+        // wrote that (bridge.json refuses it too). Empty when there is none.
+        const auto outside_project = [&](const char* name) {
+            auto found = find_on_path(name, env.path_var);
+            return found && !path_is_within(*found, project_dir_) ? *found : std::string();
+        };
         // The engine the build step runs (executor/argv_table.cpp): the one
-        // the compose CLI drives, never one inside the checkout.
+        // the compose CLI drives.
         if (backend_.kind == BackendKind::Compose) {
-            const char* name =
-                backend_.flavour == ComposeFlavour::PodmanCompose ? "podman" : "docker";
-            if (auto found = find_on_path(name, env.path_var);
-                found && !path_is_within(*found, project_dir_)) {
-                build_engine_ = *found;
-            }
-            if (auto found = find_on_path("buildah", env.path_var);
-                found && backend_.flavour == ComposeFlavour::PodmanCompose &&
-                !path_is_within(*found, project_dir_)) {
-                buildah_ = *found;
-            }
+            const bool podman = backend_.flavour == ComposeFlavour::PodmanCompose;
+            build_engine_ = outside_project(podman ? "podman" : "docker");
+            if (podman) buildah_ = outside_project("buildah");
         }
-        if (auto found = find_on_path("podman", env.path_var);
-            found && backend_.kind == BackendKind::Stack && o_.stack_project &&
-            !path_is_within(*found, project_dir_)) {
-            stack_engine_ = *found;
-        }
+        if (backend_.kind == BackendKind::Stack && o_.stack_project)
+            stack_engine_ = outside_project("podman");
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
-        // Never one inside the checkout: the agent wrote it (bridge.json
-        // refuses it too).
-        if (auto notify = find_on_path("notify-send", env.path_var);
-            notify && !path_is_within(*notify, project_dir_)) {
-            notify_send_ = *notify;
-        }
+        notify_send_ = outside_project("notify-send");
         for (const auto& name :
              {std::string("hostbridge-executor"), std::string("hostbridge-parser")}) {
             auto source = bundled_binary(name);
