@@ -138,6 +138,9 @@ std::string serialize_config(const Config& config) {
                      {"executor", config.pins->executor},
                      {"sources", config.pins->sources}};
     }
+    if (config.engine) {
+        j["engine"] = {{"user", config.engine->user}, {"socket", config.engine->socket}};
+    }
     if (config.settle) {
         j["settle"] = {{"engine", config.settle->engine},
                        {"project", config.settle->project},

@@ -8,6 +8,8 @@ namespace hb::cli {
 
 // Parses its own options (cli/install_options.cpp).
 int run_install(int argc, char** argv);
+// Root's `engine setup|remove` (cli/engine.cpp): no install of its own user.
+int run_engine(int argc, char** argv);
 // Rows of the dispatch table: run through run_subcommand.
 extern const Subcommand kUninstall;
 extern const Subcommand kDoctor;

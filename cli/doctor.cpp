@@ -2,6 +2,7 @@
 // with the bare command that fixes it (docs/COMMANDS.md, "doctor").
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
 #include "cli/compose_render.hpp"
+#include "cli/engine_user.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
 #include "cli/install_record.hpp"
@@ -65,7 +67,8 @@ enabled, the path unit not failed), the installed executor and parser
 else `upgrade`), the spool (real directories,
 not symlinks, with the expected modes, ignored by git), the trusted files
 (matching their pins; a diff of what changed), the policy file (unknown keys
-and modes), a stale drain lock, the audit chain, a growing quarantine/ and
+and modes), who runs the engine (as you: what its escape would reach), a
+stale drain lock, the audit chain, a growing quarantine/ and
 requests the drain could not move. An install made with --no-systemd is
 healthy without enabled units.
 
@@ -83,7 +86,8 @@ constexpr std::size_t kStuckShown = 10;
 
 class Doctor {
   public:
-    Doctor(InstallPaths paths) : paths_(std::move(paths)) {}
+    Doctor(InstallPaths paths, const HostDirs& dirs)
+        : paths_(std::move(paths)), home_(dirs.home), installs_root_(installs_root(dirs)) {}
 
     int run() {
         std::cout << "hostbridge doctor: " << visible(paths_.slug) << "\n";
@@ -104,6 +108,7 @@ class Doctor {
         check_compose();
         check_unpinned_containers();
         check_builder();
+        check_engine_identity();
         check_policy();
         check_lock();
         check_audit();
@@ -535,6 +540,40 @@ class Doctor {
 
     // Who builds, and what stands between a Containerfile and the host
     // (cli/builder_check.hpp, docs/BUILDS.md).
+    // Who runs the engine, and what its escape would reach (docs/ENGINE-USER.md).
+    void check_engine_identity() {
+        if (c_.engine) {
+            struct stat st {};
+            const std::string& socket = c_.engine->socket;
+            if (::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+                ::access(socket.c_str(), R_OK | W_OK) == 0) {
+                ok("the engine runs as " + c_.engine->user + ", through " + socket +
+                   ": an engine escape lands as that user (docs/ENGINE-USER.md)");
+            } else {
+                problem("the engine user " + c_.engine->user + "'s socket " + socket +
+                            " cannot be opened: every command fails until its service runs",
+                        {"sudo " + self_command() + " engine setup --slug " + paths_.slug +
+                         " --user " + self_name()});
+            }
+            return;
+        }
+        // docker's daemon is root's, not yours: a different story (SECURITY.md).
+        if (c_.backend.kind == BackendKind::Compose && c_.backend.flavour == ComposeFlavour::Docker)
+            return;
+        std::string reach;
+        for (const auto& what : same_user_reach(home_, installs_root_, paths_.slug))
+            reach += (reach.empty() ? "" : ", ") + what;
+        info("the engine runs as you, so an engine escape would reach " + reach +
+             "; run it as its own user (docs/ENGINE-USER.md):");
+        print_fix("sudo " + self_command() + " engine setup --slug " + paths_.slug + " --user " +
+                  self_name());
+    }
+
+    static std::string self_name() {
+        const passwd* pw = ::getpwuid(::geteuid());
+        return pw != nullptr && pw->pw_name != nullptr ? pw->pw_name : std::to_string(::geteuid());
+    }
+
     void check_builder() {
         // Nothing to build: install records no build settings then
         // (cli/build_plan.cpp), and no rebuild is offered to be refused.
@@ -886,6 +925,8 @@ class Doctor {
     }
 
     InstallPaths paths_;
+    std::string home_;           // HOME: what an escape as you would reach
+    std::string installs_root_;  // <config_home>/hostbridge: the other bridges
     Config c_;
     std::optional<PinnedSpool> spool_;
     std::optional<InstallRecord> record_;
@@ -896,7 +937,7 @@ class Doctor {
 
 namespace {
 int run_doctor(Invocation& in) {
-    return Doctor(std::move(in.paths)).run();
+    return Doctor(std::move(in.paths), in.dirs).run();
 }
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
 #include "cli/compose_render.hpp"
+#include "cli/engine_user.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
 #include "cli/install_options.hpp"
@@ -267,6 +268,16 @@ class Installer {
                     return fail("no container engine found for join-network; pass --engine");
             }
             join_network_ = JoinNetwork{*engine, *o_.network, *o_.agent_container};
+        }
+        if (o_.engine_user) {
+            auto engine = engine_identity_of(*o_.engine_user);
+            if (!engine) return fail("--engine-user: " + engine.error().message);
+            engine_ = std::move(*engine);
+            struct stat st {};
+            if (::stat(engine_->socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
+                std::cout << "note: " << engine_->user << "'s engine socket " << engine_->socket
+                          << " is not there for you yet: every verb fails until its service "
+                             "runs (`hostbridge engine setup` as root; docs/ENGINE-USER.md)\n";
         }
         // A helper binary on PATH, never one inside the checkout: the agent
         // wrote that (bridge.json refuses it too). Empty when there is none.
@@ -565,6 +576,7 @@ class Installer {
         for (const auto& file : render_.files) c.rendered.push_back({file.rel, file.sha256});
         c.checkout_paths = render_.checkout_paths;
         c.unpinned_binds = unpinned_binds_;
+        c.engine = engine_;
         if (!pin_run_dir().empty()) {
             c.pins = BindPins{build_engine_, paths_.executor, render_.pinned_sources};
             if (!c.pins->sources.empty() && previous_ && !previous_->pins) {
@@ -970,16 +982,18 @@ class Installer {
     std::string build_engine_;                  // podman or docker, or empty
     std::string buildah_;                       // with podman-compose, or empty
     std::string stack_engine_;                  // podman, with --stack-project
+    std::optional<EngineIdentity> engine_;      // --engine-user (cli/engine_user.hpp)
     std::vector<std::string> unpinned_binds_;   // accepted and still bound (cli/unpinned_binds.hpp)
 
-    // Bind sources are pinned where the engine is rootless podman, whose
-    // namespaces `podman unshare` enters (executor/bind_pin.hpp); "" renders
-    // them as checkout paths (rootful, docker: SECURITY.md, "What is not
-    // defended").
+    // Bind sources are pinned where the engine is the person's rootless
+    // podman, whose namespaces `podman unshare` enters (executor/bind_pin.hpp);
+    // "" renders them as checkout paths (rootful, docker: SECURITY.md, "What
+    // is not defended"; an engine user's, which no remote client can enter:
+    // docs/ENGINE-USER.md).
     std::string pin_run_dir() const {
         const bool rootless_podman = backend_.kind == BackendKind::Compose &&
                                      backend_.flavour == ComposeFlavour::PodmanCompose &&
-                                     !build_engine_.empty() && ::geteuid() != 0;
+                                     !build_engine_.empty() && ::geteuid() != 0 && !o_.engine_user;
         return rootless_podman ? paths_.run_dir : std::string();
     }
     bool taking_over_ = false;

@@ -20,7 +20,7 @@ const char* const kInstallHelp =
                           [--compose-file FILE] [--compose-cmd CMD]
                           [--services a,b,c] [--buildable a,b] [--tcb FILE]...
                           [--build-context S=DIR [--containerfile S=FILE]]...
-                          [--stack-project NAME]
+                          [--stack-project NAME] [--engine-user NAME]
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
@@ -59,6 +59,11 @@ policy.conf once, installs the executor and parser, drops the agent client
                          rebuild then wait until the services settled, status
                          and health report each, logs can follow
                          (docs/COMPOSE.md, "A stack's services")
+  --engine-user NAME     the project's containers and builds belong to NAME's
+                         rootless podman service, reached through its socket
+                         (NAME's ~/engine/podman.sock); `hostbridge engine
+                         setup` (as root) creates NAME and runs this for you
+                         (docs/ENGINE-USER.md)
   --unpinned-bind PATH   compose with docker, or podman as root: accept the
                          bind source PATH (relative to DIR, below it) that the
                          engine resolves by path at every container start,
@@ -99,7 +104,7 @@ const OptionSpec kSpecs[] = {
     {"allow-root", false, false},     {"no-systemd", false, false},
     {"force", false, false},          {"build-context", true, true},
     {"containerfile", true, true},    {"unpinned-bind", true, true},
-    {"stack-project", true, false},
+    {"stack-project", true, false},   {"engine-user", true, false},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -285,6 +290,10 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
             return make_error("--stack-project " + *o.stack_project +
                               " must match ^[a-z0-9][a-z0-9_-]{0,62}$ (a compose project name)");
     }
+    o.engine_user = a.get("engine-user");
+    if (o.engine_user && !is_user_name(*o.engine_user))
+        return make_error("--engine-user " + *o.engine_user +
+                          " must be a login name (^[a-z_][a-z0-9_-]{0,31}$)");
     o.agent_container = a.get("agent-container");
     o.network = a.get("network");
     o.engine = a.get("engine");
@@ -401,6 +410,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
         add("--containerfile", service + "=" + file);
     for (const auto& path : o.unpinned_binds) add("--unpinned-bind", path);
     if (o.stack_project) add("--stack-project", *o.stack_project);
+    if (o.engine_user) add("--engine-user", *o.engine_user);
     if (o.agent_container) add("--agent-container", *o.agent_container);
     if (o.network) add("--network", *o.network);
     if (o.engine) add("--engine", *o.engine);

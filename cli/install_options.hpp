@@ -36,6 +36,8 @@ struct InstallOptions {
     // name: the executor then verifies outcomes (docs/COMPOSE.md, "A
     // stack's services").
     std::optional<std::string> stack_project;
+    // The engine user whose podman service runs the project (docs/ENGINE-USER.md).
+    std::optional<std::string> engine_user;
     // Compose bind sources below the checkout root accepted unpinned
     // (docker, podman as root): cli/unpinned_binds.hpp. Sorted, unique.
     std::vector<std::string> unpinned_binds;

@@ -30,6 +30,7 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   allow       run a held request now (checked again first)
   deny        refuse a held request
   policy      `policy suggest`: a policy.conf learned from the audit log
+  engine      `engine setup|remove` (root): the engine as its own user
   request     send a request through a spool (the agent client)
 
 `hostbridge COMMAND --help` describes each command;
@@ -59,6 +60,7 @@ int dispatch(int argc, char** argv) {
     }
     // Each subcommand sees argv starting at its own name.
     if (command == "install") return hb::cli::run_install(argc - 1, argv + 1);
+    if (command == "engine") return hb::cli::run_engine(argc - 1, argv + 1);
     for (const hb::cli::Subcommand* sub : kSubcommands) {
         if (command == sub->name) return hb::cli::run_subcommand(*sub, argc - 1, argv + 1);
     }

@@ -39,6 +39,16 @@ EngineHold engine_hold(const Config& config) {
                 "where install recorded a context, but cannot check which base images that "
                 "command lets a FROM name (their ONBUILD triggers run unscreened)"};
     }
+    // An engine user's podman resolves bind sources by path, as that user
+    // (docs/ENGINE-USER.md); its builds are refused by the executor until a
+    // remote ONBUILD check exists, which no policy needs to hold.
+    if (config.engine) {
+        if (config.unpinned_binds.empty()) return {};
+        return {
+            "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
+            "swap while a container starts, and the engine user resolves them by path",
+            ""};
+    }
     // Both verbs start containers from bind sources the agent can swap.
     const char* both = nullptr;
     if (config.backend.flavour != ComposeFlavour::PodmanCompose) {

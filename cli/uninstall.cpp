@@ -1,6 +1,7 @@
 // `hostbridge uninstall`: stops and removes one install's units, binaries and
 // config, and the client it dropped into the spool. The state dir (audit log,
 // approved copies) stays unless --purge, which also removes the spool.
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/fs_util.hpp"
+#include "cli/install_record.hpp"
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
 #include "cli/spool_setup.hpp"
@@ -123,6 +125,16 @@ int run_uninstall(Invocation& in) {
          {dirs->config_home + "/hostbridge", dirs->lib_home + "/hostbridge",
           dirs->state_home + "/hostbridge"}) {
         ::rmdir(root.c_str());
+    }
+    // Only root removes a user (docs/ENGINE-USER.md, "Turning it off").
+    if (config && config->engine) {
+        const passwd* me = ::getpwuid(::geteuid());
+        std::cout << "kept the engine user " << visible(config->engine->user)
+                  << " with the project's images, containers and volumes; remove it:\n";
+        print_fix(
+            "sudo " + self_command() + " engine remove --slug " + p.slug + " --user " +
+            (me != nullptr && me->pw_name != nullptr ? std::string(me->pw_name) : "YOU") +
+            (config->engine->user == "hb-" + p.slug ? "" : " --name " + config->engine->user));
     }
     if (failures > 0) return kExitFailure;
     std::cout << "hostbridge uninstall: " << p.slug << " removed\n";

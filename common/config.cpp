@@ -525,6 +525,23 @@ SettleSettings settle_settings(const json& value, const Config& config) {
     return out;
 }
 
+// The engine user's podman: bind pins enter the person's own engine with
+// `podman unshare`, which a remote client cannot (docs/ENGINE-USER.md,
+// "Bind sources"); docker has no such socket protocol here.
+EngineIdentity engine_identity(const json& value, const Config& config) {
+    const Object obj(value, "engine", {"user", "socket"});
+    EngineIdentity out;
+    out.user = string(obj.required("user"), obj.key("user"));
+    if (!is_user_name(out.user)) invalid(obj.key("user"), "must match ^[a-z_][a-z0-9_-]{0,31}$");
+    out.socket = host_path(obj.required("socket"), obj.key("socket"), config);
+    if (config.pins)
+        invalid("engine", "cannot go with pins: a remote engine's bind sources are not pinned");
+    if (config.backend.kind == BackendKind::Compose &&
+        config.backend.flavour != ComposeFlavour::PodmanCompose)
+        invalid("engine", "is only for podman (the compose backend with podman-compose)");
+    return out;
+}
+
 // A verb whose timeout exceeds the budget would never be taken by a drain
 // (docs/ARCHITECTURE.md, drain step 7): refuse the config instead of starving it.
 void check_budget(const Config& config) {
@@ -548,7 +565,7 @@ Config read_config(const json& root) {
                       "backend",     "services", "buildable",      "tcb",          "limits",
                       "timeouts",    "drain",    "retention",      "systemd",      "join_network",
                       "run_dir",     "rendered", "checkout_paths", "audit_budget", "build",
-                      "pins",        "settle",   "unpinned_binds"});
+                      "pins",        "settle",   "unpinned_binds", "engine"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -619,6 +636,7 @@ Config read_config(const json& root) {
                 invalid(index_key("unpinned_binds", i), "is out of order or listed twice");
         }
     }
+    if (const json* engine = top.optional("engine")) c.engine = engine_identity(*engine, c);
     check_budget(c);
     return c;
 }
@@ -680,6 +698,14 @@ json parse_rejecting_duplicates(std::string_view text) {
 }  // namespace
 
 // The compose project name as podman-compose normalises one: [a-z0-9_-].
+bool is_user_name(std::string_view name) {
+    auto lower_or_underscore = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+    return !name.empty() && name.size() <= 32 && lower_or_underscore(name[0]) &&
+           std::all_of(name.begin(), name.end(), [&](char c) {
+               return lower_or_underscore(c) || (c >= '0' && c <= '9') || c == '-';
+           });
+}
+
 bool is_project_name(std::string_view name) {
     return !name.empty() && name.size() <= 63 &&
            std::all_of(name.begin(), name.end(),

@@ -173,6 +173,18 @@ struct SettleSettings {
 };
 inline constexpr int kMaxSettleSeconds = 600;
 
+// "engine" in bridge.json: the project's containers and builds belong to a
+// dedicated unprivileged user's rootless podman service, which every command
+// reaches through its API socket (CONTAINER_HOST, executor/runner.hpp
+// engine_environment; docs/ENGINE-USER.md). Absent: the person's own engine.
+struct EngineIdentity {
+    std::string user;    // the engine user's login name, never the person's
+    std::string socket;  // absolute path of its podman socket, outside the checkout
+    bool operator==(const EngineIdentity&) const = default;
+};
+// A login name as `hostbridge engine setup` creates one: ^[a-z_][a-z0-9_-]{0,31}$.
+bool is_user_name(std::string_view name);
+
 // A compose project name as podman-compose normalises one:
 // ^[a-z0-9][a-z0-9_-]{0,62}$.
 bool is_project_name(std::string_view name);
@@ -252,6 +264,8 @@ struct Config {
     // (cli/unpinned_binds.hpp). Sorted, unique, never ".". Read only by the
     // admin tool's install and approve.
     std::vector<std::string> unpinned_binds;
+    // Absent: the engine runs as the person (docs/ENGINE-USER.md).
+    std::optional<EngineIdentity> engine;
     bool operator==(const Config&) const = default;
 };
 

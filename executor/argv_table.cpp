@@ -272,6 +272,16 @@ std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
                 id};
 }
 
+std::optional<Argv> trigger_save(const Config& config, const std::string& id) {
+    if (!is_container_id(id)) return std::nullopt;
+    return Argv{config.build->engine,   "save", "--format", "docker-dir", "-o",
+                image_save_dir(config), id};
+}
+
+std::string image_save_dir(const Config& config) {
+    return config.run_dir + "/.hostbridge-build/" + kImageSaveName;
+}
+
 bool accepts_log_window(const Config& config) {
     return podman_settles(config);
 }

@@ -1,5 +1,6 @@
 #include "executor/base_triggers.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "executor/argv_table.hpp"
+#include "executor/build_snapshot.hpp"
+#include "executor/image_config_client.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -94,15 +97,76 @@ std::string first_words(int err_fd) {
     return line.empty() ? std::string() : " (" + sys::escape_unprintable(line) + ")";
 }
 
-Result<std::size_t> count_triggers(const Config& config, const std::string& id,
+// The one top-level file named <64 hex>.json in what `podman save --format
+// docker-dir` wrote (the others: manifest.json, repositories, layer files
+// and directories): the image's config. Zero or two is a refusal.
+Result<UniqueFd> open_saved_config(int builds_fd) {
+    UniqueFd dir(
+        ::openat(builds_fd, kImageSaveName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) return make_error(sys::errno_text("the saved image"));
+    UniqueFd listing(::dup(dir.get()));
+    DIR* d = listing ? ::fdopendir(listing.get()) : nullptr;
+    if (d == nullptr) return make_error(sys::errno_text("listing the saved image"));
+    (void)listing.release();  // closedir closes it
+    std::string config;
+    std::size_t found = 0;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (name.size() == 69 && name.ends_with(".json") &&
+            sys::is_lower_hex(name.substr(0, 64), 64)) {
+            config = std::string(name);
+            ++found;
+        }
+    }
+    ::closedir(d);
+    if (found != 1)
+        return make_error("the saved image holds " + std::to_string(found) +
+                          " config files, not one");
+    UniqueFd file(::openat(dir.get(), config.c_str(),
+                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st {};
+    if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return make_error("the saved image's config is not a regular file");
+    return file;
+}
+
+// An engine user's image (docs/ENGINE-USER.md): saved through the socket
+// into the builds dir, its config read in the sandbox, the copy removed.
+Result<std::size_t> count_saved_triggers(const Config& config, int builds_fd, const std::string& id,
+                                         Clock::time_point deadline) {
+    const std::optional<Argv> row = trigger_save(config, id);
+    if (!row) return make_error("no save row for image " + id);
+    if (auto gone = remove_tree(builds_fd, kImageSaveName); !gone) return gone.error();
+    struct Cleanup {
+        int fd;
+        ~Cleanup() { (void)remove_tree(fd, kImageSaveName); }
+    } cleanup{builds_fd};
+    auto out = scratch_file("hostbridge-save");
+    auto err = scratch_file("hostbridge-save-err");
+    if (!out) return out.error();
+    if (!err) return err.error();
+    const RunResult r = run_query(config, *row, out->get(), err->get(), time_left(deadline));
+    if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
+        return make_error("saving image " + id.substr(0, 12) + " to read its ONBUILD triggers " +
+                          run_failure(r) + first_words(err->get()));
+    }
+    auto file = open_saved_config(builds_fd);
+    if (!file) return make_error("image " + id.substr(0, 12) + ": " + file.error().message);
+    auto n = image_triggers_in_sandbox(config.parser, file->get());
+    if (!n) return make_error("image " + id.substr(0, 12) + "'s config: " + n.error().message);
+    return *n;
+}
+
+Result<std::size_t> count_triggers(const Config& config, int builds_fd, const std::string& id,
                                    Clock::time_point deadline) {
+    if (config.engine) return count_saved_triggers(config, builds_fd, id, deadline);
     const std::optional<Argv> row = trigger_count(config, id);
     if (!row) return make_error("no trigger row for image " + id);
     auto out = scratch_file("hostbridge-triggers");
     auto err = scratch_file("hostbridge-triggers-err");
     if (!out) return out.error();
     if (!err) return err.error();
-    const RunResult r = run_query(*row, out->get(), err->get(), time_left(deadline));
+    const RunResult r = run_query(config, *row, out->get(), err->get(), time_left(deadline));
     if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
         return make_error("reading the ONBUILD triggers of image " + id.substr(0, 12) + " " +
                           run_failure(r) + first_words(err->get()));
@@ -122,7 +186,10 @@ Result<std::size_t> count_triggers(const Config& config, const std::string& id,
 }  // namespace
 
 Result<std::size_t> check_base_triggers(const Config& config, int builds_fd) {
-    if (!config.build || config.build->buildah.empty()) {
+    if (!config.build) return make_error("bridge.json records no builds");
+    // buildah has no remote mode: with an engine user the configs are read
+    // from the images it saves (count_saved_triggers).
+    if (!config.engine && config.build->buildah.empty()) {
         return make_error(
             "bridge.json records no buildah, which alone shows a base image's ONBUILD "
             "triggers (podman 4.3 does not): install buildah, then `hostbridge upgrade`");
@@ -133,7 +200,7 @@ Result<std::size_t> check_base_triggers(const Config& config, int builds_fd) {
     if (!out) return out.error();
     if (!err) return err.error();
     const RunResult listed =
-        run_query(trigger_images(config), out->get(), err->get(), time_left(deadline));
+        run_query(config, trigger_images(config), out->get(), err->get(), time_left(deadline));
     if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
         return make_error("listing the engine's images " + run_failure(listed) +
                           first_words(err->get()));
@@ -156,7 +223,7 @@ Result<std::size_t> check_base_triggers(const Config& config, int builds_fd) {
     for (std::size_t i = 0; i < ids->size(); ++i) {
         const std::string& id = (*ids)[i];
         if (before.count(id) == 0) {
-            auto n = count_triggers(config, id, deadline);
+            auto n = count_triggers(config, builds_fd, id, deadline);
             ++asked;
             if (!n) {
                 keep_known(i + 1);

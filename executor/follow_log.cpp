@@ -45,7 +45,7 @@ struct EngineLog {
 // logs to either, in one order), and reads back what it wrote: the shared
 // file offset says how much. podman 4.3 ignores its failed writes and would
 // go on reading the whole log, so it is stopped once the buffer is full.
-EngineLog read_engine_log(const Argv& row, Clock::time_point deadline) {
+EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_point deadline) {
     EngineLog out;
     auto buffer = capped_scratch();
     if (!buffer) {
@@ -53,7 +53,7 @@ EngineLog read_engine_log(const Argv& row, Clock::time_point deadline) {
         return out;
     }
     const Clock::time_point until = std::min(deadline, Clock::now() + kQueryTimeout);
-    auto child = Child::spawn(row, buffer->get(), {}, {}, buffer->get());
+    auto child = Child::spawn(row, buffer->get(), {}, engine_environment(config), buffer->get());
     if (!child) {
         out.failure = child.error().message;
         return out;
@@ -112,7 +112,7 @@ FollowOutcome follow_log(const Config& config, std::size_t service, const LogWin
     LogWindow view = window;
     if (window.since_ns == kNoTime) {
         const std::optional<Argv> tail_row = window_log(config, id, window);
-        EngineLog tail = tail_row ? read_engine_log(*tail_row, deadline) : EngineLog{};
+        EngineLog tail = tail_row ? read_engine_log(config, *tail_row, deadline) : EngineLog{};
         if (!tail_row || !tail.failure.empty()) {
             out.reason = tail_row ? tail.failure : "no logs row for this container";
             return out;
@@ -124,7 +124,7 @@ FollowOutcome follow_log(const Config& config, std::size_t service, const LogWin
         out.reason = "no logs row for this container";
         return out;
     }
-    EngineLog log = read_engine_log(*row, deadline);
+    EngineLog log = read_engine_log(config, *row, deadline);
     out.selection = select_lines(log.text, log.cut, window, kMaxOutputBytes);
     [[maybe_unused]] bool written = sys::write_all(log_fd, out.selection.untimed);
     if (!log.failure.empty()) {
@@ -137,7 +137,7 @@ FollowOutcome follow_log(const Config& config, std::size_t service, const LogWin
     if (out.selection.continued) {
         const std::int64_t stamp = out.selection.cursor.ns;
         const std::optional<Argv> next_row = window_log(config, id, LogWindow{0, stamp, 0});
-        EngineLog next = next_row ? read_engine_log(*next_row, deadline) : EngineLog{};
+        EngineLog next = next_row ? read_engine_log(config, *next_row, deadline) : EngineLog{};
         const std::optional<std::uint32_t> pieces =
             next_row && next.failure.empty()
                 ? pieces_before(next.text, stamp, out.selection.group_first)

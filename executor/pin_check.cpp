@@ -59,12 +59,12 @@ bool number_at(std::string_view line, std::size_t& at, Int& out) {
 
 // Runs `argv`, its stdout (at most `limit` bytes) returned, its stderr to
 // the log; an error says how it failed unless it exited 0 or `also_ok`.
-Result<std::string> query(const Argv& argv, int log_fd, Clock::time_point deadline,
-                          std::size_t limit, int also_ok = 0) {
+Result<std::string> query(const Config& config, const Argv& argv, int log_fd,
+                          Clock::time_point deadline, std::size_t limit, int also_ok = 0) {
     auto out = scratch_file("hostbridge-pins");
     if (!out) return out.error();
     const RunResult ran =
-        run_query(argv, out->get(), log_fd, std::min(kCheckTimeout, time_left(deadline)));
+        run_query(config, argv, out->get(), log_fd, std::min(kCheckTimeout, time_left(deadline)));
     if (ran.status != RunResult::Status::Exited ||
         (ran.exit_code != 0 && (also_ok == 0 || ran.exit_code != also_ok))) {
         return make_error(run_failure(ran));
@@ -92,7 +92,7 @@ std::string check_one(const Config& config, const ContainerBinds& c, int log_fd,
     if (plan.compare.empty()) return {};
     const std::optional<Argv> row = settle_pin_check(config, c.pid, plan.compare);
     if (!row) return "its bind mounts cannot be checked (a target that is not absolute and normal)";
-    auto said = query(*row, log_fd, deadline, kMaxAnswerBytes, 1);
+    auto said = query(config, *row, log_fd, deadline, kMaxAnswerBytes, 1);
     if (!said) return "the pin check " + said.error().message;
     auto problem = check_answer_problem(*said, plan.compare);
     return problem ? *problem : "the pin check answered what the bridge does not read";
@@ -103,7 +103,7 @@ std::string check_one(const Config& config, const ContainerBinds& c, int log_fd,
 std::string stop(const Config& config, const std::string& id, int log_fd) {
     const std::optional<Argv> row = settle_stop(config, id);
     if (!row) return "; it has no stop row";
-    auto ended = query(*row, log_fd, Clock::now() + kCheckTimeout, 4096);
+    auto ended = query(config, *row, log_fd, Clock::now() + kCheckTimeout, 4096);
     return ended ? "; the bridge stopped it" : "; stopping it " + ended.error().message;
 }
 
@@ -311,7 +311,7 @@ std::map<std::string, std::string> check_started_pins(const Config& config,
     const std::optional<Argv> row = settle_mounts(config, ids);
     if (!row) {
         cannot = "its bind mounts cannot be listed";
-    } else if (auto text = query(*row, log_fd, deadline, kMaxMountsBytes); !text) {
+    } else if (auto text = query(config, *row, log_fd, deadline, kMaxMountsBytes); !text) {
         cannot = "listing its bind mounts " + text.error().message;
     } else if (auto parsed = parse_bind_mounts(*text); !parsed) {
         cannot = "its bind mounts cannot be read: " + parsed.error().message;

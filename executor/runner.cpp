@@ -217,8 +217,10 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
     return spawn_and_wait(argv, log_fd, -1, timeout, grace, workdir, extra_env);
 }
 
-RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout) {
-    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {}, {});
+RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
+                    std::chrono::milliseconds timeout) {
+    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {},
+                          engine_environment(config));
 }
 
 std::string run_failure(const RunResult& r) {
@@ -252,6 +254,11 @@ std::vector<std::string> child_environment() {
     if (runtime && runtime[0] == '/') env.push_back(std::string("XDG_RUNTIME_DIR=") + runtime);
     env.push_back("LANG=C.UTF-8");
     return env;
+}
+
+std::vector<std::string> engine_environment(const Config& config) {
+    if (!config.engine) return {};
+    return {"CONTAINER_HOST=unix://" + config.engine->socket};
 }
 
 bool user_manager_reachable() {

@@ -74,8 +74,10 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
                       const std::vector<std::string>& extra_env = {});
 
 // An engine query (executor/settle.hpp): stdout to `out_fd`, stderr to
-// `err_fd`, so the answer the sandbox reads holds no warning lines.
-RunResult run_query(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout);
+// `err_fd`, so the answer the sandbox reads holds no warning lines. It asks
+// the engine `config` names (engine_environment).
+RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
+                    std::chrono::milliseconds timeout);
 
 // What is left until `deadline`, never negative: a query's timeout.
 std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline);
@@ -99,6 +101,12 @@ std::string run_failure(const RunResult& result);
 // when ours is set and absolute (rootless podman and systemd-run --user need
 // it), LANG=C.UTF-8. Nothing else is inherited.
 std::vector<std::string> child_environment();
+
+// With an engine user (bridge.json "engine"): CONTAINER_HOST=unix://SOCKET,
+// which makes every podman the argv table runs, podman-compose's included,
+// a client of that user's service (docs/ENGINE-USER.md); empty otherwise.
+// Every command of the argv table gets it besides child_environment().
+std::vector<std::string> engine_environment(const Config& config);
 
 // True when a systemd user manager is reachable: $XDG_RUNTIME_DIR/systemd/private
 // is a socket. That private socket is what `systemd-run --user --scope` talks

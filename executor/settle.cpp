@@ -70,7 +70,7 @@ Result<std::vector<std::string>> list_containers(const Config& config, int log_f
                                                  Clock::time_point deadline) {
     auto list_out = scratch();
     if (!list_out) return list_out.error();
-    const RunResult listed = run_query(settle_list(config), list_out->get(), log_fd,
+    const RunResult listed = run_query(config, settle_list(config), list_out->get(), log_fd,
                                        std::min(kQueryTimeout, time_left(deadline)));
     if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
         return make_error("listing the project's containers " + run_failure(listed));
@@ -88,8 +88,8 @@ Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
     if (!inspect) return make_error("no inspect row for these ids");
     auto json_out = scratch();
     if (!json_out) return json_out.error();
-    const RunResult inspected =
-        run_query(*inspect, json_out->get(), log_fd, std::min(kQueryTimeout, time_left(deadline)));
+    const RunResult inspected = run_query(config, *inspect, json_out->get(), log_fd,
+                                          std::min(kQueryTimeout, time_left(deadline)));
     // A container removed between the two queries makes inspect fail: the
     // next round asks again.
     if (inspected.status != RunResult::Status::Exited || inspected.exit_code != 0) {
@@ -114,8 +114,8 @@ std::string last_lines(const Config& config, const ContainerFacts& c, Clock::tim
     auto out = scratch();
     if (!row || !out) return {};
     // Its stdout and stderr both: a container logs to either.
-    const RunResult r =
-        run_query(*row, out->get(), out->get(), std::min(kQueryTimeout, time_left(deadline)));
+    const RunResult r = run_query(config, *row, out->get(), out->get(),
+                                  std::min(kQueryTimeout, time_left(deadline)));
     auto text = read_scratch(out->get(), 1u << 20);
     if (!text) return {};
     if (text->size() > kMaxReportLog) text->erase(0, text->size() - kMaxReportLog);
@@ -254,7 +254,8 @@ bool run_healthchecks(const Config& config, const std::vector<ServiceReport>& se
         for (const ContainerFacts& c : r.containers) {
             if (c.state != ContainerState::Running || !wanted(c)) continue;
             if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
-                (void)run_query(*row, log_fd, log_fd, std::min(kQueryTimeout, time_left(deadline)));
+                (void)run_query(config, *row, log_fd, log_fd,
+                                std::min(kQueryTimeout, time_left(deadline)));
                 ran = true;
             }
         }

@@ -18,6 +18,10 @@
 // kMaxInspectBytes + 1 bytes) and answered with fixed records
 // (ipc/inspect_wire.hpp); the agent's labels and output never leave it.
 //
+// Started as `hostbridge-parser --image-config`, it reads a base image's
+// config JSON (an engine user's store, docs/ENGINE-USER.md) and answers how
+// many ONBUILD triggers it holds (ipc/image_config_wire.hpp).
+//
 // Exit status: 0 the executor closed the socket (at a message boundary);
 // 1 lockdown failed; 2 the executor broke the protocol (bad message, wrong
 // fd count); 3 an I/O error; 4 an internal error. The executor treats any
@@ -32,12 +36,14 @@
 #include <vector>
 
 #include "ipc/fd_passing.hpp"
+#include "ipc/image_config_wire.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 #include "packaging/version.hpp"
 #include "parser/container_inspect.hpp"
 #include "parser/containerfile_screen.hpp"
+#include "parser/image_config.hpp"
 #include "parser/validate.hpp"
 #include "sandbox/lockdown.hpp"
 
@@ -140,6 +146,23 @@ int run_inspect() {
     }
 }
 
+// The image-config reader: one base image's config per message, until EOF.
+int run_image_config() {
+    for (;;) {
+        auto msg = hb::recv_message(kSocket, hb::kImageConfigRequestSize, hb::FdPolicy::ExactlyOne);
+        if (!msg) return stop(msg, kExitProtocol);
+        if (msg->kind == hb::Received::Kind::Eof) return 0;
+        auto seq = hb::decode_image_config_request(msg->bytes);
+        if (!seq) return stop(seq, kExitProtocol);
+        auto bytes = read_body(msg->fd.get(), hb::kMaxImageConfigBytes);
+        msg->fd.reset();
+        if (!bytes) return stop(bytes, kExitIo);
+        const auto out =
+            hb::encode_image_config_answer(hb::parser::read_image_config(*bytes, *seq));
+        if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,7 +180,8 @@ int main(int argc, char** argv) {
     // nonzero exit, which the executor reports as a parser failure.
     const bool screen = argc == 2 && std::string_view(argv[1]) == "--screen";
     const bool inspect = argc == 2 && std::string_view(argv[1]) == "--inspect";
-    if (argc > 1 && !screen && !inspect) {
+    const bool image_config = argc == 2 && std::string_view(argv[1]) == "--image-config";
+    if (argc > 1 && !screen && !inspect && !image_config) {
         say("unknown argument");
         return kExitProtocol;
     }
@@ -168,6 +192,7 @@ int main(int argc, char** argv) {
             return kExitLockdown;
         }
         if (inspect) return run_inspect();
+        if (image_config) return run_image_config();
         return screen ? run_screen() : run();
     } catch (const std::exception& e) {
         say(std::string("internal error: ") + e.what());

@@ -1,6 +1,7 @@
 // `hostbridge doctor`: a healthy install, then each check of docs/COMMANDS.md broken
 // on its own: doctor must name exactly that thing and print the bare fix.
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -61,6 +62,34 @@ TEST_F(Doctor, AFreshNoSystemdInstallIsHealthy) {
     // Found from the project's directory without --slug, too.
     Ran here = home.hostbridge({"doctor"}, project.dir + "/untracked");
     EXPECT_EQ(here.code, 0) << here.out << here.err;
+}
+
+// Who runs the engine (docs/ENGINE-USER.md): as you, doctor says what an
+// escape would reach and how to turn the engine user on; with an engine
+// user whose socket cannot be opened, every command fails: a problem.
+TEST_F(Doctor, SaysWhatAnEngineEscapeWouldReachAndHowToMoveTheEngineOut) {
+    write_file(home.home + "/.ssh/id_ed25519", "key");
+    write_file(home.home + "/.aws/credentials", "secret");
+    Ran run = doctor();
+    EXPECT_EQ(run.code, 0) << run.out;
+    EXPECT_TRUE(contains(run.out,
+                         "info:    the engine runs as you, so an engine escape would "
+                         "reach ~/.ssh, ~/.aws, "))
+        << run.out;
+    EXPECT_TRUE(contains(run.out, "this bridge's bridge.json, policy and audit log")) << run.out;
+    const passwd* me = ::getpwuid(::geteuid());
+    ASSERT_NE(me, nullptr);
+    EXPECT_TRUE(has_line(run.out, "sudo " + std::string(HB_BIN_DIR) +
+                                      "/hostbridge engine setup --slug demo-app --user " +
+                                      me->pw_name))
+        << run.out;
+
+    Ran moved = home.hostbridge(install_args(project, {"--no-systemd", "--engine-user", "nobody"}));
+    ASSERT_EQ(moved.code, 0) << moved.out << moved.err;
+    expect_problem(
+        "the engine user nobody's socket /nonexistent/engine/podman.sock cannot be opened",
+        "sudo " + std::string(HB_BIN_DIR) + "/hostbridge engine setup --slug demo-app");
+    EXPECT_FALSE(contains(doctor().out, "an engine escape would reach"));
 }
 
 TEST_F(Doctor, NamesAMissingUnit) {

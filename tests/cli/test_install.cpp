@@ -205,6 +205,50 @@ TEST_F(Install, AStackProjectWritesSettleWithPodmanAndTellsTheAgent) {
     EXPECT_TRUE(contains(compose.err, "--stack-project is for the stack backend")) << compose.err;
 }
 
+// The engine as its own identity (docs/ENGINE-USER.md): --engine-user
+// records the user and its socket, says the socket is not there yet, and is
+// kept by a re-install; root and unknown users are refused. `nobody` is the
+// one other account every Debian host has.
+TEST_F(Install, AnEngineUserIsRecordedWithItsSocketAndRootIsRefused) {
+    Ran run = home.hostbridge(install_args(project, {"--engine-user", "nobody"}));
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["engine"],
+              nlohmann::json({{"user", "nobody"}, {"socket", "/nonexistent/engine/podman.sock"}}));
+    EXPECT_TRUE(contains(run.out,
+                         "note: nobody's engine socket /nonexistent/engine/podman.sock "
+                         "is not there for you yet"))
+        << run.out;
+    const std::string record = read_file(home.config_dir("demo-app") + "/install.json");
+    EXPECT_TRUE(contains(record, "\"--engine-user\",\n    \"nobody\",")) << record;
+
+    Ran as_root = home.hostbridge(install_args(project, {"--engine-user", "root"}));
+    EXPECT_EQ(as_root.code, 1);
+    EXPECT_TRUE(contains(as_root.err, "root is root: the engine user must own nothing of yours"))
+        << as_root.err;
+    Ran unknown = home.hostbridge(install_args(project, {"--engine-user", "hb-no-such-user"}));
+    EXPECT_EQ(unknown.code, 1);
+    EXPECT_TRUE(contains(unknown.err, "no user hb-no-such-user on this host")) << unknown.err;
+    Ran bad = home.hostbridge(install_args(project, {"--engine-user", "Bad Name"}));
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_TRUE(contains(bad.err, "--engine-user Bad Name must be a login name")) << bad.err;
+    // The failed runs changed nothing; a run without it goes back to the
+    // person's own engine.
+    EXPECT_EQ(home.bridge_json("demo-app")["engine"]["user"], "nobody");
+    Ran plain = home.hostbridge(install_args(project));
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    EXPECT_FALSE(home.bridge_json("demo-app").contains("engine"));
+
+    // Only root removes the user: uninstall says how.
+    ASSERT_EQ(home.hostbridge(install_args(project, {"--engine-user", "nobody"})).code, 0);
+    Ran gone = home.hostbridge({"uninstall", "--slug", "demo-app"});
+    ASSERT_EQ(gone.code, 0) << gone.out << gone.err;
+    EXPECT_TRUE(contains(gone.out, "kept the engine user nobody with the project's images, "
+                                   "containers and volumes; remove it:\nsudo "))
+        << gone.out;
+    EXPECT_TRUE(contains(gone.out, "/hostbridge engine remove --slug demo-app --user ")) << gone.out;
+    EXPECT_TRUE(contains(gone.out, " --name nobody\n")) << gone.out;
+}
+
 TEST_F(Install, RefusesADirectoryThatIsNotTheTopOfAGitWorkTree) {
     write_file(project.dir + "/sub/keep", "");
     Ran sub = home.hostbridge({"install", "--project-dir", project.dir + "/sub", "--stack-bin",

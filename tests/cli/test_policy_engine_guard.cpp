@@ -51,6 +51,17 @@ TEST(PolicyEngineGuard, OnlyRootlessPodmanComposeWithBuildahRunsBothUnattended) 
     EXPECT_NE(engine_hold(docker).up.find("docker"), std::string::npos);
     EXPECT_FALSE(engine_hold(docker).rebuild.empty());
 
+    // An engine user (docs/ENGINE-USER.md): no pins, yet nothing of the
+    // person's is within the engine's reach; binds accepted unpinned are
+    // still the agent's to swap, and hold up.
+    Config engine = safe_compose();
+    engine.pins.reset();
+    engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
+    EXPECT_FALSE(engine_hold(engine).any());
+    engine.unpinned_binds = {"data"};
+    EXPECT_NE(engine_hold(engine).up.find("the engine user resolves them"), std::string::npos);
+    EXPECT_TRUE(engine_hold(engine).rebuild.empty());
+
     Config stack;
     stack.backend.kind = BackendKind::Stack;
     EXPECT_TRUE(engine_hold(stack).up.empty());

@@ -560,6 +560,19 @@ std::string render_doc() {
         md += "| row | runs |\n|---|---|\n";
         md += "| images | `" + display_argv(trigger_images(c)) + "` |\n";
         md += "| triggers | `" + count + "` |\n\n";
+        // An engine user's store, which buildah cannot read (docs/ENGINE-USER.md).
+        c.engine = EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/podman.sock"};
+        std::string save = display_argv(*trigger_save(c, id));
+        save.replace(save.find(id), id.size(), "$ID");
+        save.replace(save.find(image_save_dir(c)), image_save_dir(c).size(),
+                     "$RUN_DIR/.hostbridge-build/" + std::string(kImageSaveName));
+        md += "With an engine user (`engine` in `bridge.json`, docs/ENGINE-USER.md) buildah\n";
+        md += "cannot see the store: the triggers row is replaced by a save of the image\n";
+        md += "through the engine's socket, whose config file is read by\n";
+        md += "`hostbridge-parser --image-config` in the sandbox; the copy is removed\n";
+        md += "after.\n\n";
+        md += "| row | runs |\n|---|---|\n";
+        md += "| save | `" + save + "` |\n\n";
     }
     md +=
         "## Settling: the engine queries after `up`, `restart`, `rebuild`, `status`, `health`\n\n";
@@ -641,7 +654,23 @@ std::string render_doc() {
     md += "argv is then prefixed, unchanged (shown for `restart`):\n\n";
     md += "    " + display_argv(scoped) + "\n\n";
     md += "`$NONCE` is the request's nonce. Otherwise the argv runs as it is, in a new\n";
-    md += "session.\n";
+    md += "session.\n\n";
+    md += "## The environment of every row\n\n";
+    md += "Every row runs with exactly `PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:`\n";
+    md += "`/usr/bin:/sbin:/bin`, `HOME` from the password database, `XDG_RUNTIME_DIR`\n";
+    md += "when the drain's is set and absolute, and `LANG=C.UTF-8`\n";
+    md += "(`child_environment()`, executor/runner.cpp), plus what each row's section\n";
+    md += "names (the run tree's variables: docs/DECIDE-AND-RUN.md). With an engine\n";
+    md += "user (`engine` in `bridge.json`) every row also gets\n\n";
+    {
+        Config c = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
+        c.engine = EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/podman.sock"};
+        md += "    " + engine_environment(c).at(0) + "\n\n";
+    }
+    md += "(`engine.socket`; `engine_environment()`), which makes every podman it\n";
+    md += "runs, podman-compose's included, a client of the engine user's rootless\n";
+    md += "podman service (docs/ENGINE-USER.md). Nothing else of the drain's\n";
+    md += "environment reaches a command.\n";
     return md;
 }
 

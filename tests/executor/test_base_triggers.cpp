@@ -113,6 +113,105 @@ TEST_F(TriggerCheck, AnImageWithATriggerRefusesTheBuildNamingItEveryTime) {
     EXPECT_TRUE(check());
 }
 
+// With an engine user (docs/ENGINE-USER.md) buildah cannot read the store:
+// each image is saved through the socket as a docker-dir and its config's
+// OnBuild counted by the sandboxed reader. The stand-in podman writes what
+// podman 4.3's `save --format docker-dir` writes (measured: manifest.json,
+// repositories, <config>.json, layer files and directories), with the
+// config `config-<ID>` holds.
+class RemoteTriggerCheck : public TriggerCheck {
+  protected:
+    void SetUp() override {
+        TriggerCheck::SetUp();
+        tree_.write(
+            "bin/podman",
+            "#!/bin/sh\necho \"podman $*\" >>" + tree_.path("calls") + "\nd=" + tree_.root() +
+                "\nif [ \"$1\" = save ]; then id=$6; out=$5; mkdir \"$out\" || exit 9\n"
+                "  [ -f \"$d/rc-$id\" ] && { echo 'Error: boom' >&2; exit 3; }\n"
+                "  echo '[]' >\"$out/manifest.json\"; echo '{}' >\"$out/repositories\"\n"
+                "  mkdir \"$out/$(printf %064d 1)\"; echo layer >\"$out/$(printf %064d 2).tar\"\n"
+                "  for c in \"$d\"/config-$id*; do cp \"$c\" \"$out/${c##*.}.json\"; done\n"
+                "  chmod 0444 \"$out\"/*.json; exit 0; fi\ncat " +
+                tree_.path("images") + "\n");
+        ::chmod(tree_.path("bin/podman").c_str(), 0755);
+        config_.parser = HB_PARSER_BIN;
+        config_.run_dir = tree_.root();
+        ::mkdir(tree_.path(".hostbridge-build").c_str(), 0700);
+        builds_ = UniqueFd(::open(tree_.path(".hostbridge-build").c_str(), O_RDONLY | O_DIRECTORY));
+        config_.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
+    }
+    // The config the save of `id` writes, named <id>.json as podman names it.
+    void config_json(const std::string& id, const std::string& json) {
+        tree_.write("config-" + id + "." + id, json);
+    }
+    int saved() {
+        const std::string calls = tree_.read("calls");
+        tree_.write("calls", "");
+        int n = 0;
+        for (std::size_t at = calls.find("podman save"); at != std::string::npos;
+             at = calls.find("podman save", at + 1))
+            ++n;
+        EXPECT_EQ(calls.find("buildah"), std::string::npos) << calls;
+        return n;
+    }
+};
+
+TEST_F(RemoteTriggerCheck, SavedConfigsAreReadInTheSandboxOnceAndATriggerRefuses) {
+    images({id_of('a'), id_of('b')});
+    config_json(id_of('a'), R"({"config": {"Env": ["PATH=/bin"], "OnBuild": null}})");
+    config_json(id_of('b'), R"({"architecture": "amd64", "config": {"Labels": {"x": "\u001b"}}})");
+    auto first = check();
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(*first, 2u);
+    EXPECT_EQ(saved(), 2);
+    EXPECT_TRUE(check());
+    EXPECT_EQ(saved(), 0);  // remembered, as with buildah
+    // Nothing of a save is left in the builds dir.
+    EXPECT_NE(::faccessat(builds_.get(), kImageSaveName, F_OK, AT_SYMLINK_NOFOLLOW), 0);
+
+    images({id_of('a'), id_of('b'), id_of('c')});
+    config_json(id_of('c'),
+                R"({"config": {"OnBuild": ["RUN --mount=type=cache,id=../.. x", "RUN y"]}})");
+    auto refused = check();
+    ASSERT_FALSE(refused);
+    EXPECT_NE(
+        refused.error().message.find("image cccccccccccc on this host has 2 ONBUILD triggers"),
+        std::string::npos)
+        << refused.error().message;
+    EXPECT_NE(::faccessat(builds_.get(), kImageSaveName, F_OK, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+TEST_F(RemoteTriggerCheck, ConfigsOutOfShapeAndFailedSavesRefuseTheBuild) {
+    images({id_of('d')});
+    for (const char* json : {"", "[]", "{\"config\": []}", "{\"config\": {\"OnBuild\": \"RUN x\"}}",
+                             "{\"config\": {\"OnBuild\": [1]}}", "not json"}) {
+        SCOPED_TRACE(json);
+        config_json(id_of('d'), json);
+        auto refused = check();
+        ASSERT_FALSE(refused);
+        EXPECT_NE(refused.error().message.find("image dddddddddddd's config: "), std::string::npos)
+            << refused.error().message;
+    }
+    // Two configs in one save: which one is the image's is not known.
+    config_json(id_of('d'), "{}");
+    tree_.write("config-" + id_of('d') + "." + id_of('e'), "{}");
+    auto two = check();
+    ASSERT_FALSE(two);
+    EXPECT_NE(two.error().message.find("holds 2 config files, not one"), std::string::npos)
+        << two.error().message;
+    ::unlink(tree_.path("config-" + id_of('d') + "." + id_of('e')).c_str());
+    tree_.write("rc-" + id_of('d'), "3");
+    auto failed = check();
+    ASSERT_FALSE(failed);
+    EXPECT_NE(failed.error().message.find("saving image dddddddddddd to read its ONBUILD triggers "
+                                          "exited with status 3 (Error: boom)"),
+              std::string::npos)
+        << failed.error().message;
+    ::unlink(tree_.path("rc-" + id_of('d')).c_str());
+    config_json(id_of('d'), "{}");
+    EXPECT_TRUE(check());
+}
+
 TEST_F(TriggerCheck, AnswersOutOfShapeRefuseTheBuild) {
     images({id_of('a')});
     for (const char* answer : {"", "1x", "-1", "0 0", "1234567", "0\n\n"}) {

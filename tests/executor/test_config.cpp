@@ -253,6 +253,58 @@ TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
     refused(extra, "pins.unshare");
 }
 
+// The engine as its own identity (docs/ENGINE-USER.md): a login name and a
+// socket outside the checkout; podman only, and never with bind pins, which
+// only the person's own engine can enter.
+TEST(Config, EngineUserTakesALoginNameAndASocketOutsideTheCheckout) {
+    Json j = base();
+    j["engine"] = {{"user", "hb-demo-app"}, {"socket", "/home/hb-demo-app/engine/podman.sock"}};
+    auto config = hb::parse_config(j.dump());
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->engine.has_value());
+    EXPECT_EQ(config->engine->user, "hb-demo-app");
+    const std::string text = hb::serialize_config(*config);
+    EXPECT_EQ(Json::parse(text)["engine"], j["engine"]);
+    EXPECT_EQ(*hb::parse_config(text), *config);
+    EXPECT_FALSE(Json::parse(hb::serialize_config(*hb::parse_config(base().dump())))
+                     .contains("engine"));  // written only when there is one
+
+    auto refused = [&](Json bad, const std::string& key) {
+        auto got = hb::parse_config(bad.dump());
+        ASSERT_FALSE(got.ok()) << key;
+        EXPECT_NE(got.error().message.find(key), std::string::npos) << got.error().message;
+    };
+    for (const char* name :
+         {"", "Root", "-x", "1abc", "a b", "abcdefghijklmnopqrstuvwxyz0123456"}) {
+        Json bad = j;
+        bad["engine"]["user"] = name;
+        refused(bad, "engine.user");
+    }
+    for (const char* socket : {"podman.sock", "/home/u/Projects/demo-app/podman.sock",
+                               "/home/u/Projects/demo-app", "/a/../b.sock"}) {
+        Json bad = j;
+        bad["engine"]["socket"] = socket;
+        refused(bad, "engine.socket");
+    }
+    Json extra = j;
+    extra["engine"]["uid"] = 1001;
+    refused(extra, "engine");
+    Json docker = j;
+    docker["backend"] = compose_backend();
+    refused(docker, "only for podman");
+    Json pinned = j;
+    pinned.erase("engine");
+    pinned["backend"] = compose_backend();
+    pinned["backend"]["flavour"] = "podman-compose";
+    pinned["checkout_paths"] = {"."};
+    pinned["pins"] = {{"engine", "/usr/bin/podman"},
+                      {"executor", "/opt/hb/hostbridge-executor"},
+                      {"sources", {"."}}};
+    ASSERT_TRUE(hb::parse_config(pinned.dump()).ok());  // pins alone are fine
+    pinned["engine"] = j["engine"];
+    refused(pinned, "cannot go with pins");
+}
+
 TEST(Config, SettleTakesTheBuildsProjectAndForAStackOnlyPodman) {
     Json j = base();
     j["backend"] = compose_backend();

@@ -1,0 +1,41 @@
+// The engine user (docs/ENGINE-USER.md): a dedicated unprivileged account
+// whose rootless podman service owns a project's containers and builds, so
+// that an engine escape lands as a user who owns nothing of the person's.
+// What install and `hostbridge engine` agree on: where its socket is, and
+// the two systemd --user units that serve it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+#include "ipc/result.hpp"
+
+namespace hb::cli {
+
+// <home>/engine/podman.sock: the socket `hostbridge engine setup` serves.
+std::string engine_socket_in(const std::string& home);
+
+// bridge.json's "engine" for the existing user `name`: refused when it is
+// root or the user running this (an engine user must be another identity).
+Result<EngineIdentity> engine_identity_of(const std::string& name);
+
+// What an engine escape would reach where the engine runs as the person
+// (docs/ENGINE-USER.md): the key and credential files present in `home`,
+// the groups that give power over the host (sudo, docker, ...), and the
+// other bridges' configs under `installs_root` (<config_home>/hostbridge)
+// besides `slug`'s. One short phrase each, for doctor.
+std::vector<std::string> same_user_reach(const std::string& home, const std::string& installs_root,
+                                         const std::string& slug);
+
+// The engine user's units, under its ~/.config/systemd/user. The socket unit
+// grants `person` alone read-write on the socket after each start: podman
+// and systemd make it 0600 with no ACL, every time.
+inline constexpr const char* kEngineSocketUnit = "hostbridge-engine.socket";
+inline constexpr const char* kEngineServiceUnit = "hostbridge-engine.service";
+std::string engine_socket_unit_text(const std::string& person, const std::string& slug,
+                                    const std::string& setfacl);
+std::string engine_service_unit_text(const std::string& person, const std::string& slug,
+                                     const std::string& podman);
+
+}  // namespace hb::cli
