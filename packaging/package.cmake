@@ -83,7 +83,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # images' ONBUILD triggers, without which every podman rebuild is refused
 # (docs/BUILDS.md); docker compose runs nothing yet (docs/COMPOSE.md).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "podman, buildah, podman-compose, git")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "systemd")
+# acl: `hostbridge engine setup` grants the person the engine user's socket
+# with setfacl (docs/ENGINE-USER.md).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "systemd, acl")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/postinst
                                       ${CMAKE_CURRENT_LIST_DIR}/debian/prerm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
