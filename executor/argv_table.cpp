@@ -274,11 +274,11 @@ std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
 
 std::optional<Argv> trigger_save(const Config& config, const std::string& id) {
     if (!is_container_id(id)) return std::nullopt;
-    return Argv{config.build->engine,   "save", "--format", "docker-dir", "-o",
-                image_save_dir(config), id};
+    return Argv{config.build->engine,    "save", "--format", "docker-archive", "-o",
+                image_save_file(config), id};
 }
 
-std::string image_save_dir(const Config& config) {
+std::string image_save_file(const Config& config) {
     return config.run_dir + "/.hostbridge-build/" + kImageSaveName;
 }
 

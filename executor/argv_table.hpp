@@ -93,12 +93,13 @@ std::optional<Argv> settle_stop(const Config& config, const std::string& id);
 Argv trigger_images(const Config& config);
 std::optional<Argv> trigger_count(const Config& config, const std::string& id);
 // With an engine user, whose store buildah cannot read (docs/ENGINE-USER.md):
-// `$ENGINE save --format docker-dir -o DIR ID`, the image as the engine
-// hands it out, into image_save_dir, where its config is read in the
-// sandbox (executor/image_config_client.hpp). nullopt for a bad id.
+// `$ENGINE save --format docker-archive -o FILE ID`, the image as the
+// engine hands it out, one tar the client writes without extracting
+// anything, at image_save_file, where the sandbox walks it to the config
+// (executor/image_config_client.hpp). nullopt for a bad id.
 std::optional<Argv> trigger_save(const Config& config, const std::string& id);
-inline constexpr const char* kImageSaveName = ".image-config";  // in the builds dir
-std::string image_save_dir(const Config& config);
+inline constexpr const char* kImageSaveName = ".image-config.tar";  // in the builds dir
+std::string image_save_file(const Config& config);
 
 // `logs` with `lines` or `since` (docs/PROTOCOL.md, "Following logs"): on a
 // podman-compose or stack install with `settle` (podman), whose look finds

@@ -1,6 +1,5 @@
 #include "executor/base_triggers.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +10,6 @@
 #include <vector>
 
 #include "executor/argv_table.hpp"
-#include "executor/build_snapshot.hpp"
 #include "executor/image_config_client.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"
@@ -97,49 +95,18 @@ std::string first_words(int err_fd) {
     return line.empty() ? std::string() : " (" + sys::escape_unprintable(line) + ")";
 }
 
-// The one top-level file named <64 hex>.json in what `podman save --format
-// docker-dir` wrote (the others: manifest.json, repositories, layer files
-// and directories): the image's config. Zero or two is a refusal.
-Result<UniqueFd> open_saved_config(int builds_fd) {
-    UniqueFd dir(
-        ::openat(builds_fd, kImageSaveName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dir) return make_error(sys::errno_text("the saved image"));
-    UniqueFd listing(::dup(dir.get()));
-    DIR* d = listing ? ::fdopendir(listing.get()) : nullptr;
-    if (d == nullptr) return make_error(sys::errno_text("listing the saved image"));
-    (void)listing.release();  // closedir closes it
-    std::string config;
-    std::size_t found = 0;
-    while (const dirent* e = ::readdir(d)) {
-        const std::string_view name = e->d_name;
-        if (name.size() == 69 && name.ends_with(".json") &&
-            sys::is_lower_hex(name.substr(0, 64), 64)) {
-            config = std::string(name);
-            ++found;
-        }
-    }
-    ::closedir(d);
-    if (found != 1)
-        return make_error("the saved image holds " + std::to_string(found) +
-                          " config files, not one");
-    UniqueFd file(::openat(dir.get(), config.c_str(),
-                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    struct stat st {};
-    if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode))
-        return make_error("the saved image's config is not a regular file");
-    return file;
-}
-
 // An engine user's image (docs/ENGINE-USER.md): saved through the socket
-// into the builds dir, its config read in the sandbox, the copy removed.
+// as one tar in the builds dir, walked to its config in the sandbox, the
+// copy removed. The tar is never extracted: not by the client, not by us.
 Result<std::size_t> count_saved_triggers(const Config& config, int builds_fd, const std::string& id,
                                          Clock::time_point deadline) {
     const std::optional<Argv> row = trigger_save(config, id);
     if (!row) return make_error("no save row for image " + id);
-    if (auto gone = remove_tree(builds_fd, kImageSaveName); !gone) return gone.error();
+    if (::unlinkat(builds_fd, kImageSaveName, 0) != 0 && errno != ENOENT)
+        return make_error(sys::errno_text("cannot remove the last saved image"));
     struct Cleanup {
         int fd;
-        ~Cleanup() { (void)remove_tree(fd, kImageSaveName); }
+        ~Cleanup() { ::unlinkat(fd, kImageSaveName, 0); }
     } cleanup{builds_fd};
     auto out = scratch_file("hostbridge-save");
     auto err = scratch_file("hostbridge-save-err");
@@ -150,10 +117,13 @@ Result<std::size_t> count_saved_triggers(const Config& config, int builds_fd, co
         return make_error("saving image " + id.substr(0, 12) + " to read its ONBUILD triggers " +
                           run_failure(r) + first_words(err->get()));
     }
-    auto file = open_saved_config(builds_fd);
-    if (!file) return make_error("image " + id.substr(0, 12) + ": " + file.error().message);
-    auto n = image_triggers_in_sandbox(config.parser, file->get());
-    if (!n) return make_error("image " + id.substr(0, 12) + "'s config: " + n.error().message);
+    UniqueFd file(::openat(builds_fd, kImageSaveName,
+                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st {};
+    if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return make_error("image " + id.substr(0, 12) + ": the save wrote no regular file");
+    auto n = image_triggers_in_sandbox(config.parser, file.get());
+    if (!n) return make_error("image " + id.substr(0, 12) + " as saved: " + n.error().message);
     return *n;
 }
 

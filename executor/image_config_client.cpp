@@ -7,12 +7,13 @@
 namespace hb::exec {
 namespace {
 
-// A config of a few KiB is read in milliseconds; the bound only keeps a hung
-// reader from holding the drain (as executor/inspect_client.cpp).
+// The reader walks every layer of the saved tar to find its config (podman
+// writes the config after the layers): a GiB is read in about a second; the
+// bound keeps a hung reader from holding the drain (executor/inspect_client.cpp).
 #ifdef HB_SANITIZED
-constexpr int kReadTimeoutMs = 60000;
+constexpr int kReadTimeoutMs = 300000;
 #else
-constexpr int kReadTimeoutMs = 10000;
+constexpr int kReadTimeoutMs = 60000;
 #endif
 
 }  // namespace

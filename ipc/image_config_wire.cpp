@@ -16,6 +16,10 @@ std::string_view image_config_status_text(ImageConfigStatus status) {
             return "the image config is not JSON";
         case ImageConfigStatus::BadShape:
             return "the image config is not shaped as an image config";
+        case ImageConfigStatus::BadArchive:
+            return "the saved image is not a tar archive as podman writes one";
+        case ImageConfigStatus::NotOneConfig:
+            return "the saved image holds no config file, or more than one";
     }
     return "unknown status";
 }

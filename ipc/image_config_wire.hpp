@@ -2,11 +2,13 @@
 //
 // With an engine user (docs/ENGINE-USER.md) buildah cannot see the engine's
 // store, so a base image's ONBUILD triggers are read from its config as the
-// engine hands it out (`podman save --format docker-dir`, a row of
-// executor/argv_table.cpp). That JSON is the image author's, so the executor
-// never parses it: a fresh `hostbridge-parser --image-config`, locked down as
-// the request parser is, reads it through the fd the executor attaches and
-// answers a count (executor/image_config_client.cpp).
+// engine hands it out: `podman save --format docker-archive` (a row of
+// executor/argv_table.cpp), one tar file the client writes as it comes,
+// nothing extracted. The archive and the config in it are the engine's and
+// the image author's, so the executor reads neither: a fresh
+// `hostbridge-parser --image-config`, locked down as the request parser is,
+// walks the tar through the fd the executor attaches and answers a count
+// (executor/image_config_client.cpp).
 //
 //   ImageConfigRequest (8 bytes):  0 u32 magic "HBC1"   4 u32 seq
 //   ImageConfigAnswer (16 bytes):  0 u32 magic   4 u32 seq   8 u8 status
@@ -40,8 +42,13 @@ enum class ImageConfigStatus : std::uint8_t {
     // Not an object, or config / config.OnBuild of the wrong kind, or an
     // OnBuild entry that is not a string.
     BadShape = 3,
+    // The archive is not a tar podman's writer makes: a header out of
+    // shape, a bad checksum, an entry cut short.
+    BadArchive = 4,
+    // The archive holds no top-level <64 hex>.json, or more than one.
+    NotOneConfig = 5,
 };
-inline constexpr ImageConfigStatus kLastImageConfigStatus = ImageConfigStatus::BadShape;
+inline constexpr ImageConfigStatus kLastImageConfigStatus = ImageConfigStatus::NotOneConfig;
 
 std::string_view image_config_status_text(ImageConfigStatus status);
 

@@ -18,9 +18,10 @@
 // kMaxInspectBytes + 1 bytes) and answered with fixed records
 // (ipc/inspect_wire.hpp); the agent's labels and output never leave it.
 //
-// Started as `hostbridge-parser --image-config`, it reads a base image's
-// config JSON (an engine user's store, docs/ENGINE-USER.md) and answers how
-// many ONBUILD triggers it holds (ipc/image_config_wire.hpp).
+// Started as `hostbridge-parser --image-config`, it walks a base image saved
+// as a docker-archive tar (an engine user's store, docs/ENGINE-USER.md) to
+// its config and answers how many ONBUILD triggers it holds
+// (ipc/image_config_wire.hpp).
 //
 // Exit status: 0 the executor closed the socket (at a message boundary);
 // 1 lockdown failed; 2 the executor broke the protocol (bad message, wrong
@@ -146,7 +147,7 @@ int run_inspect() {
     }
 }
 
-// The image-config reader: one base image's config per message, until EOF.
+// The image-config reader: one saved image (a tar) per message, until EOF.
 int run_image_config() {
     for (;;) {
         auto msg = hb::recv_message(kSocket, hb::kImageConfigRequestSize, hb::FdPolicy::ExactlyOne);
@@ -154,11 +155,18 @@ int run_image_config() {
         if (msg->kind == hb::Received::Kind::Eof) return 0;
         auto seq = hb::decode_image_config_request(msg->bytes);
         if (!seq) return stop(seq, kExitProtocol);
-        auto bytes = read_body(msg->fd.get(), hb::kMaxImageConfigBytes);
+        const int fd = msg->fd.get();
+        const auto answer = hb::parser::read_image_archive(
+            [fd](std::uint8_t* buf, std::size_t size) {
+                ssize_t got;
+                do {
+                    got = ::read(fd, buf, size);
+                } while (got < 0 && errno == EINTR);
+                return got;
+            },
+            *seq);
         msg->fd.reset();
-        if (!bytes) return stop(bytes, kExitIo);
-        const auto out =
-            hb::encode_image_config_answer(hb::parser::read_image_config(*bytes, *seq));
+        const auto out = hb::encode_image_config_answer(answer);
         if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
     }
 }

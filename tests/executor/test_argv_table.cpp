@@ -564,13 +564,13 @@ std::string render_doc() {
         c.engine = EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/podman.sock"};
         std::string save = display_argv(*trigger_save(c, id));
         save.replace(save.find(id), id.size(), "$ID");
-        save.replace(save.find(image_save_dir(c)), image_save_dir(c).size(),
+        save.replace(save.find(image_save_file(c)), image_save_file(c).size(),
                      "$RUN_DIR/.hostbridge-build/" + std::string(kImageSaveName));
         md += "With an engine user (`engine` in `bridge.json`, docs/ENGINE-USER.md) buildah\n";
         md += "cannot see the store: the triggers row is replaced by a save of the image\n";
-        md += "through the engine's socket, whose config file is read by\n";
-        md += "`hostbridge-parser --image-config` in the sandbox; the copy is removed\n";
-        md += "after.\n\n";
+        md += "through the engine's socket, one tar nothing extracts, which\n";
+        md += "`hostbridge-parser --image-config` walks to its config in the sandbox; the\n";
+        md += "copy is removed after.\n\n";
         md += "| row | runs |\n|---|---|\n";
         md += "| save | `" + save + "` |\n\n";
     }

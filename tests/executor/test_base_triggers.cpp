@@ -114,11 +114,11 @@ TEST_F(TriggerCheck, AnImageWithATriggerRefusesTheBuildNamingItEveryTime) {
 }
 
 // With an engine user (docs/ENGINE-USER.md) buildah cannot read the store:
-// each image is saved through the socket as a docker-dir and its config's
-// OnBuild counted by the sandboxed reader. The stand-in podman writes what
-// podman 4.3's `save --format docker-dir` writes (measured: manifest.json,
-// repositories, <config>.json, layer files and directories), with the
-// config `config-<ID>` holds.
+// each image is saved through the socket as a docker-archive tar and walked
+// to its config in the sandbox. The stand-in podman writes what podman
+// 4.3's remote `save --format docker-archive` writes (measured: layer tars,
+// <config>.json, a legacy layer directory, manifest.json, repositories),
+// with the config `config-<ID>.<NAME>` holds as <NAME>.json.
 class RemoteTriggerCheck : public TriggerCheck {
   protected:
     void SetUp() override {
@@ -126,12 +126,13 @@ class RemoteTriggerCheck : public TriggerCheck {
         tree_.write(
             "bin/podman",
             "#!/bin/sh\necho \"podman $*\" >>" + tree_.path("calls") + "\nd=" + tree_.root() +
-                "\nif [ \"$1\" = save ]; then id=$6; out=$5; mkdir \"$out\" || exit 9\n"
+                "\nif [ \"$1\" = save ]; then id=$6; out=$5; [ -e \"$out\" ] && exit 9\n"
                 "  [ -f \"$d/rc-$id\" ] && { echo 'Error: boom' >&2; exit 3; }\n"
-                "  echo '[]' >\"$out/manifest.json\"; echo '{}' >\"$out/repositories\"\n"
-                "  mkdir \"$out/$(printf %064d 1)\"; echo layer >\"$out/$(printf %064d 2).tar\"\n"
-                "  for c in \"$d\"/config-$id*; do cp \"$c\" \"$out/${c##*.}.json\"; done\n"
-                "  chmod 0444 \"$out\"/*.json; exit 0; fi\ncat " +
+                "  s=$(mktemp -d); echo '[]' >\"$s/manifest.json\"; echo '{}' "
+                ">\"$s/repositories\"\n"
+                "  mkdir \"$s/$(printf %064d 1)\"; echo layer >\"$s/$(printf %064d 2).tar\"\n"
+                "  for c in \"$d\"/config-$id*; do cp \"$c\" \"$s/${c##*.}.json\"; done\n"
+                "  tar -C \"$s\" -cf \"$out\" .; rm -rf \"$s\"; exit 0; fi\ncat " +
                 tree_.path("images") + "\n");
         ::chmod(tree_.path("bin/podman").c_str(), 0755);
         config_.parser = HB_PARSER_BIN;
@@ -189,7 +190,7 @@ TEST_F(RemoteTriggerCheck, ConfigsOutOfShapeAndFailedSavesRefuseTheBuild) {
         config_json(id_of('d'), json);
         auto refused = check();
         ASSERT_FALSE(refused);
-        EXPECT_NE(refused.error().message.find("image dddddddddddd's config: "), std::string::npos)
+        EXPECT_NE(refused.error().message.find("image dddddddddddd as saved: "), std::string::npos)
             << refused.error().message;
     }
     // Two configs in one save: which one is the image's is not known.
@@ -197,7 +198,8 @@ TEST_F(RemoteTriggerCheck, ConfigsOutOfShapeAndFailedSavesRefuseTheBuild) {
     tree_.write("config-" + id_of('d') + "." + id_of('e'), "{}");
     auto two = check();
     ASSERT_FALSE(two);
-    EXPECT_NE(two.error().message.find("holds 2 config files, not one"), std::string::npos)
+    EXPECT_NE(two.error().message.find("the saved image holds no config file, or more than one"),
+              std::string::npos)
         << two.error().message;
     ::unlink(tree_.path("config-" + id_of('d') + "." + id_of('e')).c_str());
     tree_.write("rc-" + id_of('d'), "3");
