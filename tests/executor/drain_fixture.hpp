@@ -319,13 +319,35 @@ class DrainFixture {
         return pid;
     }
 
-    // Waits for a started executor; kills it (and reports -9) past `timeout`.
-    Exit finish(pid_t pid, std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    // Waits for a started executor; kills it (and reports -9) past `timeout`,
+    // or, without one, once it made no progress for kStallLimit: the audit
+    // log, which every request taken up grows, stayed the same size (a
+    // guard on progress, not on time: a sanitized drain sharing both cores
+    // took over 30 s for 100 requests; docs/TESTING.md), or past kDrainLimit.
+    static constexpr std::chrono::seconds kStallLimit{120};
+    static constexpr std::chrono::seconds kDrainLimit{1800};
+    Exit finish(pid_t pid, std::optional<std::chrono::seconds> timeout = std::nullopt) {
         Exit out;
         int status = 0;
-        const bool exited =
-            wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; },
-                       std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+        const auto reaped = [&] { return ::waitpid(pid, &status, WNOHANG) == pid; };
+        bool exited = false;
+        if (timeout) {
+            exited =
+                wait_until(reaped, std::chrono::duration_cast<std::chrono::milliseconds>(*timeout));
+        } else {
+            const auto start = std::chrono::steady_clock::now();
+            auto last_change = start;
+            std::uintmax_t last_size = audit_size();
+            while (!(exited = reaped())) {
+                const auto now = std::chrono::steady_clock::now();
+                if (const std::uintmax_t size = audit_size(); size != last_size) {
+                    last_size = size;
+                    last_change = now;
+                }
+                if (now - last_change > kStallLimit || now - start > kDrainLimit) break;
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+        }
         if (!exited) {
             ::kill(pid, SIGKILL);
             ::waitpid(pid, &status, 0);
@@ -334,6 +356,13 @@ class DrainFixture {
         out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
         out.err = read_file(err_paths_[pid]);
         return out;
+    }
+
+    std::uintmax_t audit_size() const {
+        struct stat st {};
+        return ::stat((state + "/audit.jsonl").c_str(), &st) == 0
+                   ? static_cast<std::uintmax_t>(st.st_size)
+                   : 0;
     }
 
     // Reaps a started executor that the test killed itself.
