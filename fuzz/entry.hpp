@@ -26,4 +26,7 @@ void loglines_one(const std::uint8_t* data, std::size_t size);
 // Input: the MCP server's stdin (JSON-RPC lines), answered to /dev/null.
 void mcp_one(const std::uint8_t* data, std::size_t size);
 
+// A base image saved as a docker-archive tar (parser/image_config.cpp).
+void image_one(const std::uint8_t* data, std::size_t size);
+
 }  // namespace hb::fuzz

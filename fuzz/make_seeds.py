@@ -6,6 +6,8 @@ wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request)
 then a message in the layout of ipc/wire.cpp.
 screen/: Containerfiles, honest ones and one of each refusal.
 loglines/: 8 window bytes, then `podman logs --timestamps` output.
+image/: docker-archive tars as podman 4.3's `save` writes them (small
+layers), and one renamed by a PAX record, one cut short.
 """
 import os
 import struct
@@ -157,7 +159,40 @@ def loglines_seeds():
     write("loglines", "long-line", bytes([0x10, 0, 4, 0, 0, 0, 0, 0]) + f"{t1} {'x' * 3000}\n".encode())
 
 
+def tar_entry(name, data, kind=b"0"):
+    h = bytearray(512)
+    h[0:len(name)] = name.encode()
+    h[100:108] = b"0000444\0"
+    h[124:136] = b"%011o\0" % len(data)
+    h[156:157] = kind
+    h[257:265] = b"ustar\x0000"
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h) + data + b"\0" * (-len(data) % 512)
+
+
+def image_seeds():
+    hexid = "db56716c4d267580271fbcb45a105b16d8dc9294c9c5b8f81d4b86b04fc7b76d"
+    config = b'{"config":{"Env":["PATH=/bin"],"OnBuild":["RUN echo trig","COPY . /app"]}}'
+    layer = tar_entry("hello.txt", b"hello\n") + b"\0" * 1024
+    end = b"\0" * 1024
+    legacy = "0cca1f0ce47ddf60d2fa5daee9341a127caab8e6fe045a86e80e20d757bd38f5"
+    archive = (tar_entry("90a7d9d9cc783c806465c5b97e2630e2d2f4ea36ca67da26c7ad72ce88055eec.tar", layer)
+               + tar_entry(hexid + ".json", config)
+               + tar_entry(legacy + "/layer.tar", b"", b"2")
+               + tar_entry(legacy + "/json", b'{"id":"x"}')
+               + tar_entry("manifest.json", b'[{"Config":"%s.json"}]' % hexid.encode())
+               + end)
+    write("image", "remote-save-onbuild", archive)
+    write("image", "no-triggers", tar_entry(hexid + ".json", b'{"config":{}}') + end)
+    pax = b"78 path=%s.json\n" % hexid.encode()
+    write("image", "pax-renamed", tar_entry("PaxHeaders/x", pax, b"x")
+          + tar_entry("innocent", config) + end)
+    write("image", "cut-short", archive[:1500])
+
+
 validate_seeds()
 wire_seeds()
 screen_seeds()
 loglines_seeds()
+image_seeds()

@@ -12,11 +12,12 @@ build=build-fuzz
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHB_WERROR=ON -DHB_FUZZ=ON -DHB_TESTS=OFF -DHB_BENCH=OFF >/dev/null
-cmake --build "$build" --target fuzz_validate fuzz_wire fuzz_screen fuzz_loglines fuzz_mcp -j "$(nproc)"
+cmake --build "$build" --target fuzz_validate fuzz_wire fuzz_screen fuzz_loglines fuzz_mcp \
+    fuzz_image -j "$(nproc)"
 
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
-for what in validate wire screen loglines mcp; do
+for what in validate wire screen loglines mcp image; do
     # New inputs go to a scratch corpus; the committed seeds are read-only.
     # The MCP reader also starts from the parser's corpus (JSON bodies), and
     # takes inputs long enough to nest past its bound (cli/json_depth.hpp).

@@ -44,6 +44,10 @@ TEST(FuzzReplay, ScreenCorpus) {
     EXPECT_GE(replay("screen", hb::fuzz::screen_one), 10U);
 }
 
+TEST(FuzzReplay, ImageCorpus) {
+    EXPECT_GE(replay("image", hb::fuzz::image_one), 4U);
+}
+
 TEST(FuzzReplay, LoglinesCorpus) {
     EXPECT_GE(replay("loglines", hb::fuzz::loglines_one), 4U);
 }
