@@ -140,10 +140,23 @@ else
     fail "hostbridge install of the live install"
 fi
 
+# --- an engine user `hostbridge engine setup` recorded (docs/ENGINE-USER.md):
+# prerm names it and how to remove it. Only root's record is made here.
+engine_marker=/var/lib/hostbridge/engine-users/hbdeb$$e
+if [ ! -e "$engine_marker" ]; then
+    mkdir -p /var/lib/hostbridge/engine-users &&
+        printf 'person=root\nslug=%s\n' "$slug" >"$engine_marker"
+fi
+
 # --- purge now (the trap does it on failure) and prove nothing is left
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq hostbridge >"$work/purge.log" 2>&1 ||
     { cat "$work/purge.log"; fail "apt-get purge hostbridge"; }
 installed=0
+grep -qF "hostbridge engine remove --slug $slug --user root --name hbdeb$$e" "$work/purge.log" &&
+    pass "prerm names the engine user and the command that removes it" ||
+    { cat "$work/purge.log"; fail "prerm did not name engine user hbdeb$$e"; }
+rm -f "$engine_marker"
+rmdir /var/lib/hostbridge/engine-users /var/lib/hostbridge 2>/dev/null || true
 if [ "${live:-0}" -eq 1 ]; then
     grep -qF "user root, install $slug, project $work/live" "$work/purge.log" &&
         pass "prerm names the live install and its project" ||
