@@ -8,7 +8,7 @@
 #     it changes nothing; a user it did not create is refused;
 #  2. the engine user's own systemd --user manager (tools/e2e/usermgr.sh)
 #     starts hostbridge-engine.socket; the person's drain (`hostbridge-executor
-#     watch`) answers up, restart, status, logs and join-network through the
+#     watch`) answers up, restart, status, health, down, logs and join-network through the
 #     socket: the containers are the engine user's, none is the person's;
 #     rebuild builds through the socket and goes live, after the base
 #     images' ONBUILD triggers were read from the engine's own store (saved
@@ -108,6 +108,16 @@ if [ "${1:-}" = --inner ]; then
     request status
     check "status: done, web ok ($(q '[s["settled"] for s in r["services"] or []]'))" \
         eval '[ "$REQ_RC" -eq 0 ] && [ "$(q "[s[\"settled\"] for s in r[\"services\"]]")" = "['"'"'ok'"'"']" ]'
+    request health
+    check "health: done, web runs ($(q 'r["state"]'))" test "$REQ_RC" -eq 0
+    request down
+    check "down (compose stop) through the socket: done, web's container stopped" \
+        eval '[ "$REQ_RC" -eq 0 ] && [ "$(remote inspect --format "{{.State.Running}}" "$web")" = false ]'
+    request up
+    check "up again: done, web running" \
+        eval '[ "$REQ_RC" -eq 0 ] && [ "$(remote inspect --format "{{.State.Running}}" "$web")" = true ]'
+    request ping
+    check "ping: done" test "$REQ_RC" -eq 0
     request logs web
     check "logs web: done, with web's marker line" eval '[ "$REQ_RC" -eq 0 ] && [[ $REQ_OUT == *ENGINE-WEB-UP* ]]'
     request join-network
