@@ -320,6 +320,9 @@ start_manager() {
         echo $$ >"$h/$HBUM_NAME/harness/cgroup.procs" || return 1
     done
 
+    # The mount points, where a host has none yet (no logind made /run/user):
+    # empty directories, the only trace on the host's own /run.
+    mkdir -p /run/systemd /run/user || return 1
     mount -t tmpfs -o mode=0755 tmpfs /run/systemd || return 1
     mkdir /run/systemd/system || return 1
     mount -t tmpfs -o mode=0755 tmpfs /run/user || return 1
