@@ -27,6 +27,7 @@
 #include "cli/commands.hpp"
 #include "cli/compose_reader.hpp"
 #include "cli/compose_render.hpp"
+#include "cli/engine_reach.hpp"
 #include "cli/engine_user.hpp"
 #include "cli/fs_util.hpp"
 #include "cli/git.hpp"
@@ -549,6 +550,7 @@ class Doctor {
                 ::access(socket.c_str(), R_OK | W_OK) == 0) {
                 ok("the engine runs as " + c_.engine->user + ", through " + socket +
                    ": an engine escape lands as that user (docs/ENGINE-USER.md)");
+                check_engine_user_reach(c_.engine->user);
             } else {
                 problem("the engine user " + c_.engine->user + "'s socket " + socket +
                             " cannot be opened: every command fails until its service runs",
@@ -567,6 +569,43 @@ class Doctor {
              "; run it as its own user (docs/ENGINE-USER.md):");
         print_fix("sudo " + self_command() + " engine setup --slug " + paths_.slug + " --user " +
                   self_name());
+    }
+
+    // What the engine user can read of yours: a home it may pass exposes
+    // every readable entry below it; bind sources need the checkout's path
+    // (docs/ENGINE-USER.md, "Bind sources" and "Your home").
+    void check_engine_user_reach(const std::string& user) {
+        const auto engine = other_user(user);
+        if (!engine) {
+            problem("no user " + user + " on this host, yet bridge.json names it",
+                    {"sudo " + self_command() + " engine setup --slug " + paths_.slug + " --user " +
+                     self_name()});
+            return;
+        }
+        const HomeExposure home = home_exposure(home_, *engine);
+        if (!home.passes) {
+            ok(user + " cannot pass your home " + home_);
+        } else {
+            constexpr std::size_t kShown = 12;
+            std::string list;
+            for (std::size_t i = 0; i < home.entries.size() && i < kShown; ++i)
+                list += (i == 0 ? "" : ", ") + home.entries[i];
+            if (home.entries.size() > kShown)
+                list += ", and " + std::to_string(home.entries.size() - kShown) + " more";
+            warn(user + " can pass your home " + home_ + ", so an engine escape reads " +
+                 (list.empty() ? std::string("nothing of it today, and whatever becomes readable")
+                               : list) +
+                 "; `chmod 0700 " + home_ + "` closes it (docs/ENGINE-USER.md, \"Your home\")");
+        }
+        if (c_.unpinned_binds.empty()) return;
+        if (const auto closed = first_closed_dir(c_.project_dir, *engine)) {
+            warn(user +
+                 " resolves the compose file's bind sources in the checkout but cannot pass " +
+                 *closed + ": up fails until it may (docs/ENGINE-USER.md, \"Bind sources\")");
+        } else if (home.passes && c_.project_dir.rfind(home_ + "/", 0) == 0) {
+            info("the checkout is below your home, which " + user +
+                 " passes to reach its bind sources: a checkout outside your home exposes less");
+        }
     }
 
     static std::string self_name() {

@@ -20,14 +20,6 @@ std::string engine_socket_in(const std::string& home);
 // root or the user running this (an engine user must be another identity).
 Result<EngineIdentity> engine_identity_of(const std::string& name);
 
-// What an engine escape would reach where the engine runs as the person
-// (docs/ENGINE-USER.md): the key and credential files present in `home`,
-// the groups that give power over the host (sudo, docker, ...), and the
-// other bridges' configs under `installs_root` (<config_home>/hostbridge)
-// besides `slug`'s. One short phrase each, for doctor.
-std::vector<std::string> same_user_reach(const std::string& home, const std::string& installs_root,
-                                         const std::string& slug);
-
 // The engine user's units, under its ~/.config/systemd/user. The socket unit
 // grants `person` alone read-write on the socket after each start: podman
 // and systemd make it 0600 with no ACL, every time.
