@@ -25,8 +25,10 @@
 #     service, chatty, writes 60 bursts of three lines (one stamp each
 #     burst, checked; the third line's newline written with the next
 #     burst, so the engine keeps that line as two pieces, the second
-#     stamped like the next burst) 3 s after it starts; once it wrote them all, it is
-#     restarted and writes them again, while requests with `since` (and
+#     stamped like the next burst); once it wrote them all, it is
+#     restarted and writes them again once the follower, from the start,
+#     has caught up with the first run (it makes /go2 in the container),
+#     while requests with `since` (and
 #     `lines` 25) follow it from cursor to cursor, from the start: their
 #     outputs put together are exactly `podman logs --timestamps` of it,
 #     nothing lost, nothing repeated; some answers said `more` and some,
@@ -95,8 +97,17 @@ mkdir -p "$work/img/rootfs/bin" "$P" || die "mkdir"
 cp "$busybox" "$work/img/rootfs/bin/busybox"
 for applet in sh sleep true false echo printf test; do ln -s busybox "$work/img/rootfs/bin/$applet"; done
 # chatty's script: in the image, so compose never interpolates its `$`.
+# Its first run writes at once; a later run n waits for /go<n>, which the
+# follower makes once it has caught up with what is there: so some answer
+# caught up before the end, however slow the machine (it was a race).
 cat >"$work/img/rootfs/chatty.sh" <<'EOF'
-sleep 3
+n=0
+[ -e /runs ] && read -r n </runs
+n=$((n + 1))
+echo "$n" >/runs
+if [ "$n" -gt 1 ]; then
+    while [ ! -e "/go$n" ]; do sleep 0.1; done
+fi
 i=0
 nl=
 while [ $i -lt 60 ]; do
@@ -266,6 +277,12 @@ check "health: web ok, and its text says so; sick's log lines are in the answer"
 
 # Follows chatty from cursor to cursor with raw requests (the protocol
 # itself, as any client writes it) while it writes, then compares.
+# The first run's 60 bursts, all there before the restart (waited for, not
+# timed: 600 s is a hang guard).
+for _ in $(seq 3000); do
+    podman logs "${name}_chatty_1" 2>/dev/null | grep -q '^L60-c$' && break
+    sleep 0.2
+done
 request restart chatty
 check "restart chatty: done (its second run writes while it is followed)" test "$(q 'r["state"]')" = done
 follow=$(python3 - "$P/untracked/hostbridge" "${name}_chatty_1" <<'PY' 2>&1
@@ -300,7 +317,7 @@ def engine_log():
 
 # From the start of the log (the first run's 180 lines wait there) while
 # the second run writes.
-received, cursor, answers, mores, caught_up = "", "0:0", 0, 0, 0
+received, cursor, answers, mores, caught_up, go = "", "0:0", 0, 0, 0, False
 while True:
     r = ask('"lines":"25","since":"%s"' % cursor)
     answers += 1
@@ -312,6 +329,13 @@ while True:
     if r["more"] is False and received.count(" L60-c") == 2:
         break
     caught_up += r["more"] is False
+    if r["more"] is False and not go and received.count(" L60-c") == 1:
+        # Caught up with the first run: the second may write now.
+        subprocess.run(["podman", "exec", container, "/bin/sh", "-c", 'read -r n </runs; : >"/go$n"'],
+                       check=True)
+        go = True
+    elif r["more"] is False:
+        time.sleep(0.2)
     if answers > 600:
         sys.exit("no end after 600 answers")
 full = engine_log()
