@@ -63,13 +63,33 @@ if [ "${1:-}" = --inner ]; then
     remote() { as_person env CONTAINER_HOST="unix://$socket" podman "$@"; }
     as_engine() { "$stage/tools/e2e/usermgr.sh" as-user -- "$@"; }
 
-    for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
-    check "the engine's manager started hostbridge-engine.socket ($socket)" test -S "$socket"
+    # The socket file appears when systemd binds it, the person's ACL only
+    # after ExecStartPost ran: the unit's being active says both are done.
+    # 600 s is a hang guard for a loaded machine, not a duration under test.
+    socket_active() { [ "$(as_engine systemctl --user is-active hostbridge-engine.socket 2>/dev/null)" = active ]; }
+    for _ in $(seq 3000); do socket_active && break; sleep 0.2; done
+    check "the engine's manager started hostbridge-engine.socket ($socket)" eval 'socket_active && test -S "$socket"'
     acl=$(getfacl -p "$socket" 2>/dev/null | grep "^user:$person:")
     check "the socket's ACL lets $person read and write it ($acl)" test "$acl" = "user:$person:rw-"
     check "$person reaches the engine user's podman through it" eval 'remote info --format "{{.Host.Security.Rootless}}" >/dev/null'
     check "no other user can: the socket is 0600 with only $person named (others: $(stat -c %A "$socket"))" \
         test "$(stat -c %a "$socket")" = 660 -o "$(stat -c %a "$socket")" = 600
+
+    # doctor, as the person: which identity runs the engine, and what of
+    # the person's home it can read (docs/ENGINE-USER.md, "Your home").
+    hmode=$(stat -c %a "$phome")
+    chmod 0711 "$phome"
+    doc=$(as_person "$stage/bin/hostbridge" doctor --slug "$slug" 2>&1)
+    check "doctor: the engine runs as $engine ($(grep -m1 'engine runs as' <<<"$doc"))" \
+        eval '[[ $doc == *"ok:      the engine runs as $engine, through $socket"* ]]'
+    line=$(grep -m1 "can pass your home" <<<"$doc")
+    check "doctor, home 0711: $engine can pass it, and what it reads is named, ~/.ssh not ($line)" \
+        eval '[[ $line == WARNING:*"$engine can pass your home $phome"*"$name/ ("* ]] && [[ $line != *".ssh"* ]]'
+    chmod 0700 "$phome"
+    doc=$(as_person "$stage/bin/hostbridge" doctor --slug "$slug" 2>&1)
+    check "doctor, home 0700: $engine cannot pass it" \
+        eval '[[ $doc == *"ok:      $engine cannot pass your home $phome"* ]]'
+    chmod "$hmode" "$phome"
 
     # The image and the agent's container live in the engine's storage.
     out=$(remote build -q -t "localhost/$name:1" "$stage/engine-img" 2>&1) || die "build of the image through the socket: $out"
@@ -162,7 +182,6 @@ if [ "${1:-}" = --inner ]; then
     check "after a restart of the service: status done" test "$REQ_RC" -eq 0
     as_engine systemctl --user stop hostbridge-engine.service hostbridge-engine.socket
     as_engine systemctl --user start hostbridge-engine.socket
-    for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
     request status
     check "after the socket was made anew: status done (ACL $(getfacl -p "$socket" 2>/dev/null | grep "^user:$person:"))" \
         test "$REQ_RC" -eq 0
