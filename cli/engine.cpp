@@ -53,7 +53,8 @@ setup   creates NAME (with subordinate ids) or reuses one it created, writes
         its ~/.config/systemd/user/hostbridge-engine.{socket,service}, lets
         PERSON alone open NAME's ~/engine/podman.sock, starts the service
         (a lingering user manager where systemd runs), and re-runs PERSON's
-        install of SLUG with --engine-user NAME. Idempotent.
+        install of SLUG with --engine-user NAME (with no install yet, it
+        says to install with that option). Idempotent.
 remove  re-runs PERSON's install without the engine user, then deletes NAME
         with its home: its images, containers and volumes go with it.
 
@@ -194,19 +195,19 @@ Result<Tools> find_tools() {
     return t;
 }
 
-// The person's install of `slug`, read where install writes it by default.
-Result<InstallRecord> person_record(const Account& person, const std::string& slug) {
+// The person's install of `slug`, read where install writes it by default;
+// nullopt where there is none yet (setup then leaves `install
+// --engine-user` to the person).
+Result<std::optional<InstallRecord>> person_record(const Account& person, const std::string& slug) {
     HostDirs dirs{person.home, person.home + "/.config", person.home + "/.local/state",
                   person.home + "/.local/lib", person.home + "/.cache"};
     const InstallPaths paths = install_paths(dirs, slug);
     auto record = load_install_record(paths.record_file);
     if (!record) return record.error();
-    if (!*record || (*record)->reinstall_argv.empty())
-        return make_error("no install of " + slug + " for " + person.name + " at " +
-                          paths.record_file + " (install it first as " + person.name +
-                          "; an install under another XDG_CONFIG_HOME: run its install with "
-                          "--engine-user yourself)");
-    return **record;
+    if (!*record) return std::optional<InstallRecord>();
+    if ((*record)->reinstall_argv.empty())
+        return make_error(paths.record_file + " records no install command to run again");
+    return std::optional<InstallRecord>(**record);
 }
 
 // The person's install again, as the person, with or without the engine user.
@@ -362,17 +363,34 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
              "tools/e2e/usermgr.sh), and hostbridge-engine.socket with it");
     }
 
-    step("re-running " + person.name + "'s install of " + slug + " with --engine-user " + name);
-    if (auto r = reinstall(tools, person, *record, name); !r) return fail(r.error().message);
+    if (*record) {
+        step("re-running " + person.name + "'s install of " + slug + " with --engine-user " + name);
+        if (auto r = reinstall(tools, person, **record, name); !r) return fail(r.error().message);
+    } else {
+        // An install under another XDG_CONFIG_HOME is not found here either.
+        step("no install of " + slug + " for " + person.name + " yet: install it as " +
+             person.name + " with --slug " + slug + " --engine-user " + name);
+    }
 
+    const group* g = ::getgrgid(engine->gid);
+    const std::string group_name =
+        g != nullptr && g->gr_name != nullptr ? g->gr_name : std::to_string(engine->gid);
     std::cout << "\nThe engine of " << slug << " is now " << name << "'s rootless podman, at "
               << socket << ".\n"
               << "Images, containers and volumes you made before stay in your own storage: "
                  "the engine user starts with none (build or pull them again through it).\n"
               << "See and manage the project's containers as " << person.name << ":\n"
               << "  CONTAINER_HOST=unix://" << socket << " podman ps -a\n"
-              << "Start the agent's container there too (join-network needs both on one "
-                 "engine): the same podman run, with that CONTAINER_HOST.\n"
+              << "The agent's container may run there too (join-network needs both on one "
+                 "engine): the same podman run, with that CONTAINER_HOST. Its root is "
+              << name << " on this host, so share the checkout through " << name
+              << "'s group (docs/ENGINE-USER.md, \"The agent's container\"):\n"
+              << "  usermod -a -G " << group_name << " " << person.name
+              << "   (as root; then log in again)\n"
+              << "  chgrp -R " << group_name
+              << " CHECKOUT && chmod -R g+w CHECKOUT && "
+                 "find CHECKOUT -type d -exec chmod g+s {} +\n"
+              << "  hostbridge install ... --agent-gid " << engine->gid << "\n"
               << "Undo: hostbridge engine remove --slug " << slug << " --user " << person.name
               << (name == "hb-" + slug ? "" : " --name " + name) << "\n";
     return kExitOk;
@@ -387,12 +405,13 @@ int remove(const Tools& tools, const Account& person, const std::string& slug,
         return kExitOk;
     }
     if (auto ok = check_marker(name, person.name, slug); !ok) return fail(ok.error().message);
-    if (auto record = person_record(person, slug)) {
+    if (auto record = person_record(person, slug); record && *record) {
         step("re-running " + person.name + "'s install of " + slug + " without the engine user");
-        if (auto r = reinstall(tools, person, *record, std::nullopt); !r)
+        if (auto r = reinstall(tools, person, **record, std::nullopt); !r)
             return fail(r.error().message);
     } else {
-        step(record.error().message + "; going on");
+        step((record ? "no install of " + slug + " for " + person.name : record.error().message) +
+             "; going on");
     }
     if (systemd_booted() && !tools.loginctl.empty())
         (void)run_checked({tools.loginctl, "disable-linger", name});

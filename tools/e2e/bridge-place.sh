@@ -10,6 +10,10 @@
 #             rootless  a throwaway user (tools/e2e/testuser.sh) with its own
 #                       manager and rootless podman; no --allow-root
 #             compose   rootless, compose backend (podman-compose)
+#             engine    compose, with the engine as its own user: `hostbridge
+#                       engine setup` makes PREFIX-e, whose own manager serves
+#                       its podman socket; the session goes through it
+#                       (docs/ENGINE-USER.md); `engine remove` at the end
 #   BIN_DIR   holds hostbridge, hostbridge-executor, hostbridge-parser
 #   COMMAND   default: tools/e2e/bridge-session.sh run; it gets
 #             --project DIR --bin BIN_DIR --mode M --backend B --rate-limit R
@@ -57,7 +61,7 @@ done
 [ $# -ge 2 ] || usage
 kind=$1 bin=$2
 shift 2
-case $kind in root | rootless | compose) ;; *) usage ;; esac
+case $kind in root | rootless | compose | engine) ;; *) usage ;; esac
 [ -d "$bin" ] || { echo "bridge-place: no directory $bin" >&2; exit 64; }
 bin=$(readlink -f -- "$bin")
 # The executor and parser beside hostbridge (a build tree) or in
@@ -74,8 +78,11 @@ done
 command -v podman >/dev/null || skip "podman missing (tools/deps.sh test)"
 command -v runc >/dev/null || skip "runc missing (tools/deps.sh test)"
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || skip "busybox-static missing (tools/deps.sh test)"
-if [ "$kind" = compose ]; then
+if [ "$kind" = compose ] || [ "$kind" = engine ]; then
     command -v podman-compose >/dev/null || skip "podman-compose missing (tools/deps.sh test)"
+fi
+if [ "$kind" = engine ]; then
+    command -v setfacl >/dev/null || skip "setfacl missing (tools/deps.sh test: acl)"
 fi
 mode=systemd why=""
 if [ "$force_watch" -eq 1 ]; then
@@ -100,11 +107,12 @@ stage=/tmp/$prefix.tools
 sbin=$stage/bin
 stools=$stage/tools/e2e
 backend=stack
-[ "$kind" = compose ] && backend=compose
+[ "$kind" = compose ] || [ "$kind" = engine ] && backend=compose
 session_args=(--project "$project" --bin "$sbin" --mode "$mode" --backend "$backend" --rate-limit "$rate_limit")
 user=$(id -un)
 made_user=0
 rc=1
+engine_user=$prefix-e engine_mgr="" engine_hold=/tmp/$prefix.engine-hold
 
 cleanup() {
     trap '' INT TERM HUP
@@ -112,6 +120,19 @@ cleanup() {
     # In systemd mode usermgr.sh ran the teardown inside its namespace.
     if [ "$mode" = watch ] && [ -d "$work" ]; then
         HB_BRIDGE_HOME=$work/home "$stools/bridge-session.sh" teardown "${session_args[@]}"
+    fi
+    # The engine user's manager goes after the session's teardown (which
+    # removed the containers through its socket), then the user itself.
+    if [ "$kind" = engine ]; then
+        rm -f "$engine_hold"
+        if [ -n "$engine_mgr" ] && ! wait "$engine_mgr"; then
+            echo "bridge-place: $engine_user's manager did not end cleanly"
+            rc=1
+        fi
+        "$sbin/hostbridge" engine remove --slug "$prefix" --user "$user" --name "$engine_user" \
+            >"/tmp/$prefix.engine-remove.log" 2>&1 ||
+            { cat "/tmp/$prefix.engine-remove.log"; rc=1; }
+        rm -f "/tmp/$prefix.engine-remove.log" "/tmp/$prefix.engine-setup.log"
     fi
     local delete_user=()
     [ "$made_user" -eq 0 ] || delete_user=(--user)
@@ -139,6 +160,34 @@ else
     made_user=1
     user=$prefix
     chown "$user:" "$work"
+fi
+
+if [ "$kind" = engine ]; then
+    # Before the install (the session installs with --engine-user): setup
+    # then makes the user and its units and says to install with it.
+    echo "engine user: hostbridge engine setup --slug $prefix --user $user --name $engine_user"
+    if ! "$sbin/hostbridge" engine setup --slug "$prefix" --user "$user" --name "$engine_user" \
+        --containers-conf "$stage/examples/demo-app/containers.conf" >"/tmp/$prefix.engine-setup.log" 2>&1; then
+        cat "/tmp/$prefix.engine-setup.log"
+        exit 1
+    fi
+    sed 's/^/   /' "/tmp/$prefix.engine-setup.log"
+    # The agent's container runs there too; the person shares the checkout
+    # with it through the engine user's group (docs/ENGINE-USER.md).
+    usermod -a -G "$(id -gn "$engine_user")" "$user" || exit 1
+    # Its own systemd --user manager, kept running for the whole session:
+    # it starts hostbridge-engine.socket (systemd is not PID 1 here).
+    touch "$engine_hold"
+    "$stools/usermgr.sh" run --name "$prefix-emgr" "$engine_user" -- \
+        sh -c "while [ -e '$engine_hold' ]; do sleep 0.5; done" &
+    engine_mgr=$!
+    socket=$(getent passwd "$engine_user" | cut -d: -f6)/engine/podman.sock
+    # The person's ACL is set after systemd binds the socket (ExecStartPost):
+    # wait for it, not for the file. 600 s: a hang guard on a loaded machine.
+    granted() { getfacl -p "$socket" 2>/dev/null | grep -qx "user:$user:rw-"; }
+    for _ in $(seq 3000); do granted && break; sleep 0.2; done
+    granted || { echo "bridge-place: $engine_user's manager gave $user no socket $socket" >&2; exit 1; }
+    session_args+=(--engine-user "$engine_user")
 fi
 
 # The session runs in the work dir: it must be the user's cwd, not the caller's.

@@ -24,6 +24,10 @@
 #   --backend stack|compose   the bridge's backend (compose: podman-compose)
 #   --rate-limit N/S    mutating requests per window (default 11/600: the
 #                       session's burst meets it after one more restart)
+#   --engine-user NAME  the engine is NAME's rootless podman service, made by
+#                       `hostbridge engine setup` (docs/ENGINE-USER.md): every
+#                       podman call here goes through its socket
+#                       (CONTAINER_HOST), and install gets --engine-user NAME
 #
 # Run it inside `usermgr.sh run` for --mode systemd: rootful podman must share
 # the manager's mount namespace. teardown is what usermgr's --teardown hook
@@ -47,7 +51,7 @@ usage() {
 
 cmd=${1:-}
 [ $# -ge 1 ] && shift
-project_dir="" bin="" mode=systemd backend=stack rate_limit=11/600
+project_dir="" bin="" mode=systemd backend=stack rate_limit=11/600 engine_user=""
 while [ $# -gt 0 ]; do
     case $1 in
         --project) project_dir=${2:?}; shift 2 ;;
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
         --mode) mode=${2:?}; shift 2 ;;
         --backend) backend=${2:?}; shift 2 ;;
         --rate-limit) rate_limit=${2:?}; shift 2 ;;
+        --engine-user) engine_user=${2:?}; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -108,6 +113,13 @@ rootful=0
 # The podman settings these hosts need, for the harness's own podman calls
 # (the stack script sets the same file for itself).
 export CONTAINERS_CONF=$P/containers.conf
+# With an engine user, this script's podman, podman-compose and the stack
+# are clients of its service, as the drain's commands are.
+engine_socket=""
+if [ -n "$engine_user" ]; then
+    engine_socket=$(getent passwd "$engine_user" | cut -d: -f6)/engine/podman.sock
+    export CONTAINER_HOST=unix://$engine_socket
+fi
 if [ "$backend" = compose ]; then
     app_net=${project}_default
     ctr() { printf '%s_%s_1' "$project" "$1"; }
@@ -371,6 +383,18 @@ prepare_project() {
             git -C "$P" -c user.name=hostbridge-demo -c user.email=demo@localhost \
                 commit -q -m "demo-app, as the agent found it"
     } || die "git init of $P failed"
+    if [ -n "$engine_user" ]; then
+        # The agent's container runs on the engine user's engine (join-network
+        # needs one engine): its root is that user, who writes the checkout
+        # through its group, which the person joined (docs/ENGINE-USER.md,
+        # "The agent's container").
+        local group
+        group=$(id -gn "$engine_user")
+        {
+            chgrp -R "$group" "$P" && chmod -R g+w "$P" &&
+                find "$P" -type d -exec chmod g+s {} +
+        } || die "cannot share $P with the group $group (is $(id -un) a member?)"
+    fi
 }
 
 stack_up() {
@@ -432,6 +456,7 @@ install_bridge() {
         fi
     fi
     [ "$rootful" -eq 1 ] && args+=(--allow-root)
+    [ -n "$engine_user" ] && args+=(--engine-user "$engine_user" --agent-gid "$(id -g "$engine_user")")
     [ "$mode" = watch ] && args+=(--no-systemd)
     say "host\$ hostbridge install ${args[*]}"
     local out
@@ -602,7 +627,18 @@ cmd_session() {
     after=$(started_at api)
     check "restart api: exit 0" test "$REQ_RC" -eq 0
     check "api really restarted: started $before -> $after" test -n "$after" -a "$after" != "$before"
-    if [ "$mode" = systemd ]; then
+    if [ -n "$engine_user" ]; then
+        # The engine user's service starts conmon: the drain's scope holds
+        # only the client, and the container is not the person's.
+        local cpid owner
+        cpid=$(conmon_pid api)
+        owner=$(ps -o uid= -p "$cpid" 2>/dev/null | tr -d ' ')
+        check "api's conmon (pid $cpid) is $engine_user's (uid ${owner:-none}), not $(id -un)'s" \
+            test "$owner" = "$(id -u "$engine_user")"
+        check "after the oneshot exited api still runs and serves: $(serves api | tr -d '\n' | cut -c1-60)" \
+            eval 'wait_for 30 drain_idle; [ "$(state_of api)" = running ] && api_healthy'
+        fact "restart api: the container restarted, as the engine user $engine_user (docs/ENGINE-USER.md)"
+    elif [ "$mode" = systemd ]; then
         local cpid scope
         cpid=$(conmon_pid api)
         scope=$(scope_of "$cpid")
