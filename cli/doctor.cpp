@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -582,9 +583,15 @@ class Doctor {
                      self_name()});
             return;
         }
-        const HomeExposure home = home_exposure(home_, *engine);
+        // The home as the kernel walks it: a linked $HOME is its target.
+        char resolved[PATH_MAX];
+        const std::string home_dir =
+            ::realpath(home_.c_str(), resolved) != nullptr ? std::string(resolved) : home_;
+        const bool binds_below_home =
+            !c_.unpinned_binds.empty() && c_.project_dir.rfind(home_dir + "/", 0) == 0;
+        const HomeExposure home = home_exposure(home_dir, *engine);
         if (!home.passes) {
-            ok(user + " cannot pass your home " + home_);
+            ok(user + " cannot pass your home " + home_dir);
         } else {
             constexpr std::size_t kShown = 12;
             std::string list;
@@ -592,19 +599,27 @@ class Doctor {
                 list += (i == 0 ? "" : ", ") + home.entries[i];
             if (home.entries.size() > kShown)
                 list += ", and " + std::to_string(home.entries.size() - kShown) + " more";
-            warn(user + " can pass your home " + home_ + ", so an engine escape reads " +
+            warn(user + " can pass your home " + home_dir + ", so an engine escape reads " +
                  (list.empty() ? std::string("nothing of it today, and whatever becomes readable")
                                : list) +
-                 "; `chmod 0700 " + home_ + "` closes it (docs/ENGINE-USER.md, \"Your home\")");
+                 (binds_below_home
+                      ? "; it passes your home to reach the checkout's bind sources: a checkout "
+                        "outside your home, then `chmod 0700 " +
+                            home_dir + "`, closes it"
+                      : "; `chmod 0700 " + home_dir + "` closes it") +
+                 " (docs/ENGINE-USER.md, \"Your home\")");
         }
-        if (c_.unpinned_binds.empty()) return;
-        if (const auto closed = first_closed_dir(c_.project_dir, *engine)) {
-            warn(user +
-                 " resolves the compose file's bind sources in the checkout but cannot pass " +
-                 *closed + ": up fails until it may (docs/ENGINE-USER.md, \"Bind sources\")");
-        } else if (home.passes && c_.project_dir.rfind(home_ + "/", 0) == 0) {
-            info("the checkout is below your home, which " + user +
-                 " passes to reach its bind sources: a checkout outside your home exposes less");
+        // Each bind source and the directories above it (x), as the engine
+        // user resolves them at every start.
+        for (const auto& rel : c_.unpinned_binds) {
+            const std::string source = c_.project_dir + "/" + rel;
+            struct stat st {};
+            const bool dir = ::stat(source.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+            if (const auto closed =
+                    first_closed_dir(dir ? source : source.substr(0, source.rfind('/')), *engine)) {
+                warn(user + " resolves the bind source " + rel + " but cannot pass " + *closed +
+                     ": up fails until it may (docs/ENGINE-USER.md, \"Bind sources\")");
+            }
         }
     }
 

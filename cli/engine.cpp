@@ -211,12 +211,20 @@ Result<std::optional<InstallRecord>> person_record(const Account& person, const 
 }
 
 // The person's install again, as the person, with or without the engine user.
+// Without the engine user, an --agent-gid naming its group goes too: that
+// group is deleted with it, and its gid may be given to another later.
 Result<void> reinstall(const Tools& tools, const Account& person, const InstallRecord& record,
-                       const std::optional<std::string>& engine_user) {
+                       const std::optional<std::string>& engine_user,
+                       std::optional<gid_t> engine_gid = std::nullopt) {
     std::vector<std::string> args;
     const auto& old = record.reinstall_argv;
     for (std::size_t i = 0; i < old.size(); ++i) {
         if (old[i] == "--engine-user" && i + 1 < old.size()) {
+            ++i;
+            continue;
+        }
+        if (!engine_user && engine_gid && old[i] == "--agent-gid" && i + 1 < old.size() &&
+            old[i + 1] == std::to_string(*engine_gid)) {
             ++i;
             continue;
         }
@@ -282,8 +290,10 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
         // The marker first: a setup cut short leaves a user this command may finish.
         if (auto w = write_file_atomic(marker_path(name), marker_text(person.name, slug), 0644); !w)
             return fail(w.error().message);
-        if (auto r = run_checked({tools.useradd, "--create-home", "--shell", "/usr/sbin/nologin",
-                                  "--comment",
+        // --user-group: a group of its own, whatever login.defs says, since
+        // the person may share the checkout with it (docs/ENGINE-USER.md).
+        if (auto r = run_checked({tools.useradd, "--create-home", "--user-group", "--shell",
+                                  "/usr/sbin/nologin", "--comment",
                                   "hostbridge engine of " + person.name + " (" + slug + ")", name});
             !r)
             return fail(r.error().message);
@@ -390,7 +400,8 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
               << "  chgrp -R " << group_name
               << " CHECKOUT && chmod -R g+w CHECKOUT && "
                  "find CHECKOUT -type d -exec chmod g+s {} +\n"
-              << "  hostbridge install ... --agent-gid " << engine->gid << "\n"
+              << "  hostbridge install ... --engine-user " << name << " --agent-gid " << engine->gid
+              << "\n"
               << "Undo: hostbridge engine remove --slug " << slug << " --user " << person.name
               << (name == "hb-" + slug ? "" : " --name " + name) << "\n";
     return kExitOk;
@@ -407,8 +418,13 @@ int remove(const Tools& tools, const Account& person, const std::string& slug,
     if (auto ok = check_marker(name, person.name, slug); !ok) return fail(ok.error().message);
     if (auto record = person_record(person, slug); record && *record) {
         step("re-running " + person.name + "'s install of " + slug + " without the engine user");
-        if (auto r = reinstall(tools, person, **record, std::nullopt); !r)
+        if (auto r = reinstall(tools, person, **record, std::nullopt, engine->gid); !r)
             return fail(r.error().message);
+        const group* own = ::getgrgid(person.gid);
+        step("a checkout you shared with " + name + "'s group stays in it: chgrp -R " +
+             (own != nullptr && own->gr_name != nullptr ? std::string(own->gr_name)
+                                                        : std::to_string(person.gid)) +
+             " it (docs/ENGINE-USER.md, \"The agent's container\")");
     } else {
         step((record ? "no install of " + slug + " for " + person.name : record.error().message) +
              "; going on");

@@ -125,7 +125,9 @@ unsigned access_bits(const std::string& path, const OtherUser& who) {
         return std::find(who.groups.begin(), who.groups.end(), g) != who.groups.end();
     };
     if (who.uid == st.st_uid) return (st.st_mode >> 6) & 7;
-    const auto acl = access_acl(path);
+    // The kernel reads the ACL only while the mask (the mode's group bits)
+    // is not zero (fs/namei.c acl_permission_check); else the mode alone.
+    const auto acl = (st.st_mode & 070) != 0 ? access_acl(path) : std::nullopt;
     if (!acl) {
         if (in_group(st.st_gid)) return (st.st_mode >> 3) & 7;
         return st.st_mode & 7;
@@ -150,7 +152,7 @@ unsigned access_bits(const std::string& path, const OtherUser& who) {
 
 HomeExposure home_exposure(const std::string& home, const OtherUser& engine) {
     HomeExposure exposure;
-    if ((access_bits(home, engine) & 1) == 0) return exposure;
+    if (first_closed_dir(home, engine)) return exposure;
     exposure.passes = true;
     DIR* d = ::opendir(home.c_str());
     if (d == nullptr) return exposure;
@@ -173,6 +175,7 @@ HomeExposure home_exposure(const std::string& home, const OtherUser& engine) {
 }
 
 std::optional<std::string> first_closed_dir(const std::string& dir, const OtherUser& who) {
+    if (dir.empty() || dir[0] != '/') return dir;  // only an absolute path is walked
     std::string path = "/";
     std::size_t at = 1;
     while (true) {

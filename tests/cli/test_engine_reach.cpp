@@ -94,6 +94,52 @@ TEST_F(EngineReach, ANamedUserAclPassesAHomeOfMode0700UnlessItsMaskSaysNo) {
     EXPECT_FALSE(cli::home_exposure(home_, engine_).passes);
 }
 
+// Linux reads the ACL only while the mask is not zero: `chmod 0701` on a
+// home whose ACL names the engine user with nothing lets it pass by the
+// others' bits (fs/namei.c acl_permission_check).
+TEST_F(EngineReach, AZeroMaskLeavesTheModeAloneAsTheKernelDoes) {
+    const int err = set_acl(home_, named_engine(0, 0));
+    if (err == EOPNOTSUPP) GTEST_SKIP() << "no POSIX ACLs on " << home_;
+    ASSERT_EQ(err, 0);
+    ASSERT_EQ(::chmod(home_.c_str(), 0701), 0);  // mask ---, other --x
+    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);
+    ASSERT_EQ(::chmod(home_.c_str(), 0711), 0);  // mask --x: the named entry (---) wins
+    EXPECT_EQ(cli::access_bits(home_, engine_), 0u);
+}
+
+// A named group the engine user is in grants through the mask; a group
+// that matched stops the check before the others' bits.
+TEST_F(EngineReach, ANamedGroupEntryGrantsAMemberAndAMatchedGroupHidesOthersBits) {
+    constexpr gid_t kShared = 61300;
+    const OtherUser member{kEngineUid, {kEngineGid, kShared}};
+    // user::rwx group::--- group:61300:r-x mask::r-x other::--x
+    const std::vector<Entry> acl = {{0x01, 7, 0xffffffff},
+                                    {0x04, 0, 0xffffffff},
+                                    {0x08, 5, kShared},
+                                    {0x10, 5, 0xffffffff},
+                                    {0x20, 1, 0xffffffff}};
+    const int err = set_acl(home_, acl);
+    if (err == EOPNOTSUPP) GTEST_SKIP() << "no POSIX ACLs on " << home_;
+    ASSERT_EQ(err, 0);
+    EXPECT_EQ(cli::access_bits(home_, member), 5u);
+    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);  // no group matched: other
+    // The named group with nothing: matched, so the others' x is not read.
+    std::vector<Entry> none = acl;
+    none[2].perm = 0;
+    ASSERT_EQ(set_acl(home_, none), 0);
+    EXPECT_EQ(cli::access_bits(home_, member), 0u);
+    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);
+}
+
+TEST_F(EngineReach, AnOwnerGetsTheOwnerBitsEvenWhenOthersGetMore) {
+    const std::string file = home_ + "/odd";
+    write_file(file, "x", 0077);
+    struct stat st {};
+    ASSERT_EQ(::lstat(file.c_str(), &st), 0);
+    EXPECT_EQ(cli::access_bits(file, OtherUser{st.st_uid, {}}), 0u);
+    EXPECT_EQ(cli::access_bits(file, engine_), 7u);
+}
+
 TEST_F(EngineReach, GroupBitsApplyToAMemberAndOthersBitsToAStranger) {
     const std::string file = home_ + "/shared";
     write_file(file, "x", 0640);
@@ -115,6 +161,16 @@ TEST_F(EngineReach, TheFirstDirectoryItCannotPassIsNamed) {
     EXPECT_EQ(cli::first_closed_dir(checkout, engine_), std::nullopt);
     ASSERT_EQ(::chmod(checkout.c_str(), 0700), 0);
     EXPECT_EQ(cli::first_closed_dir(checkout, engine_), checkout);
+    EXPECT_EQ(cli::first_closed_dir("/", engine_), std::nullopt);
+    EXPECT_EQ(cli::first_closed_dir("relative/dir", engine_), "relative/dir");
+}
+
+// A home others may pass, under a directory they may not: nothing exposed.
+TEST_F(EngineReach, AHomeBelowAClosedDirectoryExposesNothing) {
+    ASSERT_EQ(::chmod(home_.c_str(), 0755), 0);
+    ASSERT_TRUE(cli::home_exposure(home_, engine_).passes);
+    ASSERT_EQ(::chmod(root_.path().c_str(), 0700), 0);
+    EXPECT_FALSE(cli::home_exposure(home_, engine_).passes);
 }
 
 }  // namespace
