@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -584,9 +583,8 @@ class Doctor {
             return;
         }
         // The home as the kernel walks it: a linked $HOME is its target.
-        char resolved[PATH_MAX];
-        const std::string home_dir =
-            ::realpath(home_.c_str(), resolved) != nullptr ? std::string(resolved) : home_;
+        const auto canonical_home = canonical_path(home_);
+        const std::string home_dir = canonical_home ? *canonical_home : home_;
         const bool binds_below_home =
             !c_.unpinned_binds.empty() && c_.project_dir.rfind(home_dir + "/", 0) == 0;
         const HomeExposure home = home_exposure(home_dir, *engine);

@@ -6,7 +6,6 @@
 // it): the home is the escape's reach in this mode, and a link planted there
 // must not steer a write of root's.
 #include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,20 +67,10 @@ const OptionSpec kOptions[] = {
     {"containers-conf", true, false},
 };
 
-struct Account {
-    std::string name;
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::string home;
-};
-
-std::optional<Account> account(const std::string& name) {
-    passwd pw{};
-    passwd* found = nullptr;
-    std::vector<char> buf(16384);
-    if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-        return std::nullopt;
-    return Account{name, found->pw_uid, found->pw_gid, found->pw_dir ? found->pw_dir : ""};
+// A group's name for a command line to print, or its number.
+std::string group_name(gid_t gid) {
+    const group* g = ::getgrgid(gid);
+    return g != nullptr && g->gr_name != nullptr ? g->gr_name : std::to_string(gid);
 }
 
 void step(const std::string& what) {
@@ -382,9 +371,7 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
              person.name + " with --slug " + slug + " --engine-user " + name);
     }
 
-    const group* g = ::getgrgid(engine->gid);
-    const std::string group_name =
-        g != nullptr && g->gr_name != nullptr ? g->gr_name : std::to_string(engine->gid);
+    const std::string engine_group = group_name(engine->gid);
     std::cout << "\nThe engine of " << slug << " is now " << name << "'s rootless podman, at "
               << socket << ".\n"
               << "Images, containers and volumes you made before stay in your own storage: "
@@ -395,9 +382,9 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
                  "engine): the same podman run, with that CONTAINER_HOST. Its root is "
               << name << " on this host, so share the checkout through " << name
               << "'s group (docs/ENGINE-USER.md, \"The agent's container\"):\n"
-              << "  usermod -a -G " << group_name << " " << person.name
+              << "  usermod -a -G " << engine_group << " " << person.name
               << "   (as root; then log in again)\n"
-              << "  chgrp -R " << group_name
+              << "  chgrp -R " << engine_group
               << " CHECKOUT && chmod -R g+w CHECKOUT && "
                  "find CHECKOUT -type d -exec chmod g+s {} +\n"
               << "  hostbridge install ... --engine-user " << name << " --agent-gid " << engine->gid
@@ -420,11 +407,8 @@ int remove(const Tools& tools, const Account& person, const std::string& slug,
         step("re-running " + person.name + "'s install of " + slug + " without the engine user");
         if (auto r = reinstall(tools, person, **record, std::nullopt, engine->gid); !r)
             return fail(r.error().message);
-        const group* own = ::getgrgid(person.gid);
         step("a checkout you shared with " + name + "'s group stays in it: chgrp -R " +
-             (own != nullptr && own->gr_name != nullptr ? std::string(own->gr_name)
-                                                        : std::to_string(person.gid)) +
-             " it (docs/ENGINE-USER.md, \"The agent's container\")");
+             group_name(person.gid) + " it (docs/ENGINE-USER.md, \"The agent's container\")");
     } else {
         step((record ? "no install of " + slug + " for " + person.name : record.error().message) +
              "; going on");

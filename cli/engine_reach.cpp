@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -12,6 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <set>
+
+#include "cli/engine_user.hpp"
 
 namespace hb::cli {
 
@@ -60,19 +61,16 @@ std::vector<std::string> same_user_reach(const std::string& home, const std::str
 }
 
 std::optional<OtherUser> other_user(const std::string& name) {
-    passwd pw{};
-    passwd* found = nullptr;
-    std::vector<char> buf(16384);
-    if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-        return std::nullopt;
+    const std::optional<Account> found = account(name);
+    if (!found) return std::nullopt;
     int n = 64;
     std::vector<gid_t> groups(static_cast<std::size_t>(n));
-    if (::getgrouplist(name.c_str(), found->pw_gid, groups.data(), &n) < 0) {
+    if (::getgrouplist(name.c_str(), found->gid, groups.data(), &n) < 0) {
         groups.resize(static_cast<std::size_t>(n));
-        if (::getgrouplist(name.c_str(), found->pw_gid, groups.data(), &n) < 0) return std::nullopt;
+        if (::getgrouplist(name.c_str(), found->gid, groups.data(), &n) < 0) return std::nullopt;
     }
     groups.resize(static_cast<std::size_t>(n));
-    return OtherUser{found->pw_uid, groups};
+    return OtherUser{found->uid, groups};
 }
 
 namespace {

@@ -7,24 +7,31 @@
 
 namespace hb::cli {
 
+std::optional<Account> account(const std::string& name) {
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+        return std::nullopt;
+    return Account{name, found->pw_uid, found->pw_gid, found->pw_dir ? found->pw_dir : ""};
+}
+
 std::string engine_socket_in(const std::string& home) {
     return home + "/engine/podman.sock";
 }
 
 Result<EngineIdentity> engine_identity_of(const std::string& name) {
     if (!is_user_name(name)) return make_error(name + " is not a login name");
-    passwd pw{};
-    passwd* found = nullptr;
-    std::vector<char> buf(16384);
-    if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+    const std::optional<Account> found = account(name);
+    if (!found)
         return make_error("no user " + name +
                           " on this host (`hostbridge engine setup`, as root, "
                           "creates it: docs/ENGINE-USER.md)");
-    if (found->pw_uid == 0)
+    if (found->uid == 0)
         return make_error(name + " is root: the engine user must own nothing of yours");
-    if (found->pw_uid == ::geteuid())
+    if (found->uid == ::geteuid())
         return make_error(name + " is you: the engine user must be another user");
-    const std::string home = found->pw_dir ? found->pw_dir : "";
+    const std::string& home = found->home;
     if (home.size() < 2 || home[0] != '/' || home.find("/.") != std::string::npos ||
         home.find("//") != std::string::npos || home.back() == '/')
         return make_error(name + "'s home directory \"" + home +

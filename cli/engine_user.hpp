@@ -5,6 +5,9 @@
 // the two systemd --user units that serve it.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,16 @@
 #include "ipc/result.hpp"
 
 namespace hb::cli {
+
+// A login account as the password database has it: the engine user, the
+// person, or a user doctor weighs (cli/engine_reach.cpp).
+struct Account {
+    std::string name;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string home;
+};
+std::optional<Account> account(const std::string& name);
 
 // <home>/engine/podman.sock: the socket `hostbridge engine setup` serves.
 std::string engine_socket_in(const std::string& home);
