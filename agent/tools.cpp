@@ -9,6 +9,7 @@
 #include "cli/request_message.hpp"
 #include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
+#include "ipc/verbs.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::agent {
@@ -22,15 +23,13 @@ using nlohmann::json;
 // holds each compose text against the row it describes. `script` is what
 // the project's stack script is asked; what it then does is the script's.
 struct VerbText {
-    const char* verb;
-    ArgKind arg;
+    Verb verb;
     const char* compose;  // backend "compose"
     const char* script;   // backend "script" (the stack), or no manifest
     // compose with verified outcomes (the manifest's `verified_outcomes`:
     // bridge.json has `settle`); nullptr: `compose`, plus kSettles for a verb
     // the settle step follows (executor/settle.hpp).
     const char* verified;
-    bool read_only;
     bool destructive;
     bool idempotent;
 };
@@ -58,36 +57,33 @@ constexpr const char* kFollows =
     "the previous answer's `cursor` as `since` for only the lines after it; `more: true` means "
     "more are waiting: call again at once with the new cursor.";
 constexpr std::array<VerbText, 10> kVerbs = {{
-    {"ping", ArgKind::None, kPingDoes, kPingDoes, nullptr, true, false, true},
-    {"status", ArgKind::None, "Lists this project's containers and their state (`compose ps`).",
+    {Verb::Ping, kPingDoes, kPingDoes, nullptr, false, true},
+    {Verb::Status, "Lists this project's containers and their state (`compose ps`).",
      "Asks the project's stack script for the state of its services (`status`).",
      "Reports each service of this project: per container its state, health as last checked, "
      "restarts, image and start time (in `services`), then the `compose ps` text.",
-     true, false, true},
-    {"health", ArgKind::None,
+     false, true},
+    {Verb::Health,
      "The same list as `status` (`compose ps`): a container's state, and its healthcheck's "
      "status where the engine shows one; it runs no check of its own.",
      "Asks the project's stack script whether the application is healthy (`health`).",
      "Runs each running container's healthcheck once, then answers done only when every "
      "service runs and is healthy or has no healthcheck (the text says which have none); "
      "otherwise failed, naming each service that is not, with its last log lines.",
-     true, false, true},
-    {"logs", ArgKind::Service, "Returns the last 200 lines of one service's log.",
-     "Asks the project's stack script for one service's logs.", nullptr, true, false, true},
-    {"up", ArgKind::None,
+     false, true},
+    {Verb::Logs, "Returns the last 200 lines of one service's log.",
+     "Asks the project's stack script for one service's logs.", nullptr, false, true},
+    {Verb::Up,
      "Starts this project's containers (`compose up -d --no-build`). Builds nothing: a "
      "service whose image is missing does not start until `rebuild` made it.",
-     "Asks the project's stack script to start the application (`start`).", nullptr, false, false,
-     true},
-    {"down", ArgKind::None,
-     "Stops this project's containers (`compose stop`); they and their data stay.",
-     "Asks the project's stack script to stop the application (`stop`).", nullptr, false, true,
-     true},
-    {"restart", ArgKind::Service,
+     "Asks the project's stack script to start the application (`start`).", nullptr, false, true},
+    {Verb::Down, "Stops this project's containers (`compose stop`); they and their data stay.",
+     "Asks the project's stack script to stop the application (`stop`).", nullptr, true, true},
+    {Verb::Restart,
      "Restarts one service's container: it picks up code bind-mounted from the checkout, but "
      "not a new image (that is `rebuild`) nor a change of the compose file.",
-     "Asks the project's stack script to restart one service.", nullptr, false, true, false},
-    {"rebuild", ArgKind::Buildable,
+     "Asks the project's stack script to restart one service.", nullptr, true, false},
+    {Verb::Rebuild,
      "Builds one service's image from a host-owned copy of its build context (its "
      "Containerfile is checked first: no bind, secret or ssh mounts, a cache mount only with "
      "`target=`, no `$` in flags, no heredocs, no ADD of URLs; no network during the build), "
@@ -96,18 +92,32 @@ constexpr std::array<VerbText, 10> kVerbs = {{
      "Asks the project's stack script to rebuild one service's image and recreate it (from a "
      "host-owned, checked copy of its build context where the install recorded one). Slow "
      "(minutes): batch your edits, one rebuild after several changes.",
-     nullptr, false, true, false},
-    {"init", ArgKind::None, "Not offered with compose: the host refuses it.",
+     nullptr, true, false},
+    {Verb::Init, "Not offered with compose: the host refuses it.",
      "Asks the project's stack script to initialise the application; this resets its seed "
      "data (destroys data).",
-     nullptr, false, true, false},
-    {"join-network", ArgKind::None, kJoinNetworkDoes, kJoinNetworkDoes, nullptr, false, false,
-     true},
+     nullptr, true, false},
+    {Verb::JoinNetwork, kJoinNetworkDoes, kJoinNetworkDoes, nullptr, false, true},
 }};
+// One row per verb of the table, in its order: a verb added to ipc/verbs.hpp
+// without a text here does not compile.
+constexpr bool rows_follow_the_verb_table() {
+    for (std::size_t i = 0; i < kVerbs.size(); ++i)
+        if (kVerbs[i].verb != kAllVerbs[i]) return false;
+    return kVerbs.size() == kAllVerbs.size();
+}
+static_assert(rows_follow_the_verb_table(), "agent/tools.cpp: a text for every verb, in order");
+
+std::string name_of(const VerbText& v) {
+    return std::string(verb_name(v.verb));
+}
+bool is_read_only(const VerbText& v) {
+    return !verb_info(v.verb).mutating;
+}
 
 std::string verb_does_without_window(const Manifest& m, const VerbText& v) {
-    const std::string verb = v.verb;
-    const bool settles = verb == "up" || verb == "restart" || verb == "rebuild";
+    const std::string verb = name_of(v);
+    const bool settles = v.verb == Verb::Up || v.verb == Verb::Restart || v.verb == Verb::Rebuild;
     if (m.backend != "compose") {
         // A stack whose containers the host finds (docs/COMPOSE.md, "A
         // stack's services"): its script runs, then the host looks.
@@ -121,8 +131,8 @@ std::string verb_does_without_window(const Manifest& m, const VerbText& v) {
     return std::string(v.compose) + (settles ? kSettles : "");
 }
 
-bool takes_window(const Manifest& m, const std::string& verb) {
-    return m.log_window && verb == "logs";
+bool takes_window(const Manifest& m, Verb verb) {
+    return m.log_window && verb == Verb::Logs;
 }
 
 std::string verb_does(const Manifest& m, const VerbText& v) {
@@ -142,25 +152,19 @@ std::optional<std::string> lines_of(const json& value) {
 }
 
 const VerbText* verb_text(const std::string& verb) {
+    const std::optional<Verb> known = verb_from_name(verb);
     for (const auto& v : kVerbs)
-        if (verb == v.verb) return &v;
+        if (known == v.verb) return &v;
     return nullptr;
-}
-
-bool is_name_shape(const std::string& s) {
-    if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
 }
 
 Manifest default_manifest(std::string problem) {
     Manifest m;
     m.problem = std::move(problem);
     for (const auto& v : kVerbs) {
-        VerbInfo info;
-        info.verb = v.verb;
-        info.arg = v.arg;
+        OfferedVerb info;
+        info.verb = name_of(v);
+        info.arg = verb_arg_kind(v.verb);
         m.verbs.push_back(std::move(info));
     }
     return m;
@@ -170,7 +174,7 @@ std::vector<std::string> names_of(const json& j, const char* key) {
     std::vector<std::string> out;
     if (!j.contains(key) || !j[key].is_array()) return out;
     for (const auto& item : j[key])
-        if (item.is_string() && is_name_shape(item.get<std::string>()))
+        if (item.is_string() && is_valid_arg_shape(item.get<std::string>()))
             out.push_back(item.get<std::string>());
     return out;
 }
@@ -186,7 +190,7 @@ int int_at(const json& j, std::initializer_list<const char*> path) {
 
 // Mode ask: the call blocks on a person, so the model should tell its person
 // rather than take the wait for a hang and call again.
-std::string ask_text(const Manifest& m, const VerbInfo& info) {
+std::string ask_text(const Manifest& m, const OfferedVerb& info) {
     if (!info.ask && info.ask_services.empty()) return "";
     std::string who = "Each call";
     if (!info.ask) {
@@ -204,11 +208,11 @@ std::string ask_text(const Manifest& m, const VerbInfo& info) {
 }
 
 std::string limits_text(const Manifest& m, const VerbText& v) {
-    if (std::string(v.verb) == "ping") return "";
-    if (v.read_only && m.read_only_count > 0)
+    if (v.verb == Verb::Ping) return "";
+    if (is_read_only(v) && m.read_only_count > 0)
         return " Rate limited on the host: at most " + std::to_string(m.read_only_count) +
                " read-only calls per " + std::to_string(m.read_only_seconds) + " s.";
-    if (!v.read_only && m.mutating_count > 0)
+    if (!is_read_only(v) && m.mutating_count > 0)
         return " Rate limited on the host: at most " + std::to_string(m.mutating_count) +
                " changing calls per " + std::to_string(m.mutating_seconds) + " s.";
     return "";
@@ -245,15 +249,16 @@ Manifest parse_manifest(const std::string& text) {
         // A verb the policy denies may still be allowed for some services
         // (MODE_rebuild=deny, MODE_rebuild.api=auto): offered, and the host
         // decides each call.
-        VerbInfo info;
-        info.verb = v->verb;
-        info.arg = v->arg;
+        OfferedVerb info;
+        info.verb = name_of(*v);
+        info.arg = verb_arg_kind(v->verb);
         info.denied = item.contains("mode") && item["mode"] == "deny";
         info.ask = item.contains("mode") && item["mode"] == "ask";
         if (item.contains("service_modes") && item["service_modes"].is_object()) {
             for (const auto& [service, mode] : item["service_modes"].items()) {
                 if (mode != "deny") info.denied = false;
-                if (mode == "ask" && is_name_shape(service)) info.ask_services.push_back(service);
+                if (mode == "ask" && is_valid_arg_shape(service))
+                    info.ask_services.push_back(service);
             }
         }
         m.verbs.push_back(std::move(info));
@@ -322,8 +327,8 @@ json tool_list(const Manifest& m, bool structured) {
             std::string(verb_does(m, *v)) + ask_text(m, info) + limits_text(m, *v);
         json properties = json::object();
         json required = json::array();
-        if (v->arg != ArgKind::None) {
-            properties["service"] = service_schema(m, v->arg);
+        if (verb_arg_kind(v->verb) != ArgKind::None) {
+            properties["service"] = service_schema(m, verb_arg_kind(v->verb));
             required.push_back("service");
         }
         if (takes_window(m, v->verb)) {
@@ -340,8 +345,8 @@ json tool_list(const Manifest& m, bool structured) {
                  "The cursor a previous logs answer returned: only the lines after it."}};
         }
         json tool = {
-            {"name", v->verb},
-            {"title", std::string("hostbridge: ") + v->verb},
+            {"name", name_of(*v)},
+            {"title", "hostbridge: " + name_of(*v)},
             {"description", description},
             {"inputSchema",
              {{"type", "object"},
@@ -349,8 +354,8 @@ json tool_list(const Manifest& m, bool structured) {
               {"required", required},
               {"additionalProperties", false}}},
             {"annotations",
-             {{"title", std::string("hostbridge ") + v->verb},
-              {"readOnlyHint", v->read_only},
+             {{"title", "hostbridge " + name_of(*v)},
+              {"readOnlyHint", is_read_only(*v)},
               {"destructiveHint", v->destructive},
               {"idempotentHint", v->idempotent},
               {"openWorldHint", false}}},
@@ -375,7 +380,7 @@ json tool_list(const Manifest& m, bool structured) {
 CallCheck check_call(const Manifest& m, const std::string& tool, const json& arguments) {
     CallCheck out;
     const auto it = std::find_if(m.verbs.begin(), m.verbs.end(),
-                                 [&](const VerbInfo& v) { return v.verb == tool && !v.denied; });
+                                 [&](const OfferedVerb& v) { return v.verb == tool && !v.denied; });
     if (it == m.verbs.end()) {
         out.unknown_tool = true;
         out.error = "unknown tool: " + tool.substr(0, 64);
@@ -388,7 +393,7 @@ CallCheck check_call(const Manifest& m, const std::string& tool, const json& arg
     CallTarget target;
     target.verb = it->verb;
     const json args = arguments.is_object() ? arguments : json::object();
-    const bool window = takes_window(m, it->verb);
+    const bool window = m.log_window && verb_from_name(it->verb) == Verb::Logs;
     for (const auto& [key, value] : args.items()) {
         if (window && key == "lines") {
             target.lines = lines_of(value);
@@ -429,7 +434,7 @@ CallCheck check_call(const Manifest& m, const std::string& tool, const json& arg
                         (m.found && !names.empty() ? ", one of the enum in its input schema" : "");
             return out;
         }
-        if (!is_name_shape(*target.service)) {
+        if (!is_valid_arg_shape(*target.service)) {
             out.error = "`service` must match ^[a-z][a-z0-9_-]*$ (at most 64 bytes)";
             return out;
         }

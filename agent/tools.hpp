@@ -10,11 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/verbs.hpp"
+
 namespace hb::agent {
 
-enum class ArgKind { None, Service, Buildable };
-
-struct VerbInfo {
+// A verb as the manifest offers it; its argument kind is ipc/verbs.hpp's.
+struct OfferedVerb {
     std::string verb;
     ArgKind arg = ArgKind::None;
     bool denied = false;  // the manifest says the policy denies it
@@ -27,7 +28,7 @@ struct VerbInfo {
 struct Manifest {
     bool found = false;
     std::string problem;  // why it was not used, for stderr
-    std::vector<VerbInfo> verbs;
+    std::vector<OfferedVerb> verbs;
     std::vector<std::string> services;
     std::vector<std::string> buildable;
     std::string backend;  // "compose", "script" or empty

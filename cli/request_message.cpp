@@ -9,18 +9,14 @@
 #include <cstring>
 #include <ctime>
 
+#include <nlohmann/json.hpp>
+
 #include "ipc/log_cursor.hpp"
+#include "ipc/request_name.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::cli {
 namespace {
-
-bool is_lower(char c) {
-    return c >= 'a' && c <= 'z';
-}
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
 
 struct Stamps {
     std::string name;          // YYYYMMDDTHHMMSSZ
@@ -43,22 +39,15 @@ Stamps utc_now() {
 }  // namespace
 
 Result<void> check_verb_shape(std::string_view verb) {
-    if (verb.empty() || !is_lower(verb.front()))
-        return make_error("VERB must start with a lowercase letter");
-    for (char c : verb)
-        if (!is_lower(c) && c != '-')
-            return make_error("VERB must be lowercase letters and dashes");
     if (verb.size() > kMaxVerbBytes) return make_error("VERB is longer than 64 bytes");
+    if (!is_request_name_verb(verb) || verb.front() == '-')
+        return make_error("VERB must be lowercase letters and dashes, starting with a letter");
     return {};
 }
 
 Result<void> check_arg_shape(std::string_view arg) {
-    if (arg.empty() || !is_lower(arg.front()))
-        return make_error("ARG must start with a lowercase letter");
-    for (char c : arg)
-        if (!is_lower(c) && !is_digit(c) && c != '_' && c != '-')
-            return make_error("ARG must match ^[a-z][a-z0-9_-]*$");
     if (arg.size() > kMaxArgBytes) return make_error("ARG is longer than 64 bytes");
+    if (!is_valid_arg_shape(arg)) return make_error("ARG must match ^[a-z][a-z0-9_-]*$");
     return {};
 }
 
@@ -76,6 +65,14 @@ Result<void> check_since(std::string_view since) {
 
 Result<RequestMessage> make_request(std::string_view verb, const std::optional<std::string>& arg,
                                     const LogWindow& window) {
+    // Checked again here: what is not ASCII of these shapes never reaches the JSON writer.
+    if (auto ok = check_verb_shape(verb); !ok) return ok.error();
+    if (arg)
+        if (auto ok = check_arg_shape(*arg); !ok) return ok.error();
+    if (window.lines)
+        if (auto ok = check_lines(*window.lines); !ok) return ok.error();
+    if (window.since)
+        if (auto ok = check_since(*window.since); !ok) return ok.error();
     std::array<unsigned char, 8> random{};
     ssize_t got = -1;
     do {
@@ -93,12 +90,16 @@ Result<RequestMessage> make_request(std::string_view verb, const std::optional<s
     const Stamps now = utc_now();
     RequestMessage message;
     message.name = now.name + "-" + std::string(verb) + "-" + nonce + ".json";
-    // Validated values need no escaping; the layout matches the shell client.
-    message.body = "{\"verb\":\"" + std::string(verb) + "\"";
-    if (arg) message.body += ",\"arg\":\"" + *arg + "\"";
-    if (window.lines) message.body += ",\"lines\":\"" + *window.lines + "\"";
-    if (window.since) message.body += ",\"since\":\"" + *window.since + "\"";
-    message.body += ",\"requested_at\":\"" + now.requested_at + "\"}\n";
+    // The host's own name test (ipc/request_name.hpp) on what it will read.
+    if (!is_request_name(message.name)) return make_error("VERB cannot name a request");
+    // A JSON writer, in the spec's key order (docs/PROTOCOL.md, "Request files").
+    nlohmann::ordered_json body;
+    body["verb"] = verb;
+    if (arg) body["arg"] = *arg;
+    if (window.lines) body["lines"] = *window.lines;
+    if (window.since) body["since"] = *window.since;
+    body["requested_at"] = now.requested_at;
+    message.body = body.dump() + "\n";
     return message;
 }
 

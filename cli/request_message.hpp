@@ -9,16 +9,18 @@
 #include <string_view>
 
 #include "ipc/result.hpp"
+#include "ipc/wire.hpp"
 
 namespace hb::cli {
 
 inline constexpr std::size_t kMaxVerbBytes = 64;
-inline constexpr std::size_t kMaxArgBytes = 64;
+inline constexpr std::size_t kMaxArgBytes = kMaxServiceName;
 
-// A verb is lowercase letters and dashes, starting with a letter, as the
-// request name schema demands; at most 64 bytes.
+// The host's own tests, linked from ipc/ (docs/agent-clients.md, "Shapes"):
+// a verb is what a request name may carry (ipc/request_name.hpp), starting
+// with a letter since a dash reads as an option, at most 64 bytes; an arg is
+// what the protocol allows (ipc/wire.hpp's is_valid_arg_shape).
 Result<void> check_verb_shape(std::string_view verb);
-// ^[a-z][a-z0-9_-]*$, at most 64 bytes.
 Result<void> check_arg_shape(std::string_view arg);
 
 // The log window of a `logs` request (docs/PROTOCOL.md, `lines` and
@@ -42,9 +44,9 @@ struct RequestMessage {
     std::string body;  // one JSON object and a final newline
 };
 
-// Builds the request for an already shape-checked verb, arg and window,
-// stamped now, with a fresh 8-byte random nonce. Fails only when the kernel
-// has no randomness to give.
+// Builds the request for a verb, arg and window of the shapes above (each
+// checked again, failing with the same sentence), stamped now, with a fresh
+// 8-byte random nonce; fails too when the kernel has no randomness to give.
 Result<RequestMessage> make_request(std::string_view verb, const std::optional<std::string>& arg,
                                     const LogWindow& window = {});
 

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common/config.hpp"
-#include "executor/argv_table.hpp"
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 

@@ -19,6 +19,14 @@ bool is_verb_char(char c) {
 
 }  // namespace
 
+bool is_request_name_verb(std::string_view verb) {
+    if (verb.empty()) return false;
+    for (char c : verb) {
+        if (!is_verb_char(c)) return false;
+    }
+    return true;
+}
+
 std::optional<std::string_view> request_name_verb(std::string_view name) {
     // stamp '-' verb(>=1) '-' nonce ".json"
     constexpr std::size_t kFixed = kStampLen + 1 + 1 + kNonceLen + kSuffix.size();
@@ -38,10 +46,7 @@ std::optional<std::string_view> request_name_verb(std::string_view name) {
     }
     if (name[nonce_at - 1] != '-') return std::nullopt;
     const std::string_view verb = name.substr(kStampLen + 1, nonce_at - 1 - (kStampLen + 1));
-    if (verb.empty()) return std::nullopt;
-    for (char c : verb) {
-        if (!is_verb_char(c)) return std::nullopt;
-    }
+    if (!is_request_name_verb(verb)) return std::nullopt;
     return verb;
 }
 

@@ -12,6 +12,10 @@
 
 namespace hb {
 
+// True when `verb` is what the schema's verb part may be: [a-z-]+. The
+// clients test a VERB with this before they name a request for it.
+bool is_request_name_verb(std::string_view verb);
+
 // True when `name` matches the schema exactly.
 bool is_request_name(std::string_view name);
 

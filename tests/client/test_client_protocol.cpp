@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "ipc/request_name.hpp"
+#include "ipc/verbs.hpp"
+#include "ipc/wire.hpp"
 #include "tests/client/client_harness.hpp"
 
 namespace hb::test {
@@ -490,6 +493,42 @@ TEST_P(ClientProtocolTest, UsageErrorsExitSixtyFourAndWriteNothing) {
     ClientResult ok = run_client(
         GetParam(), {"--no-wait", std::string(64, 'a'), std::string(64, 'b')}, with_spool());
     EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// One vocabulary (docs/agent-clients.md, "Shapes"): every client accepts
+// exactly what the host's own tests in ipc/ accept. A verb is what a request
+// name may carry (ipc/request_name.hpp), starting with a letter, at most 64
+// bytes; an arg is what ipc/wire.hpp's is_valid_arg_shape takes; and each
+// verb of ipc/verbs.hpp's table goes out with an argument of its kind. The
+// shell client's patterns are its own text, so this holds them to ipc/.
+TEST_P(ClientProtocolTest, ShapesAreTheHostsOwnTests) {
+    std::vector<std::string> verbs = {std::string(64, 'a'), std::string(65, 'a'), "a--", "z-z"};
+    std::vector<std::string> args = {std::string(64, 'a'), std::string(65, 'a'), "a__", "z9-"};
+    for (char c : std::string("`{@[/09:_-azAZ. \t\x7f\xc3!*?")) {
+        const std::string one(1, c);
+        for (auto* list : {&verbs, &args}) {
+            list->push_back("a" + one);
+            list->push_back(one + "a");
+        }
+    }
+    auto accepted = [&](const std::vector<std::string>& request) {
+        std::vector<std::string> argv = {"--no-wait"};
+        argv.insert(argv.end(), request.begin(), request.end());
+        const ClientResult r = run_client(GetParam(), argv, with_spool());
+        EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 64) << r.exit_code << ": " << r.err;
+        return r.exit_code == 0;
+    };
+    for (const std::string& verb : verbs) {
+        const bool host = verb.size() <= 64 && is_request_name_verb(verb) && verb.front() != '-';
+        EXPECT_EQ(accepted({verb}), host) << "verb [" << verb << "]";
+    }
+    for (const std::string& arg : args)
+        EXPECT_EQ(accepted({"logs", arg}), is_valid_arg_shape(arg)) << "arg [" << arg << "]";
+    for (const VerbInfo& row : kVerbTable) {
+        std::vector<std::string> request = {std::string(row.name)};
+        if (row.arg != ArgKind::None) request.emplace_back("web");
+        EXPECT_TRUE(accepted(request)) << row.name;
+    }
 }
 
 // The log window (docs/PROTOCOL.md, `lines` and `since`): string keys after
