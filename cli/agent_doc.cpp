@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "cli/request_wait.hpp"
+#include "client/request/request_wait.hpp"
 #include "executor/argv_table.hpp"
 
 namespace hb::cli {
@@ -82,7 +82,7 @@ bool verb_offered(Verb verb, const Config& config) {
 
 int tool_timeout_seconds(const Config& config) {
     // Longest a call waits: held for a person until the TTL plus the
-    // client's grace (cli/request_wait.hpp), or up to the default 120 s to
+    // client's grace (client/request/request_wait.hpp), or up to the default 120 s to
     // be taken up, whichever is longer; then the longest verb's run, whose
     // timeout covers its settle step too (executor/settle.hpp).
     int longest = std::max(config.timeouts.default_seconds, config.timeouts.rebuild_seconds);

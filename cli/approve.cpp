@@ -18,7 +18,7 @@
 #include "cli/slug.hpp"
 #include "cli/tcb.hpp"
 #include "cli/unpinned_binds.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 

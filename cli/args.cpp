@@ -1,6 +1,6 @@
 #include "cli/args.hpp"
 
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 
 #include <cstdio>
 #include <iostream>

@@ -22,7 +22,7 @@
 #include "cli/commands.hpp"
 #include "cli/locate.hpp"
 #include "cli/slug.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "ipc/request_name.hpp"
@@ -74,7 +74,7 @@ const OptionSpec kSpecs[] = {
 // A full request name (51 bytes at most) fits its column.
 constexpr std::size_t kRequestWidth = 52;
 
-// One cell, as cli/visible.hpp's table_cell makes it: no run of spaces, no
+// One cell, as client/request/visible.hpp's table_cell makes it: no run of spaces, no
 // line break, cut at `width`.
 std::string field(const nlohmann::json& j, const char* key, std::size_t width = 0) {
     if (!j.contains(key) || j[key].is_null()) return "-";

@@ -11,7 +11,7 @@
 #include "cli/fs_util.hpp"
 #include "cli/process.hpp"
 #include "cli/resolve_binary.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/sha256.hpp"
 
 namespace hb::cli {

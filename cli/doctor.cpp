@@ -41,7 +41,7 @@
 #include "cli/tcb.hpp"
 #include "cli/units.hpp"
 #include "cli/versions.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "common/held.hpp"

@@ -23,7 +23,7 @@
 #include "cli/paths.hpp"
 #include "cli/process.hpp"
 #include "cli/resolve_binary.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/config.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/wire.hpp"

@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 

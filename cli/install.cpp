@@ -36,7 +36,7 @@
 #include "cli/units.hpp"
 #include "cli/unpinned_binds.hpp"
 #include "cli/versions.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "client/embedded_client.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"

@@ -13,7 +13,7 @@
 #include "cli/locate.hpp"
 #include "cli/systemd_user.hpp"
 #include "cli/versions.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 
@@ -94,7 +94,7 @@ int run_list(Invocation& in) {
             units = ::lstat(p.wants_link.c_str(), &st) == 0 ? "enabled" : "disabled";
         }
         // The log and the config are host files, but quote what others chose,
-        // one line a row (cli/visible.hpp, table_cell).
+        // one line a row (client/request/visible.hpp, table_cell).
         std::cout << std::left << std::setw(20) << table_cell(slug) << "  " << std::setw(40)
                   << table_cell(project) << "  " << std::setw(12) << table_cell(units) << "  "
                   << std::setw(10) << table_cell(binary_version(p.executor).value_or("?")) << "  "

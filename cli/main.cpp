@@ -7,9 +7,9 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/request.hpp"
+#include "client/request/request.hpp"
 #include "cli/request_audit.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "packaging/version.hpp"
 
 namespace {

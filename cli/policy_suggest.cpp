@@ -18,7 +18,7 @@
 #include "cli/fs_util.hpp"
 #include "cli/install_record.hpp"
 #include "cli/policy_engine_guard.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/config.hpp"
 
 namespace hb::cli {

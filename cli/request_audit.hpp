@@ -1,18 +1,18 @@
 // `hostbridge request` run on the host checks its answer against the audit
 // log (docs/PROTOCOL.md, "A client on the host"): the install whose spool
 // it used is found among this user's, and the request's last final event
-// read from its log. The agent client (agent/) has no such view.
+// read from its log. The agent client (client/agent/) has no such view.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "cli/request.hpp"
+#include "client/request/request.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::cli {
 
-// The AuditLookup of cli/request.hpp for this user's installs.
+// The AuditLookup of client/request/request.hpp for this user's installs.
 Result<std::optional<AuditCheck>> audit_check(const std::string& spool_path,
                                               const std::string& request_name);
 

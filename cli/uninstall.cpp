@@ -15,7 +15,7 @@
 #include "cli/slug.hpp"
 #include "cli/spool_setup.hpp"
 #include "cli/systemd_user.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/config.hpp"
 
 namespace hb::cli {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 
 namespace hb::cli {
 

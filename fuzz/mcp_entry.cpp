@@ -1,4 +1,4 @@
-// The MCP server's message reader (agent/mcp_server.cpp) on one input: the
+// The MCP server's message reader (client/agent/mcp_server.cpp) on one input: the
 // bytes are its stdin, its answers go to /dev/null, and its spool does not
 // exist, so a tools/call ends at once as a tool error instead of waiting.
 // Issue 28: 100,000 nested arrays in a tools/call crashed it.
@@ -8,7 +8,7 @@
 
 #include <cstdlib>
 
-#include "agent/mcp_server.hpp"
+#include "client/agent/mcp_server.hpp"
 #include "fuzz/entry.hpp"
 #include "ipc/unique_fd.hpp"
 

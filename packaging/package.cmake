@@ -6,7 +6,7 @@
 #   lib/hostbridge/hostbridge-executor the executor and parser `install` copies
 #   lib/hostbridge/hostbridge-parser   into each project (cli/versions.cpp)
 #   lib/hostbridge/hostbridge-agent    static; install drops it into each spool
-#                                      (agent/CMakeLists.txt installs it)
+#                                      (client/agent/CMakeLists.txt installs it)
 #   share/man/man{1,5,8}/*.gz          the man pages (man/)
 #   share/doc/hostbridge/              README, SECURITY, docs/, copyright
 install(TARGETS hostbridge-executor hostbridge-parser

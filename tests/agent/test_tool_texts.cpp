@@ -1,4 +1,4 @@
-// What the MCP tools tell the model (agent/tools.cpp) against the rows of
+// What the MCP tools tell the model (client/agent/tools.cpp) against the rows of
 // the argv table they describe (executor/argv_table.cpp): a row that changes
 // what it does fails here until its text says so (issue 29: "rebuild
 // recreates its container" was said while it only built).
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/tools.hpp"
+#include "client/agent/tools.hpp"
 #include "executor/argv_table.hpp"
 
 namespace {

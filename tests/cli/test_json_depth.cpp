@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cli/request_response.hpp"
+#include "client/request/request_response.hpp"
 #include "ipc/json_depth.hpp"
 
 namespace hb::cli {

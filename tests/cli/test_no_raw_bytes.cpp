@@ -17,7 +17,7 @@
 
 #include "cli/change_view.hpp"
 #include "cli/fs_util.hpp"
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/sha256.hpp"
 #include "tests/cli/cli_harness.hpp"

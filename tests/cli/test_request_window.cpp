@@ -1,12 +1,12 @@
-// The log window of the C++ request client (cli/request_message.hpp,
-// cli/request_response.hpp) at the bounds of docs/PROTOCOL.md's rules; the
+// The log window of the C++ request client (client/request/request_message.hpp,
+// client/request/request_response.hpp) at the bounds of docs/PROTOCOL.md's rules; the
 // clients run as processes in tests/client (ClientProtocolTest).
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "cli/request_message.hpp"
-#include "cli/request_response.hpp"
+#include "client/request/request_message.hpp"
+#include "client/request/request_response.hpp"
 
 namespace hb::cli {
 namespace {

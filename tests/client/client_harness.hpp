@@ -12,7 +12,7 @@
 
 namespace hb::test {
 
-// Agent: `hostbridge-agent request`, the static binary (agent/).
+// Agent: `hostbridge-agent request`, the static binary (client/agent/).
 enum class ClientKind { Dash, BusyboxSh, BashPosix, Cpp, Agent };
 inline constexpr ClientKind kAllClients[] = {ClientKind::Dash, ClientKind::BusyboxSh,
                                              ClientKind::BashPosix, ClientKind::Cpp,

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli/request_response.hpp"
+#include "client/request/request_response.hpp"
 
 namespace hb::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/visible.hpp"
+#include "client/request/visible.hpp"
 
 #include <algorithm>
 

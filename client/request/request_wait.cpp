@@ -1,4 +1,4 @@
-#include "cli/request_wait.hpp"
+#include "client/request/request_wait.hpp"
 
 #include <limits.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-#include "cli/request_spool.hpp"
+#include "client/request/request_spool.hpp"
 
 namespace hb::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/request_response.hpp"
+#include "client/request/request_response.hpp"
 
 #include <array>
 #include <cstdint>

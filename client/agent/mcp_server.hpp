@@ -1,12 +1,12 @@
 // `hostbridge-agent mcp`: an MCP server on stdin/stdout (JSON-RPC 2.0, one
-// message a line) whose tools are this install's verbs (agent/tools.hpp).
+// message a line) whose tools are this install's verbs (client/agent/tools.hpp).
 // A tools/call writes a request exactly as the `request` client does and
-// waits for the answer the same way (cli/request_wait.hpp); see docs/MCP.md.
+// waits for the answer the same way (client/request/request_wait.hpp); see docs/MCP.md.
 #pragma once
 
 #include <string>
 
-#include "agent/tools.hpp"
+#include "client/agent/tools.hpp"
 
 namespace hb::agent {
 

@@ -1,4 +1,4 @@
-#include "cli/request_message.hpp"
+#include "client/request/request_message.hpp"
 
 #include <sys/random.h>
 

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/request_response.hpp"
+#include "client/request/request_response.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {

@@ -14,10 +14,10 @@
 #include <string>
 #include <string_view>
 
-#include "agent/mcp_server.hpp"
-#include "agent/tools.hpp"
-#include "cli/request.hpp"
-#include "cli/request_spool.hpp"
+#include "client/agent/mcp_server.hpp"
+#include "client/agent/tools.hpp"
+#include "client/request/request.hpp"
+#include "client/request/request_spool.hpp"
 #include "packaging/version.hpp"
 
 namespace {

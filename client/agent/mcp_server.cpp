@@ -1,4 +1,4 @@
-#include "agent/mcp_server.hpp"
+#include "client/agent/mcp_server.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -12,10 +12,10 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/request_message.hpp"
-#include "cli/request_spool.hpp"
-#include "cli/request_wait.hpp"
-#include "cli/visible.hpp"
+#include "client/request/request_message.hpp"
+#include "client/request/request_spool.hpp"
+#include "client/request/request_wait.hpp"
+#include "client/request/visible.hpp"
 #include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
 #include "packaging/version.hpp"
@@ -153,7 +153,7 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held, bool wind
     // Everything here may be the agent's own forgery (responses/ is in its
     // checkout) and a client may show it on a person's terminal: output
     // keeps its lines, every other control byte made visible
-    // (cli/visible.hpp), as `hostbridge request` shows it.
+    // (client/request/visible.hpp), as `hostbridge request` shows it.
     Outcome o;
     o.state = cli::state_name(r.state);
     o.exit_code = r.exit_code;

@@ -1,4 +1,4 @@
-#include "cli/request.hpp"
+#include "client/request/request.hpp"
 
 #include <unistd.h>
 
@@ -13,11 +13,11 @@
 #include <utility>
 #include <variant>
 
-#include "cli/request_message.hpp"
-#include "cli/request_response.hpp"
-#include "cli/request_spool.hpp"
-#include "cli/request_wait.hpp"
-#include "cli/visible.hpp"
+#include "client/request/request_message.hpp"
+#include "client/request/request_response.hpp"
+#include "client/request/request_spool.hpp"
+#include "client/request/request_wait.hpp"
+#include "client/request/visible.hpp"
 
 namespace hb::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/request_spool.hpp"
+#include "client/request/request_spool.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "agent/tools.hpp"
+#include "client/agent/tools.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <array>
 
-#include "cli/request_message.hpp"
+#include "client/request/request_message.hpp"
 #include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/verbs.hpp"
@@ -106,7 +106,8 @@ constexpr bool rows_follow_the_verb_table() {
         if (kVerbs[i].verb != kAllVerbs[i]) return false;
     return kVerbs.size() == kAllVerbs.size();
 }
-static_assert(rows_follow_the_verb_table(), "agent/tools.cpp: a text for every verb, in order");
+static_assert(rows_follow_the_verb_table(),
+              "client/agent/tools.cpp: a text for every verb, in order");
 
 std::string name_of(const VerbText& v) {
     return std::string(verb_name(v.verb));
@@ -322,7 +323,7 @@ json tool_list(const Manifest& m, bool structured) {
         // The compose backend refuses init in its argv table: never offered.
         if (m.backend == "compose" && info.verb == "init") continue;
         // What every call shares (refusals, rate limits, approvals) is said
-        // once, in the server's instructions (agent/mcp_server.cpp).
+        // once, in the server's instructions (client/agent/mcp_server.cpp).
         std::string description =
             std::string(verb_does(m, *v)) + ask_text(m, info) + limits_text(m, *v);
         json properties = json::object();

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/request_message.hpp"
+#include "client/request/request_message.hpp"
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 
