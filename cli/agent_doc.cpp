@@ -7,6 +7,9 @@
 #include "executor/argv_table.hpp"
 
 namespace hb::cli {
+
+using client::kPendingGrace;
+
 namespace {
 
 std::string join(const std::vector<std::string>& items) {

@@ -7,6 +7,8 @@
 
 namespace hb::cli {
 
+using client::visible;
+
 bool ParsedArgs::has(std::string_view name) const {
     return values.count(std::string(name)) > 0;
 }

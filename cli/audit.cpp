@@ -29,6 +29,11 @@
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
+
+using client::table_cell;
+using client::visible;
+using client::visible_json;
+
 namespace {
 
 constexpr std::string_view kCmd = "audit";

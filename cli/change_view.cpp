@@ -15,6 +15,11 @@
 #include "common/sha256.hpp"
 
 namespace hb::cli {
+
+using client::is_plain_text;
+using client::visible;
+using client::visible_text;
+
 namespace {
 
 constexpr std::size_t kRow = 16;

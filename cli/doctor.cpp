@@ -55,6 +55,9 @@
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
+
+using client::visible;
+
 namespace {
 
 constexpr std::string_view kCmd = "doctor";

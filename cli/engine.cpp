@@ -29,6 +29,9 @@
 #include "ipc/wire.hpp"
 
 namespace hb::cli {
+
+using client::visible;
+
 namespace {
 
 constexpr const char* kCmd = "engine";

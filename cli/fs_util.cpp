@@ -20,6 +20,9 @@
 #include "ipc/unique_fd.hpp"
 
 namespace hb::cli {
+
+using client::is_plain_text;
+
 namespace {
 
 std::string errno_text() {

@@ -22,6 +22,9 @@
 #include "ipc/sys.hpp"
 
 namespace hb::cli {
+
+using client::visible;
+
 namespace {
 
 constexpr std::size_t kMaxReason = 200;

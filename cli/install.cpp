@@ -36,14 +36,17 @@
 #include "cli/units.hpp"
 #include "cli/unpinned_binds.hpp"
 #include "cli/versions.hpp"
-#include "client/request/visible.hpp"
 #include "client/embedded_client.hpp"
+#include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 
 namespace hb::cli {
+
+using client::visible;
+
 namespace {
 
 constexpr std::string_view kCmd = "install";

@@ -18,6 +18,9 @@
 #include "common/config.hpp"
 
 namespace hb::cli {
+
+using client::table_cell;
+
 namespace {
 
 constexpr std::string_view kCmd = "list";

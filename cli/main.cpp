@@ -7,8 +7,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "client/request/request.hpp"
 #include "cli/request_audit.hpp"
+#include "client/request/request.hpp"
 #include "client/request/visible.hpp"
 #include "packaging/version.hpp"
 
@@ -67,8 +67,9 @@ int dispatch(int argc, char** argv) {
     // The agent client takes the arguments after the word `request`.
     // On the host it reports what the audit log records (cli/request_audit.hpp).
     if (command == "request")
-        return hb::cli::run_request(argc - 2, argv + 2, "hostbridge request", hb::cli::audit_check);
-    std::cerr << "hostbridge: unknown command " << hb::cli::visible(command)
+        return hb::client::run_request(argc - 2, argv + 2, "hostbridge request",
+                                       hb::cli::audit_check);
+    std::cerr << "hostbridge: unknown command " << hb::client::visible(command)
               << "; see hostbridge --help\n";
     return hb::cli::kExitUsage;
 }

@@ -23,6 +23,8 @@
 
 namespace hb::cli {
 
+using client::visible;
+
 // down and init stop or reset things; up and rebuild, where the install
 // holds them, have the engine read what the bridge cannot make safe
 // (cli/policy_engine_guard.hpp).

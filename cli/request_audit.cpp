@@ -10,6 +10,11 @@
 #include "common/config.hpp"
 
 namespace hb::cli {
+
+using client::AuditCheck;
+using client::RecordedOutcome;
+using client::ResponseState;
+
 namespace {
 
 // The last final event naming `name` in one segment, into `found`.

@@ -13,11 +13,11 @@
 namespace hb::cli {
 
 // The AuditLookup of client/request/request.hpp for this user's installs.
-Result<std::optional<AuditCheck>> audit_check(const std::string& spool_path,
-                                              const std::string& request_name);
+Result<std::optional<client::AuditCheck>> audit_check(const std::string& spool_path,
+                                                      const std::string& request_name);
 
 // The outcome a final event stands for; nullopt for any other event
 // (`started`, `held`, `allowed`, ...), which ends nothing.
-std::optional<ResponseState> final_state_of(std::string_view event);
+std::optional<client::ResponseState> final_state_of(std::string_view event);
 
 }  // namespace hb::cli

@@ -19,6 +19,9 @@
 #include "common/config.hpp"
 
 namespace hb::cli {
+
+using client::visible;
+
 namespace {
 
 constexpr std::string_view kCmd = "uninstall";

@@ -9,6 +9,8 @@
 
 namespace hb::cli {
 
+using client::visible;
+
 Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& binds,
                                            const std::vector<std::string>& accepted,
                                            ComposeFlavour flavour) {

@@ -50,7 +50,7 @@ std::optional<std::string> own_spool() {
     std::string dir = path.substr(0, slash);
     if (dir.size() < 4 || dir.compare(dir.size() - 4, 4, "/bin") != 0) return std::nullopt;
     std::string spool = dir.substr(0, dir.size() - 4);
-    if (spool.empty() || !hb::cli::is_spool(spool)) return std::nullopt;
+    if (spool.empty() || !hb::client::is_spool(spool)) return std::nullopt;
     return spool;
 }
 
@@ -98,7 +98,7 @@ int run_mcp(int argc, char** argv) {
     // A client that closed our stdout is gone: writes fail (EPIPE) and the
     // end of stdin ends the server, rather than a silent SIGPIPE.
     ::signal(SIGPIPE, SIG_IGN);
-    auto spool = hb::cli::find_spool(project_dir);
+    auto spool = hb::client::find_spool(project_dir);
     if (!spool) {
         std::fprintf(stderr, "hostbridge-agent mcp: %s\n", spool.error().message.c_str());
         return 64;
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     }
     prefer_own_spool();
     if (command == "request")
-        return hb::cli::run_request(argc - 2, argv + 2, "hostbridge-agent request");
+        return hb::client::run_request(argc - 2, argv + 2, "hostbridge-agent request");
     if (command == "mcp") {
         try {
             return run_mcp(argc - 2, argv + 2);

@@ -101,7 +101,7 @@ struct Outcome {
 // A string member made visible, or "?" (the file may be the agent's forgery).
 std::string visible_member(const json& object, const char* key) {
     const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? cli::visible(it->get<std::string>()) : "?";
+    return it != object.end() && it->is_string() ? client::visible(it->get<std::string>()) : "?";
 }
 
 // One line per service of a settle step or of status and health's look
@@ -120,15 +120,15 @@ std::string services_text(const json& services) {
                         visible_member(c, "state") + ", health " + visible_member(c, "health");
                 if (const auto started = c.find("started_at");
                     started != c.end() && started->is_string())
-                    text += ", started " + cli::visible(started->get<std::string>());
+                    text += ", started " + client::visible(started->get<std::string>());
                 text += ")";
             }
         }
         if (const auto problem = s.find("problem"); problem != s.end() && problem->is_string())
-            text += ": " + cli::visible(problem->get<std::string>());
+            text += ": " + client::visible(problem->get<std::string>());
         text += "\n";
         if (const auto log = s.find("log"); log != s.end() && log->is_string())
-            text += "  last log lines:\n" + cli::visible_text(log->get<std::string>()) + "\n";
+            text += "  last log lines:\n" + client::visible_text(log->get<std::string>()) + "\n";
     }
     return text;
 }
@@ -149,33 +149,33 @@ std::string window_text(const Outcome& o) {
 // `held`: the host held the request for a person (`pending`) before this
 // answer, so `expired` means nobody decided in time, not a late bridge.
 // `windowed`: the call passed `lines` or `since`.
-Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held, bool windowed) {
+Outcome outcome_of(const client::Response& r, int ttl_seconds, bool held, bool windowed) {
     // Everything here may be the agent's own forgery (responses/ is in its
     // checkout) and a client may show it on a person's terminal: output
     // keeps its lines, every other control byte made visible
     // (client/request/visible.hpp), as `hostbridge request` shows it.
     Outcome o;
-    o.state = cli::state_name(r.state);
+    o.state = client::state_name(r.state);
     o.exit_code = r.exit_code;
     o.services = r.services;
-    if (r.reason) o.reason = cli::visible(*r.reason);
-    std::string output = cli::visible_text(r.output.value_or(""));
+    if (r.reason) o.reason = client::visible(*r.reason);
+    std::string output = client::visible_text(r.output.value_or(""));
     // How the services settled comes first: it says whether the change is live.
     if (r.services && !r.services->empty())
         output = "Services:\n" + services_text(*r.services) + (output.empty() ? "" : "\n" + output);
     const std::string reason = o.reason.value_or("no reason given");
     if (windowed) {
-        if (r.cursor) o.cursor = cli::visible(*r.cursor);
+        if (r.cursor) o.cursor = client::visible(*r.cursor);
         o.more = r.more;
     }
     switch (r.state) {
-        case cli::ResponseState::Done:
+        case client::ResponseState::Done:
             o.text = (output.empty() ? "(done, no output)" : output) + window_text(o);
             return o;
-        case cli::ResponseState::Denied:
+        case client::ResponseState::Denied:
             o.text = "Refused by the host: " + reason + ".\n" + advice_for_denied(reason);
             break;
-        case cli::ResponseState::Failed:
+        case client::ResponseState::Failed:
             o.text = "The command failed" +
                      (r.exit_code ? " (exit code " + std::to_string(*r.exit_code) + ")"
                                   : std::string()) +
@@ -183,7 +183,7 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held, bool wind
                      ".\nRead the output below, fix the cause, then call again; if the cause is "
                      "on the host, tell the person you work with.";
             break;
-        case cli::ResponseState::Expired:
+        case client::ResponseState::Expired:
             if (held) {
                 o.text =
                     "No person on the host decided this request in time, so it did not "
@@ -200,7 +200,7 @@ Outcome outcome_of(const cli::Response& r, int ttl_seconds, bool held, bool wind
             break;
         default:
             o.text =
-                "The host answered with an unknown state `" + cli::visible(r.state_text) + "`.";
+                "The host answered with an unknown state `" + client::visible(r.state_text) + "`.";
             break;
     }
     if (!output.empty()) o.text += "\n\nOutput:\n" + output;
@@ -360,13 +360,14 @@ class Server {
         auto fail = [&](const std::string& text) {
             out_.result(id, {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}});
         };
-        auto spool = cli::Spool::open(options_.spool);
+        auto spool = client::Spool::open(options_.spool);
         if (!spool) return fail("Cannot use the spool: " + spool.error().message);
-        auto message = cli::make_request(target.verb, target.service,
-                                         cli::LogWindow{target.lines, target.since});
+        auto message = client::make_request(target.verb, target.service,
+                                            client::LogWindow{target.lines, target.since});
         if (!message) return fail("Cannot make the request: " + message.error().message);
-        cli::ResponseWatch watch(spool->responses_path(), cli::Spool::response_name(message->name),
-                                 cli::ResponseWatch::Signals::Leave);
+        client::ResponseWatch watch(spool->responses_path(),
+                                    client::Spool::response_name(message->name),
+                                    client::ResponseWatch::Signals::Leave);
         if (call.cancel) watch.wake_on(call.cancel.get());
         // Armed at once: this process lives on, so the cost of closing a
         // watch (request_wait.hpp) falls after the answer is sent, and an
@@ -378,9 +379,9 @@ class Server {
         double progress = 0;
         auto last_sent = start;
         std::string last_state;
-        auto tick = [&](const cli::Response* seen) {
+        auto tick = [&](const client::Response* seen) {
             if (!token || call.cancelled) return;
-            const std::string now_state = seen ? cli::visible(seen->state_text) : "waiting";
+            const std::string now_state = seen ? client::visible(seen->state_text) : "waiting";
             const auto now = Clock::now();
             if (now_state == last_state &&
                 now - last_sent < std::chrono::seconds(options_.progress_interval_seconds))
@@ -395,13 +396,13 @@ class Server {
             std::string text = now_state == "waiting"
                                    ? "waiting for the bridge to take the request up"
                                    : "the host reports `" + now_state + "`";
-            if (seen && seen->state == cli::ResponseState::Pending) {
+            if (seen && seen->state == client::ResponseState::Pending) {
                 text =
                     "a person must approve this request on the host; waiting for their "
                     "decision" +
-                    (seen->expires_at_text ? " until " + cli::visible(*seen->expires_at_text)
+                    (seen->expires_at_text ? " until " + client::visible(*seen->expires_at_text)
                                            : std::string()) +
-                    (seen->reason ? " (" + cli::visible(*seen->reason) + ")" : std::string());
+                    (seen->reason ? " (" + client::visible(*seen->reason) + ")" : std::string());
             }
             out_.send({{"jsonrpc", "2.0"},
                        {"method", "notifications/progress"},
@@ -410,36 +411,36 @@ class Server {
                          {"progress", ++progress},
                          {"message", text + " (" + std::to_string(secs) + " s)"}}}});
         };
-        cli::WaitResult waited =
-            cli::wait_for_response(*spool, message->name, watch,
-                                   std::chrono::seconds(options_.take_up_timeout_seconds), tick);
+        client::WaitResult waited =
+            client::wait_for_response(*spool, message->name, watch,
+                                      std::chrono::seconds(options_.take_up_timeout_seconds), tick);
         const auto ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 
         const std::string until = waited.latest && waited.latest->expires_at_text
                                       ? " (until " + *waited.latest->expires_at_text + ")"
                                       : std::string();
-        if (waited.end == cli::WaitResult::End::External ||
-            waited.end == cli::WaitResult::End::Signal) {
+        if (waited.end == client::WaitResult::End::External ||
+            waited.end == client::WaitResult::End::Signal) {
             // Cancelled (or stdin ended): the client wants no answer. A
             // pending request is the host's, held for a person: never withdrawn.
             if (waited.pending())
                 log("call cancelled: request " + message->name +
                     " was not decided; it may still be allowed later on the host" + until +
-                    ": see responses/" + cli::Spool::response_name(message->name));
+                    ": see responses/" + client::Spool::response_name(message->name));
             else if (spool->withdraw(message->name))
                 log("call cancelled: request " + message->name + " withdrawn, it will not run");
             else
                 log("call cancelled: request " + message->name +
                     " may still run on the host (see responses/" +
-                    cli::Spool::response_name(message->name) + ")");
+                    client::Spool::response_name(message->name) + ")");
             return;
         }
         Outcome o;
-        if (waited.end == cli::WaitResult::End::Answered) {
+        if (waited.end == client::WaitResult::End::Answered) {
             o = outcome_of(waited.response, options_.manifest.ttl_seconds, waited.pending(),
                            target.lines.has_value() || target.since.has_value());
-        } else if (waited.end == cli::WaitResult::End::Undecided) {
+        } else if (waited.end == client::WaitResult::End::Undecided) {
             // The last word of the host is still `pending`, past its expiry.
             const std::string expired_at = waited.latest->expires_at_text.value_or("its expiry");
             o.state = "pending";

@@ -405,7 +405,7 @@ CallCheck check_call(const Manifest& m, const std::string& tool, const json& arg
             continue;
         }
         if (window && key == "since") {
-            if (!value.is_string() || !cli::check_since(value.get<std::string>())) {
+            if (!value.is_string() || !client::check_since(value.get<std::string>())) {
                 out.error =
                     "`since` must be the `cursor` a previous logs answer returned (NS:K), "
                     "unchanged";

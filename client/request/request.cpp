@@ -19,7 +19,7 @@
 #include "client/request/request_wait.hpp"
 #include "client/request/visible.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 constexpr const char* kUsage =
@@ -381,4 +381,4 @@ int run_request(int argc, char** argv, std::string_view program, AuditLookup aud
     }
 }
 
-}  // namespace hb::cli
+}  // namespace hb::client

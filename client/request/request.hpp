@@ -13,7 +13,7 @@
 
 #include "client/request/request_response.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 
 // Exit codes of every agent client (docs/PROTOCOL.md), not the admin tool's.
 inline constexpr int kRequestDone = 0;
@@ -49,4 +49,4 @@ using AuditLookup = std::function<Result<std::optional<AuditCheck>>(
 int run_request(int argc, char** argv, std::string_view program = "hostbridge request",
                 AuditLookup audit = nullptr);
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -15,7 +15,7 @@
 #include "ipc/request_name.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 struct Stamps {
@@ -103,4 +103,4 @@ Result<RequestMessage> make_request(std::string_view verb, const std::optional<s
     return message;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -11,7 +11,7 @@
 #include "ipc/result.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 
 inline constexpr std::size_t kMaxVerbBytes = 64;
 inline constexpr std::size_t kMaxArgBytes = kMaxServiceName;
@@ -50,4 +50,4 @@ struct RequestMessage {
 Result<RequestMessage> make_request(std::string_view verb, const std::optional<std::string>& arg,
                                     const LogWindow& window = {});
 
-}  // namespace hb::cli
+}  // namespace hb::client

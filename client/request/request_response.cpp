@@ -7,7 +7,7 @@
 
 #include "ipc/json_depth.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 constexpr std::array<std::pair<ResponseState, std::string_view>, 7> kStates = {{
@@ -115,4 +115,4 @@ Result<Response> parse_response(std::string_view text) {
     return response;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -13,7 +13,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 
 enum class ResponseState {
     Queued,
@@ -57,4 +57,4 @@ std::optional<std::chrono::sys_seconds> parse_utc(std::string_view text);
 // an error rather than a guess.
 Result<Response> parse_response(std::string_view text);
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <utility>
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 // Generous: the host caps output at 16 KiB, which JSON escaping can grow
@@ -178,4 +178,4 @@ Result<std::optional<std::string>> Spool::read_response(const std::string& name)
     return std::optional<std::string>(std::move(text));
 }
 
-}  // namespace hb::cli
+}  // namespace hb::client

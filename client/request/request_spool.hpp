@@ -10,7 +10,7 @@
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 
 inline constexpr const char* kDefaultSpoolRel = "untracked/hostbridge";
 
@@ -58,4 +58,4 @@ class Spool {
     UniqueFd responses_;
 };
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -14,7 +14,7 @@
 
 #include "client/request/request_spool.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 using std::chrono::milliseconds;
@@ -192,4 +192,4 @@ bool ResponseWatch::drain_events() {
     }
 }
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -18,7 +18,7 @@
 #include "client/request/request_response.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 
 class Spool;
 
@@ -110,4 +110,4 @@ WaitResult wait_for_response(const Spool& spool, const std::string& name, Respon
                              std::chrono::seconds take_up_timeout,
                              const std::function<void(const Response*)>& on_tick = {});
 
-}  // namespace hb::cli
+}  // namespace hb::client

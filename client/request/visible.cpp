@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 // One UTF-8 sequence at the start of `s`: its code point and length, or a
@@ -161,4 +161,4 @@ std::string visible_json(std::string_view line) {
     return escaped(line, true, ascii, [](std::string& out, unsigned char) { out += "\\ufffd"; });
 }
 
-}  // namespace hb::cli
+}  // namespace hb::client

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace hb::cli {
+namespace hb::client {
 
 // One field on one line: newline and tab are escaped too (`\n`, `\t`).
 std::string visible(std::string_view text);
@@ -32,4 +32,4 @@ bool is_plain_text(std::string_view text);
 // as \uXXXX escapes: the same JSON value, safe on a terminal.
 std::string visible_json(std::string_view line);
 
-}  // namespace hb::cli
+}  // namespace hb::client

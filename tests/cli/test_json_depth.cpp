@@ -7,6 +7,7 @@
 #include "ipc/json_depth.hpp"
 
 namespace hb::cli {
+using client::parse_response;
 namespace {
 
 std::string nested(std::size_t depth) {

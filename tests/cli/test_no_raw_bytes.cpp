@@ -44,33 +44,34 @@ void expect_no_raw(const std::string& out, const std::string& where) {
         if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
             ADD_FAILURE() << where << ": raw byte 0x" << std::hex << int(c) << " at " << std::dec
                           << i << " in:\n"
-                          << cli::visible_text(out);
+                          << client::visible_text(out);
             return;
         }
     }
     for (const std::string& raw : {kRlo, kLri, kPdi, kZwsp, kCsi, std::string("\xff")}) {
         EXPECT_EQ(out.find(raw), std::string::npos)
-            << where << ": raw " << cli::visible(raw) << " in:\n"
-            << cli::visible_text(out);
+            << where << ": raw " << client::visible(raw) << " in:\n"
+            << client::visible_text(out);
     }
 }
 
 TEST(Visible, EscapesEveryDangerousCharacterAndKeepsTheRest) {
-    EXPECT_EQ(cli::visible(kHidden), "touch /tmp/x #\\r\\x1b[K+echo \"status checked\"");
-    EXPECT_EQ(cli::visible(std::string("a\tb\nc\x7f\0z", 8)), "a\\tb\\nc\\x7f\\x00z");
-    EXPECT_EQ(cli::visible_text("a\tb\nc\r\n"), "a\tb\nc\\r\n");
-    EXPECT_EQ(cli::visible(kRlo + kLri + kPdi + kZwsp + kCsi),
+    EXPECT_EQ(client::visible(kHidden), "touch /tmp/x #\\r\\x1b[K+echo \"status checked\"");
+    EXPECT_EQ(client::visible(std::string("a\tb\nc\x7f\0z", 8)), "a\\tb\\nc\\x7f\\x00z");
+    EXPECT_EQ(client::visible_text("a\tb\nc\r\n"), "a\tb\nc\\r\n");
+    EXPECT_EQ(client::visible(kRlo + kLri + kPdi + kZwsp + kCsi),
               "\\u202e\\u2066\\u2069\\u200b\\u009b");
     // Invalid UTF-8: each byte as evidence, never "?".
-    EXPECT_EQ(cli::visible("\xff\xc0\xaf\xed\xa0\x80x"), "\\xff\\xc0\\xaf\\xed\\xa0\\x80x");
-    EXPECT_EQ(cli::visible("\xf3\xa0\x80\x81"), "\\U000e0001");  // a tag character
-    EXPECT_EQ(cli::visible("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");
-    EXPECT_TRUE(cli::is_plain_text("plain\ttext\n"));
-    EXPECT_FALSE(cli::is_plain_text(kHidden));
-    EXPECT_FALSE(cli::is_plain_text(std::string("a\0b", 3)));
-    EXPECT_FALSE(cli::is_plain_text(kTrojan));
-    EXPECT_EQ(cli::visible_json("{\"r\":\"" + kRlo + "\x7f" + "\"}"), "{\"r\":\"\\u202e\\u007f\"}");
-    EXPECT_EQ(nlohmann::json::parse(cli::visible_json("{\"r\":\"" + kRlo + "\"}"))["r"], kRlo);
+    EXPECT_EQ(client::visible("\xff\xc0\xaf\xed\xa0\x80x"), "\\xff\\xc0\\xaf\\xed\\xa0\\x80x");
+    EXPECT_EQ(client::visible("\xf3\xa0\x80\x81"), "\\U000e0001");  // a tag character
+    EXPECT_EQ(client::visible("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");
+    EXPECT_TRUE(client::is_plain_text("plain\ttext\n"));
+    EXPECT_FALSE(client::is_plain_text(kHidden));
+    EXPECT_FALSE(client::is_plain_text(std::string("a\0b", 3)));
+    EXPECT_FALSE(client::is_plain_text(kTrojan));
+    EXPECT_EQ(client::visible_json("{\"r\":\"" + kRlo + "\x7f" + "\"}"),
+              "{\"r\":\"\\u202e\\u007f\"}");
+    EXPECT_EQ(nlohmann::json::parse(client::visible_json("{\"r\":\"" + kRlo + "\"}"))["r"], kRlo);
 }
 
 TEST(Visible, ShellQuoteStaysPasteableAndVisible) {
@@ -271,7 +272,7 @@ TEST_F(NoRaw, TheRequestClientOnATerminalShowsAForgedAnswerVisibly) {
     ::close(master);
     // The terminal's own line ends (CR LF) are not the agent's.
     for (std::size_t at; (at = shown.find("\r\n")) != std::string::npos;) shown.erase(at, 1);
-    EXPECT_NE(shown.find("\\x1b]52"), std::string::npos) << cli::visible_text(shown);
+    EXPECT_NE(shown.find("\\x1b]52"), std::string::npos) << client::visible_text(shown);
     expect_no_raw(shown, "hostbridge request on a terminal");
 }
 
@@ -279,7 +280,7 @@ TEST_F(NoRaw, ErrorMessagesQuoteVisibly) {
     Ran run = home.hostbridge({"doctor", "--slug", "x" + kHidden + kRlo});
     EXPECT_EQ(run.code, 2);
     expect_no_raw(run.err, "doctor --slug");
-    EXPECT_TRUE(contains(run.err, "x" + cli::visible(kHidden) + "\\u202e")) << run.err;
+    EXPECT_TRUE(contains(run.err, "x" + client::visible(kHidden) + "\\u202e")) << run.err;
     Ran unknown = home.hostbridge({"\x1b]0;owned\x07"});
     expect_no_raw(unknown.err, "unknown command");
     EXPECT_TRUE(contains(unknown.err, "\\x1b]0;owned\\x07")) << unknown.err;

@@ -8,7 +8,7 @@
 #include "client/request/request_message.hpp"
 #include "client/request/request_response.hpp"
 
-namespace hb::cli {
+namespace hb::client {
 namespace {
 
 TEST(RequestWindow, LinesIsOneToAThousandWithoutALeadingZero) {
@@ -91,4 +91,4 @@ TEST(RequestWindow, CursorAndMoreAreReadWhenOfTheirType) {
 }
 
 }  // namespace
-}  // namespace hb::cli
+}  // namespace hb::client
