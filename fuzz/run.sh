@@ -16,20 +16,58 @@ cmake --build "$build" --target fuzz_validate fuzz_wire fuzz_screen fuzz_logline
     fuzz_image -j "$(nproc)"
 
 artifacts="$build/fuzz-artifacts"
-mkdir -p "$artifacts"
-for what in validate wire screen loglines mcp image; do
+logs="$build/fuzz-logs"
+mkdir -p "$artifacts" "$logs"
+# One target per core at a time: each still gets DURATION_SECONDS of a
+# whole core, and .ci/run's fuzz step takes a third of the time on two
+# cores (docs/PERFORMANCE.md, "Where CI's time goes").
+fuzz_one() {
+    what=$1
     # New inputs go to a scratch corpus; the committed seeds are read-only.
     # The MCP reader also starts from the parser's corpus (JSON bodies), and
-    # takes inputs long enough to nest past its bound (cli/json_depth.hpp).
+    # takes inputs long enough to nest past its bound (ipc/json_depth.hpp).
     work="$build/fuzz-corpus/$what"
     mkdir -p "$work"
     seeds="fuzz/corpus/$what"
     max_len=8192
     if [ "$what" = mcp ]; then seeds="$seeds fuzz/corpus/validate"; max_len=300000; fi
-    echo "=== fuzz_$what for ${duration} s"
     # shellcheck disable=SC2086
     "$build/fuzz/fuzz_$what" -max_total_time="$duration" -max_len="$max_len" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$what-" \
-        "$work" $seeds
+        "$work" $seeds >"$logs/$what.log" 2>&1
+}
+# Waits for the batch's targets; prints each one's end, or its whole log
+# when it failed.
+failed=""
+finish_batch() {
+    for entry in $batch; do
+        what=${entry%%:*}
+        if wait "${entry#*:}"; then
+            echo "=== fuzz_$what: ${duration} s, no crash"
+            tail -n 12 "$logs/$what.log"
+        else
+            echo "=== fuzz_$what FAILED (its log, $logs/$what.log):"
+            cat "$logs/$what.log"
+            failed="$failed $what"
+        fi
+    done
+    batch=""
+}
+batch=""
+running=0
+for what in validate wire screen loglines mcp image; do
+    echo "=== fuzz_$what for ${duration} s"
+    fuzz_one "$what" &
+    batch="$batch $what:$!"
+    running=$((running + 1))
+    if [ "$running" -ge "$(nproc)" ]; then
+        finish_batch
+        running=0
+    fi
 done
+finish_batch
+if [ -n "$failed" ]; then
+    echo "fuzz: FAILED:$failed"
+    exit 1
+fi
 echo "fuzz: no crash"
