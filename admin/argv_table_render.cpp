@@ -1,6 +1,14 @@
 #include "admin/argv_table_render.hpp"
 
-namespace hb::exec {
+namespace hb::admin {
+
+using exec::Argv;
+using exec::argv_for;
+using exec::ArgvOutcome;
+using exec::Denied;
+using exec::NoCommand;
+using exec::Plan;
+using exec::Step;
 
 std::vector<ArgvTableRow> enumerate_argv_table(const Config& config) {
     std::vector<ArgvTableRow> rows;
@@ -52,4 +60,4 @@ std::string describe_row(const ArgvTableRow& row, const Config& config) {
     return line + " -> " + describe_outcome(row.outcome);
 }
 
-}  // namespace hb::exec
+}  // namespace hb::admin

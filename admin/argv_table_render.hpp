@@ -9,13 +9,13 @@
 
 #include "executor/argv_table.hpp"
 
-namespace hb::exec {
+namespace hb::admin {
 
 // One line of the complete table, for docs and for property tests.
 struct ArgvTableRow {
     Verb verb;
     std::optional<std::size_t> arg;  // index into config.services
-    ArgvOutcome outcome;
+    exec::ArgvOutcome outcome;
 };
 // Every verb, with every service for the verbs that take one (rebuild also
 // with the services it refuses), in kAllVerbs order then service order.
@@ -26,9 +26,9 @@ std::vector<ArgvTableRow> enumerate_argv_table(const Config& config);
 // For display only: empty words and words with blanks, quotes or backslashes
 // are shown in '...'; nothing ever executes this text.
 std::string describe_row(const ArgvTableRow& row, const Config& config);
-std::string describe_outcome(const ArgvOutcome& outcome);  // the part after "->"
-std::string display_argv(const Argv& argv);
+std::string describe_outcome(const exec::ArgvOutcome& outcome);  // the part after "->"
+std::string display_argv(const exec::Argv& argv);
 // The steps' argvs joined by " && " (the next runs only when one succeeds).
-std::string display_plan(const Plan& plan);
+std::string display_plan(const exec::Plan& plan);
 
-}  // namespace hb::exec
+}  // namespace hb::admin

@@ -17,9 +17,15 @@
 #include "common/sha256.hpp"
 #include "ipc/sys.hpp"
 
-namespace hb::exec {
+namespace hb::admin {
 
-using namespace audit_format;
+using common::audit_segment_index;
+using common::audit_segment_name;
+using common::AuditEvent;
+using common::kAuditEventNames;
+using common::sha256_hex;
+
+using namespace common::audit_format;
 using nlohmann::ordered_json;
 using sys::errno_text;
 
@@ -30,7 +36,7 @@ std::optional<AuditEvent> audit_event_from_name(std::string_view name) {
 Result<std::vector<std::string>> audit_log_files(const std::string& state_dir) {
     UniqueFd dir_fd(::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir_fd) return make_error(errno_text("audit log: state dir " + state_dir));
-    return audit_log_files(dir_fd.get());
+    return common::audit_log_files(dir_fd.get());
 }
 
 namespace {
@@ -234,7 +240,7 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir,
     std::optional<sys::FlockGuard> unlock;
     if (live) unlock.emplace(live.get());
 
-    auto listed = audit_log_files(dir_fd.get());
+    auto listed = common::audit_log_files(dir_fd.get());
     if (!listed) return listed.error();
     std::vector<std::string> files = std::move(*listed);
 
@@ -381,4 +387,4 @@ Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir,
     }
     return report;
 }
-}  // namespace hb::exec
+}  // namespace hb::admin

@@ -12,9 +12,9 @@
 #include "common/audit_log.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::exec {
+namespace hb::admin {
 
-std::optional<AuditEvent> audit_event_from_name(std::string_view name);
+std::optional<common::AuditEvent> audit_event_from_name(std::string_view name);
 Result<std::vector<std::string>> audit_log_files(const std::string& state_dir);
 
 // What a journal entry says the log held: seq -> hash.
@@ -41,4 +41,4 @@ struct AuditVerifyReport {
 Result<AuditVerifyReport> verify_audit_log(const std::string& state_dir,
                                            const AuditAnchors* anchors = nullptr);
 
-}  // namespace hb::exec
+}  // namespace hb::admin

@@ -151,7 +151,7 @@ std::string serialize_config(const Config& config) {
 
 }  // namespace hb
 
-namespace hb::exec {
+namespace hb::admin {
 
 std::string default_policy_text(bool up_auto, bool rebuild_auto) {
     std::string text = R"(# hostbridge policy: per-verb execution mode.
@@ -202,4 +202,4 @@ MODE_join-network=auto
     return text;
 }
 
-}  // namespace hb::exec
+}  // namespace hb::admin

@@ -13,9 +13,9 @@ namespace hb {
 std::string serialize_config(const Config& config);
 }  // namespace hb
 
-namespace hb::exec {
+namespace hb::admin {
 // The text `install` seeds policy.conf with: every verb auto but down and
 // init, and up and rebuild where the install holds them for a person
 // (cli/policy_engine_guard.hpp): those ask.
 std::string default_policy_text(bool up_auto = false, bool rebuild_auto = false);
-}  // namespace hb::exec
+}  // namespace hb::admin

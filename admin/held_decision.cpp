@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hb::exec {
+namespace hb::admin {
+
+using common::HeldDecision;
 
 std::string render_decision(const HeldDecision& d) {
     nlohmann::ordered_json j;
@@ -14,4 +16,4 @@ std::string render_decision(const HeldDecision& d) {
     return j.dump(2) + "\n";
 }
 
-}  // namespace hb::exec
+}  // namespace hb::admin

@@ -1,5 +1,5 @@
 // A person's decision on a held request as `hostbridge allow|deny` writes
-// it; the drain reads it with exec::parse_decision (common/held.hpp), and
+// it; the drain reads it with common::parse_decision (common/held.hpp), and
 // tests/executor/test_decide_ask.cpp checks that the two agree.
 #pragma once
 
@@ -7,8 +7,8 @@
 
 #include "common/held.hpp"
 
-namespace hb::exec {
+namespace hb::admin {
 
-std::string render_decision(const HeldDecision& decision);
+std::string render_decision(const common::HeldDecision& decision);
 
-}  // namespace hb::exec
+}  // namespace hb::admin

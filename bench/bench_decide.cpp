@@ -28,6 +28,8 @@ namespace {
 
 using namespace hb;
 using namespace hb::exec;
+using namespace hb::common;
+using hb::admin::default_policy_text;
 
 class Scratch {
   public:

@@ -22,26 +22,26 @@ std::string join(const std::vector<std::string>& items) {
     return out;
 }
 
-std::string policy_section(const Config& config, const exec::Policy& policy) {
+std::string policy_section(const Config& config, const common::Policy& policy) {
     std::vector<std::string> denied;
     std::vector<std::string> dry_run;
     std::vector<std::string> ask;
     std::vector<std::string> allowed;  // a service excepted from its verb's refusal
-    const auto file = [&](exec::Mode mode, const std::string& what) {
-        if (mode == exec::Mode::Deny) denied.push_back(what);
-        if (mode == exec::Mode::DryRun) dry_run.push_back(what);
-        if (mode == exec::Mode::Ask) ask.push_back(what);
-        if (mode == exec::Mode::Auto) allowed.push_back(what);
+    const auto file = [&](common::Mode mode, const std::string& what) {
+        if (mode == common::Mode::Deny) denied.push_back(what);
+        if (mode == common::Mode::DryRun) dry_run.push_back(what);
+        if (mode == common::Mode::Ask) ask.push_back(what);
+        if (mode == common::Mode::Auto) allowed.push_back(what);
     };
     for (Verb verb : kAllVerbs) {
-        const exec::Mode mode = policy.mode(verb);
-        if (verb_offered(verb, config) && mode != exec::Mode::Auto) {
+        const common::Mode mode = policy.mode(verb);
+        if (verb_offered(verb, config) && mode != common::Mode::Auto) {
             file(mode, std::string(verb_name(verb)));
         }
     }
     for (const auto& rule : policy.service_rules) {
         if (!verb_offered(rule.verb, config)) continue;
-        const exec::Mode mode = policy.mode(rule.verb, rule.service);
+        const common::Mode mode = policy.mode(rule.verb, rule.service);
         if (mode == policy.mode(rule.verb)) continue;
         file(mode, std::string(verb_name(rule.verb)) + " " + rule.service);
     }
@@ -96,7 +96,7 @@ int tool_timeout_seconds(const Config& config) {
     return (wait + longest + 99) / 100 * 100;
 }
 
-std::string render_agent_doc(const Config& config, const exec::Policy& policy,
+std::string render_agent_doc(const Config& config, const common::Policy& policy,
                              const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
     // The settle step and the structured status and health (executor/settle.hpp).

@@ -14,7 +14,7 @@ namespace hb::cli {
 // how the agent (whose mount point is unknown to the host) finds it. The
 // policy's refusals, dry runs and asks are listed, so the agent stops
 // retrying what only a person can change or decide.
-std::string render_agent_doc(const Config& config, const exec::Policy& policy,
+std::string render_agent_doc(const Config& config, const common::Policy& policy,
                              const std::string& spool_rel);
 
 // Whether this install offers `verb` at all (no init under compose,

@@ -31,7 +31,7 @@ nlohmann::json window(const Window& w) {
 
 }  // namespace
 
-std::string render_agent_manifest(const Config& config, const exec::Policy& policy,
+std::string render_agent_manifest(const Config& config, const common::Policy& policy,
                                   const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
     nlohmann::json verbs = nlohmann::json::array();
@@ -45,13 +45,13 @@ std::string render_agent_manifest(const Config& config, const exec::Policy& poli
         // (cli/agent_doc.cpp): a line not understood denies both alike.
         for (const auto& rule : policy.service_rules) {
             if (rule.verb != verb) continue;
-            const exec::Mode mode = policy.mode(verb, rule.service);
+            const common::Mode mode = policy.mode(verb, rule.service);
             if (mode != policy.mode(verb))
-                services[rule.service] = std::string(exec::mode_name(mode));
+                services[rule.service] = std::string(common::mode_name(mode));
         }
         nlohmann::json item = {{"verb", std::string(verb_name(verb))},
                                {"arg", arg_word(verb_arg_kind(verb))},
-                               {"mode", std::string(exec::mode_name(policy.mode(verb)))}};
+                               {"mode", std::string(common::mode_name(policy.mode(verb)))}};
         if (!services.empty()) item["service_modes"] = services;
         verbs.push_back(item);
     }

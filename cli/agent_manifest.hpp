@@ -22,7 +22,7 @@ inline constexpr const char* kAgentManifest = "hostbridge-agent.json";
 
 // One JSON object and a final newline; the same install and policy give
 // the same bytes, so a re-install that changes nothing rewrites nothing.
-std::string render_agent_manifest(const Config& config, const exec::Policy& policy,
+std::string render_agent_manifest(const Config& config, const common::Policy& policy,
                                   const std::string& spool_rel);
 
 // Writes bin/ beneath the pinned spool fd `spool_fd` (created 0755 when

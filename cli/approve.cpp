@@ -289,9 +289,9 @@ int run_approve(Invocation& in) {
         print_error(kCmd, wrote.error().message);
         return kExitFailure;
     }
-    auto log = exec::AuditLog::open(paths->state_dir);
-    exec::AuditRecord event;
-    event.event = exec::AuditEvent::Approved;
+    auto log = common::AuditLog::open(paths->state_dir);
+    common::AuditRecord event;
+    event.event = common::AuditEvent::Approved;
     event.reason = "pinned " + (reason.empty() ? std::string("no file") : reason) +
                    (render_changed ? "; rendered compose files updated" : "");
     if (!log || !log->append(event, /*sync=*/true)) {

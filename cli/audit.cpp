@@ -165,7 +165,7 @@ void print_row(const std::string& line, bool json, const std::string& slug = "",
 // Every complete line of the log files, oldest file first.
 std::vector<std::string> log_files(const std::string& state_dir) {
     std::vector<std::string> files;
-    if (auto names = exec::audit_log_files(state_dir)) {
+    if (auto names = admin::audit_log_files(state_dir)) {
         for (const auto& name : *names) files.push_back(state_dir + "/" + name);
     }
     return files;
@@ -196,7 +196,7 @@ int verify(const std::string& state_dir, const std::optional<std::string>& execu
         }
         journal = std::move(*read);
     }
-    auto report = exec::verify_audit_log(state_dir, journal ? &journal->anchors : nullptr);
+    auto report = admin::verify_audit_log(state_dir, journal ? &journal->anchors : nullptr);
     if (!report) {
         print_error(kCmd, "cannot check the audit log: " + report.error().message);
         return kExitFailure;
@@ -256,7 +256,7 @@ int follow(const std::string& state_dir, std::uint64_t start_offset, bool json) 
         struct stat st {};
         const auto files = log_files(state_dir);
         const std::string path =
-            files.empty() ? state_dir + "/" + std::string(exec::kAuditLogName) : files.back();
+            files.empty() ? state_dir + "/" + std::string(common::kAuditLogName) : files.back();
         if (::stat(path.c_str(), &st) == 0 && (!fd || st.st_ino != current)) {
             if (fd) offset = 0;  // rotated: the new file starts empty
             fd.reset(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));

@@ -144,12 +144,12 @@ Result<PruneOutcome> prune_audit_log(const std::string& state_dir, const std::st
         return make_error("--prune-before needs a date YYYY-MM-DD, not " + before);
     const std::string cutoff = before + "T00:00:00.000Z";
     // Pruning removes evidence: only from a chain that is whole.
-    auto report = exec::verify_audit_log(state_dir);
+    auto report = admin::verify_audit_log(state_dir);
     if (!report) return report.error();
     if (report->first_bad)
         return make_error("the audit chain is broken (" + *report->first_bad +
                           "); not pruning a log that does not verify");
-    auto files = exec::audit_log_files(state_dir);
+    auto files = admin::audit_log_files(state_dir);
     if (!files) return files.error();
     PruneOutcome outcome;
     json last_removed;
@@ -164,10 +164,10 @@ Result<PruneOutcome> prune_audit_log(const std::string& state_dir, const std::st
     if (outcome.removed.empty()) return outcome;
     outcome.first_seq = last_removed["seq"].get<std::uint64_t>() + 1;
 
-    auto log = exec::AuditLog::open(state_dir);
+    auto log = common::AuditLog::open(state_dir);
     if (!log) return log.error();
-    exec::AuditRecord event;
-    event.event = exec::AuditEvent::Pruned;
+    common::AuditRecord event;
+    event.event = common::AuditEvent::Pruned;
     event.actor = "admin";
     event.reason = "removed " + std::to_string(outcome.removed.size()) +
                    " segment(s) whose events are all older than " + before +
@@ -224,9 +224,9 @@ JournalAnchors parse_journal_anchors(const std::string& json_lines, const std::s
 Result<JournalAnchors> read_journal_anchors(const std::string& state_dir,
                                             const std::string& executor) {
     struct stat st {};
-    if (::stat(exec::kJournalSocket, &st) != 0)
+    if (::stat(common::kJournalSocket, &st) != 0)
         return make_error(std::string("no journal runs here (no socket at ") +
-                          exec::kJournalSocket + ")");
+                          common::kJournalSocket + ")");
     std::string journalctl;
     for (const char* candidate : {"/usr/bin/journalctl", "/bin/journalctl"}) {
         if (::access(candidate, X_OK) == 0) {

@@ -32,8 +32,8 @@ Result<PruneOutcome> prune_audit_log(const std::string& state_dir, const std::st
 Result<std::string> since_cutoff(const std::string& text, std::time_t now);
 
 struct JournalAnchors {
-    exec::AuditAnchors anchors;  // from entries the installed executor sent
-    std::uint64_t ignored = 0;   // entries another process sent (same user, other program)
+    admin::AuditAnchors anchors;  // from entries the installed executor sent
+    std::uint64_t ignored = 0;    // entries another process sent (same user, other program)
 };
 // Reads, with journalctl -o json (fixed argv), the entries about this
 // state dir, and keeps those whose trusted fields (set by journald, not by

@@ -135,7 +135,7 @@ std::string changed_region(const std::string& old_label, const std::string& old_
 
 std::string size_and_sha256(const std::optional<std::string>& content) {
     if (!content) return "absent";
-    return std::to_string(content->size()) + " bytes, sha256 " + exec::sha256_hex(*content);
+    return std::to_string(content->size()) + " bytes, sha256 " + common::sha256_hex(*content);
 }
 
 std::string hex_dump(char sign, const std::string& data, std::size_t begin, std::size_t end) {

@@ -12,7 +12,7 @@ RenderPlan plan_render(const std::string& project_dir, const ComposeModel& model
     for (const auto& r : model.rendered) {
         if (!path_is_within(r.file, project_dir)) continue;
         plan.files.push_back(
-            {r.file.substr(project_dir.size() + 1), r.text, exec::sha256_hex(r.text)});
+            {r.file.substr(project_dir.size() + 1), r.text, common::sha256_hex(r.text)});
     }
     std::sort(plan.files.begin(), plan.files.end(),
               [](const RenderedFile& a, const RenderedFile& b) { return a.rel < b.rel; });

@@ -248,7 +248,7 @@ class Doctor {
                 all_ok = false;
                 continue;
             }
-            const std::string sum = exec::sha256_hex(**content);
+            const std::string sum = common::sha256_hex(**content);
             const std::string* recorded = nullptr;
             if (record_) {
                 auto it = record_->binaries.find(name);
@@ -269,7 +269,7 @@ class Doctor {
             auto bundled = bundled_binary(name);
             auto built = bundled ? read_file_if_exists(*bundled, 256u << 20)
                                  : Result<std::optional<std::string>>(std::nullopt);
-            if (built && built->has_value() && exec::sha256_hex(**built) != sum) {
+            if (built && built->has_value() && common::sha256_hex(**built) != sum) {
                 info("the " + name + " of this hostbridge (" + *bundled +
                      ") differs from the installed one; upgrade to update it");
             }
@@ -345,7 +345,7 @@ class Doctor {
 
     void check_tcb() {
         // The gate's own verdict, then a diff of each change for a person.
-        exec::GateReport gate = exec::check_tcb(c_.project_dir, c_.tcb);
+        common::GateReport gate = common::check_tcb(c_.project_dir, c_.tcb);
         if (gate.passed()) {
             ok("all " + std::to_string(c_.tcb.size()) + " trusted files match their pins");
             return;
@@ -376,7 +376,7 @@ class Doctor {
                 why = copy.error().message;
             } else if (!copy->has_value()) {
                 why = "is missing";
-            } else if (exec::sha256_hex(**copy) != pin.sha256) {
+            } else if (common::sha256_hex(**copy) != pin.sha256) {
                 why = "does not match its pin";
             }
             if (why.empty()) continue;
@@ -665,7 +665,7 @@ class Doctor {
                     {reinstall()});
             return;
         }
-        exec::Policy policy = exec::load_policy(c_.policy_file, c_.services);
+        common::Policy policy = common::load_policy(c_.policy_file, c_.services);
         for (const auto& warning : policy.warnings) {
             problem("policy: " + warning, {"\"${EDITOR:-vi}\" " + shell_quote(c_.policy_file)});
         }
@@ -675,16 +675,16 @@ class Doctor {
         std::string dry_run;
         std::string ask;
         for (Verb verb : kAllVerbs) {
-            const exec::Mode mode = policy.mode(verb);
-            if (mode == exec::Mode::Auto) continue;
-            std::string& list = mode == exec::Mode::DryRun ? dry_run
-                                : mode == exec::Mode::Ask  ? ask
-                                                           : denied;
+            const common::Mode mode = policy.mode(verb);
+            if (mode == common::Mode::Auto) continue;
+            std::string& list = mode == common::Mode::DryRun ? dry_run
+                                : mode == common::Mode::Ask  ? ask
+                                                             : denied;
             list += (list.empty() ? "" : ", ") + std::string(verb_name(verb));
         }
         for (const auto& rule : policy.service_rules) {
             info("the policy makes " + std::string(verb_name(rule.verb)) + " " + rule.service +
-                 " " + std::string(exec::mode_name(policy.mode(rule.verb, rule.service))));
+                 " " + std::string(common::mode_name(policy.mode(rule.verb, rule.service))));
         }
         if (policy.warnings.empty()) ok("policy " + c_.policy_file);
         if (!denied.empty()) info("the policy denies: " + denied);
@@ -698,15 +698,15 @@ class Doctor {
     // up or rebuild run unattended where this install holds them for a
     // person (cli/policy_engine_guard.hpp): set back by hand since the last
     // install or upgrade.
-    void check_engine_verbs(const exec::Policy& policy) {
+    void check_engine_verbs(const common::Policy& policy) {
         const EngineHold hold = engine_hold(c_);
         std::string automatic;
         for (Verb verb : kEngineVerbs) {
             if (hold.of(verb).empty()) continue;
             const std::string key(verb_info(verb).policy_key);
-            if (policy.mode(verb) == exec::Mode::Auto) automatic += " " + key + "=auto";
+            if (policy.mode(verb) == common::Mode::Auto) automatic += " " + key + "=auto";
             for (const auto& rule : policy.service_rules) {
-                if (rule.verb == verb && rule.mode.mode == exec::Mode::Auto) {
+                if (rule.verb == verb && rule.mode.mode == common::Mode::Auto) {
                     automatic += " " + key + "." + rule.service + "=auto";
                 }
             }
@@ -720,9 +720,9 @@ class Doctor {
     void check_held() {
         struct stat st {};
         // Doctor creates nothing: no held/ yet, nothing was ever held.
-        if (::lstat((c_.state_dir + "/" + std::string(exec::kHeldDir)).c_str(), &st) != 0) return;
-        auto held_fd = exec::open_held_dir(c_.state_dir);
-        auto names = held_fd ? exec::list_held(held_fd->get())
+        if (::lstat((c_.state_dir + "/" + std::string(common::kHeldDir)).c_str(), &st) != 0) return;
+        auto held_fd = common::open_held_dir(c_.state_dir);
+        auto names = held_fd ? common::list_held(held_fd->get())
                              : Result<std::vector<std::string>>(held_fd.error());
         if (!names) return;
         const auto waiting = std::count_if(names->begin(), names->end(),
@@ -737,7 +737,7 @@ class Doctor {
     // (rebuild of a service that is not buildable) says something the bridge
     // will never do. Verb-level keys are left alone: the seeded policy.conf
     // has `auto` for init and join-network whatever this install offers.
-    void check_policy_shadows(const exec::Policy& policy) {
+    void check_policy_shadows(const common::Policy& policy) {
         const auto shadowed = [&](Verb verb, std::optional<std::size_t> arg,
                                   const std::string& key) {
             const auto outcome = exec::argv_for(verb, arg, c_);
@@ -747,11 +747,11 @@ class Doctor {
                  std::string(reason_text(denied->reason)) + ", whatever the policy says");
         };
         for (const auto& rule : policy.service_rules) {
-            if (rule.mode.mode == exec::Mode::Deny) continue;
+            if (rule.mode.mode == common::Mode::Deny) continue;
             const auto at = std::find(c_.services.begin(), c_.services.end(), rule.service);
             shadowed(rule.verb, static_cast<std::size_t>(at - c_.services.begin()),
                      std::string(verb_info(rule.verb).policy_key) + "." + rule.service + "=" +
-                         std::string(exec::mode_name(rule.mode.mode)));
+                         std::string(common::mode_name(rule.mode.mode)));
         }
     }
 
@@ -759,7 +759,7 @@ class Doctor {
     // policy.conf since then leaves it offering what is now denied, or
     // missing what is now allowed (cli/agent_manifest.hpp). The host still
     // decides every call; this only keeps the agent's tool list honest.
-    void check_agent_manifest(const exec::Policy& policy) {
+    void check_agent_manifest(const common::Policy& policy) {
         if (!spool_ || !spool_->root) return;  // reported by check_spool_dirs
         const std::string shown = c_.spool_dir + "/" + kAgentBinDir + "/" + kAgentManifest;
         UniqueFd bin(::openat(spool_->root.get(), kAgentBinDir,
@@ -780,7 +780,7 @@ class Doctor {
 
     // AGENT.md lists what the policy refuses or only dry-runs: an edit of
     // policy.conf since install leaves it telling the agent something else.
-    void check_agent_doc(const exec::Policy& policy) {
+    void check_agent_doc(const common::Policy& policy) {
         if (!spool_ || !spool_->root) return;  // reported by check_spool_dirs
         const std::string shown = c_.spool_dir + "/AGENT.md";
         const auto have = read_regular_at(spool_->root.get(), "AGENT.md");
@@ -882,7 +882,7 @@ class Doctor {
     }
 
     void check_audit() {
-        auto report = exec::verify_audit_log(c_.state_dir);
+        auto report = admin::verify_audit_log(c_.state_dir);
         if (!report) {
             problem("cannot check the audit log: " + report.error().message,
                     {self_command() + " audit --slug " + c_.slug + " --verify"});

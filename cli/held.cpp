@@ -79,7 +79,7 @@ std::string duration(std::int64_t seconds) {
     return std::to_string(seconds / 3600) + " h";
 }
 
-std::string service_of(const exec::HeldRequest& held) {
+std::string service_of(const common::HeldRequest& held) {
     return held.service ? visible(*held.service) : "-";
 }
 
@@ -99,10 +99,10 @@ std::optional<int> check_name(const ParsedArgs& args, std::string_view command) 
     }
     if (args.positional.size() == 2) {
         const std::string& digest = args.positional[1];
-        if (!sys::is_lower_hex(digest, exec::kShortDigest) && !sys::is_lower_hex(digest, 64)) {
+        if (!sys::is_lower_hex(digest, common::kShortDigest) && !sys::is_lower_hex(digest, 64)) {
             print_error(command, "`" + visible(digest) +
                                      "` is not a digest: `hostbridge pending` shows it (" +
-                                     std::to_string(exec::kShortDigest) + " hex digits)");
+                                     std::to_string(common::kShortDigest) + " hex digits)");
             return kExitUsage;
         }
     }
@@ -133,28 +133,28 @@ struct Opened {
 Result<Opened> open_install(const InstallPaths& paths) {
     auto config = load_config(paths.config_file);
     if (!config) return config.error();
-    auto fd = exec::open_held_dir(paths.state_dir);
+    auto fd = common::open_held_dir(paths.state_dir);
     if (!fd) return fd.error();
     return Opened{std::move(*config), std::move(*fd)};
 }
 
-Result<exec::HeldRequest> read_held(int held_fd, const std::string& name) {
-    auto text = exec::read_held_file(held_fd, name);
+Result<common::HeldRequest> read_held(int held_fd, const std::string& name) {
+    auto text = common::read_held_file(held_fd, name);
     if (!text) return text.error();
     if (!*text) {
-        const bool taken = sys::exists_at(held_fd, name + std::string(exec::kTakenSuffix));
+        const bool taken = sys::exists_at(held_fd, name + std::string(common::kTakenSuffix));
         return make_error(name + (taken ? " is being run or refused by the executor now"
                                         : " is not held: it was decided or expired, or never "
                                           "held (`hostbridge pending` lists what is)"));
     }
-    auto held = exec::parse_held(**text);
+    auto held = common::parse_held(**text);
     if (!held) return make_error("held/" + name + " cannot be read: " + held.error().message);
     return held;
 }
 
-void show(const exec::HeldRequest& held, std::time_t now) {
+void show(const common::HeldRequest& held, std::time_t now) {
     std::cout << "request:   " << held.request << "\n"
-              << "digest:    " << exec::held_short_digest(held) << "\n"
+              << "digest:    " << common::held_short_digest(held) << "\n"
               << "verb:      " << verb_name(held.verb) << "\n"
               << "service:   " << service_of(held) << "\n"
               << "would run: " << visible(held.command) << "\n"
@@ -238,10 +238,10 @@ int confirm_on_terminal(std::string_view command, bool allow) {
 enum class Whose { Mine, Another, None };
 
 // Whose decision held/<file> holds, by its nonce.
-Whose whose_decision(int held_fd, const std::string& file, const exec::HeldDecision& mine) {
-    auto text = exec::read_held_file(held_fd, file);
+Whose whose_decision(int held_fd, const std::string& file, const common::HeldDecision& mine) {
+    auto text = common::read_held_file(held_fd, file);
     if (!text || !*text) return Whose::None;
-    auto found = exec::parse_decision(**text);
+    auto found = common::parse_decision(**text);
     return found && found->nonce == mine.nonce ? Whose::Mine : Whose::Another;
 }
 
@@ -250,9 +250,9 @@ Whose whose_decision(int held_fd, const std::string& file, const exec::HeldDecis
 // person whose decision was published after the first was taken up came
 // second, and is told so.
 int report_outcome(std::string_view command, int held_fd, const std::string& name,
-                   const exec::HeldDecision& mine) {
+                   const common::HeldDecision& mine) {
     const bool allow = mine.allow;
-    switch (whose_decision(held_fd, name + std::string(exec::kDecidedSuffix), mine)) {
+    switch (whose_decision(held_fd, name + std::string(common::kDecidedSuffix), mine)) {
         case Whose::Mine:
             std::cout << (allow ? "allowed: " : "denied: ") << name
                       << (allow ? "; the executor checked it again and ran it (the agent's "
@@ -267,7 +267,7 @@ int report_outcome(std::string_view command, int held_fd, const std::string& nam
         case Whose::None:
             break;
     }
-    if (whose_decision(held_fd, name + std::string(exec::kDecisionSuffix), mine) == Whose::Mine) {
+    if (whose_decision(held_fd, name + std::string(common::kDecisionSuffix), mine) == Whose::Mine) {
         std::cout << (allow ? "allowed: " : "denied: ") << name
                   << "; the executor takes it up when the drain running now is done\n";
         return kExitOk;
@@ -298,7 +298,7 @@ int decide(Invocation& in, bool allow) {
     // in `pending` or the notification, or the one shown just now and
     // confirmed on this terminal. Never a request held later under NAME.
     if (in.args.positional.size() == 2) {
-        if (!exec::held_digest(*held).starts_with(in.args.positional[1])) {
+        if (!common::held_digest(*held).starts_with(in.args.positional[1])) {
             print_error(command, name +
                                      " holds another request than the one whose digest you "
                                      "gave (it is shown above): nothing was decided");
@@ -314,7 +314,7 @@ int decide(Invocation& in, bool allow) {
         return kExitFailure;
     }
     // What the person was shown must still be what would run.
-    if (exec::config_generation(opened->config) != held->generation) {
+    if (common::config_generation(opened->config) != held->generation) {
         print_error(command, "the install changed since " + name +
                                  " was held (a re-install or `hostbridge approve`): what is "
                                  "shown may no longer be what would run; refused. The agent "
@@ -326,11 +326,11 @@ int decide(Invocation& in, bool allow) {
         print_error(command, nonce.error().message);
         return kExitFailure;
     }
-    const exec::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
-                                      exec::held_digest(*held), *nonce};
-    const std::string decision_name = name + std::string(exec::kDecisionSuffix);
+    const common::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
+                                        common::held_digest(*held), *nonce};
+    const std::string decision_name = name + std::string(common::kDecisionSuffix);
     auto published =
-        exec::publish_held_file(fd, decision_name, exec::render_decision(decision), true);
+        common::publish_held_file(fd, decision_name, admin::render_decision(decision), true);
     if (!published) {
         print_error(command, published.error().message);
         return kExitFailure;
@@ -357,7 +357,7 @@ int run_pending(Invocation& in) {
         print_error("pending", opened.error().message);
         return kExitFailure;
     }
-    auto names = exec::list_held(opened->held_fd.get());
+    auto names = common::list_held(opened->held_fd.get());
     if (!names) {
         print_error("pending", names.error().message);
         return kExitFailure;

@@ -780,7 +780,7 @@ class Installer {
             if (!content || !content->has_value()) return fail("cannot read " + source);
             auto wrote = write_file_if_changed(paths_.lib_dir + "/" + name, **content, 0755);
             if (!wrote) return fail(wrote.error().message);
-            record_.binaries[name] = exec::sha256_hex(**content);
+            record_.binaries[name] = common::sha256_hex(**content);
             report_.item(paths_.lib_dir + "/" + name, outcome_word(*wrote));
         }
         return std::nullopt;
@@ -797,7 +797,7 @@ class Installer {
         if (!policy->has_value()) {
             auto seeded = write_file_atomic(
                 paths_.policy_file,
-                exec::default_policy_text(hold.up.empty(), hold.rebuild.empty()), 0644);
+                admin::default_policy_text(hold.up.empty(), hold.rebuild.empty()), 0644);
             if (!seeded) return fail(seeded.error().message);
             std::string asked;
             for (Verb verb : kEngineVerbs)
@@ -835,7 +835,7 @@ class Installer {
                                                spool_dir_ + "/request");
         if (!client) return fail(client.error().message);
         report_.item(spool_dir_ + "/request", outcome_word(*client));
-        const auto policy = exec::load_policy(paths_.policy_file, config_.services);
+        const auto policy = common::load_policy(paths_.policy_file, config_.services);
         auto doc = write_file_at_if_changed(dir, "AGENT.md",
                                             render_agent_doc(config_, policy, o_.spool_rel),
                                             o_.file_mode, spool_dir_ + "/AGENT.md");
@@ -858,7 +858,7 @@ class Installer {
             std::cout << "note: this hostbridge has no " << kAgentBinary
                       << " beside it; agents use the `request` client\n";
         }
-        const auto policy = exec::load_policy(paths_.policy_file, config_.services);
+        const auto policy = common::load_policy(paths_.policy_file, config_.services);
         auto dropped = drop_agent(spool_fd, spool_dir_, binary,
                                   render_agent_manifest(config_, policy, o_.spool_rel));
         if (!dropped) return fail(spool_refusal(dropped.error().message));
@@ -896,10 +896,10 @@ class Installer {
             std::cout << "nothing changed: no `installed` event written\n";
             return std::nullopt;
         }
-        auto log = exec::AuditLog::open(paths_.state_dir);
+        auto log = common::AuditLog::open(paths_.state_dir);
         if (!log) return fail("cannot open the audit log: " + log.error().message);
-        exec::AuditRecord event;
-        event.event = exec::AuditEvent::Installed;
+        common::AuditRecord event;
+        event.event = common::AuditEvent::Installed;
         event.reason = "project " + project_dir_ + ", " + std::to_string(services_.size()) +
                        " services, " + std::to_string(config_.tcb.size()) + " trusted files, " +
                        std::to_string(report_.changes()) + " changes";

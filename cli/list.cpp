@@ -39,13 +39,13 @@ Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 // request, as "TIME EVENT VERB [ARG]" (an admin's event, such as
 // `installed`, would hide it). Read from the newest two segments.
 std::string last_event(const std::string& state_dir) {
-    auto files = exec::audit_log_files(state_dir);
+    auto files = admin::audit_log_files(state_dir);
     std::vector<std::string> newest;
     if (files && !files->empty()) {
         for (auto it = files->rbegin(); it != files->rend() && newest.size() < 2; ++it)
             newest.push_back(*it);
     } else {
-        newest.push_back(std::string(exec::kAuditLogName));
+        newest.push_back(std::string(common::kAuditLogName));
     }
     for (const auto& file : newest) {
         std::ifstream in(state_dir + "/" + file, std::ios::binary);

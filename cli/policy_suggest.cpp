@@ -44,7 +44,7 @@ std::optional<AuditUse> parse_audit_use(std::string_view line) {
         event == j.end() || !event->is_string()) {
         return std::nullopt;
     }
-    const auto kind = exec::audit_event_from_name(event->get<std::string>());
+    const auto kind = admin::audit_event_from_name(event->get<std::string>());
     if (!kind) return std::nullopt;
     use.seq = seq->get<std::uint64_t>();
     use.ts = ts->get<std::string>();
@@ -122,15 +122,15 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         last_seq = std::max(last_seq, e.seq);
         if (!e.verb) continue;
         VerbUse& use = uses[*e.verb];
-        if (e.event == exec::AuditEvent::Started) {
+        if (e.event == common::AuditEvent::Started) {
             use.ran.add(e.ts);
             if (verb_arg_kind(*e.verb) != ArgKind::None) use.service[e.arg.value_or("")].add(e.ts);
-        } else if (e.event == exec::AuditEvent::Allowed) {
+        } else if (e.event == common::AuditEvent::Allowed) {
             ++use.allowed;
             if (verb_arg_kind(*e.verb) != ArgKind::None) ++use.allowed_for[e.arg.value_or("")];
-        } else if (e.event == exec::AuditEvent::Denied) {
+        } else if (e.event == common::AuditEvent::Denied) {
             ++use.refused;
-        } else if (*e.verb == Verb::Ping && e.event == exec::AuditEvent::Succeeded) {
+        } else if (*e.verb == Verb::Ping && e.event == common::AuditEvent::Succeeded) {
             ++pings;
         }
     }
@@ -166,30 +166,30 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
             t += "# " + name + " runs no command (the executor answers it): always auto";
             if (pings > 0) t += "; answered " + std::to_string(pings) + " time(s)";
             t += "\n" + key_of(verb) + "=auto\n";
-            out.verbs.emplace_back(verb, exec::Mode::Auto);
+            out.verbs.emplace_back(verb, common::Mode::Auto);
             continue;
         }
         const VerbUse* use = uses.count(verb) ? &uses.at(verb) : nullptr;
-        const exec::Mode used =
-            needs_a_person(verb, install.hold) ? exec::Mode::Ask : exec::Mode::Auto;
-        const std::string used_name(exec::mode_name(used));
+        const common::Mode used =
+            needs_a_person(verb, install.hold) ? common::Mode::Ask : common::Mode::Auto;
+        const std::string used_name(common::mode_name(used));
         const std::string refused =
             use && use->refused > 0
                 ? "; refused " + std::to_string(use->refused) + " time(s), which is not use"
                 : "";
         if (!use || use->ran.count == 0) {
             t += "# " + name + ": never ran" + refused + "\n" + key_of(verb) + "=deny\n";
-            out.verbs.emplace_back(verb, exec::Mode::Deny);
+            out.verbs.emplace_back(verb, common::Mode::Deny);
             continue;
         }
         out.commands += use->ran.count;
         const ArgKind kind = info.arg;
         if (kind == ArgKind::None) {
             const bool allowed = !needs_a_person(verb, install.hold) && use->allowed > 0;
-            const exec::Mode mode = allowed ? exec::Mode::Ask : used;
+            const common::Mode mode = allowed ? common::Mode::Ask : used;
             t += "# " + name + ": " + use->ran.said() + refused +
                  (allowed ? allowed_note(use->allowed) : person_note(verb, install.hold)) + "\n" +
-                 key_of(verb) + "=" + std::string(exec::mode_name(mode)) + "\n";
+                 key_of(verb) + "=" + std::string(common::mode_name(mode)) + "\n";
             out.verbs.emplace_back(verb, mode);
             continue;
         }
@@ -241,20 +241,20 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         }
         if (all_allowed) {
             t += key_of(verb) + "=ask\n";
-            out.verbs.emplace_back(verb, exec::Mode::Ask);
+            out.verbs.emplace_back(verb, common::Mode::Ask);
             continue;
         }
         t += key_of(verb) + "=" + (every ? used_name : std::string("deny")) + "\n";
-        out.verbs.emplace_back(verb, every ? used : exec::Mode::Deny);
+        out.verbs.emplace_back(verb, every ? used : common::Mode::Deny);
         for (const auto& service : known) {
             const std::uint64_t allowed = allowed_times(service);
             // With every service allowed at the verb's mode, only those a
             // person allowed need a key of their own.
             if (every && allowed == 0) continue;
-            const exec::Mode mode = allowed > 0 ? exec::Mode::Ask : used;
+            const common::Mode mode = allowed > 0 ? common::Mode::Ask : used;
             t += "# " + name + " " + service + ": " + use->service.at(service).said() +
                  (allowed > 0 ? allowed_note(allowed) : person_note(verb, install.hold)) + "\n" +
-                 key_of(verb, service) + "=" + std::string(exec::mode_name(mode)) + "\n";
+                 key_of(verb, service) + "=" + std::string(common::mode_name(mode)) + "\n";
             out.service_rules.push_back({verb, service, mode});
         }
     }
@@ -308,7 +308,7 @@ std::optional<int> check_policy(const ParsedArgs& args) {
 // oldest first: complete lines only.
 Result<std::vector<AuditUse>> read_uses(const std::string& state_dir, std::uint64_t first_seq,
                                         std::uint64_t last_seq) {
-    auto files = exec::audit_log_files(state_dir);
+    auto files = admin::audit_log_files(state_dir);
     if (!files) return files.error();
     std::vector<AuditUse> uses;
     for (const auto& file : *files) {
@@ -328,7 +328,7 @@ Result<std::vector<AuditUse>> read_uses(const std::string& state_dir, std::uint6
 // What the executor will make of the text: every line understood, no
 // warning, and each mode the one suggested. Empty when so.
 std::string self_check(const Suggestion& s, std::span<const std::string> services) {
-    const exec::Policy parsed = exec::parse_policy(s.text, services);
+    const common::Policy parsed = common::parse_policy(s.text, services);
     if (!parsed.not_understood.empty()) return parsed.not_understood;
     if (!parsed.warnings.empty()) return parsed.warnings.front();
     for (const auto& [verb, mode] : s.verbs) {
@@ -406,7 +406,7 @@ int run_policy(Invocation& in) {
         return kExitFailure;
     }
     const std::string verify_fix = self_command() + " audit --slug " + config->slug + " --verify";
-    auto report = exec::verify_audit_log(config->state_dir);
+    auto report = admin::verify_audit_log(config->state_dir);
     if (!report) {
         print_error(kCmd, "cannot check the audit log, so nothing is learned from it: " +
                               report.error().message);

@@ -23,7 +23,7 @@ namespace hb::cli {
 struct AuditUse {
     std::uint64_t seq = 0;
     std::string ts;  // "2024-05-01T10:00:00.123Z"
-    exec::AuditEvent event = exec::AuditEvent::Denied;
+    common::AuditEvent event = common::AuditEvent::Denied;
     std::optional<Verb> verb;
     std::optional<std::string> arg;
 };
@@ -47,11 +47,11 @@ struct Suggestion {
     // The mode suggested for each verb without a service, in kAllVerbs order,
     // and each per-service rule: what the text says (the tests parse the
     // text and compare).
-    std::vector<std::pair<Verb, exec::Mode>> verbs;
+    std::vector<std::pair<Verb, common::Mode>> verbs;
     struct ServiceMode {
         Verb verb;
         std::string service;
-        exec::Mode mode;
+        common::Mode mode;
     };
     std::vector<ServiceMode> service_rules;
     std::uint64_t commands = 0;  // `started` events learned from

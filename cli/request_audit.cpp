@@ -66,7 +66,7 @@ Result<std::optional<AuditCheck>> audit_check(const std::string& spool_path,
         if (!config) continue;
         const auto served = canonical_path(config->spool_dir);
         if (!served || *served != *spool) continue;
-        auto files = exec::audit_log_files(config->state_dir);
+        auto files = admin::audit_log_files(config->state_dir);
         if (!files) return files.error();
         AuditCheck check;
         check.log = config->state_dir;

@@ -56,7 +56,7 @@ Result<TcbSnapshot> snapshot_tcb_file(const std::string& project_dir, const std:
             }
             auto content = read_fd(fd.get(), shown);
             if (!content) return content.error();
-            snap.sha256 = exec::sha256_hex(*content);
+            snap.sha256 = common::sha256_hex(*content);
             snap.content = std::move(*content);
             return snap;
         }

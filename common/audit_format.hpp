@@ -14,7 +14,7 @@
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::exec::audit_format {
+namespace hb::common::audit_format {
 
 inline constexpr std::string_view kZeroHash =
     "0000000000000000000000000000000000000000000000000000000000000000";
@@ -41,4 +41,4 @@ UniqueFd open_log_for_reading(int dir_fd, const std::string& name);
 // invalid fd when there is no log yet.
 Result<UniqueFd> lock_current_shared(int dir_fd, std::string* name_out = nullptr);
 
-}  // namespace hb::exec::audit_format
+}  // namespace hb::common::audit_format

@@ -26,7 +26,7 @@
 #include "common/sha256.hpp"
 #include "ipc/sys.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 namespace audit_format {
 
 using nlohmann::ordered_json;
@@ -809,4 +809,4 @@ Result<std::string> AuditLog::tail(std::size_t max_bytes) const {
     return text;
 }
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -18,7 +18,7 @@
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 
 enum class AuditEvent {
     Installed,
@@ -187,4 +187,4 @@ class AuditLog {
     pid_t owner_pid_;
 };
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -15,7 +15,7 @@
 #include "ipc/sys.hpp"
 #include "ipc/verbs.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -231,4 +231,4 @@ Result<bool> publish_held_file(int held_fd, const std::string& name, std::string
     return true;
 }
 
-}  // namespace hb::exec
+}  // namespace hb::common

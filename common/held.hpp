@@ -16,7 +16,7 @@
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 
 inline constexpr std::string_view kHeldDir = "held";
 // held/<request>: the record; held/<request>.decision: the person's say;
@@ -98,4 +98,4 @@ std::int64_t decided_keep_seconds(const Limits& limits);
 Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
                                bool no_replace);
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -12,7 +12,7 @@
 #include "common/sha256.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 namespace {
 
 // O_NONBLOCK: a FIFO planted at a pinned path must not hang the drain; it is
@@ -181,4 +181,4 @@ std::string GateReport::detail() const {
     return text;
 }
 
-}  // namespace hb::exec
+}  // namespace hb::common

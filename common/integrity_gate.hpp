@@ -12,7 +12,7 @@
 #include "common/config.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 
 // How a path beneath the project dir is resolved. Openat2 uses openat2(2)
 // with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and falls back to ComponentWise
@@ -70,4 +70,4 @@ struct GateReport {
 GateReport check_tcb(const std::string& project_dir, const std::vector<TcbPin>& pins,
                      Resolver resolver = Resolver::Openat2);
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -15,7 +15,7 @@
 #include "ipc/unique_fd.hpp"
 #include "ipc/verbs.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 namespace {
 
 constexpr std::size_t kMaxPolicyBytes = 64 * 1024;
@@ -266,4 +266,4 @@ Policy load_policy(const std::string& path, std::span<const std::string> service
     return parse_policy(text, services, name);
 }
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -19,7 +19,7 @@
 
 #include "ipc/wire.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 
 // auto: run it; deny: refuse it; dry-run: pass every check, run nothing,
 // answer what would have run; ask: pass every check, then hold it until a
@@ -75,4 +75,4 @@ Policy parse_policy(std::string_view text, std::span<const std::string> services
 // a warning saying why.
 Policy load_policy(const std::string& path, std::span<const std::string> services = {});
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -10,7 +10,7 @@
 
 #include "ipc/sys.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 namespace {
 
 struct CtxDeleter {
@@ -60,4 +60,4 @@ Result<std::string> sha256_fd(int fd) {
     return hex;
 }
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -7,7 +7,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::exec {
+namespace hb::common {
 
 // Hashes bytes.
 std::string sha256_hex(std::string_view bytes);
@@ -15,4 +15,4 @@ std::string sha256_hex(std::string_view bytes);
 // Hashes everything read from `fd` from its current offset to end of file.
 Result<std::string> sha256_fd(int fd);
 
-}  // namespace hb::exec
+}  // namespace hb::common

@@ -21,6 +21,10 @@
 #include "ipc/sys.hpp"
 
 namespace hb::exec {
+
+using common::sha256_fd;
+using common::sha256_hex;
+
 namespace {
 
 using sys::errno_text;

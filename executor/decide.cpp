@@ -29,6 +29,16 @@
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
+
+using common::AuditEvent;
+using common::AuditLog;
+using common::AuditRecord;
+using common::check_tcb;
+using common::GateReport;
+using common::load_policy;
+using common::Mode;
+using common::Policy;
+
 namespace {
 
 std::string with_detail(ReasonCode reason, const std::string& detail) {

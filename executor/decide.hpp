@@ -24,7 +24,7 @@ namespace hb::exec {
 struct DrainContext {
     const Config& config;
     const Spool& spool;
-    AuditLog& audit;
+    common::AuditLog& audit;
     const ResponseWriter& responses;
 };
 

@@ -19,6 +19,13 @@
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
+
+using common::AuditBudget;
+using common::AuditEvent;
+using common::AuditLog;
+using common::AuditRecord;
+using common::open_held_dir;
+
 namespace {
 
 constexpr std::string_view kStuckPrefix = ".stuck-";

@@ -72,8 +72,8 @@ class Drain {
     [[nodiscard]] std::chrono::steady_clock::time_point started() const { return started_; }
 
   private:
-    Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd,
-          UniqueFd held_fd);
+    Drain(std::string config_path, Config config, Spool spool, common::AuditLog audit,
+          UniqueFd lock_fd, UniqueFd held_fd);
 
     struct Finish;  // one outcome: audit record, response, where the file goes
     Result<void> acknowledge();
@@ -92,8 +92,8 @@ class Drain {
     // With `enforce_budget`, a decision whose command could outlast the
     // budget is left for the next drain: true then.
     Result<bool> settle_held(bool enforce_budget);
-    Result<void> act_on_decision(const std::string& record_name, const HeldRequest& held);
-    Result<void> finish_held(const HeldRequest& held, const Decision& decision);
+    Result<void> act_on_decision(const std::string& record_name, const common::HeldRequest& held);
+    Result<void> finish_held(const common::HeldRequest& held, const Decision& decision);
     [[nodiscard]] bool decision_waiting() const;
     // A claimed request (in processing/) quarantined for `code`.
     Result<void> quarantine(const std::string& name, ReasonCode code, const std::string& evidence,
@@ -113,7 +113,7 @@ class Drain {
     std::string config_path_;
     Config config_;
     Spool spool_;
-    AuditLog audit_;
+    common::AuditLog audit_;
     UniqueFd lock_fd_;
     UniqueFd held_fd_;
     std::optional<std::int64_t> next_expiry_;

@@ -24,14 +24,14 @@ inline std::time_t wall_now() {
 struct Recorded {
     FinalState state;
     ResponseState response;
-    AuditEvent event;
+    common::AuditEvent event;
 };
 inline constexpr std::array<Recorded, 5> kRecorded = {{
-    {FinalState::Done, ResponseState::Done, AuditEvent::Succeeded},
-    {FinalState::Failed, ResponseState::Failed, AuditEvent::Failed},
-    {FinalState::Denied, ResponseState::Denied, AuditEvent::Denied},
-    {FinalState::Expired, ResponseState::Expired, AuditEvent::Expired},
-    {FinalState::Held, ResponseState::Pending, AuditEvent::Held},
+    {FinalState::Done, ResponseState::Done, common::AuditEvent::Succeeded},
+    {FinalState::Failed, ResponseState::Failed, common::AuditEvent::Failed},
+    {FinalState::Denied, ResponseState::Denied, common::AuditEvent::Denied},
+    {FinalState::Expired, ResponseState::Expired, common::AuditEvent::Expired},
+    {FinalState::Held, ResponseState::Pending, common::AuditEvent::Held},
 }};
 
 inline const Recorded& recorded_as(FinalState state) {
@@ -48,9 +48,9 @@ inline Result<void> logged_or_stop(const Result<void>& logged, std::string_view 
                       "); stopping before anything " + std::string(before) + "runs");
 }
 
-inline AuditRecord record(AuditEvent event, const std::string& name,
-                          std::optional<std::string> reason) {
-    AuditRecord r;
+inline common::AuditRecord record(common::AuditEvent event, const std::string& name,
+                                  std::optional<std::string> reason) {
+    common::AuditRecord r;
     r.event = event;
     r.request = name;
     r.reason = std::move(reason);
@@ -63,12 +63,12 @@ struct Drain::Finish {
     enum class To { Archive, Quarantine, Nowhere };
     SpoolDir from = SpoolDir::Processing;
     std::string name;
-    AuditRecord record;
+    common::AuditRecord record;
     std::optional<Response> response;
     To to = To::Archive;
 
     // A request that ran nothing: `event` and `reason` in the log.
-    static Finish of(const std::string& name, AuditEvent event, std::string reason,
+    static Finish of(const std::string& name, common::AuditEvent event, std::string reason,
                      To to = To::Archive, SpoolDir from = SpoolDir::Processing) {
         return Finish{from, name, exec::record(event, name, std::move(reason)), std::nullopt, to};
     }

@@ -17,6 +17,27 @@
 #include "ipc/sys.hpp"
 
 namespace hb::exec {
+
+using common::AuditEvent;
+using common::AuditRecord;
+using common::config_generation;
+using common::decided_keep_seconds;
+using common::held_digest;
+using common::held_short_digest;
+using common::HeldDecision;
+using common::HeldRequest;
+using common::kDecidedSuffix;
+using common::kDecisionSuffix;
+using common::kGoneSuffix;
+using common::kMaxMerged;
+using common::kTakenSuffix;
+using common::list_held;
+using common::parse_decision;
+using common::parse_held;
+using common::publish_held_file;
+using common::read_held_file;
+using common::render_held;
+
 namespace {
 
 Decision denied(ReasonCode code, const std::string& detail = {}) {

@@ -10,6 +10,8 @@
 
 namespace hb::exec {
 
+using common::sha256_hex;
+
 std::string file_type_name(mode_t mode) {
     if (S_ISREG(mode)) return "regular file";
     if (S_ISDIR(mode)) return "directory";

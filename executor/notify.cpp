@@ -11,6 +11,10 @@
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
+
+using common::held_short_digest;
+using common::HeldRequest;
+
 namespace {
 
 constexpr const char* kStamp = ".notified";

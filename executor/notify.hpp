@@ -18,6 +18,6 @@ inline constexpr std::chrono::seconds kNotifyInterval{60};
 // Announces `held`; returns what happened, for the service log line
 // ("desktop notification sent", "no desktop notification: no session bus").
 // `held_fd` keeps the time of the last notification (held/.notified).
-std::string notify_person(const Config& config, int held_fd, const HeldRequest& held);
+std::string notify_person(const Config& config, int held_fd, const common::HeldRequest& held);
 
 }  // namespace hb::exec

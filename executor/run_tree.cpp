@@ -16,6 +16,12 @@
 #include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
+
+using common::FileState;
+using common::open_pinned;
+using common::Opened;
+using common::sha256_hex;
+
 namespace {
 
 // An approved copy larger than this is refused rather than held in memory.

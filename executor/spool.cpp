@@ -15,6 +15,12 @@
 #include "ipc/sys.hpp"
 
 namespace hb::exec {
+
+using common::FileState;
+using common::open_pinned;
+using common::Opened;
+using common::Resolver;
+
 namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;

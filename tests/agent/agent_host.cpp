@@ -87,7 +87,7 @@ AgentHost::AgentHost(const HostOptions& options) {
     write_file(config_, serialize_config(config));
     // What install drops, from the same config and policy.
     std::string rendered = cli::render_agent_manifest(
-        config, exec::load_policy(policy_file, config.services), "untracked/hostbridge");
+        config, common::load_policy(policy_file, config.services), "untracked/hostbridge");
     if (options.log_window) {
         auto m = nlohmann::json::parse(rendered);
         m["log_window"] = true;

@@ -39,7 +39,7 @@ TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
     config.services = {"web"};
     const auto log_window = [&config] {
         return nlohmann::json::parse(cli::render_agent_manifest(
-            config, exec::Policy{}, "untracked/hostbridge"))["log_window"];
+            config, common::Policy{}, "untracked/hostbridge"))["log_window"];
     };
     EXPECT_EQ(log_window(), false);  // the stack backend
     config.settle = SettleSettings{"/usr/bin/podman", "demo-app", 30};

@@ -22,9 +22,9 @@ namespace hb::test {
 namespace {
 
 namespace fs = std::filesystem;
-using exec::AuditEvent;
-using exec::AuditLog;
-using exec::AuditRecord;
+using common::AuditEvent;
+using common::AuditLog;
+using common::AuditRecord;
 
 std::string tomorrow() {
     const std::time_t t = std::time(nullptr) + 24 * 60 * 60;
@@ -54,7 +54,7 @@ class Prune : public ::testing::Test {
             r.reason = "exit status 0";
             ASSERT_TRUE(log->append(r).ok());
         }
-        files = exec::audit_log_files(dir).value();
+        files = admin::audit_log_files(dir).value();
         ASSERT_GE(files.size(), 5u);
     }
     void TearDown() override { fs::remove_all(dir); }
@@ -69,7 +69,7 @@ TEST_F(Prune, RemovesOldSegmentsAndVerifyStartsAtThePrunedEvent) {
     ASSERT_EQ(pruned->removed.size(), files.size() - 1);
     EXPECT_EQ(pruned->removed.front(), "audit.jsonl");
     for (const auto& name : pruned->removed) EXPECT_FALSE(fs::exists(dir + "/" + name)) << name;
-    auto report = exec::verify_audit_log(dir);
+    auto report = admin::verify_audit_log(dir);
     ASSERT_TRUE(report.ok()) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
     EXPECT_EQ(report->first_seq, pruned->first_seq);
@@ -90,13 +90,13 @@ TEST_F(Prune, NothingBeforeTheDateRemovesNothing) {
     auto pruned = cli::prune_audit_log(dir, "2000-01-01");
     ASSERT_TRUE(pruned.ok()) << pruned.error().message;
     EXPECT_TRUE(pruned->removed.empty());
-    EXPECT_EQ(exec::audit_log_files(dir).value(), files);
+    EXPECT_EQ(admin::audit_log_files(dir).value(), files);
 }
 
 TEST_F(Prune, RemovingSegmentsWithoutThePrunedEventFailsVerify) {
     fs::remove(dir + "/" + files[0]);
     fs::remove(dir + "/" + files[1]);
-    auto report = exec::verify_audit_log(dir);
+    auto report = admin::verify_audit_log(dir);
     ASSERT_TRUE(report.ok());
     ASSERT_TRUE(report->first_bad);
     EXPECT_NE(report->first_bad->find("no `pruned` event records their removal"), std::string::npos)
@@ -115,10 +115,10 @@ TEST_F(Prune, APrunedEventDoesNotExcuseMoreMissingSegments) {
         r.reason = "rate limited";
         ASSERT_TRUE(log->append(r).ok());
     }
-    const auto now = exec::audit_log_files(dir).value();
+    const auto now = admin::audit_log_files(dir).value();
     ASSERT_GE(now.size(), 3u);
     fs::remove(dir + "/" + now.front());
-    auto report = exec::verify_audit_log(dir);
+    auto report = admin::verify_audit_log(dir);
     ASSERT_TRUE(report.ok());
     ASSERT_TRUE(report->first_bad);
 }
@@ -157,7 +157,7 @@ TEST(AuditCliPrune, OptionsThroughTheBinary) {
     run = home.hostbridge({"doctor", "--slug", "demo-app"});
     EXPECT_NE(run.out.find("audit log size: "), std::string::npos) << run.out;
     struct stat st {};
-    if (::stat(exec::kJournalSocket, &st) != 0) {
+    if (::stat(common::kJournalSocket, &st) != 0) {
         run = home.hostbridge({"audit", "--slug", "demo-app", "--verify", "--journal"});
         EXPECT_EQ(run.code, 1);
         EXPECT_NE(run.err.find("no journal runs here"), std::string::npos) << run.err;
@@ -191,13 +191,13 @@ TEST(JournalAnchors, AnAnchorPastTheEndOrWithAnotherHashFailsVerify) {
     r.event = AuditEvent::Installed;
     ASSERT_TRUE(log->append(r).ok());
     ASSERT_TRUE(log->append(r).ok());
-    exec::AuditAnchors past{{3, std::string(64, 'b')}};
-    auto report = exec::verify_audit_log(dir, &past);
+    admin::AuditAnchors past{{3, std::string(64, 'b')}};
+    auto report = admin::verify_audit_log(dir, &past);
     ASSERT_TRUE(report.ok());
     ASSERT_TRUE(report->first_bad);
     EXPECT_NE(report->first_bad->find("the log was cut"), std::string::npos) << *report->first_bad;
-    exec::AuditAnchors other{{2, std::string(64, 'b')}};
-    report = exec::verify_audit_log(dir, &other);
+    admin::AuditAnchors other{{2, std::string(64, 'b')}};
+    report = admin::verify_audit_log(dir, &other);
     ASSERT_TRUE(report.ok());
     ASSERT_TRUE(report->first_bad);
     EXPECT_NE(report->first_bad->find("another hash for seq 2"), std::string::npos);
@@ -208,8 +208,8 @@ TEST(JournalAnchors, AnAnchorPastTheEndOrWithAnotherHashFailsVerify) {
 // (which the chain alone cannot see) fails.
 TEST(JournalAnchors, RealJournalCrossCheck) {
     struct stat st {};
-    if (::stat(exec::kJournalSocket, &st) != 0)
-        GTEST_SKIP() << "no journald here: " << exec::kJournalSocket << " does not exist";
+    if (::stat(common::kJournalSocket, &st) != 0)
+        GTEST_SKIP() << "no journald here: " << common::kJournalSocket << " does not exist";
     if (::access("/usr/bin/journalctl", X_OK) != 0 && ::access("/bin/journalctl", X_OK) != 0)
         GTEST_SKIP() << "journalctl is not installed";
     TempRoot root;

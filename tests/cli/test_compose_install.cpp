@@ -103,7 +103,7 @@ TEST_F(ComposeInstall, WritesRenderedCopiesPinnedInBridgeJson) {
     ASSERT_EQ(config["rendered"].size(), 1u) << config.dump();
     EXPECT_EQ(config["rendered"][0]["path"], "compose.yaml");
     const std::string text = read_file(rendered("compose.yaml"));
-    EXPECT_EQ(config["rendered"][0]["sha256"], exec::sha256_hex(text));
+    EXPECT_EQ(config["rendered"][0]["sha256"], common::sha256_hex(text));
     EXPECT_EQ(mode_of(rendered("compose.yaml")), 0600u);
     EXPECT_EQ(mode_of(home.state_dir("demo-app") + "/rendered"), 0700u);
     EXPECT_EQ(config["checkout_paths"], nlohmann::json({".", "web"}));
@@ -130,7 +130,7 @@ TEST_F(ComposeInstall, ApproveReRendersFromTheBytesItShowsAndShowsTheRendering) 
     const nlohmann::json config = home.bridge_json("demo-app");
     EXPECT_EQ(config["checkout_paths"], nlohmann::json({".", "data", "web"}));
     EXPECT_EQ(config["rendered"][0]["sha256"],
-              exec::sha256_hex(read_file(rendered("compose.yaml"))));
+              common::sha256_hex(read_file(rendered("compose.yaml"))));
     EXPECT_FALSE(pin_of("cache.env").is_null());
     EXPECT_TRUE(contains(read_file(rendered("compose.yaml")), "env_file: \"cache.env\""));
     // Doctor: healthy pins, a warning about the bind mount of the checkout.

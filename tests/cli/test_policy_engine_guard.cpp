@@ -112,15 +112,15 @@ TEST(PolicyEngineGuard, AFileWithNothingToChangeComesBackByteForByte) {
 // What the executor then reads: the guarded lines parse as ask.
 TEST(PolicyEngineGuard, TheExecutorReadsTheGuardedLinesAsAsk) {
     const std::vector<std::string> services = {"api", "db"};
-    const exec::Policy before =
-        exec::parse_policy("MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n", services);
-    ASSERT_EQ(before.mode(Verb::Rebuild, "api"), exec::Mode::Auto);
-    const exec::Policy after = exec::parse_policy(
+    const common::Policy before =
+        common::parse_policy("MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n", services);
+    ASSERT_EQ(before.mode(Verb::Rebuild, "api"), common::Mode::Auto);
+    const common::Policy after = common::parse_policy(
         hold_engine_verbs("MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n", kBoth).text,
         services);
-    EXPECT_EQ(after.mode(Verb::Up), exec::Mode::Ask);
-    EXPECT_EQ(after.mode(Verb::Rebuild, "db"), exec::Mode::Ask);
-    EXPECT_EQ(after.mode(Verb::Rebuild, "api"), exec::Mode::Ask);
+    EXPECT_EQ(after.mode(Verb::Up), common::Mode::Ask);
+    EXPECT_EQ(after.mode(Verb::Rebuild, "db"), common::Mode::Ask);
+    EXPECT_EQ(after.mode(Verb::Rebuild, "api"), common::Mode::Ask);
 }
 
 }  // namespace

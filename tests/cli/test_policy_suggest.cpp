@@ -1,5 +1,5 @@
 // `hostbridge policy suggest`: a policy.conf learned from a real audit log
-// (written through exec::AuditLog into an install made by the real
+// (written through common::AuditLog into an install made by the real
 // `hostbridge install`), read back with the executor's own parser. Also the
 // pure suggest_policy over every combination of verbs and services.
 #include <sys/stat.h>
@@ -21,9 +21,9 @@
 namespace hb::test {
 namespace {
 
-using exec::AuditEvent;
-using exec::AuditRecord;
-using exec::Mode;
+using common::AuditEvent;
+using common::AuditRecord;
+using common::Mode;
 
 const std::vector<std::string> kServices = {"api", "db", "web", "worker"};
 
@@ -40,7 +40,7 @@ class Suggest : public ::testing::Test {
     // `event` of `verb` (with `arg`) through the executor's own writer.
     void log(AuditEvent event, Verb verb, const std::string& arg = "", int times = 1,
              const std::string& reason = "") {
-        auto audit = exec::AuditLog::open(home.state_dir("demo-app"));
+        auto audit = common::AuditLog::open(home.state_dir("demo-app"));
         ASSERT_TRUE(audit.ok()) << audit.error().message;
         audit->set_journal_anchor(false);
         for (int i = 0; i < times; ++i) {
@@ -66,8 +66,8 @@ class Suggest : public ::testing::Test {
 
     // The suggestion as the executor reads it, which must understand every
     // line and have nothing to warn about.
-    static exec::Policy parsed(const std::string& text) {
-        exec::Policy p = exec::parse_policy(text, kServices);
+    static common::Policy parsed(const std::string& text) {
+        common::Policy p = common::parse_policy(text, kServices);
         EXPECT_EQ(p.not_understood, "") << text;
         EXPECT_TRUE(p.warnings.empty()) << (p.warnings.empty() ? "" : p.warnings[0]) << "\n"
                                         << text;
@@ -95,7 +95,7 @@ TEST_F(Suggest, UsedVerbsAreAutoWithHowOftenAndSinceWhen) {
     ran(Verb::Logs, "api", 2);
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
-    const exec::Policy p = parsed(run.out);
+    const common::Policy p = parsed(run.out);
     EXPECT_EQ(p.mode(Verb::Ping), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Status), Mode::Auto);
     // A stack install: its up is the approved script's `start`, which this
@@ -122,7 +122,7 @@ TEST_F(Suggest, UnusedAndRefusedVerbsAreDenied) {
     log(AuditEvent::Denied, Verb::Up, "", 1, "dry run: would run $STACK start");
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
-    const exec::Policy p = parsed(run.out);
+    const common::Policy p = parsed(run.out);
     for (Verb verb : kAllVerbs) {
         if (verb == Verb::Ping || verb == Verb::Status) continue;
         EXPECT_EQ(p.mode(verb), Mode::Deny) << verb_name(verb);
@@ -141,7 +141,7 @@ TEST_F(Suggest, DownInitAndRebuildAreAskNeverAuto) {
     ran(Verb::Restart, "db");
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
-    const exec::Policy p = parsed(run.out);
+    const common::Policy p = parsed(run.out);
     EXPECT_EQ(p.mode(Verb::Down), Mode::Ask);
     EXPECT_EQ(p.mode(Verb::Init), Mode::Ask);
     EXPECT_EQ(p.mode(Verb::Rebuild), Mode::Ask);
@@ -165,7 +165,7 @@ TEST_F(Suggest, RebuildOfSomeServicesIsAskForThoseOnly) {
     ran(Verb::Rebuild, "web", 2);
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
-    const exec::Policy p = parsed(run.out);
+    const common::Policy p = parsed(run.out);
     EXPECT_TRUE(has_line(run.out, "MODE_rebuild=deny")) << run.out;
     EXPECT_TRUE(has_line(run.out, "MODE_rebuild.web=ask")) << run.out;
     EXPECT_EQ(p.mode(Verb::Rebuild, "web"), Mode::Ask);
@@ -176,7 +176,7 @@ TEST_F(Suggest, EveryServiceUsedIsOneVerbLine) {
     for (const auto& service : kServices) ran(Verb::Restart, service);
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
-    const exec::Policy p = parsed(run.out);
+    const common::Policy p = parsed(run.out);
     EXPECT_TRUE(has_line(run.out, "MODE_restart=auto")) << run.out;
     EXPECT_FALSE(contains(run.out, "MODE_restart.")) << run.out;
     EXPECT_TRUE(p.service_rules.empty());
@@ -189,7 +189,7 @@ TEST_F(Suggest, ARemovedServiceIsNamedInACommentNotInAKey) {
     ran(Verb::Logs, "gone");  // logs ran only for a service that is gone
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
-    const exec::Policy p = parsed(run.out);  // a key naming it would not parse cleanly
+    const common::Policy p = parsed(run.out);  // a key naming it would not parse cleanly
     EXPECT_TRUE(has_line(run.out, "MODE_restart.api=auto")) << run.out;
     EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;
     bool named = false;
@@ -213,7 +213,7 @@ TEST_F(Suggest, ANameWithControlCharactersIsShownEscaped) {
     ASSERT_EQ(run.code, 0) << run.err;
     EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
     EXPECT_TRUE(contains(run.out, "\"db\\x1b[2J\\nMODE_up=auto\"")) << run.out;
-    const exec::Policy p = parsed(run.out);
+    const common::Policy p = parsed(run.out);
     EXPECT_EQ(p.mode(Verb::Up), Mode::Deny);
     EXPECT_EQ(p.mode(Verb::Restart), Mode::Deny);
     EXPECT_TRUE(p.service_rules.empty());
@@ -266,7 +266,7 @@ TEST_F(Suggest, WriteWithYesReplacesTheFileKeepingItsMode) {
     EXPECT_EQ(read_file(policy_file), suggested);
     EXPECT_EQ(mode_of(policy_file), 0640u);
     // What the executor will read from the file it wrote.
-    const exec::Policy p = exec::load_policy(policy_file, kServices);
+    const common::Policy p = common::load_policy(policy_file, kServices);
     EXPECT_EQ(p.not_understood, "");
     EXPECT_TRUE(p.warnings.empty());
     EXPECT_EQ(p.mode(Verb::Logs, "db"), Mode::Auto);
@@ -333,7 +333,7 @@ TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
         add(AuditEvent::Started, Verb::Logs, service);
     }
     const cli::Suggestion s = cli::suggest_policy(events, install, "demo");
-    const exec::Policy p = exec::parse_policy(s.text, kServices);
+    const common::Policy p = common::parse_policy(s.text, kServices);
     ASSERT_EQ(p.not_understood, "") << s.text;
     EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Ask) << s.text;
     EXPECT_EQ(p.mode(Verb::Restart, "db"), Mode::Auto) << s.text;
@@ -363,14 +363,14 @@ TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
         events.push_back(u);
     }
     const cli::InstallServices safe{kServices, {"api", "web"}, cli::EngineHold{}};
-    const exec::Policy free =
-        exec::parse_policy(cli::suggest_policy(events, safe, "d").text, kServices);
+    const common::Policy free =
+        common::parse_policy(cli::suggest_policy(events, safe, "d").text, kServices);
     EXPECT_EQ(free.mode(Verb::Up), Mode::Auto);
     EXPECT_EQ(free.mode(Verb::Rebuild, "api"), Mode::Auto);
     EXPECT_EQ(free.mode(Verb::Down), Mode::Ask);  // always a person's
     const cli::InstallServices held{kServices, {"api", "web"}, cli::EngineHold{"", "no buildah"}};
-    const exec::Policy p =
-        exec::parse_policy(cli::suggest_policy(events, held, "d").text, kServices);
+    const common::Policy p =
+        common::parse_policy(cli::suggest_policy(events, held, "d").text, kServices);
     EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Rebuild, "api"), Mode::Ask);
 }
@@ -400,7 +400,7 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
             }
             add(AuditEvent::Denied, std::nullopt);
             const cli::Suggestion s = cli::suggest_policy(events, install, "demo");
-            const exec::Policy p = exec::parse_policy(s.text, kServices);
+            const common::Policy p = common::parse_policy(s.text, kServices);
             ASSERT_EQ(p.not_understood, "") << s.text;
             ASSERT_TRUE(p.warnings.empty()) << p.warnings[0];
             for (const auto& [v, mode] : s.verbs) EXPECT_EQ(p.mode(v), mode) << s.text;
@@ -438,7 +438,7 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
     }
     // No services at all, no events: ping alone.
     const cli::Suggestion none = cli::suggest_policy({}, {}, "demo");
-    const exec::Policy p = exec::parse_policy(none.text);
+    const common::Policy p = common::parse_policy(none.text);
     EXPECT_EQ(p.not_understood, "");
     EXPECT_TRUE(p.warnings.empty());
     for (Verb verb : kAllVerbs)

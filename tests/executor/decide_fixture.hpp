@@ -198,12 +198,10 @@ class StackFixture : public DrainFixture {
         write_file(rendered, text);
         // podman-compose: docker compose's rows are denied until a test
         // runs them (docs/COMPOSE.md, "docker compose").
-        config["backend"] = {{"kind", "compose"},
-                             {"argv", {stack}},
-                             {"file", file},
-                             {"flavour", "podman-compose"}};
+        config["backend"] = {
+            {"kind", "compose"}, {"argv", {stack}}, {"file", file}, {"flavour", "podman-compose"}};
         config["rendered"] =
-            json::array({{{"path", "compose.yaml"}, {"sha256", hb::exec::sha256_hex(text)}}});
+            json::array({{{"path", "compose.yaml"}, {"sha256", hb::common::sha256_hex(text)}}});
         pin({"stack", "compose.yaml"});
         return file;
     }

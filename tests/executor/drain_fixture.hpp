@@ -145,7 +145,7 @@ class DrainFixture {
             const std::string p = project + "/" + rel;
             if (fs::exists(fs::symlink_status(p))) {
                 const std::string bytes = read_file(p);
-                tcb.push_back({{"path", rel}, {"sha256", hb::exec::sha256_hex(bytes)}});
+                tcb.push_back({{"path", rel}, {"sha256", hb::common::sha256_hex(bytes)}});
                 // The approved copy, as install and approve store it: the
                 // executor runs commands from these (executor/run_tree.hpp).
                 const std::string copy = state + "/approved/" + rel;

@@ -14,6 +14,13 @@
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
+
+using admin::describe_outcome;
+using admin::describe_row;
+using admin::display_argv;
+using admin::display_plan;
+using admin::enumerate_argv_table;
+
 namespace {
 
 Config base_config() {

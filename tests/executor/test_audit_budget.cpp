@@ -30,14 +30,14 @@
 namespace hb::test {
 namespace {
 
-using exec::AuditEvent;
-using exec::AuditLog;
-using exec::AuditRecord;
+using common::AuditEvent;
+using common::AuditLog;
+using common::AuditRecord;
 using nlohmann::ordered_json;
 
 std::uint64_t log_bytes(const std::string& dir) {
     std::uint64_t total = 0;
-    auto files = exec::audit_log_files(dir);
+    auto files = admin::audit_log_files(dir);
     if (!files.ok()) return 0;
     for (const auto& name : *files) total += fs::file_size(dir + "/" + name);
     return total;
@@ -45,7 +45,7 @@ std::uint64_t log_bytes(const std::string& dir) {
 
 std::vector<json> all_lines(const std::string& dir) {
     std::vector<json> out;
-    auto files = exec::audit_log_files(dir);
+    auto files = admin::audit_log_files(dir);
     EXPECT_TRUE(files.ok());
     if (!files.ok()) return out;
     for (const auto& name : *files) {
@@ -73,7 +73,7 @@ std::string sha256_hex(const std::string& data) {
 // Moves the budget's window into the past, as if it had ended: the next
 // drain writes the pending summary (the test does not wait 10 minutes).
 void end_the_window(const std::string& state) {
-    const std::string path = state + "/" + std::string(exec::kAuditBudgetName);
+    const std::string path = state + "/" + std::string(common::kAuditBudgetName);
     json j = json::parse(read_file(path));
     j["window_start"] = j["window_start"].get<std::int64_t>() - 100000;
     j["pending"]["window_start"] = j["pending"]["window_start"].get<std::int64_t>() - 100000;
@@ -151,10 +151,10 @@ TEST(AuditBudget, TwentyThousandJunkNamesGrowTheLogByAtMostOneMebibyteAndAreAllC
     EXPECT_TRUE(last_summary["detail"]["first"].get<std::string>().starts_with("junk-"));
     EXPECT_TRUE(last_summary["detail"]["last"].get<std::string>().starts_with("junk-"));
     EXPECT_NE(last_summary["detail"]["last"].get<std::string>().find("\\x01"), std::string::npos);
-    ASSERT_EQ(last_summary["detail"]["sha256"].size(), exec::kAuditSummaryHashes);
+    ASSERT_EQ(last_summary["detail"]["sha256"].size(), common::kAuditSummaryHashes);
     EXPECT_EQ(last_summary["detail"]["sha256"][0], sha256_hex(body));
 
-    auto report = exec::verify_audit_log(f.state);
+    auto report = admin::verify_audit_log(f.state);
     ASSERT_TRUE(report.ok()) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
 }
@@ -242,12 +242,12 @@ class Segments : public ::testing::Test {
             r.exit_code = 3;
             ASSERT_TRUE(log->append(r).ok());
         }
-        files = exec::audit_log_files(f.state).value();
+        files = admin::audit_log_files(f.state).value();
         ASSERT_GE(files.size(), 8u);
     }
     std::string path(std::size_t i) const { return f.state + "/" + files[i]; }
     std::string first_bad() {
-        auto report = exec::verify_audit_log(f.state);
+        auto report = admin::verify_audit_log(f.state);
         EXPECT_TRUE(report.ok()) << report.error().message;
         if (!report.ok()) return "(error)";
         return report->first_bad.value_or("(intact)");
@@ -257,7 +257,7 @@ class Segments : public ::testing::Test {
 };
 
 TEST_F(Segments, VerifyStartsAtInstalledAcrossEverySegment) {
-    auto report = exec::verify_audit_log(f.state);
+    auto report = admin::verify_audit_log(f.state);
     ASSERT_TRUE(report.ok());
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
     EXPECT_EQ(report->lines, 31u);
@@ -310,7 +310,7 @@ TEST_F(Segments, AppendsGoOnInTheNewestSegmentAfterReopening) {
     r.event = AuditEvent::Denied;
     ASSERT_TRUE(log->append(r).ok());
     EXPECT_EQ(first_bad(), "(intact)");
-    const auto after = exec::audit_log_files(f.state).value();
+    const auto after = admin::audit_log_files(f.state).value();
     EXPECT_EQ(after.front(), "audit.jsonl");  // never renamed
     EXPECT_GE(after.size(), files.size());
 }
@@ -380,15 +380,15 @@ TEST(AuditJournalAnchor, ANoticeReachesTheJournalForThePerson) {
 }
 
 TEST(AuditSegmentNames, OneSpellingPerIndex) {
-    EXPECT_EQ(exec::audit_segment_name(1), "audit.jsonl");
-    EXPECT_EQ(exec::audit_segment_name(2), "audit-000002.jsonl");
-    EXPECT_EQ(exec::audit_segment_name(1234567), "audit-1234567.jsonl");
-    EXPECT_EQ(exec::audit_segment_index("audit-000002.jsonl"), 2u);
-    EXPECT_EQ(exec::audit_segment_index("audit.jsonl"), 1u);
-    EXPECT_FALSE(exec::audit_segment_index("audit-0000002.jsonl"));
-    EXPECT_FALSE(exec::audit_segment_index("audit-000001.jsonl"));
-    EXPECT_FALSE(exec::audit_segment_index("audit-00000x.jsonl"));
-    EXPECT_FALSE(exec::audit_segment_index("audit.jsonl.1"));
+    EXPECT_EQ(common::audit_segment_name(1), "audit.jsonl");
+    EXPECT_EQ(common::audit_segment_name(2), "audit-000002.jsonl");
+    EXPECT_EQ(common::audit_segment_name(1234567), "audit-1234567.jsonl");
+    EXPECT_EQ(common::audit_segment_index("audit-000002.jsonl"), 2u);
+    EXPECT_EQ(common::audit_segment_index("audit.jsonl"), 1u);
+    EXPECT_FALSE(common::audit_segment_index("audit-0000002.jsonl"));
+    EXPECT_FALSE(common::audit_segment_index("audit-000001.jsonl"));
+    EXPECT_FALSE(common::audit_segment_index("audit-00000x.jsonl"));
+    EXPECT_FALSE(common::audit_segment_index("audit.jsonl.1"));
 }
 
 }  // namespace

@@ -31,10 +31,10 @@
 
 namespace {
 
-using hb::exec::AuditEvent;
-using hb::exec::AuditLog;
-using hb::exec::AuditRecord;
-using hb::exec::verify_audit_log;
+using hb::admin::verify_audit_log;
+using hb::common::AuditEvent;
+using hb::common::AuditLog;
+using hb::common::AuditRecord;
 using nlohmann::ordered_json;
 
 const std::string kZero(64, '0');
@@ -130,7 +130,7 @@ class AuditLogTest : public ::testing::Test {
         std::filesystem::remove_all(dir_);
     }
 
-    AuditLog open_log(std::uint64_t rotate_bytes = hb::exec::kAuditRotateBytes) {
+    AuditLog open_log(std::uint64_t rotate_bytes = hb::common::kAuditRotateBytes) {
         auto log = AuditLog::open(dir_, rotate_bytes);
         EXPECT_TRUE(log.ok()) << log.error().message;
         return std::move(log).value();
@@ -141,10 +141,10 @@ class AuditLogTest : public ::testing::Test {
         ASSERT_TRUE(appended.ok()) << appended.error().message;
     }
 
-    hb::exec::AuditVerifyReport verify() {
+    hb::admin::AuditVerifyReport verify() {
         auto report = verify_audit_log(dir_);
         EXPECT_TRUE(report.ok()) << report.error().message;
-        return report.ok() ? *report : hb::exec::AuditVerifyReport{};
+        return report.ok() ? *report : hb::admin::AuditVerifyReport{};
     }
 
     void expect_verifies(std::uint64_t lines, std::uint64_t torn = 0) {
@@ -258,10 +258,10 @@ TEST_F(AuditLogTest, EveryEventNameRoundTrips) {
     for (int i = static_cast<int>(AuditEvent::Installed);
          i <= static_cast<int>(AuditEvent::Recovered); ++i) {
         const auto event = static_cast<AuditEvent>(i);
-        const auto name = hb::exec::audit_event_name(event);
-        EXPECT_EQ(hb::exec::audit_event_from_name(name), event) << name;
+        const auto name = hb::common::audit_event_name(event);
+        EXPECT_EQ(hb::admin::audit_event_from_name(name), event) << name;
     }
-    EXPECT_FALSE(hb::exec::audit_event_from_name("exploded").has_value());
+    EXPECT_FALSE(hb::admin::audit_event_from_name("exploded").has_value());
 }
 
 TEST_F(AuditLogTest, OffSchemaNamesAreEscapedAsBackslashXHH) {
@@ -464,7 +464,7 @@ void run_children(const std::string& dir, int children, int per_child, std::uint
 // Every line of every file, oldest first, parsed.
 std::vector<ordered_json> all_records(const std::string& dir) {
     std::vector<ordered_json> out;
-    auto files = hb::exec::audit_log_files(dir);
+    auto files = hb::admin::audit_log_files(dir);
     EXPECT_TRUE(files.ok()) << files.error().message;
     if (!files.ok()) return out;
     for (const auto& name : *files) {
@@ -486,7 +486,7 @@ void expect_every_child_line_once(const std::vector<ordered_json>& records, int 
 }
 
 TEST_F(AuditLogTest, ConcurrentAppendsFromEightProcessesKeepTheChain) {
-    run_children(dir_, 8, 200, hb::exec::kAuditRotateBytes, false);
+    run_children(dir_, 8, 200, hb::common::kAuditRotateBytes, false);
     expect_verifies(1600);
     expect_every_child_line_once(all_records(dir_), 8, 200);
 }
@@ -494,7 +494,7 @@ TEST_F(AuditLogTest, ConcurrentAppendsFromEightProcessesKeepTheChain) {
 TEST_F(AuditLogTest, ALogOpenedBeforeForkStillExcludesAcrossProcesses) {
     // A forked child shares the parent's open file description, and with it
     // the flock: the log must reopen in the child for the lock to work.
-    run_children(dir_, 4, 200, hb::exec::kAuditRotateBytes, true);
+    run_children(dir_, 4, 200, hb::common::kAuditRotateBytes, true);
     expect_verifies(800);
     expect_every_child_line_once(all_records(dir_), 4, 200);
 }
@@ -598,7 +598,7 @@ TEST_F(AuditLogTest, VerifyWaitsForAnAppendInProgress) {
     const int fd = ::open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // ...by a writer holding the lock
-    std::optional<hb::exec::AuditVerifyReport> report;
+    std::optional<hb::admin::AuditVerifyReport> report;
     std::thread verifier([&] {
         auto r = verify_audit_log(dir_);
         if (r.ok()) report = *r;
@@ -644,7 +644,7 @@ TEST_F(AuditLogTest, RotationRunsTheChainAcrossFiles) {
 TEST_F(AuditLogTest, RotationDropsNothingAndVerifiesFromTheFirstEvent) {
     auto log = open_log(600);  // about two lines a segment
     for (int i = 0; i < 40; ++i) append(log, full_record());
-    auto files = hb::exec::audit_log_files(dir_);
+    auto files = hb::admin::audit_log_files(dir_);
     ASSERT_TRUE(files.ok());
     EXPECT_GE(files->size(), 15u);
     EXPECT_EQ(files->front(), "audit.jsonl");

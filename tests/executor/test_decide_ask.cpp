@@ -19,7 +19,8 @@ namespace {
 
 using hb::test::StackFixture;
 using hb::test::wait_until;
-namespace exec = hb::exec;
+namespace admin = hb::admin;
+namespace common = hb::common;
 using Calls = std::vector<std::vector<std::string>>;
 
 std::string held_dir(const StackFixture& f) {
@@ -35,8 +36,8 @@ std::vector<std::string> held_entries(const StackFixture& f) {
     return names;
 }
 
-exec::HeldRequest held_record(const StackFixture& f, const std::string& name) {
-    auto parsed = exec::parse_held(hb::test::read_file(held_dir(f) + "/" + name));
+common::HeldRequest held_record(const StackFixture& f, const std::string& name) {
+    auto parsed = common::parse_held(hb::test::read_file(held_dir(f) + "/" + name));
     if (!parsed) throw std::runtime_error("held/" + name + ": " + parsed.error().message);
     return *parsed;
 }
@@ -47,12 +48,12 @@ const std::string kNonce = "00112233445566778899aabbccddeeff";
 // What `hostbridge allow|deny` does to the state dir (cli/held.cpp).
 bool decide(const StackFixture& f, const std::string& name, bool allow,
             const std::string& reason = "") {
-    const exec::HeldRequest held = held_record(f, name);
-    auto fd = exec::open_held_dir(f.state);
+    const common::HeldRequest held = held_record(f, name);
+    auto fd = common::open_held_dir(f.state);
     if (!fd) throw std::runtime_error(fd.error().message);
-    auto published = exec::publish_held_file(
-        fd->get(), name + std::string(exec::kDecisionSuffix),
-        exec::render_decision({allow, held.generation, reason, exec::held_digest(held), kNonce}),
+    auto published = common::publish_held_file(
+        fd->get(), name + std::string(common::kDecisionSuffix),
+        admin::render_decision({allow, held.generation, reason, common::held_digest(held), kNonce}),
         true);
     if (!published) throw std::runtime_error(published.error().message);
     return *published;
@@ -77,11 +78,11 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
                                      down + "` runs it, `hostbridge deny " + down + "` refuses it");
     EXPECT_TRUE(f.recorded().empty());
     // The record holds what the person will be shown, off the spool.
-    const exec::HeldRequest held = held_record(f, down);
+    const common::HeldRequest held = held_record(f, down);
     EXPECT_EQ((*pending)["expires_at"], StackFixture::utc(held.expires_at, true));
     EXPECT_EQ(held.verb, hb::Verb::Down);
     EXPECT_EQ(held.command, "$STACK stop");
-    EXPECT_EQ(held.generation, exec::config_generation(f.parsed_config()));
+    EXPECT_EQ(held.generation, common::config_generation(f.parsed_config()));
     EXPECT_EQ(held.expires_at - held.requested_at, 600);
     EXPECT_EQ(f.audit_reason(down, "held"), f.reason_of(down));
     // The request file is archived: a replay of its name is refused.
@@ -102,7 +103,7 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
     // Only the decision it took up stays, as NAME.decided (cli/held.cpp
     // reads its nonce), and the name is not held again while it is there.
     EXPECT_EQ(held_entries(f), std::vector<std::string>{down + ".decided"});
-    auto kept = exec::parse_decision(hb::test::read_file(held_dir(f) + "/" + down + ".decided"));
+    auto kept = common::parse_decision(hb::test::read_file(held_dir(f) + "/" + down + ".decided"));
     ASSERT_TRUE(kept) << kept.error().message;
     EXPECT_EQ(kept->nonce, kNonce);
 
@@ -149,7 +150,7 @@ TEST(DecideAsk, ANameAlreadyHeldIsNotHeldAgain) {
     f.policy_all_auto_but("MODE_restart=ask\n");
     const std::string name = f.publish("restart", "api");
     f.drain();
-    const exec::HeldRequest shown = held_record(f, name);
+    const common::HeldRequest shown = held_record(f, name);
     hb::test::fs::remove(f.path("archive", name));
     hb::test::fs::remove(f.path("responses", name + ".response.json"));
     f.publish_as(name, StackFixture::body("restart", "db"));
@@ -171,7 +172,7 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     f.policy_all_auto_but("MODE_restart=ask\n");
     const std::string name = f.publish_at("restart", "api", std::time(nullptr));
     f.drain();
-    const exec::HeldRequest shown = held_record(f, name);  // `allow` read it
+    const common::HeldRequest shown = held_record(f, name);  // `allow` read it
     std::this_thread::sleep_for(std::chrono::milliseconds(6500));
     f.drain();  // expired
     ASSERT_EQ(f.state_of(name), "expired");
@@ -184,18 +185,18 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     EXPECT_EQ(f.reason_of(name), "request name already used");
     // Past TTL + skew settle_held prunes it; then the name can be held
     // again, and the decision's digest is what keeps it apart.
-    hb::test::fs::remove(held_dir(f) + "/" + name + std::string(exec::kGoneSuffix));
+    hb::test::fs::remove(held_dir(f) + "/" + name + std::string(common::kGoneSuffix));
     hb::test::fs::remove(f.path("archive", name));
     hb::test::fs::remove(f.path("responses", name + ".response.json"));
     f.publish_as(name, StackFixture::body("restart", "db"));
     f.drain();
     ASSERT_EQ(f.state_of(name), "pending");
     // ... and now the person's `allow` of what they were shown lands.
-    auto fd = exec::open_held_dir(f.state);
+    auto fd = common::open_held_dir(f.state);
     ASSERT_TRUE(fd);
-    ASSERT_TRUE(*exec::publish_held_file(
-        fd->get(), name + std::string(exec::kDecisionSuffix),
-        exec::render_decision({true, shown.generation, "", exec::held_digest(shown), kNonce}),
+    ASSERT_TRUE(*common::publish_held_file(
+        fd->get(), name + std::string(common::kDecisionSuffix),
+        admin::render_decision({true, shown.generation, "", common::held_digest(shown), kNonce}),
         true));
     const auto e = f.run();
     EXPECT_NE(e.err.find("was made for another request of this name"), std::string::npos) << e.err;
@@ -277,7 +278,7 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     std::vector<std::string> left;
     for (const auto& e : hb::test::fs::directory_iterator(held_dir(f)))
         left.push_back(e.path().filename().string());
-    EXPECT_EQ(left, (std::vector<std::string>{down + std::string(exec::kGoneSuffix)}));
+    EXPECT_EQ(left, (std::vector<std::string>{down + std::string(common::kGoneSuffix)}));
     EXPECT_TRUE(f.recorded().empty());
 }
 
@@ -509,7 +510,7 @@ TEST(DecideAsk, ThePersonIsToldOnTheDesktopAtMostOncePerMinute) {
               "--app-name=hostbridge\n--urgency=normal\n--\n"
               "hostbridge drain-test: down waits for you\n"
               "hostbridge allow " +
-                  down + " " + exec::held_short_digest(held_record(f, down)) +
+                  down + " " + common::held_short_digest(held_record(f, down)) +
                   "  (or deny, see hostbridge pending)\n"
                   "bus unix:path=/run/user/0/bus\n");
     const std::string log = hb::test::read_file(f.root + "/stderr-env");

@@ -21,7 +21,7 @@ const std::string kProxyText = "upstream api 127.0.0.1:8080;\n";
 const std::string kFix = "; fix: check the change, then run `hostbridge approve`";
 
 std::string short_sha(const std::string& content) {
-    return hb::exec::sha256_hex(content).substr(0, 12) + "...";
+    return hb::common::sha256_hex(content).substr(0, 12) + "...";
 }
 
 std::string changed(const std::string& path, const std::string& now, const std::string& pinned) {

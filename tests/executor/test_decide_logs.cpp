@@ -237,27 +237,27 @@ TEST(DecideLogs, HeldWithItsWindowAndMergedOnlyWithTheSameOne) {
     EXPECT_EQ(f.state_of(first), "pending");
     EXPECT_EQ(f.state_of(same), "pending");
     EXPECT_EQ(f.state_of(other), "pending");
-    auto fd = hb::exec::open_held_dir(f.state);
+    auto fd = hb::common::open_held_dir(f.state);
     ASSERT_TRUE(fd);
-    auto text = hb::exec::read_held_file(fd->get(), first);
+    auto text = hb::common::read_held_file(fd->get(), first);
     ASSERT_TRUE(text && *text);
-    auto held = hb::exec::parse_held(**text);
+    auto held = hb::common::parse_held(**text);
     ASSERT_TRUE(held) << held.error().message;
     EXPECT_EQ(held->window.lines, 2);
     EXPECT_EQ(held->merged, std::vector<std::string>{same});
     EXPECT_NE(held->command.find("$ENGINE logs --timestamps --tail 2 $CONTAINER"),
               std::string::npos)
         << held->command;
-    auto other_text = hb::exec::read_held_file(fd->get(), other);
+    auto other_text = hb::common::read_held_file(fd->get(), other);
     ASSERT_TRUE(other_text && *other_text);  // held on its own
-    auto other_held = hb::exec::parse_held(**other_text);
+    auto other_held = hb::common::parse_held(**other_text);
     ASSERT_TRUE(other_held);
     EXPECT_EQ(other_held->window.lines, 3);
     // The digest a person approves covers the window.
-    hb::exec::HeldRequest changed = *held;
+    hb::common::HeldRequest changed = *held;
     changed.window.lines = 3;
-    EXPECT_NE(hb::exec::held_digest(changed), hb::exec::held_digest(*held));
-    EXPECT_EQ(hb::exec::parse_held(hb::exec::render_held(*held)).value(), *held);
+    EXPECT_NE(hb::common::held_digest(changed), hb::common::held_digest(*held));
+    EXPECT_EQ(hb::common::parse_held(hb::common::render_held(*held)).value(), *held);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ hb::Config install(hb::BackendKind kind) {
 
 std::set<Argv> table_of(const hb::Config& config) {
     std::set<Argv> out;
-    for (const auto& row : hb::exec::enumerate_argv_table(config)) {
+    for (const auto& row : hb::admin::enumerate_argv_table(config)) {
         if (const auto* plan = std::get_if<hb::exec::Plan>(&row.outcome)) {
             for (const auto& step : *plan) out.insert(step.argv);
         }

@@ -77,7 +77,7 @@ void run_cases(StackFixture& f, const std::vector<Case>& cases) {
 // The argv of every row of the enumerated table that runs something.
 std::multiset<Argv> table_argvs(const hb::Config& config) {
     std::multiset<Argv> out;
-    for (const auto& row : hb::exec::enumerate_argv_table(config)) {
+    for (const auto& row : hb::admin::enumerate_argv_table(config)) {
         if (const auto* plan = std::get_if<hb::exec::Plan>(&row.outcome)) {
             for (const auto& step : *plan) out.insert(step.argv);
         }

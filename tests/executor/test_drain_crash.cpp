@@ -49,7 +49,7 @@ TEST(DrainCrash, EightDrainsAtOnceAnswerEachRequestExactlyOnce) {
         // Acknowledged exactly once, by whichever drain saw it first.
         EXPECT_EQ(queued.count(n) ? queued.at(n) : 0, 1) << n;
     }
-    auto report = hb::exec::verify_audit_log(f.state);
+    auto report = hb::admin::verify_audit_log(f.state);
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
 }

@@ -454,7 +454,7 @@ TEST(DrainLifecycle, DiagnosticsMirrorTheAuditLogAndTheChainVerifies) {
     ASSERT_EQ(f.run().code, 0);
     const std::string log = read_file(f.state + "/audit.jsonl");
     EXPECT_EQ(read_file(f.path("diagnostics", "audit.jsonl")), log);
-    auto report = hb::exec::verify_audit_log(f.state);
+    auto report = hb::admin::verify_audit_log(f.state);
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
     EXPECT_EQ(report->lines, 11u);  // 5 queued + 5 succeeded + 1 quarantined

@@ -12,6 +12,14 @@
 #include "temp_tree.hpp"
 
 namespace hb::exec {
+
+using common::FileState;
+using common::GateReport;
+using common::observe_pinned;
+using common::Observed;
+using common::Resolver;
+using common::sha256_hex;
+
 namespace {
 
 namespace fs = std::filesystem;

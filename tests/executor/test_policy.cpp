@@ -14,6 +14,16 @@
 #include "temp_tree.hpp"
 
 namespace hb::exec {
+
+using admin::default_policy_text;
+using common::load_policy;
+using common::Mode;
+using common::mode_name;
+using common::ModeSource;
+using common::parse_policy;
+using common::Policy;
+using common::VerbMode;
+
 namespace {
 
 std::string all_auto_except(Verb skipped, const std::string& replacement = "") {

@@ -7,6 +7,10 @@
 #include "temp_tree.hpp"
 
 namespace hb::exec {
+
+using common::sha256_fd;
+using common::sha256_hex;
+
 namespace {
 
 TEST(Sha256, KnownVectors) {

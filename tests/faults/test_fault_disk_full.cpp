@@ -71,7 +71,7 @@ std::string last_line(const std::string& text) {
 }
 
 void expect_chain_intact(const FaultFixture& f) {
-    auto report = hb::exec::verify_audit_log(f.state);
+    auto report = hb::admin::verify_audit_log(f.state);
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
 }

@@ -113,7 +113,7 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
     expect_intact(f, all, "at the end");
     expect_every_run_was_recorded_first(f);
 
-    auto report = hb::exec::verify_audit_log(f.state);
+    auto report = hb::admin::verify_audit_log(f.state);
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
     EXPECT_GE(report->torn_fragments, static_cast<std::uint64_t>(torn));

@@ -55,7 +55,7 @@ TEST(ParserFaults, RealParserKilledAtRandomPointsOfAMixedDrain) {
     // Each kill costs at most the one request the parser held or got next.
     EXPECT_LE(failures, kills);
     EXPECT_GE(failures, 1);
-    auto report = hb::exec::verify_audit_log(f.state);
+    auto report = hb::admin::verify_audit_log(f.state);
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
     std::cout << "parser kills: " << kills << ", requests denied `parser failure`: " << failures
@@ -124,7 +124,7 @@ TEST_P(BrokenParserUnderLoad, NothingRunsAndEveryRequestIsAnswered) {
         EXPECT_EQ((*r)["reason"], "parser failure");
         EXPECT_TRUE((*r)["verb"].is_null());
     }
-    auto report = hb::exec::verify_audit_log(f.state);
+    auto report = hb::admin::verify_audit_log(f.state);
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_FALSE(report->first_bad) << *report->first_bad;
 }

@@ -18,6 +18,11 @@
 #include "sandbox/seccomp_policy.hpp"
 
 namespace hb::test {
+
+using admin::describe_outcome;
+using admin::display_argv;
+using admin::enumerate_argv_table;
+
 namespace {
 
 const std::string kDoc = std::string(HB_SOURCE_DIR) + "/docs/EXECUTOR-REVIEW.md";
