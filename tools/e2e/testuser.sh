@@ -5,7 +5,8 @@
 #                             ranges), overlay storage for rootless podman,
 #                             /dev/net/tun usable by users (slirp4netns);
 #                             prints the home directory
-#   testuser.sh delete NAME   kill the user's processes, userdel -r
+#   testuser.sh delete NAME   kill the user's processes, userdel -r (which
+#                             removes its subuid and subgid ranges)
 #
 # NAME must start with hb-e2e- so that delete can never touch a real account.
 # Needs root. Exit 77 (with the reason) where rootless podman cannot work.
@@ -21,7 +22,7 @@ skip() {
 }
 
 usage() {
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 64
 }
 
@@ -70,7 +71,11 @@ cmd_delete() {
     userdel -r "$name" 2>/dev/null || userdel "$name"
     local home=/home/$name
     [ ! -d "$home" ] || rm -rf --one-file-system "$home"
-    sed -i "/^$name:/d" /etc/subuid /etc/subgid
+    # userdel removed the subordinate ranges itself, under shadow's lock
+    # (/etc/.pwd.lock, an fcntl lock). A `sed -i` here, which takes no lock,
+    # could drop the range a concurrent test's useradd had just written.
+    ! grep -q "^$name:" /etc/subuid /etc/subgid ||
+        die "userdel left a range of $name in /etc/subuid or /etc/subgid"
 }
 
 [ $# -eq 2 ] || usage
