@@ -18,7 +18,8 @@ namespace {
 using nlohmann::json;
 
 // What each verb is, for a model: what it does on each backend and the
-// annotations that match it. The host's argv table is the truth
+// annotations that match it; its name, argument and whether it changes
+// anything are the verb table's (ipc/verbs.hpp). The host's argv table is the truth
 // (executor/argv_table.cpp, docs/ARGV-TABLE.md); tests/agent/test_tool_texts.cpp
 // holds each compose text against the row it describes. `script` is what
 // the project's stack script is asked; what it then does is the script's.
@@ -56,7 +57,7 @@ constexpr const char* kFollows =
     " With `lines`, only the last N lines, each after its timestamp. To follow the log, pass "
     "the previous answer's `cursor` as `since` for only the lines after it; `more: true` means "
     "more are waiting: call again at once with the new cursor.";
-constexpr std::array<VerbText, 10> kVerbs = {{
+constexpr std::array<VerbText, kAllVerbs.size()> kVerbs = {{
     {Verb::Ping, kPingDoes, kPingDoes, nullptr, false, true},
     {Verb::Status, "Lists this project's containers and their state (`compose ps`).",
      "Asks the project's stack script for the state of its services (`status`).",
@@ -100,11 +101,11 @@ constexpr std::array<VerbText, 10> kVerbs = {{
     {Verb::JoinNetwork, kJoinNetworkDoes, kJoinNetworkDoes, nullptr, false, true},
 }};
 // One row per verb of the table, in its order: a verb added to ipc/verbs.hpp
-// without a text here does not compile.
+// without a text here leaves a row of Verb{} and does not compile.
 constexpr bool rows_follow_the_verb_table() {
     for (std::size_t i = 0; i < kVerbs.size(); ++i)
         if (kVerbs[i].verb != kAllVerbs[i]) return false;
-    return kVerbs.size() == kAllVerbs.size();
+    return true;
 }
 static_assert(rows_follow_the_verb_table(),
               "client/agent/tools.cpp: a text for every verb, in order");

@@ -47,7 +47,6 @@ repo=$(readlink -f -- "$here/../..")
 if [ "${1:-}" = --inner ]; then
     shift
     stage=$1 person=$2 engine=$3 slug=$4 name=$5
-    cd / || exit 1 # as in phase 1: nothing runs from the 0700 checkout
     phome=$(getent passwd "$person" | cut -d: -f6)
     ehome=$(getent passwd "$engine" | cut -d: -f6)
     puid=$(id -u "$person")
@@ -245,6 +244,7 @@ fi
 bin=$(readlink -f -- "$1")
 # ctest starts this in the build tree, which CI's 0700 checkout (.ci/run)
 # closes to the throwaway users; podman, run as them, fails to chdir there.
+# usermgr.sh runs phase 2-4 in this working directory too.
 cd / || exit 1
 [ "$(id -u)" -eq 0 ] || skip "needs root (it creates two users)"
 for tool in podman podman-compose setfacl getfacl setpriv python3; do
