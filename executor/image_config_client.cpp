@@ -1,7 +1,6 @@
 #include "executor/image_config_client.hpp"
 
-#include "executor/parser_client.hpp"
-#include "ipc/fd_passing.hpp"
+#include "executor/oneshot_reader.hpp"
 #include "ipc/image_config_wire.hpp"
 
 namespace hb::exec {
@@ -20,29 +19,12 @@ constexpr int kReadTimeoutMs = 60000;
 
 Result<std::size_t> image_triggers_in_sandbox(const std::string& parser_path, int fd) {
     constexpr std::uint32_t kSeq = 1;
-    auto spawned = spawn_parser(parser_path, "--image-config");
-    if (!spawned)
-        return make_error("cannot start the image config reader: " + spawned.error().message);
-    // The child is killed and reaped when `spawned` goes out of scope.
-    if (auto sent =
-            send_message_with_fd(spawned->sock.get(), encode_image_config_request(kSeq), fd);
-        !sent) {
-        return make_error("cannot send the image config to the reader: " + sent.error().message);
-    }
-    auto received = recv_message_timeout(spawned->sock.get(), kImageConfigAnswerSize,
-                                         FdPolicy::None, kReadTimeoutMs);
-    if (!received)
-        return make_error("bad answer from the image config reader: " + received.error().message);
-    switch (received->kind) {
-        case Received::Kind::Timeout:
-            return make_error("the image config reader did not answer within " +
-                              std::to_string(kReadTimeoutMs / 1000) + " s");
-        case Received::Kind::Eof:
-            return make_error("the image config reader exited without an answer");
-        case Received::Kind::Message:
-            break;
-    }
-    auto answer = decode_image_config_answer(received->bytes);
+    auto bytes = ask_oneshot_reader(
+        parser_path,
+        {"--image-config", "the image config reader", kImageConfigAnswerSize, kReadTimeoutMs},
+        encode_image_config_request(kSeq), fd);
+    if (!bytes) return bytes.error();
+    auto answer = decode_image_config_answer(*bytes);
     if (!answer)
         return make_error("garbage from the image config reader: " + answer.error().message);
     if (answer->seq != kSeq) return make_error("the image config reader answered another request");
