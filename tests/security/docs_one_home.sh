@@ -1,0 +1,91 @@
+#!/bin/bash
+# docs_one_home.sh SRC_DIR: holds the one home of each fact the docs keep
+# (docs/README.md) to the code it describes, so it cannot drift:
+#   - docs/DECIDE-AND-RUN.md, "The gates, in order": the gates are named in
+#     the order executor/decide.cpp's decide() calls them.
+# Prints each difference; exit 1 then.
+# docs_one_home.sh --selftest SRC_DIR: breaks each home once in a scratch copy
+# and fails unless the check above catches it.
+set -uo pipefail
+
+# The lines between a line starting with $2 and one starting with $3 in $1.
+block() { awk -v b="$2" -v e="$3" 'index($0, e) == 1 {on = 0} on; index($0, b) == 1 {on = 1}' "$1"; }
+
+gate_order() {
+    local src=$1 doc=docs/DECIDE-AND-RUN.md code=executor/decide.cpp bad=0
+    local body tokens token line last=0 previous=""
+    # decide()'s body without comments. A gate's place is the last line
+    # naming it: an earlier mention (the gate refusal that takes a rate-limit
+    # slot, before the limiter's own turn) is not where that gate stands.
+    body=$(awk '/^Decision decide\(/ {on = 1} on {sub(/\/\/.*/, ""); print} on && /^}/ {exit}' \
+        "$src/$code")
+    [ -n "$body" ] || { echo "docs_one_home: no decide() in $code"; return 1; }
+    tokens=$(block "$src/$doc" '<!-- gate-order' '<!-- gate-order:end' |
+        sed -nE 's/^[0-9]+\. \*\*[^*]+\*\* \(`([^`]+)`.*/\1/p')
+    [ -n "$tokens" ] || { echo "docs_one_home: no gate-order list in $doc"; return 1; }
+    while IFS= read -r token; do
+        line=$(grep -nwF -- "$token" <<<"$body" | tail -n 1 | cut -d: -f1)
+        if [ -z "$line" ]; then
+            echo "docs_one_home: $doc names the gate \`$token\`, which decide() in $code does not call"
+            bad=1
+        elif [ "$line" -le "$last" ]; then
+            echo "docs_one_home: $doc puts \`$token\` after \`$previous\`; decide() in $code calls it before"
+            bad=1
+        else
+            last=$line
+            previous=$token
+        fi
+    done <<<"$tokens"
+    return "$bad"
+}
+
+check() {
+    local bad=0
+    gate_order "$1" || bad=1
+    return "$bad"
+}
+
+# Copies what the checks read into a scratch tree.
+scratch() {
+    local src=$1 tmp=$2 f
+    for f in docs/DECIDE-AND-RUN.md executor/decide.cpp; do
+        mkdir -p "$tmp/$(dirname "$f")" && cp "$src/$f" "$tmp/$f" || return 1
+    done
+}
+
+selftest() {
+    local src=$1 tmp out failed=0
+    tmp=$(mktemp -d) || return 1
+    trap 'rm -rf "$tmp"' RETURN
+    expect_caught() {  # expect_caught WHAT PATTERN: the last check must have said PATTERN
+        if [[ $out == *"$2"* ]]; then
+            echo "docs_one_home selftest: caught $1"
+        else
+            echo "docs_one_home selftest: $1 was not caught ($out)"
+            failed=1
+        fi
+    }
+    scratch "$src" "$tmp" || return 1
+    out=$(check "$tmp") || { echo "docs_one_home selftest: the tree as it is fails: $out"; return 1; }
+
+    # The rate limit listed before the integrity gate.
+    scratch "$src" "$tmp"
+    sed -i -E 's/^(4\. \*\*Integrity gate\*\* \(`)check_tcb`/\1try_admit`/;
+               s/^(9\. \*\*Rate limit\*\* \(`)try_admit`/\1check_tcb`/' "$tmp/docs/DECIDE-AND-RUN.md"
+    out=$(check "$tmp")
+    expect_caught "two gates swapped in the doc" 'puts `check_tcb` after `try_admit`'
+    # A gate the code no longer has.
+    scratch "$src" "$tmp"
+    sed -i 's/build_run_tree(config)/build_tree(config)/' "$tmp/executor/decide.cpp"
+    out=$(check "$tmp")
+    expect_caught "a gate renamed in the code" 'names the gate `build_run_tree`'
+    return "$failed"
+}
+
+if [ "${1:-}" = --selftest ]; then
+    [ $# -eq 2 ] || { echo "usage: docs_one_home.sh --selftest SRC_DIR" >&2; exit 64; }
+    selftest "$2"
+    exit
+fi
+[ $# -eq 1 ] || { echo "usage: docs_one_home.sh SRC_DIR | --selftest SRC_DIR" >&2; exit 64; }
+check "$1" && echo "docs_one_home: every home agrees with the code it describes"
