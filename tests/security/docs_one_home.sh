@@ -2,7 +2,10 @@
 # docs_one_home.sh SRC_DIR: holds the one home of each fact the docs keep
 # (docs/README.md) to the code it describes, so it cannot drift:
 #   - docs/DECIDE-AND-RUN.md, "The gates, in order": the gates are named in
-#     the order executor/decide.cpp's decide() calls them.
+#     the order executor/decide.cpp's decide() calls them;
+#   - docs/CONFIG.md, "Every key": every key common/config.cpp reads has a
+#     row (under its parent where the reader names one), and every row
+#     names only keys the reader knows.
 # Prints each difference; exit 1 then.
 # docs_one_home.sh --selftest SRC_DIR: breaks each home once in a scratch copy
 # and fails unless the check above catches it.
@@ -39,16 +42,83 @@ gate_order() {
     return "$bad"
 }
 
+# "PARENT KEY" for every key common/config.cpp reads: the keys listed in
+# each `Object NAME(value, PARENT, {...})` (PARENT "-" for the top level,
+# "*" where it is not a string literal), and each .required("KEY") or
+# .optional("KEY") (parent "*").
+code_config_keys() {
+    awk '{
+        line = $0
+        sub(/\/\/.*/, "", line)
+        if (stmt == "" && line ~ /Object [a-z]+\(/) stmt = " "
+        if (stmt != "") {
+            stmt = stmt line
+            if (line ~ /;/) {
+                parent = "*"
+                if (match(stmt, /Object [a-z]+\([^,]+, *"[a-z_]*"/)) {
+                    p = substr(stmt, RSTART, RLENGTH)
+                    sub(/.*, *"/, "", p); sub(/"$/, "", p)
+                    parent = p == "" ? "-" : p
+                }
+                rest = index(stmt, "{") ? substr(stmt, index(stmt, "{")) : ""
+                while (match(rest, /"[a-z0-9_]+"/)) {
+                    print parent, substr(rest, RSTART + 1, RLENGTH - 2)
+                    rest = substr(rest, RSTART + RLENGTH)
+                }
+                stmt = ""
+            }
+        }
+        while (match(line, /\.(required|optional)\("[a-z0-9_]+"\)/)) {
+            k = substr(line, RSTART, RLENGTH)
+            sub(/^[^"]*"/, "", k); sub(/".*/, "", k)
+            print "*", k
+            line = substr(line, RSTART + RLENGTH)
+        }
+    }' "$1" | sort -u
+}
+
+config_keys() {
+    local src=$1 doc=docs/CONFIG.md code=common/config.cpp bad=0
+    local pairs paths parent key known component
+    pairs=$(code_config_keys "$src/$code")
+    [ -n "$pairs" ] || { echo "docs_one_home: no keys found in $code"; return 1; }
+    # Each row's first cell: one or more `dotted.keys[]`, as ".a.b.c." lines.
+    paths=$(block "$src/$doc" '<!-- config-keys' '<!-- config-keys:end' |
+        awk -F'|' 'NF > 2 && $2 ~ /`/ {print $2}' | grep -oE '`[^`]+`' |
+        tr -d '`' | sed 's/\[\]//g; s/^/./; s/$/./')
+    [ -n "$paths" ] || { echo "docs_one_home: no key table in $doc"; return 1; }
+    while read -r parent key; do
+        case $parent in
+            -) grep -qE "^\.$key\." <<<"$paths" ;;
+            '*') grep -qF ".$key." <<<"$paths" ;;
+            *) grep -qF ".$parent.$key." <<<"$paths" ;;
+        esac || {
+            [ "$parent" = - ] && where="the top level" || where="\`$parent\`"
+            [ "$parent" = '*' ] && where="an object"
+            echo "docs_one_home: $code reads the key \`$key\` in $where; $doc has no row for it"
+            bad=1
+        }
+    done <<<"$pairs"
+    known=" $(cut -d' ' -f2 <<<"$pairs" | sort -u | tr '\n' ' ') "
+    for component in $(tr '.' '\n' <<<"$paths" | sort -u); do
+        [[ $component == '<'*'>' || $known == *" $component "* ]] && continue
+        echo "docs_one_home: $doc names the key \`$component\`, which $code does not read"
+        bad=1
+    done
+    return "$bad"
+}
+
 check() {
     local bad=0
     gate_order "$1" || bad=1
+    config_keys "$1" || bad=1
     return "$bad"
 }
 
 # Copies what the checks read into a scratch tree.
 scratch() {
     local src=$1 tmp=$2 f
-    for f in docs/DECIDE-AND-RUN.md executor/decide.cpp; do
+    for f in docs/DECIDE-AND-RUN.md executor/decide.cpp docs/CONFIG.md common/config.cpp; do
         mkdir -p "$tmp/$(dirname "$f")" && cp "$src/$f" "$tmp/$f" || return 1
     done
 }
@@ -79,6 +149,17 @@ selftest() {
     sed -i 's/build_run_tree(config)/build_tree(config)/' "$tmp/executor/decide.cpp"
     out=$(check "$tmp")
     expect_caught "a gate renamed in the code" 'names the gate `build_run_tree`'
+    # A key the reader takes that the table lacks, under its parent.
+    scratch "$src" "$tmp"
+    sed -i '/^| `settle.seconds` |/d' "$tmp/docs/CONFIG.md"
+    out=$(check "$tmp")
+    expect_caught "a key missing from the table" 'reads the key `seconds` in `settle`'
+    # A key the reader no longer knows.
+    scratch "$src" "$tmp"
+    sed -i 's/"notify_send"})/"notify"})/' "$tmp/common/config.cpp"
+    sed -i 's/optional("notify_send")/optional("notify")/' "$tmp/common/config.cpp"
+    out=$(check "$tmp")
+    expect_caught "a key the reader dropped" 'names the key `notify_send`'
     return "$failed"
 }
 
