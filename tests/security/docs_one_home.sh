@@ -1,14 +1,18 @@
 #!/bin/bash
-# docs_one_home.sh SRC_DIR: holds the one home of each fact the docs keep
-# (docs/README.md) to the code it describes, so it cannot drift:
+# docs_one_home.sh SRC_DIR [BIN_DIR]: holds the one home of each fact the
+# docs keep (docs/README.md) to the code it describes, so it cannot drift:
 #   - docs/DECIDE-AND-RUN.md, "The gates, in order": the gates are named in
 #     the order executor/decide.cpp's decide() calls them;
 #   - docs/CONFIG.md, "Every key": every key common/config.cpp reads has a
 #     row (under its parent where the reader names one), and every row
-#     names only keys the reader knows.
+#     names only keys the reader knows;
+#   - with BIN_DIR, docs/COMMANDS.md: every command `hostbridge --help`
+#     lists has a row and a section, every option each command's --help
+#     prints is in its section, and so for hostbridge-executor and
+#     hostbridge-agent (--help and --version are the conventions').
 # Prints each difference; exit 1 then.
-# docs_one_home.sh --selftest SRC_DIR: breaks each home once in a scratch copy
-# and fails unless the check above catches it.
+# docs_one_home.sh --selftest SRC_DIR [BIN_DIR]: breaks each home once in a
+# scratch copy and fails unless the check above catches it.
 set -uo pipefail
 
 # The lines between a line starting with $2 and one starting with $3 in $1.
@@ -108,23 +112,85 @@ config_keys() {
     return "$bad"
 }
 
+# The --option words of a text, but --help and --version.
+options() { grep -oE -- '--[a-z][a-z0-9-]*' | grep -vxE -- '--(help|version)' | sort -u; }
+# The text of $1 from the heading line $2 (a literal) to the next heading
+# of the same level or higher.
+section() {
+    awk -v h="$2" 'on && /^#/ { n = index($0, " ") - 1; if (n <= level) exit }
+        $0 == h { on = 1; level = index($0, " ") - 1 } on' "$1"
+}
+
+command_list() {
+    local src=$1 bin=$2 doc=docs/COMMANDS.md bad=0 admin commands c heading text option
+    local page=$src/$doc
+    missing() {  # missing WHAT WHERE TEXT: each option of WHAT's --help must be in TEXT
+        local want
+        for want in $(options <<<"$1"); do
+            grep -qF -- "$want" <<<"$3" && continue
+            echo "docs_one_home: $2 prints $want on --help; $doc does not say it there"
+            bad=1
+        done
+    }
+    admin=$(section "$page" '## hostbridge (the admin tool)')
+    [ -n "$admin" ] || { echo "docs_one_home: no \"## hostbridge (the admin tool)\" in $doc"; return 1; }
+    commands=$("$bin/hostbridge" --help | awk '/^  [a-z]+  / {print $1}')
+    [ -n "$commands" ] || { echo "docs_one_home: no commands in hostbridge --help"; return 1; }
+    for c in $commands; do
+        grep -qE "^\| \`$c\` \|" <<<"$admin" || {
+            echo "docs_one_home: $doc's table of hostbridge commands has no row for $c"
+            bad=1
+        }
+        heading=$(grep -E "^### .*\b$c\b" <<<"$admin" | head -n 1)
+        if [ -z "$heading" ]; then
+            echo "docs_one_home: $doc has no section for hostbridge $c"
+            bad=1
+            continue
+        fi
+        text=$(section "$page" "$heading")
+        missing "$("$bin/hostbridge" "$c" --help 2>&1)" "hostbridge $c" "$text"
+    done
+    for c in $(grep -E '^### ' <<<"$admin" | sed 's/^### //; s/,//g'); do
+        grep -qxF -- "$c" <<<"$commands" || [ "$c" = suggest ] || {
+            echo "docs_one_home: $doc has a section for hostbridge $c, which --help does not list"
+            bad=1
+        }
+    done
+
+    text=$(section "$page" '## hostbridge-executor (run by systemd)')
+    for c in $("$bin/hostbridge-executor" --help | sed -nE 's/^(usage:)? +hostbridge-executor ([a-z-]+).*/\2/p'); do
+        grep -qF "hostbridge-executor $c" <<<"$text" || {
+            echo "docs_one_home: $doc does not show hostbridge-executor $c"
+            bad=1
+        }
+    done
+    missing "$("$bin/hostbridge-executor" --help)" hostbridge-executor "$text"
+
+    text=$(section "$page" "## hostbridge-agent (the agent's static client and MCP server)")
+    missing "$("$bin/hostbridge-agent" --help)" hostbridge-agent "$text"
+    missing "$("$bin/hostbridge-agent" request --help)" "hostbridge-agent request" "$text"
+    return "$bad"
+}
+
 check() {
     local bad=0
     gate_order "$1" || bad=1
     config_keys "$1" || bad=1
+    if [ -n "${2:-}" ]; then command_list "$1" "$2" || bad=1; fi
     return "$bad"
 }
 
 # Copies what the checks read into a scratch tree.
 scratch() {
     local src=$1 tmp=$2 f
-    for f in docs/DECIDE-AND-RUN.md executor/decide.cpp docs/CONFIG.md common/config.cpp; do
+    for f in docs/DECIDE-AND-RUN.md executor/decide.cpp docs/CONFIG.md common/config.cpp \
+        docs/COMMANDS.md; do
         mkdir -p "$tmp/$(dirname "$f")" && cp "$src/$f" "$tmp/$f" || return 1
     done
 }
 
 selftest() {
-    local src=$1 tmp out failed=0
+    local src=$1 bin=${2:-} tmp out failed=0
     tmp=$(mktemp -d) || return 1
     trap 'rm -rf "$tmp"' RETURN
     expect_caught() {  # expect_caught WHAT PATTERN: the last check must have said PATTERN
@@ -136,7 +202,8 @@ selftest() {
         fi
     }
     scratch "$src" "$tmp" || return 1
-    out=$(check "$tmp") || { echo "docs_one_home selftest: the tree as it is fails: $out"; return 1; }
+    out=$(check "$tmp" "$bin") ||
+        { echo "docs_one_home selftest: the tree as it is fails: $out"; return 1; }
 
     # The rate limit listed before the integrity gate.
     scratch "$src" "$tmp"
@@ -160,13 +227,24 @@ selftest() {
     sed -i 's/optional("notify_send")/optional("notify")/' "$tmp/common/config.cpp"
     out=$(check "$tmp")
     expect_caught "a key the reader dropped" 'names the key `notify_send`'
+    [ -n "$bin" ] || { echo "docs_one_home selftest: no BIN_DIR, the command list is not tried"; return "$failed"; }
+    # An option of one command, and a whole command, gone from the page.
+    scratch "$src" "$tmp"
+    sed -i 's/--max-held/--max-kept/g' "$tmp/docs/COMMANDS.md"
+    out=$(check "$tmp" "$bin")
+    expect_caught "an option missing from COMMANDS.md" 'hostbridge install prints --max-held'
+    scratch "$src" "$tmp"
+    sed -i '/^| `upgrade` |/d; s/^### upgrade$/### upgrading/' "$tmp/docs/COMMANDS.md"
+    out=$(check "$tmp" "$bin")
+    expect_caught "a command missing from COMMANDS.md" 'no section for hostbridge upgrade'
     return "$failed"
 }
 
+usage="usage: docs_one_home.sh [--selftest] SRC_DIR [BIN_DIR]"
 if [ "${1:-}" = --selftest ]; then
-    [ $# -eq 2 ] || { echo "usage: docs_one_home.sh --selftest SRC_DIR" >&2; exit 64; }
-    selftest "$2"
+    [ $# -eq 2 ] || [ $# -eq 3 ] || { echo "$usage" >&2; exit 64; }
+    selftest "$2" "${3:-}"
     exit
 fi
-[ $# -eq 1 ] || { echo "usage: docs_one_home.sh SRC_DIR | --selftest SRC_DIR" >&2; exit 64; }
-check "$1" && echo "docs_one_home: every home agrees with the code it describes"
+[ $# -eq 1 ] || [ $# -eq 2 ] || { echo "$usage" >&2; exit 64; }
+check "$1" "${2:-}" && echo "docs_one_home: every home agrees with the code it describes"
