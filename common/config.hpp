@@ -1,6 +1,6 @@
 // bridge.json: the install-time configuration, read strictly.
-// Schema: docs/CONFIG.md (and docs/ARCHITECTURE.md, "bridge.json"). Every path is
-// absolute; nothing here consults HOME or the XDG variables.
+// Schema: docs/CONFIG.md, key by key. Every path is absolute; nothing here
+// consults HOME or the XDG variables.
 #pragma once
 
 #include <sys/types.h>

@@ -1,9 +1,8 @@
-// The decide-and-run step, in the order of docs/ARCHITECTURE.md step 6: expiry,
-// policy, supported by this install, integrity gate, the checkout walk, a
-// dry run answered, `ask` held, the run tree, rate limit, run. Each gate
-// either lets the request through or returns the one refusal that stopped
-// it; only the last step spawns anything, and only an argv that argv_for()
-// produced.
+// The decide-and-run step: the gates in the order docs/DECIDE-AND-RUN.md,
+// "The gates, in order", lists, which tests/security/docs_one_home.sh holds to
+// decide() below. Each gate either lets the request through or returns the
+// one refusal that stopped it; only the last step spawns anything, and only
+// an argv that argv_for() produced.
 #include "executor/decide.hpp"
 
 #include <fcntl.h>

@@ -74,7 +74,7 @@ Decision refusal(FinalState state, ReasonCode reason, const std::string& detail 
 // then does a verb under `ask` get past the hold.
 enum class Approval { None, Given };
 
-// Decides (expiry, policy, support, integrity gate, rate limit) and runs.
+// Decides (docs/DECIDE-AND-RUN.md, "The gates, in order") and runs.
 // Called for an Accept verdict, and for a held request a person allowed.
 Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
                         Approval approval = Approval::None);

@@ -27,7 +27,7 @@ using Json = ordered_json;
 const std::string kShaA(64, 'a');
 const std::string kShaB(64, 'b');
 
-// docs/ARCHITECTURE.md's example, comments removed and the elided hashes filled in.
+// docs/CONFIG.md's example, comments removed and the elided hashes filled in.
 const char* const kArchitectureExample = R"({
   "version": 1,
   "slug": "demo-app",
