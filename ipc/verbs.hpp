@@ -35,7 +35,8 @@ inline constexpr std::array<Verb, 10> kAllVerbs = {
 // a member of the narrower buildable enumeration.
 enum class ArgKind : std::uint8_t { None, Service, Buildable };
 
-// Which sliding window a verb counts against (docs/ARCHITECTURE.md, step 6).
+// Which sliding window a verb counts against (docs/DECIDE-AND-RUN.md, "The
+// gates, in order").
 enum class RateClass {
     Exempt,    // ping: nothing runs
     ReadOnly,  // status, health, logs: read-only but they run a command
