@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "admin/argv_table_render.hpp"
-#include "admin/config_write.hpp"
+#include "admin/audit/argv_table_render.hpp"
+#include "admin/install/config_write.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
 #include "common/sha256.hpp"

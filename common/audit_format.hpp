@@ -1,5 +1,5 @@
 // The audit log's format as both sides read it: the writer (audit_log.cpp,
-// run by every drain) and the verifier (admin/audit_verify.cpp, run by
+// run by every drain) and the verifier (admin/audit/audit_verify.cpp, run by
 // `hostbridge audit --verify`). One definition, linked into both.
 #pragma once
 

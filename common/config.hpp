@@ -208,7 +208,7 @@ std::string bind_pin_path(std::string_view run_dir, std::string_view rel);
 // pinned source (a pins.sources entry) whose pin it names, if any; and
 // whether it is the project dir or below it (a container created before
 // pinning, or by hand, stores the checkout path). The executor's post-start check
-// and doctor both ask this (executor/pin_check.hpp, cli/doctor.cpp).
+// and doctor both ask this (executor/pin_check.hpp, admin/commands/doctor.cpp).
 struct BindSourceOf {
     std::optional<std::string> pinned;
     bool inside = false;
@@ -261,7 +261,7 @@ struct Config {
     // root): the checkout paths below its root the person accepts as bind
     // sources that the engine resolves by path at every start, and the agent
     // can therefore swap for a link while a container starts
-    // (cli/unpinned_binds.hpp). Sorted, unique, never ".". Read only by the
+    // (admin/compose/unpinned_binds.hpp). Sorted, unique, never ".". Read only by the
     // admin tool's install and approve.
     std::vector<std::string> unpinned_binds;
     // Absent: the engine runs as the person (docs/ENGINE-USER.md).

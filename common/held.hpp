@@ -73,7 +73,7 @@ std::string held_digest(const HeldRequest& held);
 // Its first kShortDigest digits, as `pending` and the notification show it.
 std::string held_short_digest(const HeldRequest& held);
 Result<HeldRequest> parse_held(std::string_view text);
-// The admin tool writes decisions (admin/held_decision.hpp); the drain
+// The admin tool writes decisions (admin/audit/held_decision.hpp); the drain
 // only reads them.
 Result<HeldDecision> parse_decision(std::string_view text);
 

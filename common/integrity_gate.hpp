@@ -37,7 +37,7 @@ struct Observed {
 // Looks at one file `rel_path` beneath the directory `project_dirfd` and
 // hashes it if it is a regular file. Never follows a symlink, never blocks on
 // a FIFO. The drain's gate and `hostbridge doctor` (through check_tcb) use
-// this; install and `approve` hash what they pin in cli/tcb.cpp.
+// this; install and `approve` hash what they pin in admin/install/tcb.cpp.
 Observed observe_pinned(int project_dirfd, std::string_view rel_path,
                         Resolver resolver = Resolver::Openat2);
 

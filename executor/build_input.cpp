@@ -102,7 +102,7 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
 
     // podman's builder runs base images' ONBUILD triggers, which no screen
     // read (executor/base_triggers.hpp); docker's was never measured, and its
-    // rebuild stays held for a person (cli/policy_engine_guard.hpp).
+    // rebuild stays held for a person (admin/install/policy_engine_guard.hpp).
     if (config.backend.kind == BackendKind::Compose &&
         config.backend.flavour == ComposeFlavour::PodmanCompose) {
         if (auto checked = check_base_triggers(config, builds->get()); !checked)

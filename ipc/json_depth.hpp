@@ -2,7 +2,7 @@
 // nlohmann::json builds, copies and destroys nested values recursively, so
 // 100,000 nested arrays (200 KB) crashed `hostbridge-agent mcp` with
 // SIGSEGV. Every JSON reader the agent can reach checks this first: MCP
-// messages, responses/ and the tool manifest in the spool (client/, cli/),
+// messages, responses/ and the tool manifest in the spool (client/, admin/),
 // and the engine's `container inspect` output in the sandboxed parser
 // (parser/container_inspect.cpp), one check linked into each.
 #pragma once

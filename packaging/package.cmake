@@ -4,7 +4,7 @@
 #
 #   bin/hostbridge                     the admin tool (units, client embedded)
 #   lib/hostbridge/hostbridge-executor the executor and parser `install` copies
-#   lib/hostbridge/hostbridge-parser   into each project (cli/versions.cpp)
+#   lib/hostbridge/hostbridge-parser   into each project (admin/install/versions.cpp)
 #   lib/hostbridge/hostbridge-agent    static; install drops it into each spool
 #                                      (client/agent/CMakeLists.txt installs it)
 #   share/man/man{1,5,8}/*.gz          the man pages (man/)

@@ -1,5 +1,5 @@
 // fd hygiene. Both paths are async-signal-safe (no allocation on success):
-// executor/parser_client.cpp, executor/runner.cpp and cli/process.cpp call
+// executor/parser_client.cpp, executor/runner.cpp and admin/util/process.cpp call
 // this in a forked child.
 #include "sandbox/fds.hpp"
 

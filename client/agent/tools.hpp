@@ -1,6 +1,6 @@
 // The MCP tool list of hostbridge-agent: one tool per verb of this install
 // that the policy does not deny, built from the manifest `install` drops
-// beside the binary (cli/agent_manifest.hpp). The manifest only shapes what
+// beside the binary (admin/install/agent_manifest.hpp). The manifest only shapes what
 // the model is offered; the host decides every request as always.
 #pragma once
 

@@ -23,7 +23,7 @@ inline constexpr int kRequestNoAnswer = 75;
 
 // What the executor recorded about one request: its last final event in
 // the install's audit log (common/audit_log.hpp), read on the host by the
-// admin tool (cli/request_audit.hpp). The agent can forge any file in
+// admin tool (admin/audit/request_audit.hpp). The agent can forge any file in
 // responses/, never this.
 struct RecordedOutcome {
     ResponseState state = ResponseState::Other;  // what the event stands for

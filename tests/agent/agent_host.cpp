@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "admin/config_write.hpp"
-#include "cli/agent_manifest.hpp"
+#include "admin/install/agent_manifest.hpp"
+#include "admin/install/config_write.hpp"
 #include "common/config.hpp"
 #include "common/policy.hpp"
 #include "ipc/wire.hpp"

@@ -1,6 +1,6 @@
 // A real host for hostbridge-agent tests: a temp project with a spool,
 // bridge.json, policy.conf, the tool manifest install would drop
-// (cli/agent_manifest.hpp), a stack script, and `hostbridge-executor
+// (admin/install/agent_manifest.hpp), a stack script, and `hostbridge-executor
 // watch` on it. And McpSession: `hostbridge-agent mcp` as a child process
 // driven line by line over pipes, as an MCP client drives it.
 #pragma once

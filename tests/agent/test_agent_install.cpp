@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/agent_manifest.hpp"
+#include "admin/install/agent_manifest.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {
@@ -67,7 +67,7 @@ TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     EXPECT_EQ(m["format"], 1);
     EXPECT_EQ(m["services"], nlohmann::json({"api", "db", "web", "worker"}));
     EXPECT_EQ(m["buildable"], nlohmann::json({"api", "web"}));
-    // A stack install is seeded so (cli/policy_engine_guard.hpp).
+    // A stack install is seeded so (admin/install/policy_engine_guard.hpp).
     EXPECT_EQ(verb_mode(m, "rebuild"), "ask");
     EXPECT_EQ(verb_mode(m, "up"), "auto");
     EXPECT_EQ(verb_mode(m, "restart"), "auto");

@@ -17,9 +17,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "cli/fs_util.hpp"
-#include "cli/process.hpp"
-#include "cli/units.hpp"
+#include "admin/install/units.hpp"
+#include "admin/util/fs_util.hpp"
+#include "admin/util/process.hpp"
 
 namespace hb::test {
 namespace {

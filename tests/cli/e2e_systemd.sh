@@ -74,7 +74,7 @@ STACK
     pass "a request fired the drain through the path unit"
 
     # The person holds up (a stack's up is seeded auto:
-    # cli/policy_engine_guard.hpp), allows the agent's up, and the drain
+    # admin/install/policy_engine_guard.hpp), allows the agent's up, and the drain
     # that takes the decision up runs it.
     local policy=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug/policy.conf
     grep -qx MODE_up=auto "$policy" || fail "a stack install did not seed MODE_up=auto: $(grep MODE_up "$policy")"

@@ -19,8 +19,8 @@
 #include <cstring>
 #include <functional>
 
-#include "cli/fs_util.hpp"
-#include "cli/process.hpp"
+#include "admin/util/fs_util.hpp"
+#include "admin/util/process.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

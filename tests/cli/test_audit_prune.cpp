@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "admin/audit_verify.hpp"
-#include "cli/audit_tools.hpp"
+#include "admin/audit/audit_tools.hpp"
+#include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "tests/cli/cli_harness.hpp"
 

@@ -1,4 +1,4 @@
-// cli/build_plan.cpp and cli/builder_check.cpp: what install records of each
+// admin/compose/build_plan.cpp and admin/install/builder_check.cpp: what install records of each
 // buildable service's build (docs/BUILDS.md), read by the one strict compose
 // reader from real files, and what doctor says of the builder.
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/build_plan.hpp"
-#include "cli/builder_check.hpp"
-#include "cli/compose_reader.hpp"
+#include "admin/compose/build_plan.hpp"
+#include "admin/compose/compose_reader.hpp"
+#include "admin/install/builder_check.hpp"
 
 namespace hb::cli {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/compose_render.hpp"
+#include "admin/compose/compose_render.hpp"
 #include "common/sha256.hpp"
 #include "tests/cli/cli_harness.hpp"
 

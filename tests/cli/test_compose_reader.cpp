@@ -3,7 +3,7 @@
 // (the files they pull in belong to the trusted computing base).
 #include <gtest/gtest.h>
 
-#include "cli/compose_reader.hpp"
+#include "admin/compose/compose_reader.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {
@@ -131,7 +131,7 @@ TEST_F(ComposeReader, ErrorsNameTheFileAndLine) {
     EXPECT_TRUE(contains(error_of("bad.yaml"), "services is not a mapping"));
 }
 
-// With a run dir to pin into (rootless podman, cli/install.cpp), every bind
+// With a run dir to pin into (rootless podman, admin/commands/install.cpp), every bind
 // source in the checkout (short and long volume syntax, a secret's and a
 // config's file) is rendered as its pin, and listed; a build context stays
 // the checkout path (only the bridge's snapshot build reads it) and a bind

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "cli/compose_reader.hpp"
+#include "admin/compose/compose_reader.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

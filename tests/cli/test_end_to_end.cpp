@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/process.hpp"
+#include "admin/util/process.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

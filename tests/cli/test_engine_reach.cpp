@@ -1,4 +1,4 @@
-// cli/engine_reach.cpp on real files, modes and ACLs: what doctor says an
+// admin/install/engine_reach.cpp on real files, modes and ACLs: what doctor says an
 // engine user can read of the person's home (docs/ENGINE-USER.md, "Your
 // home"). The other user is a uid no file here belongs to; the ACLs are
 // written as the kernel stores them and checked by it on write.
@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/engine_reach.hpp"
+#include "admin/install/engine_reach.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

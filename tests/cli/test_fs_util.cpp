@@ -1,10 +1,10 @@
-// cli/fs_util.cpp's write_file_if_changed on real files: what makes a second
+// admin/util/fs_util.cpp's write_file_if_changed on real files: what makes a second
 // install say "no change" (tests/cli/test_install.cpp).
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
-#include "cli/fs_util.hpp"
+#include "admin/util/fs_util.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

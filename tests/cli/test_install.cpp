@@ -51,7 +51,7 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
 // not defended"), so up and rebuild are held for a person.
 // A stack install: its `start` is the approved script's, its build its own
 // command, whose base images the bridge cannot check
-// (cli/policy_engine_guard.hpp; the compose installs are
+// (admin/install/policy_engine_guard.hpp; the compose installs are
 // PolicyEngineGuard.* and tests/e2e/bind_pin_attack.sh's).
 TEST_F(Install, SeedsRebuildAsAskAndSaysWhy) {
     Ran run = home.hostbridge(install_args(project));
@@ -242,10 +242,12 @@ TEST_F(Install, AnEngineUserIsRecordedWithItsSocketAndRootIsRefused) {
     ASSERT_EQ(home.hostbridge(install_args(project, {"--engine-user", "nobody"})).code, 0);
     Ran gone = home.hostbridge({"uninstall", "--slug", "demo-app"});
     ASSERT_EQ(gone.code, 0) << gone.out << gone.err;
-    EXPECT_TRUE(contains(gone.out, "kept the engine user nobody with the project's images, "
-                                   "containers and volumes; remove it:\nsudo "))
+    EXPECT_TRUE(contains(gone.out,
+                         "kept the engine user nobody with the project's images, "
+                         "containers and volumes; remove it:\nsudo "))
         << gone.out;
-    EXPECT_TRUE(contains(gone.out, "/hostbridge engine remove --slug demo-app --user ")) << gone.out;
+    EXPECT_TRUE(contains(gone.out, "/hostbridge engine remove --slug demo-app --user "))
+        << gone.out;
     EXPECT_TRUE(contains(gone.out, " --name nobody\n")) << gone.out;
 }
 
@@ -337,7 +339,7 @@ TEST_F(Install, PinsTheTrustedFilesAndKeepsApprovedCopies) {
 
 // Commands run from the run tree, which holds pinned files only
 // (executor/run_tree.hpp): install names a file of the project that the
-// stack script reads but nobody pinned (cli/stack_scan.hpp), and is quiet
+// stack script reads but nobody pinned (admin/install/stack_scan.hpp), and is quiet
 // once it is pinned.
 TEST_F(Install, WarnsAboutAProjectFileTheStackNamesButNobodyPinned) {
     write_file(project.stack, read_file(project.stack) +

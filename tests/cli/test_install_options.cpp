@@ -1,12 +1,12 @@
 // The re-install line doctor prints is derived from the parsed options
-// (cli/install_options.cpp): parsing it back gives the same options, for
+// (admin/install/install_options.cpp): parsing it back gives the same options, for
 // every option install takes.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "cli/install_options.hpp"
+#include "admin/install/install_options.hpp"
 
 namespace hb::cli {
 namespace {

@@ -15,8 +15,8 @@
 
 #include <algorithm>
 
-#include "cli/change_view.hpp"
-#include "cli/fs_util.hpp"
+#include "admin/util/change_view.hpp"
+#include "admin/util/fs_util.hpp"
 #include "client/request/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/sha256.hpp"

@@ -1,9 +1,9 @@
-// cli/policy_engine_guard.cpp: which installs hold up and rebuild for a
+// admin/install/policy_engine_guard.cpp: which installs hold up and rebuild for a
 // person, and exactly the lines of a held verb that say auto become ask;
 // every other byte of the person's file stays.
 #include <gtest/gtest.h>
 
-#include "cli/policy_engine_guard.hpp"
+#include "admin/install/policy_engine_guard.hpp"
 #include "common/policy.hpp"
 
 namespace hb::cli {

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/policy_suggest.hpp"
+#include "admin/commands/policy_suggest.hpp"
 #include "common/audit_log.hpp"
 #include "common/policy.hpp"
 #include "tests/cli/cli_harness.hpp"
@@ -99,7 +99,7 @@ TEST_F(Suggest, UsedVerbsAreAutoWithHowOftenAndSinceWhen) {
     EXPECT_EQ(p.mode(Verb::Ping), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Status), Mode::Auto);
     // A stack install: its up is the approved script's `start`, which this
-    // install does not hold for a person (cli/policy_engine_guard.hpp).
+    // install does not hold for a person (admin/install/policy_engine_guard.hpp).
     EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
     EXPECT_TRUE(has_line(run.out, "MODE_status=auto")) << run.out;
     const std::string status = comment_before(run.out, "MODE_status=auto");
@@ -346,7 +346,7 @@ TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
 }
 
 // up and rebuild that ran unattended are suggested auto only where the
-// install does not hold them for a person (cli/policy_engine_guard.hpp).
+// install does not hold them for a person (admin/install/policy_engine_guard.hpp).
 TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
     std::vector<cli::AuditUse> events;
     std::uint64_t seq = 0;

@@ -1,6 +1,6 @@
 // `hostbridge request` run by a person on the host reports what the audit
 // log records, not what the agent may have written into responses/
-// (docs/PROTOCOL.md, "A client on the host"; cli/request_audit.hpp). The
+// (docs/PROTOCOL.md, "A client on the host"; admin/audit/request_audit.hpp). The
 // client is stopped (SIGSTOP) while the real drain answers and the agent's
 // forgery replaces that answer, so the interleaving is the same every run.
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/process.hpp"
+#include "admin/util/process.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/paths.hpp"
-#include "cli/process.hpp"
-#include "cli/resolve_binary.hpp"
-#include "cli/slug.hpp"
-#include "cli/units.hpp"
+#include "admin/install/units.hpp"
+#include "admin/util/paths.hpp"
+#include "admin/util/process.hpp"
+#include "admin/util/resolve_binary.hpp"
+#include "admin/util/slug.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

@@ -130,7 +130,7 @@ TEST_F(Upgrade, ReplacesEveryCopyByRenameAndRendersTheFilesAgain) {
 // auto): upgrade holds up and rebuild for a person and says why, for every
 // install, and leaves the rest of each file as the person wrote it.
 // Both installs are stacks: rebuild is held, up is theirs
-// (cli/policy_engine_guard.hpp).
+// (admin/install/policy_engine_guard.hpp).
 TEST_F(Upgrade, HoldsRebuildForAPersonInEveryStackInstall) {
     for (const std::string& slug : {std::string("alpha"), std::string("beta")}) {
         write_file(home.config_dir(slug) + "/policy.conf",

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "admin/config_write.hpp"
+#include "admin/install/config_write.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::test {

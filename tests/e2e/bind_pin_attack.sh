@@ -189,7 +189,7 @@ out=$("$hb" install --project-dir "$P" --backend compose --compose-file compose.
 config=$HOME/.config/hostbridge/$slug/bridge.json
 policy=$HOME/.config/hostbridge/$slug/policy.conf
 # Rootless podman-compose with every bind pinned: nothing holds up for a
-# person (cli/policy_engine_guard.hpp), so install seeds it auto.
+# person (admin/install/policy_engine_guard.hpp), so install seeds it auto.
 if grep -qx MODE_up=auto "$policy" && ! grep -q "held for a person" <<<"$out"; then
     pass "a rootless podman-compose install with pinned binds seeds MODE_up=auto"
 else

@@ -170,7 +170,7 @@ out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compos
 config=$work/home/.config/hostbridge/$slug/bridge.json
 audit=$work/home/.local/state/hostbridge/$slug/audit.jsonl
 policy=$work/home/.config/hostbridge/$slug/policy.conf
-# What install seeds (cli/policy_engine_guard.hpp): rootless, builds from
+# What install seeds (admin/install/policy_engine_guard.hpp): rootless, builds from
 # screened snapshots with buildah's trigger check and pinned binds, both
 # run unattended; rootful podman resolves bind sources by path, so both are
 # held for a person, and install says why.

@@ -188,7 +188,7 @@ class StackFixture : public DrainFixture {
     std::string git_status() const { return run_git({"status", "--porcelain"}); }
 
     // The compose backend as install sets it up: compose.yaml pinned and its
-    // rendered copy stored (cli/compose_render.hpp), the recording script in
+    // rendered copy stored (admin/compose/compose_render.hpp), the recording script in
     // place of the compose command. Returns the checkout's compose file.
     std::string use_compose(const std::string& text = "services: {}\n") {
         const std::string file = project + "/compose.yaml";

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "admin/argv_table_render.hpp"
+#include "admin/audit/argv_table_render.hpp"
 #include "executor/runner.hpp"
 #include "ipc/verbs.hpp"
 

@@ -23,7 +23,7 @@
 
 #include <gtest/gtest.h>
 
-#include "admin/audit_verify.hpp"
+#include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "tests/executor/drain_fixture.hpp"
 

@@ -26,7 +26,7 @@
 
 #include <gtest/gtest.h>
 
-#include "admin/audit_verify.hpp"
+#include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 
 namespace {

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "admin/config_write.hpp"
+#include "admin/install/config_write.hpp"
 #include "common/config.hpp"
 
 namespace {
@@ -174,7 +174,7 @@ TEST(Config, AStackBuildHoldsOnlyContextsAndRoundTrips) {
 
 // Bind pins (executor/bind_pin.hpp): podman-compose only, each source one
 // of checkout_paths (the walk covers it), sorted, and round-tripped.
-// The person's opt-in for bind sources nothing pins (cli/unpinned_binds.hpp).
+// The person's opt-in for bind sources nothing pins (admin/compose/unpinned_binds.hpp).
 TEST(Config, UnpinnedBindsAreComposeOnlySortedAndNeverTheRoot) {
     Json j = base();
     j["backend"] = compose_backend();

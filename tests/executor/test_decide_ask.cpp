@@ -11,7 +11,7 @@
 #include <atomic>
 #include <thread>
 
-#include "admin/held_decision.hpp"
+#include "admin/audit/held_decision.hpp"
 #include "common/held.hpp"
 #include "tests/executor/decide_fixture.hpp"
 
@@ -45,7 +45,7 @@ common::HeldRequest held_record(const StackFixture& f, const std::string& name) 
 // Any 32 hex digits: a test's stand-in for the nonce `allow` draws.
 const std::string kNonce = "00112233445566778899aabbccddeeff";
 
-// What `hostbridge allow|deny` does to the state dir (cli/held.cpp).
+// What `hostbridge allow|deny` does to the state dir (admin/commands/held.cpp).
 bool decide(const StackFixture& f, const std::string& name, bool allow,
             const std::string& reason = "") {
     const common::HeldRequest held = held_record(f, name);
@@ -100,7 +100,7 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
     EXPECT_EQ(f.audit_reason(down, "allowed"), "allowed by a person");
     EXPECT_EQ(f.audit_for(down, "started").size(), 1u);
     EXPECT_EQ(f.audit_for(down, "succeeded").size(), 1u);
-    // Only the decision it took up stays, as NAME.decided (cli/held.cpp
+    // Only the decision it took up stays, as NAME.decided (admin/commands/held.cpp
     // reads its nonce), and the name is not held again while it is there.
     EXPECT_EQ(held_entries(f), std::vector<std::string>{down + ".decided"});
     auto kept = common::parse_decision(hb::test::read_file(held_dir(f) + "/" + down + ".decided"));

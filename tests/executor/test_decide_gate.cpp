@@ -200,7 +200,7 @@ TEST_F(Gate, AnApprovalReachesADrainThatIsAlreadyRunning) {
 }
 
 // The same for the compose backend, where approve also rewrites the rendered
-// compose file and its pin (cli/approve.cpp): a running drain takes both.
+// compose file and its pin (admin/commands/approve.cpp): a running drain takes both.
 TEST(GateRendered, AnApprovedComposeChangeReachesADrainThatIsAlreadyRunning) {
     hb::test::StackFixture f;
     f.use_compose("services:\n  api:\n    image: x\n");

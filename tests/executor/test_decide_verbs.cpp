@@ -10,7 +10,7 @@
 
 #include <set>
 
-#include "admin/argv_table_render.hpp"
+#include "admin/audit/argv_table_render.hpp"
 #include "executor/argv_table.hpp"
 #include "tests/executor/decide_fixture.hpp"
 

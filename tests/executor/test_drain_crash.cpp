@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "admin/audit_verify.hpp"
+#include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "drain_fixture.hpp"
 #include "ipc/sys.hpp"

@@ -5,7 +5,7 @@
 #include <sys/mount.h>
 #include <sys/time.h>
 
-#include "admin/audit_verify.hpp"
+#include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "drain_fixture.hpp"
 #include "ipc/sys.hpp"

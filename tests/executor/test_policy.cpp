@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "admin/config_write.hpp"
+#include "admin/install/config_write.hpp"
 #include "ipc/verbs.hpp"
 #include "temp_tree.hpp"
 

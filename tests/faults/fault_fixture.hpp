@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "admin/audit_verify.hpp"
+#include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "tests/executor/drain_fixture.hpp"
 

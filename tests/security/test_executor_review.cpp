@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "admin/argv_table_render.hpp"
+#include "admin/audit/argv_table_render.hpp"
 #include "doc_text.hpp"
 #include "executor/argv_table.hpp"
 #include "sandbox/seccomp_policy.hpp"

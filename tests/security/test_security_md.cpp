@@ -35,7 +35,7 @@ const std::set<std::string> kGates = {
     "helper programs outside the checkout", "nothing raw on a terminal",
     "admin tool follows no link", "stuck names drained", "every entry wakes `watch`",
     "fixes reach every install",
-    // The agent's MCP client (cli/agent_manifest.cpp) and the executor's
+    // The agent's MCP client (admin/install/agent_manifest.cpp) and the executor's
     // own boundary (executor/CMakeLists.txt, admin/).
     "the agent's client dropped without a link followed", "the tool manifest decides nothing",
     "only what the drain runs is trusted",

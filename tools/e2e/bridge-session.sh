@@ -228,7 +228,7 @@ held_name() { # the name `hostbridge pending` lists, or fails
 }
 ask_answered() { in_agent 'test -s /tmp/ask.rc' 2>/dev/null; }
 # VERB [ARG]: up or rebuild as the seeded policy has it: where it holds the
-# verb for a person (cli/policy_engine_guard.hpp), request_allowed; else the
+# verb for a person (admin/install/policy_engine_guard.hpp), request_allowed; else the
 # agent's request runs at once.
 request_engine() {
     if grep -qx "MODE_$1=ask" "$config_dir/policy.conf"; then
@@ -475,7 +475,7 @@ install_bridge() {
         check "install told podman-compose by its version (bridge.json backend.flavour)" \
             grep -qx 'compose flavour: podman-compose (from `version`)' "$run_dir/install.log"
     fi
-    # What the seeded policy holds for a person (cli/policy_engine_guard.hpp):
+    # What the seeded policy holds for a person (admin/install/policy_engine_guard.hpp):
     # a stack's rebuild (its build is its own command); with podman-compose
     # nothing rootless (snapshots, trigger check, pinned binds) and both up
     # and rebuild rootful (bind sources resolved by path).

@@ -35,7 +35,7 @@ cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo
 # A build tree holds the three side by side; an installed layout (the Debian
 # package: /usr/bin/hostbridge, /usr/lib/hostbridge/hostbridge-executor) has
 # the executor and parser in ../lib/hostbridge, where `hostbridge install`
-# also looks (cli/versions.hpp). The copies sit side by side either way.
+# also looks (admin/install/versions.hpp). The copies sit side by side either way.
 for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-agent; do
     [ -n "$bin" ] || break
     src=$bin/$b

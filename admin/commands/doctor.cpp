@@ -1,0 +1,1001 @@
+// `hostbridge doctor`: checks one install end to end and prints each problem
+// with the bare command that fixes it (docs/COMMANDS.md, "doctor").
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "admin/audit/audit_verify.hpp"
+#include "admin/commands/commands.hpp"
+#include "admin/compose/build_plan.hpp"
+#include "admin/compose/compose_reader.hpp"
+#include "admin/compose/compose_render.hpp"
+#include "admin/install/agent_doc.hpp"
+#include "admin/install/agent_manifest.hpp"
+#include "admin/install/builder_check.hpp"
+#include "admin/install/engine_reach.hpp"
+#include "admin/install/engine_user.hpp"
+#include "admin/install/git.hpp"
+#include "admin/install/install_record.hpp"
+#include "admin/install/policy_engine_guard.hpp"
+#include "admin/install/spool_setup.hpp"
+#include "admin/install/systemd_user.hpp"
+#include "admin/install/tcb.hpp"
+#include "admin/install/units.hpp"
+#include "admin/install/versions.hpp"
+#include "admin/util/args.hpp"
+#include "admin/util/change_view.hpp"
+#include "admin/util/fs_util.hpp"
+#include "admin/util/locate.hpp"
+#include "admin/util/process.hpp"
+#include "admin/util/slug.hpp"
+#include "client/request/visible.hpp"
+#include "common/audit_log.hpp"
+#include "common/config.hpp"
+#include "common/held.hpp"
+#include "common/integrity_gate.hpp"
+#include "common/policy.hpp"
+#include "common/sha256.hpp"
+#include "executor/argv_table.hpp"
+#include "executor/pin_check.hpp"
+#include "ipc/request_name.hpp"
+#include "ipc/sys.hpp"
+#include "ipc/unique_fd.hpp"
+
+namespace hb::cli {
+
+using client::visible;
+
+namespace {
+
+constexpr std::string_view kCmd = "doctor";
+
+const char* const kHelp = R"(usage: hostbridge doctor [--slug SLUG]
+
+Checks one install end to end and prints each problem with the command that
+fixes it, on a line of its own: the units (present, as install writes them,
+enabled, the path unit not failed), the installed executor and parser
+(present, identical to what was installed, not older than this hostbridge:
+else `upgrade`), the spool (real directories,
+not symlinks, with the expected modes, ignored by git), the trusted files
+(matching their pins; a diff of what changed), the policy file (unknown keys
+and modes), who runs the engine (as you: what its escape would reach), a
+stale drain lock, the audit chain, a growing quarantine/ and
+requests the drain could not move. An install made with --no-systemd is
+healthy without enabled units.
+
+  --slug SLUG   the install (default: the one whose project holds the cwd)
+
+Exit: 0 healthy, 1 problems found, 2 usage error.
+)";
+
+const OptionSpec kSpecs[] = {{"slug", true, false}};
+
+// Quarantine entries newer than this make it "growing".
+constexpr std::time_t kQuarantineWindow = 24 * 3600;
+// .stuck-* names reported one by one; the rest as a count.
+constexpr std::size_t kStuckShown = 10;
+
+class Doctor {
+  public:
+    Doctor(InstallPaths paths, const HostDirs& dirs)
+        : paths_(std::move(paths)), home_(dirs.home), installs_root_(installs_root(dirs)) {}
+
+    int run() {
+        std::cout << "hostbridge doctor: " << visible(paths_.slug) << "\n";
+        record_ = load_record();
+        auto config = load_config(paths_.config_file);
+        if (!config) {
+            problem("cannot read " + paths_.config_file + ": " + config.error().message,
+                    {reinstall()});
+            return finish();
+        }
+        c_ = std::move(*config);
+        ok("config " + paths_.config_file + " (project " + c_.project_dir + ")");
+        check_units();
+        check_binaries();
+        check_version();
+        check_spool_dirs();
+        check_tcb();
+        check_compose();
+        check_unpinned_containers();
+        check_builder();
+        check_engine_identity();
+        check_policy();
+        check_lock();
+        check_audit();
+        check_quarantine_and_stuck();
+        return finish();
+    }
+
+  private:
+    // Every line quotes names and paths the agent may have chosen.
+    void ok(const std::string& what) { std::cout << "ok:      " << visible(what) << "\n"; }
+    void info(const std::string& what) { std::cout << "info:    " << visible(what) << "\n"; }
+    void warn(const std::string& what) { std::cout << "WARNING: " << visible(what) << "\n"; }
+    // `detail` (render_change's text, already made visible) goes between
+    // the problem and its fixes.
+    void problem(const std::string& what, const std::vector<std::string>& fixes,
+                 const std::string& detail = "") {
+        ++problems_;
+        std::cout << "PROBLEM: " << visible(what) << "\n" << detail;
+        if (!detail.empty() && detail.back() != '\n') std::cout << "\n";
+        for (const auto& fix : fixes) print_fix(fix);
+    }
+    int finish() {
+        if (problems_ == 0) {
+            std::cout << "healthy\n";
+            return kExitOk;
+        }
+        std::cout << problems_ << " problem(s) found\n";
+        return kExitFailure;
+    }
+
+    std::optional<InstallRecord> load_record() {
+        auto record = load_install_record(paths_.record_file);
+        if (record && record->has_value()) return **record;
+        return std::nullopt;
+    }
+
+    // The install command that re-creates this install (from install.json).
+    std::string reinstall() const {
+        std::vector<std::string> argv = {self_command()};
+        if (record_) {
+            argv.insert(argv.end(), record_->reinstall_argv.begin(), record_->reinstall_argv.end());
+        } else {
+            argv.insert(argv.end(), {"install", "--slug", paths_.slug});
+            if (!c_.project_dir.empty()) argv.insert(argv.end(), {"--project-dir", c_.project_dir});
+        }
+        return command_line(argv);
+    }
+
+    void check_units() {
+        RenderedUnits want = render_units(c_, paths_);
+        bool files_ok = true;
+        for (const auto& [file, text] : {std::pair{paths_.path_unit, want.path_unit},
+                                         std::pair{paths_.service_unit, want.service_unit}}) {
+            auto have = read_file_if_exists(file);
+            if (!have || !have->has_value()) {
+                problem("unit " + file + " is missing", {reinstall()});
+                files_ok = false;
+            } else if (**have != text) {
+                problem("unit " + file + " differs from what install writes for this config",
+                        {reinstall()});
+                files_ok = false;
+            }
+        }
+        if (files_ok) ok("units " + paths_.path_unit_name + " and " + paths_.service_unit_name);
+        for (const auto& unit : {paths_.path_unit, paths_.service_unit}) {
+            struct stat st {};
+            if (::lstat((unit + ".d").c_str(), &st) == 0) {
+                info("drop-ins in " + unit +
+                     ".d/ change the unit install wrote; doctor does not "
+                     "check them");
+            }
+        }
+
+        const std::string enable_now = "systemctl --user enable --now " + paths_.path_unit_name;
+        if (!c_.systemd.enabled) {
+            std::vector<std::string> watch = {paths_.executor, "watch", "--config",
+                                              paths_.config_file};
+            if (c_.allow_root) watch.push_back("--allow-root");
+            info(
+                "installed with --no-systemd: the units are not meant to be enabled; the drain "
+                "runs with: " +
+                command_line(watch));
+            return;
+        }
+        auto systemctl = SystemctlUser::find();
+        if (!systemctl || !systemctl->manager_reachable()) {
+            problem(
+                "no systemd user manager is reachable, so nothing fires the drain (once one "
+                "is, run these)",
+                {"systemctl --user daemon-reload", enable_now});
+            return;
+        }
+        const std::string enabled = systemctl->query("is-enabled", paths_.path_unit_name);
+        const std::string active = systemctl->query("is-active", paths_.path_unit_name);
+        if (active == "failed") {
+            problem("the path unit " + paths_.path_unit_name +
+                        " has failed (the drain probably hit its start limit), so requests no "
+                        "longer fire the drain",
+                    {"systemctl --user reset-failed " + paths_.path_unit_name + " " +
+                         paths_.service_unit_name,
+                     "systemctl --user start " + paths_.path_unit_name});
+        } else if (enabled != "enabled") {
+            problem("the path unit " + paths_.path_unit_name + " is not enabled (" + enabled + ")",
+                    {"systemctl --user daemon-reload", enable_now});
+        } else if (active != "active") {
+            problem("the path unit " + paths_.path_unit_name + " is not active (" + active + ")",
+                    {"systemctl --user start " + paths_.path_unit_name});
+        } else {
+            ok("path unit enabled and active");
+        }
+        if (systemctl->query("is-active", paths_.service_unit_name) == "failed") {
+            problem("the last drain (" + paths_.service_unit_name + ") failed; its log is " +
+                        c_.state_dir + "/service.log",
+                    {"tail -n 20 " + shell_quote(c_.state_dir + "/service.log"),
+                     "systemctl --user reset-failed " + paths_.service_unit_name});
+        }
+    }
+
+    void check_binaries() {
+        bool all_ok = true;
+        for (const auto& [name, path] :
+             {std::pair{std::string("hostbridge-executor"), paths_.executor},
+              std::pair{std::string("hostbridge-parser"), paths_.parser}}) {
+            auto content = read_file_if_exists(path, 256u << 20);
+            if (!content || !content->has_value()) {
+                problem("the installed " + name + " (" + path + ") is missing", {reinstall()});
+                all_ok = false;
+                continue;
+            }
+            if (::access(path.c_str(), X_OK) != 0) {
+                problem("the installed " + name + " (" + path + ") is not executable",
+                        {"chmod 0755 " + shell_quote(path)});
+                all_ok = false;
+                continue;
+            }
+            const std::string sum = common::sha256_hex(**content);
+            const std::string* recorded = nullptr;
+            if (record_) {
+                auto it = record_->binaries.find(name);
+                if (it != record_->binaries.end()) recorded = &it->second;
+            }
+            if (recorded == nullptr) {
+                problem(
+                    "no record of the " + name + " that was installed (" + paths_.record_file + ")",
+                    {reinstall()});
+                all_ok = false;
+            } else if (*recorded != sum) {
+                problem("the installed " + name + " (" + path +
+                            ") is not the binary that was installed",
+                        {reinstall()});
+                all_ok = false;
+            }
+            // A newer build beside this hostbridge is worth knowing about.
+            auto bundled = bundled_binary(name);
+            auto built = bundled ? read_file_if_exists(*bundled, 256u << 20)
+                                 : Result<std::optional<std::string>>(std::nullopt);
+            if (built && built->has_value() && common::sha256_hex(**built) != sum) {
+                info("the " + name + " of this hostbridge (" + *bundled +
+                     ") differs from the installed one; upgrade to update it");
+            }
+        }
+        if (c_.parser != paths_.parser) {
+            problem("bridge.json names the parser " + c_.parser + ", not the installed " +
+                        paths_.parser,
+                    {reinstall()});
+            all_ok = false;
+        }
+        if (all_ok) ok("executor and parser in " + paths_.lib_dir + " are the installed ones");
+    }
+
+    // An install older than this admin tool misses its fixes: `upgrade`.
+    void check_version() {
+        if (::access(paths_.executor.c_str(), X_OK) != 0) return;  // check_binaries said so
+        const auto have = binary_version(paths_.executor);
+        const std::string want(own_version());
+        const std::string upgrade = self_command() + " upgrade --slug " + paths_.slug;
+        if (!have) {
+            problem(
+                "the installed hostbridge-executor prints no version: it is older than this "
+                "hostbridge " +
+                    want,
+                {upgrade});
+        } else if (compare_versions(*have, want) < 0) {
+            problem("the install runs hostbridge-executor " + *have +
+                        ", older than this hostbridge " + want,
+                    {upgrade});
+        } else if (compare_versions(*have, want) > 0) {
+            info("the install runs hostbridge-executor " + *have + ", newer than this hostbridge " +
+                 want);
+        } else {
+            ok("version " + want + ", the same as this hostbridge");
+        }
+    }
+
+    void check_spool_dirs() {
+        auto spool_problems = check_spool(c_.project_dir, c_.spool_dir, c_.agent_gid);
+        for (const auto& p : spool_problems) {
+            std::vector<std::string> fixes = p.fixes;
+            fixes.push_back(reinstall());
+            problem("spool: " + p.sentence, fixes);
+        }
+        if (spool_problems.empty())
+            ok("spool " + c_.spool_dir + " (real directories, modes as expected)");
+        if (!path_is_within(c_.spool_dir, c_.project_dir) || c_.spool_dir == c_.project_dir) {
+            problem("the spool " + c_.spool_dir + " is not inside the project " + c_.project_dir,
+                    {reinstall()});
+            return;
+        }
+        const std::string rel = spool_rel();
+        // Every later look into the spool goes through these fds: a link
+        // planted on the way is reported above and never followed.
+        if (auto pinned = open_spool(c_.project_dir, rel); pinned && pinned->root) {
+            spool_ = std::move(*pinned);
+            struct stat st {};
+            if (::fstatat(spool_->root.get(), "request", &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                !S_ISREG(st.st_mode)) {
+                problem("the agent client " + c_.spool_dir + "/request is missing", {reinstall()});
+            }
+        }
+        auto ignored = git_is_ignored(c_.project_dir, rel);
+        if (!ignored) {
+            problem("cannot tell whether git ignores the spool: " + ignored.error().message, {});
+        } else if (!*ignored) {
+            problem("git does not ignore the spool " + rel + ", so an agent could commit requests",
+                    {reinstall()});
+        } else {
+            ok("spool ignored by git");
+        }
+    }
+
+    void check_tcb() {
+        // The gate's own verdict, then a diff of each change for a person.
+        common::GateReport gate = common::check_tcb(c_.project_dir, c_.tcb);
+        if (gate.passed()) {
+            ok("all " + std::to_string(c_.tcb.size()) + " trusted files match their pins");
+            return;
+        }
+        for (const auto& p : gate.problems) {
+            std::string diff;
+            if (auto now = snapshot_tcb_file(c_.project_dir, p.path)) {
+                auto approved = read_approved_copy(paths_, p.path);
+                auto shown =
+                    render_change("approved/" + p.path, approved ? *approved : std::nullopt, p.path,
+                                  now->content);
+                if (shown) diff = *shown;
+            }
+            problem("trusted file " + p.path + " " + p.problem +
+                        "; every verb that runs a command is refused until it is approved",
+                    {self_command() + " approve --slug " + c_.slug}, diff);
+        }
+    }
+
+    // The rendered compose files the executor puts into the run tree, and
+    // what the approved compose model bind-mounts from the checkout.
+    void check_compose() {
+        int bad = 0;
+        for (const auto& pin : c_.rendered) {
+            auto copy = read_rendered_copy(paths_, pin.path);
+            std::string why;
+            if (!copy) {
+                why = copy.error().message;
+            } else if (!copy->has_value()) {
+                why = "is missing";
+            } else if (common::sha256_hex(**copy) != pin.sha256) {
+                why = "does not match its pin";
+            }
+            if (why.empty()) continue;
+            ++bad;
+            problem("the rendered copy of " + pin.path + " (" +
+                        rendered_copy_path(paths_, pin.path) + ") " + why +
+                        "; the executor refuses to run compose from it",
+                    {reinstall()});
+        }
+        if (c_.backend.kind == BackendKind::Compose) {
+            auto rel = project_relative(c_.project_dir, c_.backend.file);
+            bool rendered = rel && std::any_of(c_.rendered.begin(), c_.rendered.end(),
+                                               [&](const TcbPin& p) { return p.path == *rel; });
+            if (!rendered) {
+                ++bad;
+                problem("the compose file " + c_.backend.file +
+                            " has no rendered copy, so the executor refuses the compose backend",
+                        {reinstall()});
+            }
+        }
+        if (bad == 0 && !c_.rendered.empty()) {
+            ok("all " + std::to_string(c_.rendered.size()) +
+               " rendered compose files match their pins");
+        }
+        if (!record_ || record_->compose_file.empty()) return;
+        const std::string& project = c_.project_dir;
+        FileSource approved = [&](const std::string& abs) -> Result<std::optional<std::string>> {
+            auto rel = project_relative(project, abs);
+            if (!rel) return read_file_if_exists(abs, kMaxComposeFileBytes + 1);
+            return read_approved_copy(paths_, *rel);
+        };
+        auto model = read_compose(project + "/" + record_->compose_file, approved, project);
+        if (!model) {
+            problem("the approved compose model cannot be read: " + model.error().message,
+                    {self_command() + " approve --slug " + c_.slug});
+            return;
+        }
+        for (const auto& bind : model->checkout_binds) {
+            warn("service " + bind.service + " bind-mounts " +
+                 (bind.source == "." ? std::string("the whole checkout")
+                                     : bind.source + " of the checkout") +
+                 " (" + bind.file + " line " + std::to_string(bind.line) +
+                 "): the agent decides what the container finds there, and what the container "
+                 "writes there the agent reads" +
+                 (c_.pins ? std::string()
+                          : std::string("; and it is not pinned (only rootless podman's are), so "
+                                        "a swap for a link while the engine starts the container "
+                                        "mounts whatever the link names")) +
+                 ". Safer: a path outside the checkout, a named volume, or a user-namespace "
+                 "mapping (userns_mode) under which the host user's files are not writable");
+        }
+    }
+
+    // With pins, the rendered files name no checkout path as a bind source
+    // (docs/COMPOSE.md, "Bind sources are pinned"): a container whose bind
+    // source is neither a pin nor a path those files name was created before
+    // pinning or by hand (a swap won then is stored for good: podman-compose
+    // realpath()s it), and every start resolves that path again.
+    void check_unpinned_containers() {
+        if (!c_.pins || c_.pins->sources.empty()) return;
+        const std::string& engine = c_.pins->engine;
+        RunOptions options;
+        options.timeout = std::chrono::seconds(20);
+        auto listed = run_process(
+            {engine, "ps", "-a", "--filter", "label=io.podman.compose.project=" + compose_project(),
+             "--format", "{{.Names}}"},
+            options);
+        if (!listed || !listed->ok()) {
+            warn("cannot list the project's containers (" + engine +
+                 " ps): whether any bind-mounts a path unpinned is unknown");
+            return;
+        }
+        // Only these names are ever offered to `rm`; inspect's JSON is read
+        // as JSON, so no path in it can pose as another container's line.
+        std::set<std::string> names;
+        std::istringstream lines(listed->out);
+        for (std::string name; std::getline(lines, name);) {
+            if (!name.empty()) names.insert(name);
+        }
+        if (names.empty()) return;
+        std::vector<std::string> argv = {engine, "container", "inspect"};
+        argv.insert(argv.end(), names.begin(), names.end());
+        auto inspected = run_process(argv, options);
+        const nlohmann::json containers =
+            inspected && inspected->ok() ? nlohmann::json::parse(inspected->out, nullptr, false)
+                                         : nlohmann::json();
+        if (!containers.is_array()) {
+            warn("cannot inspect the project's containers (" + engine + " container inspect)");
+            return;
+        }
+        std::string rendered;
+        for (const TcbPin& file : c_.rendered) {
+            if (auto text = read_rendered_copy(paths_, file.path); text && *text)
+                rendered += **text;
+        }
+        const std::string pins = bind_pin_root(c_.run_dir) + "/";
+        for (const nlohmann::json& c : containers) {
+            const std::string name = c.value("Name", "");
+            const nlohmann::json mounts = c.value("Mounts", nlohmann::json::array());
+            if (!names.contains(name) || !mounts.is_array()) continue;
+            check_running_pins(name, c, mounts);
+            for (const nlohmann::json& m : mounts) {
+                if (!m.is_object() || m.value("Type", "") != "bind") continue;
+                const std::string source = m.value("Source", "");
+                if (source.starts_with(pins) ||
+                    rendered.find("\"" + source + ":") != std::string::npos ||
+                    rendered.find("\"" + source + "\"") != std::string::npos)
+                    continue;
+                problem("container " + name + " bind-mounts " + source +
+                            ", which is neither a pin nor a path the approved compose file "
+                            "names: it was created before bind sources were pinned (or by hand, "
+                            "or the agent won a swap then), and each start resolves that path "
+                            "again, so the agent can swap it for a link to your home. Remove it; "
+                            "the next up creates it with the pin",
+                        {engine + " rm -f " + name});
+                break;
+            }
+        }
+    }
+
+    // What a running container finds at each pinned target, by the
+    // executor's own post-start check (executor/pin_check.hpp), run the same
+    // way: a container started outside the bridge, or one the bridge could
+    // not stop, is named here.
+    void check_running_pins(const std::string& name, const nlohmann::json& c,
+                            const nlohmann::json& mounts) {
+        const nlohmann::json state = c.value("State", nlohmann::json::object());
+        if (!state.is_object() || !state.value("Running", false)) return;
+        const auto pid = state.value("Pid", std::uint32_t{0});
+        std::vector<exec::BindMount> binds;
+        for (const nlohmann::json& m : mounts) {
+            if (!m.is_object() || m.value("Type", "") != "bind") continue;
+            binds.push_back({m.value("Source", ""), m.value("Destination", "")});
+        }
+        const exec::PinCheckPlan plan = exec::plan_pin_check(c_, binds);
+        if (plan.compare.empty()) return;  // nothing pinned (or named above)
+        const auto row = exec::settle_pin_check(c_, pid, plan.compare);
+        RunOptions options;
+        options.timeout = std::chrono::seconds(20);
+        auto ran = row ? run_process(*row, options) : Result<RunResult>(make_error("no row"));
+        auto problem_text = ran && (ran->exit_code == 0 || ran->exit_code == 1)
+                                ? exec::check_answer_problem(ran->out, plan.compare)
+                                : Result<std::string>(make_error("no answer"));
+        if (!problem_text) {
+            warn("cannot check what container " + name +
+                 " has at its pinned bind targets (podman unshare hostbridge-executor "
+                 "check-pins): whether it holds the pins is unknown");
+            return;
+        }
+        if (problem_text->empty()) return;
+        problem("container " + visible(name) + " is running and " + visible(*problem_text) +
+                    ": it was started with a bind the agent could have swapped for a link to "
+                    "your home. Stop it; the next up or restart through the bridge checks it",
+                {c_.pins->engine + " stop " + name});
+    }
+
+    // The -p of every compose row, or else the name podman-compose 1.0.3
+    // gives the compose file's dir (admin/compose/build_plan.hpp): the run tree's copy
+    // lies in a dir named like the checkout's.
+    std::string compose_project() const {
+        if (c_.build) return c_.build->project;
+        const std::string dir = c_.backend.file.substr(0, c_.backend.file.rfind('/'));
+        return compose_project_name(dir.substr(dir.rfind('/') + 1));
+    }
+
+    // Who builds, and what stands between a Containerfile and the host
+    // (admin/install/builder_check.hpp, docs/BUILDS.md).
+    // Who runs the engine, and what its escape would reach (docs/ENGINE-USER.md).
+    void check_engine_identity() {
+        if (c_.engine) {
+            struct stat st {};
+            const std::string& socket = c_.engine->socket;
+            if (::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+                ::access(socket.c_str(), R_OK | W_OK) == 0) {
+                ok("the engine runs as " + c_.engine->user + ", through " + socket +
+                   ": an engine escape lands as that user (docs/ENGINE-USER.md)");
+                check_engine_user_reach(c_.engine->user);
+            } else {
+                problem("the engine user " + c_.engine->user + "'s socket " + socket +
+                            " cannot be opened: every command fails until its service runs",
+                        {"sudo " + self_command() + " engine setup --slug " + paths_.slug +
+                         " --user " + self_name()});
+            }
+            return;
+        }
+        // docker's daemon is root's, not yours: a different story (SECURITY.md).
+        if (c_.backend.kind == BackendKind::Compose && c_.backend.flavour == ComposeFlavour::Docker)
+            return;
+        std::string reach;
+        for (const auto& what : same_user_reach(home_, installs_root_, paths_.slug))
+            reach += (reach.empty() ? "" : ", ") + what;
+        info("the engine runs as you, so an engine escape would reach " + reach +
+             "; run it as its own user (docs/ENGINE-USER.md):");
+        print_fix("sudo " + self_command() + " engine setup --slug " + paths_.slug + " --user " +
+                  self_name());
+    }
+
+    // What the engine user can read of yours: a home it may pass exposes
+    // every readable entry below it; bind sources need the checkout's path
+    // (docs/ENGINE-USER.md, "Bind sources" and "Your home").
+    void check_engine_user_reach(const std::string& user) {
+        const auto engine = other_user(user);
+        if (!engine) {
+            problem("no user " + user + " on this host, yet bridge.json names it",
+                    {"sudo " + self_command() + " engine setup --slug " + paths_.slug + " --user " +
+                     self_name()});
+            return;
+        }
+        // The home as the kernel walks it: a linked $HOME is its target.
+        const auto canonical_home = canonical_path(home_);
+        const std::string home_dir = canonical_home ? *canonical_home : home_;
+        const bool binds_below_home =
+            !c_.unpinned_binds.empty() && c_.project_dir.rfind(home_dir + "/", 0) == 0;
+        const HomeExposure home = home_exposure(home_dir, *engine);
+        if (!home.passes) {
+            ok(user + " cannot pass your home " + home_dir);
+        } else {
+            constexpr std::size_t kShown = 12;
+            std::string list;
+            for (std::size_t i = 0; i < home.entries.size() && i < kShown; ++i)
+                list += (i == 0 ? "" : ", ") + home.entries[i];
+            if (home.entries.size() > kShown)
+                list += ", and " + std::to_string(home.entries.size() - kShown) + " more";
+            warn(user + " can pass your home " + home_dir + ", so an engine escape reads " +
+                 (list.empty() ? std::string("nothing of it today, and whatever becomes readable")
+                               : list) +
+                 (binds_below_home
+                      ? "; it passes your home to reach the checkout's bind sources: a checkout "
+                        "outside your home, then `chmod 0700 " +
+                            home_dir + "`, closes it"
+                      : "; `chmod 0700 " + home_dir + "` closes it") +
+                 " (docs/ENGINE-USER.md, \"Your home\")");
+        }
+        // Each bind source and the directories above it (x), as the engine
+        // user resolves them at every start.
+        for (const auto& rel : c_.unpinned_binds) {
+            const std::string source = c_.project_dir + "/" + rel;
+            struct stat st {};
+            const bool dir = ::stat(source.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+            if (const auto closed =
+                    first_closed_dir(dir ? source : source.substr(0, source.rfind('/')), *engine)) {
+                warn(user + " resolves the bind source " + rel + " but cannot pass " + *closed +
+                     ": up fails until it may (docs/ENGINE-USER.md, \"Bind sources\")");
+            }
+        }
+    }
+
+    static std::string self_name() {
+        const passwd* pw = ::getpwuid(::geteuid());
+        return pw != nullptr && pw->pw_name != nullptr ? pw->pw_name : std::to_string(::geteuid());
+    }
+
+    void check_builder() {
+        // Nothing to build: install records no build settings then
+        // (admin/compose/build_plan.cpp), and no rebuild is offered to be refused.
+        if (c_.backend.kind != BackendKind::Compose || c_.buildable.empty()) return;
+        if (!c_.build) {
+            warn(
+                "this install records no snapshot builds (older than them): every rebuild is "
+                "refused until `" +
+                self_command() + " upgrade`");
+            return;
+        }
+        RunOptions options;
+        options.timeout = std::chrono::seconds(15);
+        auto ran =
+            run_process({c_.build->engine, "version", "--format", "{{.Client.Version}}"}, options);
+        std::string version = ran && ran->ok() ? ran->out : std::string();
+        while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
+            version.pop_back();
+        if (version.empty()) {
+            warn("cannot ask " + c_.build->engine +
+                 " its version, so nothing is known of the "
+                 "builder every rebuild runs");
+            return;
+        }
+        const BuilderReport report = describe_builder(c_.build->engine, version);
+        ok(report.line);
+        if (report.note) info(*report.note);
+    }
+
+    void check_policy() {
+        struct stat st {};
+        if (::lstat(c_.policy_file.c_str(), &st) != 0) {
+            problem("the policy file " + c_.policy_file + " is missing, so every verb is denied",
+                    {reinstall()});
+            return;
+        }
+        common::Policy policy = common::load_policy(c_.policy_file, c_.services);
+        for (const auto& warning : policy.warnings) {
+            problem("policy: " + warning, {"\"${EDITOR:-vi}\" " + shell_quote(c_.policy_file)});
+        }
+        check_policy_shadows(policy);
+        check_engine_verbs(policy);
+        std::string denied;
+        std::string dry_run;
+        std::string ask;
+        for (Verb verb : kAllVerbs) {
+            const common::Mode mode = policy.mode(verb);
+            if (mode == common::Mode::Auto) continue;
+            std::string& list = mode == common::Mode::DryRun ? dry_run
+                                : mode == common::Mode::Ask  ? ask
+                                                             : denied;
+            list += (list.empty() ? "" : ", ") + std::string(verb_name(verb));
+        }
+        for (const auto& rule : policy.service_rules) {
+            info("the policy makes " + std::string(verb_name(rule.verb)) + " " + rule.service +
+                 " " + std::string(common::mode_name(policy.mode(rule.verb, rule.service))));
+        }
+        if (policy.warnings.empty()) ok("policy " + c_.policy_file);
+        if (!denied.empty()) info("the policy denies: " + denied);
+        if (!dry_run.empty()) info("the policy dry-runs (answers, runs nothing): " + dry_run);
+        if (!ask.empty()) info("the policy holds for a person (`hostbridge allow`): " + ask);
+        check_held();
+        check_agent_manifest(policy);
+        check_agent_doc(policy);
+    }
+
+    // up or rebuild run unattended where this install holds them for a
+    // person (admin/install/policy_engine_guard.hpp): set back by hand since the last
+    // install or upgrade.
+    void check_engine_verbs(const common::Policy& policy) {
+        const EngineHold hold = engine_hold(c_);
+        std::string automatic;
+        for (Verb verb : kEngineVerbs) {
+            if (hold.of(verb).empty()) continue;
+            const std::string key(verb_info(verb).policy_key);
+            if (policy.mode(verb) == common::Mode::Auto) automatic += " " + key + "=auto";
+            for (const auto& rule : policy.service_rules) {
+                if (rule.verb == verb && rule.mode.mode == common::Mode::Auto) {
+                    automatic += " " + key + "." + rule.service + "=auto";
+                }
+            }
+        }
+        if (automatic.empty()) return;
+        warn(c_.policy_file + " has" + automatic + "; " + engine_hold_reason(hold) +
+             "; `hostbridge install` and `upgrade` set them to ask");
+    }
+
+    // Requests waiting for a person: the agent waits too, until their TTL.
+    void check_held() {
+        struct stat st {};
+        // Doctor creates nothing: no held/ yet, nothing was ever held.
+        if (::lstat((c_.state_dir + "/" + std::string(common::kHeldDir)).c_str(), &st) != 0) return;
+        auto held_fd = common::open_held_dir(c_.state_dir);
+        auto names = held_fd ? common::list_held(held_fd->get())
+                             : Result<std::vector<std::string>>(held_fd.error());
+        if (!names) return;
+        const auto waiting = std::count_if(names->begin(), names->end(),
+                                           [](const std::string& n) { return is_request_name(n); });
+        if (waiting > 0) {
+            info(std::to_string(waiting) + " request(s) wait for a person's approval:");
+            print_fix("hostbridge pending --slug " + c_.slug);
+        }
+    }
+
+    // A per-service rule that allows what the argv table refuses anyway
+    // (rebuild of a service that is not buildable) says something the bridge
+    // will never do. Verb-level keys are left alone: the seeded policy.conf
+    // has `auto` for init and join-network whatever this install offers.
+    void check_policy_shadows(const common::Policy& policy) {
+        const auto shadowed = [&](Verb verb, std::optional<std::size_t> arg,
+                                  const std::string& key) {
+            const auto outcome = exec::argv_for(verb, arg, c_);
+            const auto* denied = std::get_if<exec::Denied>(&outcome);
+            if (denied == nullptr) return;
+            warn(key + " in " + c_.policy_file + " has no effect: " +
+                 std::string(reason_text(denied->reason)) + ", whatever the policy says");
+        };
+        for (const auto& rule : policy.service_rules) {
+            if (rule.mode.mode == common::Mode::Deny) continue;
+            const auto at = std::find(c_.services.begin(), c_.services.end(), rule.service);
+            shadowed(rule.verb, static_cast<std::size_t>(at - c_.services.begin()),
+                     std::string(verb_info(rule.verb).policy_key) + "." + rule.service + "=" +
+                         std::string(common::mode_name(rule.mode.mode)));
+        }
+    }
+
+    // The MCP tool list is built from the manifest install wrote; an edit of
+    // policy.conf since then leaves it offering what is now denied, or
+    // missing what is now allowed (admin/install/agent_manifest.hpp). The host still
+    // decides every call; this only keeps the agent's tool list honest.
+    void check_agent_manifest(const common::Policy& policy) {
+        if (!spool_ || !spool_->root) return;  // reported by check_spool_dirs
+        const std::string shown = c_.spool_dir + "/" + kAgentBinDir + "/" + kAgentManifest;
+        UniqueFd bin(::openat(spool_->root.get(), kAgentBinDir,
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        const auto have = read_regular_at(bin.get(), kAgentManifest);
+        if (!have) {
+            problem("the agent's tool manifest " + shown + " is missing", {reinstall()});
+            return;
+        }
+        if (*have != render_agent_manifest(c_, policy, spool_rel())) {
+            problem("the agent's tool manifest " + shown +
+                        " does not match this install and policy.conf (edited since install?)",
+                    {reinstall()});
+        } else {
+            ok("the agent's tool manifest matches the policy");
+        }
+    }
+
+    // AGENT.md lists what the policy refuses or only dry-runs: an edit of
+    // policy.conf since install leaves it telling the agent something else.
+    void check_agent_doc(const common::Policy& policy) {
+        if (!spool_ || !spool_->root) return;  // reported by check_spool_dirs
+        const std::string shown = c_.spool_dir + "/AGENT.md";
+        const auto have = read_regular_at(spool_->root.get(), "AGENT.md");
+        if (!have) {
+            problem(shown + " is missing or not a regular file", {reinstall()});
+            return;
+        }
+        if (*have != render_agent_doc(c_, policy, spool_rel())) {
+            problem(shown +
+                        " does not say what this install and policy.conf say now (edited since "
+                        "install?)",
+                    {reinstall()});
+        }
+    }
+    static constexpr std::size_t kMaxManifest = 1 << 20;
+
+    // A regular file `name` in `dir` (-1: none), never through a link and
+    // never blocking on a FIFO; nullopt when it is not there to read.
+    static std::optional<std::string> read_regular_at(int dir, const char* name) {
+        UniqueFd file(
+            dir < 0 ? -1 : ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat st {};
+        std::string text;
+        if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            !sys::read_all(file.get(), text, kMaxManifest + 1)) {
+            return std::nullopt;
+        }
+        return text;
+    }
+
+    // The spool as install's --spool-rel gave it (check_spool_dirs has
+    // checked that it lies inside the project).
+    std::string spool_rel() const { return c_.spool_dir.substr(c_.project_dir.size() + 1); }
+
+    // The single-flight lock, a record lock (executor/drain.cpp): only a
+    // process that took it holds it, never one that inherited the file.
+    // Held by anything but a running drain, no drain will run again.
+    void check_lock() {
+        const std::string lock = c_.state_dir + "/drain.lock";
+        UniqueFd fd(::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        const pid_t holder = fd ? sys::record_lock_holder(fd.get()) : 0;
+        if (holder == 0) {
+            ok("drain lock free");
+            return;
+        }
+        if (holder < 0) {
+            problem(sys::errno_text("cannot ask who holds the drain lock " + lock),
+                    {"fuser -v " + shell_quote(lock)});
+            return;
+        }
+        const long pid = holder;
+        const std::string exe = read_link("/proc/" + std::to_string(pid) + "/exe");
+        const long age = process_age_seconds(pid);
+        const bool is_drain = exe == paths_.executor || exe.ends_with("/hostbridge-executor");
+        const long limit = c_.drain.time_budget_seconds + c_.drain.linger_seconds + 60;
+        if (is_drain && age >= 0 && age <= limit) {
+            info("a drain is running (pid " + std::to_string(pid) + ", for " + std::to_string(age) +
+                 " s)");
+        } else if (is_drain) {
+            problem("a drain (pid " + std::to_string(pid) + ") has held the lock for " +
+                        std::to_string(age) + " s, past its budget of " + std::to_string(limit) +
+                        " s",
+                    {"kill " + std::to_string(pid)});
+        } else {
+            problem("the drain lock " + lock + " is held by pid " + std::to_string(pid) + " (" +
+                        (exe.empty() ? "unknown" : exe) + "), not by a drain, so no drain can run",
+                    {"kill " + std::to_string(pid)});
+        }
+    }
+
+    static std::string read_link(const std::string& path) {
+        char buf[4096];
+        ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+        if (n <= 0) return {};
+        std::string out(buf, static_cast<std::size_t>(n));
+        if (out.ends_with(" (deleted)")) out.resize(out.size() - 10);
+        return out;
+    }
+
+    static long process_age_seconds(long pid) {
+        std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat_file)),
+                         std::istreambuf_iterator<char>());
+        auto paren = text.rfind(')');
+        if (paren == std::string::npos) return -1;
+        std::istringstream in(text.substr(paren + 2));
+        std::string field;
+        // Field 22 is starttime; after ")" we are at field 3.
+        for (int i = 3; i <= 22 && in >> field; ++i) {
+            if (i == 22) {
+                std::ifstream up("/proc/uptime");
+                double uptime = 0;
+                up >> uptime;
+                const double start = std::stod(field) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+                return static_cast<long>(uptime - start);
+            }
+        }
+        return -1;
+    }
+
+    void check_audit() {
+        auto report = admin::verify_audit_log(c_.state_dir);
+        if (!report) {
+            problem("cannot check the audit log: " + report.error().message,
+                    {self_command() + " audit --slug " + c_.slug + " --verify"});
+            return;
+        }
+        if (report->first_bad) {
+            problem("the audit log's hash chain is broken at " + *report->first_bad,
+                    {self_command() + " audit --slug " + c_.slug + " --verify"});
+            return;
+        }
+        if (report->lines == 0) {
+            problem("the audit log in " + c_.state_dir + " is empty or missing", {reinstall()});
+            return;
+        }
+        ok("audit chain intact (" + std::to_string(report->lines) + " events)");
+        // Nothing is ever dropped by rotation: the admin prunes (docs/AUDIT-LOG.md).
+        const double mib = static_cast<double>(report->bytes) / (1024.0 * 1024.0);
+        char size[64];
+        std::snprintf(size, sizeof size, "%.1f MiB", mib);
+        info("audit log size: " + std::string(size) + " in " + std::to_string(report->segments) +
+             " segment(s), from seq " + std::to_string(report->first_seq) + " (" +
+             report->first_event + ")" +
+             (mib >= 1024.0 ? "; remove old segments with `" + self_command() + " audit --slug " +
+                                  c_.slug + " --prune-before YYYY-MM-DD`"
+                            : ""));
+        if (report->torn_fragments > 0) {
+            info(std::to_string(report->torn_fragments) +
+                 " torn line(s) from a crash, each followed by a `recovered` event");
+        }
+    }
+
+    void check_quarantine_and_stuck() {
+        if (!spool_) return;  // the spool could not be opened safely: reported above
+        const std::string quarantine = c_.spool_dir + "/quarantine";
+        std::size_t total = 0;
+        std::size_t recent = 0;
+        const std::time_t now = std::time(nullptr);
+        for_each_entry_at(subdir("quarantine"), [&](const std::string&, const struct stat& st) {
+            ++total;
+            if (now - st.st_mtime < kQuarantineWindow) ++recent;
+        });
+        if (recent > 0) {
+            problem("quarantine/ is growing: " + std::to_string(recent) +
+                        " entr(y/ies) in the last 24 h (" + std::to_string(total) +
+                        " in all); something writes malformed or hostile requests: look at them",
+                    {"ls -la -- " + shell_quote(quarantine)});
+        } else if (total > 0) {
+            info("quarantine/ holds " + std::to_string(total) + " old entr(y/ies)");
+        } else {
+            ok("quarantine/ is empty");
+        }
+        const std::string requests = c_.spool_dir + "/requests";
+        std::size_t stuck = 0;
+        for_each_entry_at(subdir("requests"), [&](const std::string& name, const struct stat&) {
+            if (name.rfind(".stuck-", 0) != 0) return;
+            // Names the agent can plant by the thousand: the first few, then a count.
+            if (++stuck > kStuckShown) return;
+            problem("requests/" + name +
+                        " could not be moved by the drain (not yours?); "
+                        "inspect and remove it",
+                    {"ls -la -- " + shell_quote(requests + "/" + name),
+                     "rm -rf -- " + shell_quote(requests + "/" + name)});
+        });
+        if (stuck > kStuckShown) {
+            problem(std::to_string(stuck - kStuckShown) + " more .stuck-* entries in requests/",
+                    {"ls -la -- " + shell_quote(requests)});
+        }
+    }
+
+    int subdir(std::string_view name) const {
+        for (std::size_t i = 0; i < kSpoolSubdirs.size(); ++i) {
+            if (kSpoolSubdirs[i] == name) return spool_->subdirs[i].get();
+        }
+        return -1;
+    }
+
+    // Entries of a pinned spool dir, looked at without following anything.
+    template <typename Fn>
+    static void for_each_entry_at(int dirfd, Fn fn) {
+        if (dirfd < 0) return;
+        const int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dup < 0) return;
+        DIR* dir = ::fdopendir(dup);
+        if (dir == nullptr) {
+            ::close(dup);
+            return;
+        }
+        while (dirent* e = ::readdir(dir)) {
+            std::string name = e->d_name;
+            if (name == "." || name == "..") continue;
+            struct stat st {};
+            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
+        }
+        ::closedir(dir);
+    }
+
+    InstallPaths paths_;
+    std::string home_;           // HOME: what an escape as you would reach
+    std::string installs_root_;  // <config_home>/hostbridge: the other bridges
+    Config c_;
+    std::optional<PinnedSpool> spool_;
+    std::optional<InstallRecord> record_;
+    int problems_ = 0;
+};
+
+}  // namespace
+
+namespace {
+int run_doctor(Invocation& in) {
+    return Doctor(std::move(in.paths), in.dirs).run();
+}
+}  // namespace
+
+const Subcommand kDoctor = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, nullptr, run_doctor};
+
+}  // namespace hb::cli

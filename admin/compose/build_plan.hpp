@@ -1,0 +1,51 @@
+// bridge.json's "build" from the approved compose file: for each buildable
+// service with its own build, what the executor's build step passes to the
+// engine (executor/argv_table.cpp, docs/BUILDS.md). Written by install and
+// by approve, from the same reading of the compose file (compose_reader.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admin/compose/compose_reader.hpp"
+#include "common/config.hpp"
+#include "ipc/result.hpp"
+
+namespace hb::cli {
+
+// The project name podman-compose 1.0.3 derives from a directory's name:
+// lower case, only [-_a-z0-9] kept. Empty when nothing is left.
+std::string compose_project_name(const std::string& dir_basename);
+
+struct BuildPlanInput {
+    std::string project_dir;   // canonical
+    std::string compose_file;  // absolute
+    ComposeFlavour flavour = ComposeFlavour::Docker;
+    std::string engine;  // absolute podman or docker, or empty when none was found
+    const std::vector<ComposeBuild>* builds = nullptr;
+    const std::vector<std::string>* buildable = nullptr;
+    // What a person set by hand in the previous bridge.json (network and
+    // budgets) is kept.
+    const std::optional<BuildSettings>* previous = nullptr;
+    // Absolute buildah (podman-compose), or empty when none was found: it
+    // reads base images' ONBUILD triggers (executor/base_triggers.hpp).
+    std::string buildah;
+};
+
+// nullopt (every rebuild refused, with a note saying why) when there is no
+// engine or no usable project name. `notes` gets one sentence per service
+// left out.
+std::optional<BuildSettings> plan_builds(const BuildPlanInput& in, std::vector<std::string>& notes);
+
+// The stack backend's "build": what `install --build-context S=DIR
+// [--containerfile S=FILE]` recorded (paths already normal and inside,
+// admin/install/install_options.cpp). Each S must be buildable; the budgets a person
+// set in the previous bridge.json are kept.
+Result<BuildSettings> plan_stack_builds(
+    const std::vector<std::pair<std::string, std::string>>& contexts,
+    const std::vector<std::pair<std::string, std::string>>& containerfiles,
+    const std::vector<std::string>& buildable, const std::optional<BuildSettings>* previous);
+
+}  // namespace hb::cli

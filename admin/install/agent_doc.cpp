@@ -1,0 +1,245 @@
+#include "admin/install/agent_doc.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "client/request/request_wait.hpp"
+#include "executor/argv_table.hpp"
+
+namespace hb::cli {
+
+using client::kPendingGrace;
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+    if (items.empty()) return "(none)";
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) out += ", ";
+        out += "`" + item + "`";
+    }
+    return out;
+}
+
+std::string policy_section(const Config& config, const common::Policy& policy) {
+    std::vector<std::string> denied;
+    std::vector<std::string> dry_run;
+    std::vector<std::string> ask;
+    std::vector<std::string> allowed;  // a service excepted from its verb's refusal
+    const auto file = [&](common::Mode mode, const std::string& what) {
+        if (mode == common::Mode::Deny) denied.push_back(what);
+        if (mode == common::Mode::DryRun) dry_run.push_back(what);
+        if (mode == common::Mode::Ask) ask.push_back(what);
+        if (mode == common::Mode::Auto) allowed.push_back(what);
+    };
+    for (Verb verb : kAllVerbs) {
+        const common::Mode mode = policy.mode(verb);
+        if (verb_offered(verb, config) && mode != common::Mode::Auto) {
+            file(mode, std::string(verb_name(verb)));
+        }
+    }
+    for (const auto& rule : policy.service_rules) {
+        if (!verb_offered(rule.verb, config)) continue;
+        const common::Mode mode = policy.mode(rule.verb, rule.service);
+        if (mode == policy.mode(rule.verb)) continue;
+        file(mode, std::string(verb_name(rule.verb)) + " " + rule.service);
+    }
+    std::ostringstream o;
+    o << "## This host's policy\n\n";
+    if (denied.empty() && dry_run.empty() && ask.empty()) {
+        o << "Today the host's policy allows every verb above. A person may change that;\n"
+          << "a refusal then says so.\n\n";
+        return o.str();
+    }
+    if (!denied.empty()) {
+        o << "Refused by the host's policy: " << join(denied) << ". Asking again will not\n"
+          << "help; if the work needs it, tell the person you work with.\n\n";
+    }
+    if (!dry_run.empty()) {
+        o << "Dry run only: " << join(dry_run) << ". The host checks such a request as\n"
+          << "usual, runs nothing, and answers `denied` with the reason\n"
+          << "`dry run: would run ...`; if it must really run, tell the person you work with.\n\n";
+    }
+    if (!ask.empty()) {
+        o << "Needs a person's approval on the host: " << join(ask) << ". The host checks\n"
+          << "such a request as usual, then holds it (`pending`) until a person runs\n"
+          << "`hostbridge allow NAME` or `hostbridge deny NAME` on the host, or until it\n"
+          << "expires (" << config.limits.ttl_seconds << " s after it was sent). The client "
+          << "says so once and waits;\ntell the person you work with, and do not send it "
+          << "again while it waits.\n\n";
+    }
+    if (!allowed.empty()) {
+        o << "Allowed all the same, for these services only: " << join(allowed) << ".\n\n";
+    }
+    return o.str();
+}
+
+}  // namespace
+
+bool verb_offered(Verb verb, const Config& config) {
+    if (verb == Verb::Init) return config.backend.kind != BackendKind::Compose;
+    if (verb == Verb::JoinNetwork) return config.join_network.has_value();
+    return true;
+}
+
+int tool_timeout_seconds(const Config& config) {
+    // Longest a call waits: held for a person until the TTL plus the
+    // client's grace (client/request/request_wait.hpp), or up to the default 120 s to
+    // be taken up, whichever is longer; then the longest verb's run, whose
+    // timeout covers its settle step too (executor/settle.hpp).
+    int longest = std::max(config.timeouts.default_seconds, config.timeouts.rebuild_seconds);
+    for (const auto& [verb, seconds] : config.timeouts.per_verb)
+        longest = std::max(longest, seconds);
+    const int wait =
+        std::max(config.limits.ttl_seconds + static_cast<int>(kPendingGrace.count()), 120);
+    return (wait + longest + 99) / 100 * 100;
+}
+
+std::string render_agent_doc(const Config& config, const common::Policy& policy,
+                             const std::string& spool_rel) {
+    const bool compose = config.backend.kind == BackendKind::Compose;
+    // The settle step and the structured status and health (executor/settle.hpp).
+    const bool verified = config.settle.has_value();
+    const std::string req = spool_rel + "/request";
+    const std::string example = config.services.empty() ? "api" : config.services.front();
+    // How long an MCP tool call may last: Codex takes seconds, Claude Code
+    // milliseconds (MCP_TOOL_TIMEOUT, read from its environment).
+    const int tool_timeout = tool_timeout_seconds(config);
+    std::ostringstream o;
+    o << "# Host actions for this project (hostbridge)\n\n"
+      << "You have no container engine. To act on this project's containers, ask the\n"
+      << "host through the request client in this directory. The host runs only the\n"
+      << "fixed actions below, checks every request, and records each one.\n\n"
+      << "## How to call\n\n"
+      << "From the project root:\n\n"
+      << "    " << req << " VERB [SERVICE]\n"
+      << "    " << req << " --timeout 300 rebuild " << example << "\n"
+      << "    " << req << " --no-wait up      # prints the request name, does not wait\n\n"
+      << "The client writes one request file, waits for the answer and prints the\n"
+      << "command's output (its last 16 KiB) on stdout; the reason for a refusal or\n"
+      << "failure goes to stderr. `--timeout` (default 120 s) bounds only the wait for\n"
+      << "the host to take the request up; once it runs, the client waits for the end.\n\n"
+      << "## MCP\n\n"
+      << "If your harness speaks MCP, register the tools instead, inside this container\n"
+      << "(never on the host: the copy in the checkout is yours to replace):\n\n"
+      << "    claude mcp add hostbridge -- " << spool_rel << "/bin/hostbridge-agent mcp\n\n"
+      << "and start Claude Code with `MCP_TOOL_TIMEOUT=" << tool_timeout * 1000
+      << "` (milliseconds) in its\nenvironment. "
+      << "Codex (`~/.codex/config.toml`): `[mcp_servers.hostbridge]` with `command = \""
+      << spool_rel << "/bin/hostbridge-agent\"`, `args = [\"mcp\"]` and\n"
+      << "`tool_timeout_sec = " << tool_timeout
+      << "` (a held request waits for a person, then runs up to its timeout). Each verb\nbelow is "
+         "a "
+      << "tool; refusals come back as tool errors that say why and what to do. Where\n"
+      << "there is no shell, `" << spool_rel << "/bin/hostbridge-agent request VERB [SERVICE]`\n"
+      << "is the same client as `request`.\n\n"
+      << "## Verbs\n\n"
+      << "| verb | argument | what the host does |\n|---|---|---|\n"
+      << "| `ping` | none | answers `pong`; runs nothing (checks the bridge is alive) |\n"
+      << "| `status` | none | "
+      << (verified && compose ? "each service's containers: state, health, restarts, image, "
+                                "start time (`services`), then the `ps` text"
+          : verified ? "the project's own status text, then each service's containers: state, "
+                       "health, restarts, image, start time (`services`)"
+          : compose  ? "shows the state of the containers"
+                     : "shows the state of the services")
+      << " |\n"
+      << "| `health` | none | "
+      << (verified && compose
+              ? "runs each healthcheck once; `done` only when every service runs, healthy "
+                "where it has a check; `failed` names the others, with their last log lines"
+          : verified ? "runs the project's health check, then each container's healthcheck "
+                       "once; `done` only when both pass: every service runs, healthy where it "
+                       "has a check; `failed` names the others, with their last log lines"
+          : compose  ? "shows the state of the containers"
+                     : "runs the project's health check")
+      << " |\n"
+      << "| `logs` | a service | "
+      << (compose ? "the last 200 lines of the service's log" : "the service's recent logs")
+      << (exec::accepts_log_window(config) ? " (fewer, or only the new ones: below)" : "") << " |\n"
+      << "| `up` | none | "
+      << (compose ? "starts the containers; builds nothing (a missing image waits for `rebuild`)"
+                  : "starts the application")
+      << " |\n"
+      << "| `down` | none | stops the application |\n"
+      << "| `restart` | a service | "
+      << (compose ? "restarts that service's container: bind-mounted code is picked up, a new "
+                    "image is not (that is `rebuild`)"
+                  : "restarts that service")
+      << " |\n"
+      << "| `rebuild` | a buildable service | "
+      << (compose ? "rebuilds that service's image and replaces its container with one of it"
+                  : "rebuilds that service's image")
+      << " |\n";
+    if (!compose) o << "| `init` | none | initialises the application (this resets seed data) |\n";
+    if (config.join_network) {
+        o << "| `join-network` | none | connects this container to the `"
+          << config.join_network->network << "` network, so services answer by name |\n";
+    }
+    o << "\nNothing else exists: there is no way to run another command, and "
+      << "`exec`, `reset-db`\nand `shell*` are always refused. The host's policy may also "
+      << "refuse a verb; the\nanswer then says why.\n\n"
+      << "Services: " << join(config.services) << "\n\n"
+      << "Buildable services (for `rebuild`): " << join(config.buildable) << "\n\n";
+    if (exec::accepts_log_window(config)) {
+        // The window's words: docs/PROTOCOL.md, "Following logs".
+        o << "To read less of a log, or only what is new: `" << req << " --lines 50 logs "
+          << example << "`\nanswers the last 50 lines, each after its timestamp, and prints "
+          << "`cursor: NS:K` on\nstderr; `" << req << " --since NS:K logs " << example
+          << "` answers only the lines\nafter that cursor, and a new cursor (`more: true` "
+          << "means more lines wait: ask\nagain at once with the new cursor). Nothing is lost "
+          << "or repeated between cursors.\n\n";
+    }
+    if (verified) {
+        o << "After `up`, `restart` and `rebuild` exit 0, the host waits (at most "
+          << config.settle->seconds << " s) until the\nservices they touched settled: the "
+          << "answer is `done` only when each runs, healthy\nwhere it has a healthcheck, "
+          << "restarted or on the new image where that was asked;\notherwise `failed`, naming "
+          << "the service, with its last log lines. The answer's\n`services` (and the first "
+          << "lines of the text) say what the engine found.\n\n";
+    }
+    if (compose) {
+        // What the host's screen refuses (docs/BUILDS.md), so an honest
+        // Containerfile is written to pass it.
+        o << "A `rebuild` copies the service's build context first and builds from the "
+          << "copy:\nsymlinks must stay inside the context, no FIFOs or sockets. Its "
+          << "Containerfile may use\n`RUN --mount=type=cache,target=/abs/path` "
+          << "(and `sharing=`) and no other mount,\nno `$` in any flag, no heredocs, "
+          << "no `ADD` of a URL. Build steps have no network,\nand base images are never "
+          << "pulled: ask the person to pull one you need. Finish your edits\nbefore you "
+          << "ask for a `rebuild`: a file caught half-written when the host copies\nit is "
+          << "refused (an empty Containerfile has no FROM).\n\n";
+    }
+    o << policy_section(config, policy) << "## Answers\n\n"
+      << "| state | meaning |\n|---|---|\n"
+      << "| `queued` | the host has seen the request (not final) |\n"
+      << "| `pending` | held until a person on the host allows or denies it (not final) |\n"
+      << "| `running` | the command has started (not final) |\n"
+      << "| `done` | it ran and succeeded |\n"
+      << "| `failed` | it ran and failed, timed out, or could not start; read the output |\n"
+      << "| `denied` | refused before running; the reason says why |\n"
+      << "| `expired` | the host took it up too late (over " << config.limits.ttl_seconds
+      << " s); send it again if still needed |\n\n"
+      << "| exit code | meaning |\n|---|---|\n"
+      << "| 0 | `done` |\n"
+      << "| 70 | `denied`, `expired` or `failed`: read the reason on stderr |\n"
+      << "| 75 | no answer in time: the bridge may be down, or no person decided a "
+      << "`pending` request before it expired; tell the person you work with |\n"
+      << "| 64 | usage error: nothing was sent |\n\n"
+      << "## Limits\n\n"
+      << "Mutating verbs: at most " << config.limits.mutating.count << " per "
+      << config.limits.mutating.seconds << " s. `status`, `health` and `logs`: at most "
+      << config.limits.read_only.count << " per " << config.limits.read_only.seconds
+      << " s. `ping` is free.\n\n"
+      << "When rate limited the answer is `denied` with a reason saying when to retry.\n"
+      << "Do not retry in a loop: wait that long, batch your changes (one `rebuild`\n"
+      << "after several edits, not one per edit), and if the work cannot wait, tell\n"
+      << "the person you work with.\n\n"
+      << "A request refused because a trusted project file changed (the stack script,\n"
+      << "the compose file and what it includes, `.env`) stays refused until a person\n"
+      << "on the host approves the change: tell them; retrying will not help.\n";
+    return o.str();
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,85 @@
+#include "admin/install/engine_user.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace hb::cli {
+
+std::optional<Account> account(const std::string& name) {
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+        return std::nullopt;
+    return Account{name, found->pw_uid, found->pw_gid, found->pw_dir ? found->pw_dir : ""};
+}
+
+std::string engine_socket_in(const std::string& home) {
+    return home + "/engine/podman.sock";
+}
+
+Result<EngineIdentity> engine_identity_of(const std::string& name) {
+    if (!is_user_name(name)) return make_error(name + " is not a login name");
+    const std::optional<Account> found = account(name);
+    if (!found)
+        return make_error("no user " + name +
+                          " on this host (`hostbridge engine setup`, as root, "
+                          "creates it: docs/ENGINE-USER.md)");
+    if (found->uid == 0)
+        return make_error(name + " is root: the engine user must own nothing of yours");
+    if (found->uid == ::geteuid())
+        return make_error(name + " is you: the engine user must be another user");
+    const std::string& home = found->home;
+    if (home.size() < 2 || home[0] != '/' || home.find("/.") != std::string::npos ||
+        home.find("//") != std::string::npos || home.back() == '/')
+        return make_error(name + "'s home directory \"" + home +
+                          "\" is not a normal absolute path");
+    return EngineIdentity{name, engine_socket_in(home)};
+}
+
+std::string engine_socket_unit_text(const std::string& person, const std::string& slug,
+                                    const std::string& setfacl) {
+    return "# Written by `hostbridge engine setup` for " + person + "'s bridge " + slug +
+           " (docs/ENGINE-USER.md).\n"
+           "[Unit]\n"
+           "Description=hostbridge engine socket for " +
+           person + " (" + slug +
+           ")\n\n"
+           "[Socket]\n"
+           "ListenStream=%h/engine/podman.sock\n"
+           "SocketMode=0600\n"
+           "DirectoryMode=0700\n"
+           "# Made new at every start with no ACL: the person alone may open it.\n"
+           "ExecStartPost=" +
+           setfacl + " -m u:" + person +
+           ":rw %h/engine/podman.sock\n\n"
+           "[Install]\n"
+           "WantedBy=sockets.target\n";
+}
+
+std::string engine_service_unit_text(const std::string& person, const std::string& slug,
+                                     const std::string& podman) {
+    return "# Written by `hostbridge engine setup` for " + person + "'s bridge " + slug +
+           " (docs/ENGINE-USER.md).\n"
+           "[Unit]\n"
+           "Description=hostbridge engine (rootless podman API) for " +
+           person + " (" + slug +
+           ")\n"
+           "Requires=" +
+           kEngineSocketUnit +
+           "\n"
+           "After=" +
+           kEngineSocketUnit +
+           "\n\n"
+           "[Service]\n"
+           "Type=exec\n"
+           "# The containers' conmon processes outlive a restart of the service.\n"
+           "KillMode=process\n"
+           "Delegate=true\n"
+           "ExecStart=" +
+           podman + " system service --time=0\n";
+}
+
+}  // namespace hb::cli

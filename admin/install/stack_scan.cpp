@@ -1,0 +1,64 @@
+#include "admin/install/stack_scan.hpp"
+
+#include <sys/stat.h>
+
+namespace hb::cli {
+namespace {
+
+bool path_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-' || c == '/';
+}
+
+// A normal relative path: no empty, "." or ".." component.
+bool plain_relative(std::string_view path) {
+    if (path.empty() || path.front() == '/') return false;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = path.find('/', start);
+        const std::string_view part = path.substr(start, slash - start);
+        if (part.empty() || part == "." || part == "..") return false;
+        if (slash == std::string_view::npos) return true;
+        start = slash + 1;
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> unpinned_files_named(const std::string& project_dir,
+                                              std::string_view script,
+                                              const std::set<std::string>& pinned) {
+    std::set<std::string> found;
+    std::size_t i = 0;
+    while (i < script.size()) {
+        if (!path_char(script[i])) {
+            ++i;
+            continue;
+        }
+        const std::size_t start = i;
+        while (i < script.size() && path_char(script[i])) ++i;
+        std::string_view token = script.substr(start, i - start);
+        std::vector<std::string_view> candidates;
+        if (token.starts_with(project_dir + "/")) {
+            candidates.push_back(token.substr(project_dir.size() + 1));
+        } else if (token.front() != '/') {
+            while (token.starts_with("./")) token.remove_prefix(2);
+            candidates.push_back(token);
+            // `$here/name` and `${here}/name`: the variable's name is the
+            // first component of the token.
+            if (const auto slash = token.find('/'); slash != std::string_view::npos)
+                candidates.push_back(token.substr(slash + 1));
+        }
+        for (std::string_view candidate : candidates) {
+            if (!plain_relative(candidate)) continue;
+            const std::string rel(candidate);
+            if (pinned.contains(rel) || found.contains(rel)) continue;
+            struct stat st {};
+            const std::string full = project_dir + "/" + rel;
+            if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode)) found.insert(rel);
+        }
+    }
+    return {found.begin(), found.end()};
+}
+
+}  // namespace hb::cli
