@@ -1,0 +1,2 @@
+// The precompiled headers' own translation unit (tests/CMakeLists.txt): every
+// test target reuses the headers it compiles once.
