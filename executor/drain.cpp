@@ -11,6 +11,7 @@
 #include <ctime>
 #include <string_view>
 #include <tuple>
+#include <unordered_set>
 
 #include "executor/drain_finish.hpp"
 #include "executor/evidence.hpp"
@@ -35,6 +36,8 @@ constexpr std::size_t kMirrorBytes = 1 << 20;
 // Pruning lists two directories; `watch` does it at most this often.
 constexpr auto kPruneInterval = std::chrono::minutes(1);
 constexpr std::time_t kDay = 24 * 60 * 60;
+// How long the claim loop works before it looks at requests/ again.
+constexpr auto kLookEvery = std::chrono::milliseconds(100);
 
 bool is_stuck_name(std::string_view name) {
     return name.starts_with(kStuckPrefix);
@@ -137,8 +140,9 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
     for (;;) {
         // Step 3, before the lock: several drains may start at once and
         // every request they see is acknowledged, whichever wins.
-        if (auto acked = acknowledge(); !acked) {
-            failure_ = acked.error().message;
+        auto listed = acknowledge();
+        if (!listed) {
+            failure_ = listed.error().message;
             end = CycleEnd::Failed;
             break;
         }
@@ -164,7 +168,7 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
             } else if (*settled) {
                 end = CycleEnd::BudgetReached;
             } else {
-                end = claim_loop(stop, enforce_budget);
+                end = claim_loop(stop, enforce_budget, *listed);
             }
         }
         // Step 7: unlocked, look once more.
@@ -183,11 +187,13 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
     return end;
 }
 
-Result<void> Drain::acknowledge() {
+Result<std::vector<std::string>> Drain::acknowledge() {
     auto names = spool_.list(SpoolDir::Requests);
     if (!names) return names.error();
     const std::time_t now = wall_now();
+    std::size_t acknowledged = 0;
     for (const std::string& name : *names) {
+        if (acknowledged == kAcknowledgeAtMost) break;
         // Only on-schema names get responses; a name already in archive/ is
         // a replay, and its response belongs to the original.
         if (!is_request_name(name) || responses_.has_response(name) ||
@@ -200,13 +206,14 @@ Result<void> Drain::acknowledge() {
             continue;
         }
         if (!*published) continue;  // another drain answered first
+        ++acknowledged;
         if (auto logged = logged_or_stop(
                 audit_.append_agent(record(AuditEvent::Queued, name, std::nullopt)), "");
             !logged) {
-            return logged;
+            return logged.error();
         }
     }
-    return {};
+    return names;
 }
 
 Result<void> Drain::recover() {
@@ -241,31 +248,51 @@ Result<void> Drain::recover() {
     return {};
 }
 
-CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budget) {
+CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budget,
+                           const std::vector<std::string>& listed) {
+    // Each look at requests/ puts what no look before it saw on top, in
+    // name order: the agent dates the names, and a backlog dated to sort
+    // first must not keep a fresh request waiting more than one look
+    // (docs/EXECUTOR-DRAIN.md, "One drain cycle"). The first look is at
+    // once: what arrived while the drain acknowledged is fresh.
+    std::unordered_set<std::string> seen;
+    std::vector<std::string> todo;  // the next name at the back
+    const auto take = [&](const std::vector<std::string>& names) {
+        for (auto it = names.rbegin(); it != names.rend(); ++it) {
+            if (!is_stuck_name(*it) && seen.insert(*it).second) todo.push_back(*it);
+        }
+    };
+    take(listed);
+    std::optional<std::chrono::steady_clock::time_point> looked;
     for (;;) {
-        auto names = spool_.list(SpoolDir::Requests);
-        if (!names) {
-            failure_ = names.error().message;
-            return CycleEnd::Failed;
-        }
-        if (auto moved = quarantine_stuck(*names); !moved) {
-            failure_ = moved.error().message;
-            return CycleEnd::Failed;
-        }
-        bool any = false;
-        // One listing is handled in name order (oldest first); what arrives
-        // meanwhile is picked up by the next listing.
-        for (const std::string& name : *names) {
-            if (is_stuck_name(name) || skip_.contains(name)) continue;
-            any = true;
-            if (stop && stop()) return CycleEnd::Stopped;
-            if (enforce_budget && over_budget(name)) return CycleEnd::BudgetReached;
-            if (auto handled = handle(name); !handled) {
-                failure_ = handled.error().message;
+        const bool idle = todo.empty();
+        if (!looked || idle || std::chrono::steady_clock::now() - *looked >= kLookEvery) {
+            auto names = spool_.list(SpoolDir::Requests);
+            if (!names) {
+                failure_ = names.error().message;
                 return CycleEnd::Failed;
             }
+            // The .stuck-* batches (thousands of renames) only at the first
+            // look and when nothing else is left, never between requests.
+            if (!looked || idle) {
+                if (auto moved = quarantine_stuck(*names); !moved) {
+                    failure_ = moved.error().message;
+                    return CycleEnd::Failed;
+                }
+            }
+            take(*names);
+            looked = std::chrono::steady_clock::now();
+            if (todo.empty()) return CycleEnd::Drained;
         }
-        if (!any) return CycleEnd::Drained;
+        const std::string name = std::move(todo.back());
+        todo.pop_back();
+        if (skip_.contains(name)) continue;
+        if (stop && stop()) return CycleEnd::Stopped;
+        if (enforce_budget && over_budget(name)) return CycleEnd::BudgetReached;
+        if (auto handled = handle(name); !handled) {
+            failure_ = handled.error().message;
+            return CycleEnd::Failed;
+        }
     }
 }
 

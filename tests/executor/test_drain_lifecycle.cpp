@@ -8,6 +8,7 @@
 #include "admin/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "drain_fixture.hpp"
+#include "executor/drain.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::test {
@@ -399,6 +400,26 @@ TEST(DrainLifecycle, BusyDrainOnlyAcknowledgesAndNeverOverwritesAnAnswer) {
     EXPECT_EQ(f.count("requests"), 2u);  // the lock holder's work
 }
 
+// A flood gets kAcknowledgeAtMost acknowledgements, the first names in
+// name order; the lock holder answers the rest without one.
+TEST(DrainLifecycle, AFloodIsAcknowledgedOnlyUpToTheBound) {
+    DrainFixture f;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < exec::kAcknowledgeAtMost + 20; ++i)
+        names.push_back(f.publish("ping"));
+    const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
+    ASSERT_GE(lock, 0);
+    ASSERT_TRUE(hb::sys::try_record_lock(lock));
+    const Exit busy = f.run();
+    ::close(lock);
+    ASSERT_EQ(busy.code, 0) << busy.err;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        EXPECT_EQ(f.state_of(names[i]), i < exec::kAcknowledgeAtMost ? "queued" : "") << i;
+    }
+    ASSERT_EQ(f.run().code, 0);
+    for (const std::string& name : names) EXPECT_EQ(f.state_of(name), "done") << name;
+}
+
 TEST(DrainLifecycle, RetentionPrunesOnlyOldFilesAndSymlinks) {
     DrainFixture f;
     const auto age = [](const std::string& p, int days) {
@@ -494,6 +515,27 @@ TEST(DrainLifecycle, TimeBudgetLeavesLongRequestsForTheNextDrain) {
     // The fake parser calls everything ping: the executor sees the name says
     // status and refuses to believe it.
     EXPECT_EQ(f.response(later).value()["reason"], "parser failure");
+}
+
+// The agent dates the names: a backlog dated to sort first must not keep a
+// request published after the drain started waiting for all of it. The
+// first request of the backlog hangs the parser (2 s), longer than the
+// drain waits between looks at requests/ (executor/drain.cpp, kLookEvery).
+TEST(DrainLifecycle, ARequestPublishedMidDrainGoesAheadOfTheBacklog) {
+    DrainFixture f(HB_FAKE_PARSER_DIR "/fake-parser-nonce");
+    const std::string slow = f.publish("ping", "", "5eed");
+    const std::string waiting = f.publish("ping");
+    const pid_t pid = f.start();
+    ASSERT_TRUE(wait_until([&] { return f.list("processing") == std::vector<std::string>{slow}; }));
+    const std::string fresh = f.publish("ping");  // dated after the backlog
+    const Exit e = f.finish(pid);
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(f.response(slow).value()["reason"], "parser failure");
+    std::vector<std::string> order;
+    for (const json& line : f.audit()) {
+        if (line["event"] == "succeeded") order.push_back(line["request"]);
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{fresh, waiting}));
 }
 
 }  // namespace
