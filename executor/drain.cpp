@@ -174,7 +174,6 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
         // Step 7: unlocked, look once more.
         if (end != CycleEnd::Drained || !pending()) break;
     }
-    spool_.release_displaced();
     if (held) {
         if (end == CycleEnd::Drained) prune_if_due();
         mirror_due_ = true;

@@ -54,9 +54,9 @@ TEST(DrainLifecycle, PingIsAnsweredDone) {
     EXPECT_EQ(f.audit_for(req, "succeeded").size(), 1u);
 }
 
-// Each answer replaces its `queued` acknowledgement by RENAME_EXCHANGE and
-// the acknowledgements are unlinked when the cycle ends (executor/spool.cpp):
-// a burst leaves every answer in place and nothing in tmp/.
+// Each answer replaces its `queued` acknowledgement by rename
+// (executor/spool.cpp): a burst leaves every answer in place and nothing in
+// tmp/.
 TEST(DrainLifecycle, ABurstIsAnsweredAndLeavesNothingInTmp) {
     DrainFixture f;
     std::vector<std::string> requests;
