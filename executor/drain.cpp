@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <string_view>
 #include <tuple>
 #include <unordered_set>
@@ -249,22 +250,25 @@ Result<void> Drain::recover() {
 
 CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budget,
                            const std::vector<std::string>& listed) {
-    // Each look at requests/ puts what no look before it saw on top, in
-    // name order: the agent dates the names, and a backlog dated to sort
-    // first must not keep a fresh request waiting more than one look
-    // (docs/EXECUTOR-DRAIN.md, "One drain cycle"). The first look is at
-    // once: what arrived while the drain acknowledged is fresh.
+    // The agent dates the names, so a backlog dated to sort first must not
+    // keep a request published after the drain started waiting for all of
+    // it (docs/EXECUTOR-DRAIN.md, "One drain cycle"): requests/ is looked at
+    // again at once and every kLookEvery, and what no look saw before joins
+    // `fresh`, look by look, each in name order. `fresh` and the backlog
+    // take turns, so neither can hold the other back for long.
     std::unordered_set<std::string> seen;
-    std::vector<std::string> todo;  // the next name at the back
-    const auto take = [&](const std::vector<std::string>& names) {
-        for (auto it = names.rbegin(); it != names.rend(); ++it) {
-            if (!is_stuck_name(*it) && seen.insert(*it).second) todo.push_back(*it);
+    std::deque<std::string> backlog;
+    std::deque<std::string> fresh;
+    const auto take = [&](const std::vector<std::string>& names, std::deque<std::string>& into) {
+        for (const std::string& name : names) {
+            if (!is_stuck_name(name) && seen.insert(name).second) into.push_back(name);
         }
     };
-    take(listed);
+    take(listed, backlog);
     std::optional<std::chrono::steady_clock::time_point> looked;
+    bool fresh_turn = true;
     for (;;) {
-        const bool idle = todo.empty();
+        const bool idle = backlog.empty() && fresh.empty();
         if (!looked || idle || std::chrono::steady_clock::now() - *looked >= kLookEvery) {
             auto names = spool_.list(SpoolDir::Requests);
             if (!names) {
@@ -279,12 +283,15 @@ CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budge
                     return CycleEnd::Failed;
                 }
             }
-            take(*names);
+            take(*names, fresh);
             looked = std::chrono::steady_clock::now();
-            if (todo.empty()) return CycleEnd::Drained;
+            if (backlog.empty() && fresh.empty()) return CycleEnd::Drained;
         }
-        const std::string name = std::move(todo.back());
-        todo.pop_back();
+        fresh_turn = !fresh.empty() && (fresh_turn || backlog.empty());
+        std::deque<std::string>& from = fresh_turn ? fresh : backlog;
+        const std::string name = std::move(from.front());
+        from.pop_front();
+        fresh_turn = !fresh_turn;
         if (skip_.contains(name)) continue;
         if (stop && stop()) return CycleEnd::Stopped;
         if (enforce_budget && over_budget(name)) return CycleEnd::BudgetReached;
