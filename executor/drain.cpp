@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -37,8 +38,11 @@ constexpr std::size_t kMirrorBytes = 1 << 20;
 // Pruning lists two directories; `watch` does it at most this often.
 constexpr auto kPruneInterval = std::chrono::minutes(1);
 constexpr std::time_t kDay = 24 * 60 * 60;
-// How long the claim loop works before it looks at requests/ again.
+// How long the claim loop works before it looks at requests/ again, and
+// at least ten times what the last look took: listing a directory of a
+// million planted entries must not become most of the drain's work.
 constexpr auto kLookEvery = std::chrono::milliseconds(100);
+constexpr int kLookShare = 10;
 
 bool is_stuck_name(std::string_view name) {
     return name.starts_with(kStuckPrefix);
@@ -140,7 +144,8 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
     bool held = false;
     for (;;) {
         // Step 3, before the lock: several drains may start at once and
-        // every request they see is acknowledged, whichever wins.
+        // each acknowledges what it sees (up to kAcknowledgeAtMost),
+        // whichever wins.
         auto listed = acknowledge();
         if (!listed) {
             failure_ = listed.error().message;
@@ -266,15 +271,20 @@ CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budge
     };
     take(listed, backlog);
     std::optional<std::chrono::steady_clock::time_point> looked;
+    std::chrono::steady_clock::duration look_took{};
     bool fresh_turn = true;
     for (;;) {
         const bool idle = backlog.empty() && fresh.empty();
-        if (!looked || idle || std::chrono::steady_clock::now() - *looked >= kLookEvery) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!looked || idle ||
+            now - *looked >=
+                std::max<std::chrono::steady_clock::duration>(kLookEvery, kLookShare * look_took)) {
             auto names = spool_.list(SpoolDir::Requests);
             if (!names) {
                 failure_ = names.error().message;
                 return CycleEnd::Failed;
             }
+            look_took = std::chrono::steady_clock::now() - now;
             // The .stuck-* batches (thousands of renames) only at the first
             // look and when nothing else is left, never between requests.
             if (!looked || idle) {
