@@ -379,19 +379,23 @@ TEST(DrainLifecycle, FileModeAndAgentGidFromTheConfig) {
     EXPECT_EQ(st.st_gid, 65534u);
 }
 
+// A drain run while another drain holds the single-flight lock (a record
+// lock, as the executor takes it: executor/drain.cpp).
+Exit run_while_locked(DrainFixture& f) {
+    const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
+    if (lock < 0 || !hb::sys::try_record_lock(lock)) throw std::runtime_error("drain.lock");
+    const Exit e = f.run();
+    ::close(lock);
+    return e;
+}
+
 TEST(DrainLifecycle, BusyDrainOnlyAcknowledgesAndNeverOverwritesAnAnswer) {
     DrainFixture f;
     const std::string answered = f.publish("ping");
     const std::string fresh = f.publish("ping");
     const std::string given = R"({"state":"done","request":")" + answered + "\"}";
     write_file(f.path("responses", answered + ".response.json"), given);
-    // Another drain holds the single-flight lock (a record lock, as the
-    // executor takes it: executor/drain.cpp).
-    const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
-    ASSERT_GE(lock, 0);
-    ASSERT_TRUE(hb::sys::try_record_lock(lock));
-    const Exit e = f.run();
-    ::close(lock);
+    const Exit e = run_while_locked(f);
     EXPECT_EQ(e.code, 0) << e.err;
     EXPECT_EQ(read_file(f.path("responses", answered + ".response.json")), given);
     EXPECT_EQ(f.state_of(fresh), "queued");
@@ -407,11 +411,7 @@ TEST(DrainLifecycle, AFloodIsAcknowledgedOnlyUpToTheBound) {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < exec::kAcknowledgeAtMost + 20; ++i)
         names.push_back(f.publish("ping"));
-    const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
-    ASSERT_GE(lock, 0);
-    ASSERT_TRUE(hb::sys::try_record_lock(lock));
-    const Exit busy = f.run();
-    ::close(lock);
+    const Exit busy = run_while_locked(f);
     ASSERT_EQ(busy.code, 0) << busy.err;
     for (std::size_t i = 0; i < names.size(); ++i) {
         EXPECT_EQ(f.state_of(names[i]), i < exec::kAcknowledgeAtMost ? "queued" : "") << i;
