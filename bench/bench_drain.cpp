@@ -1,15 +1,22 @@
-// Executor drain figures for docs/PERFORMANCE.md, "Executor drain", on the
-// real hostbridge-executor and hostbridge-parser binaries:
-//   1. a cold `drain` of N queued ping requests (requests/s),
+// Executor drain figures for docs/PERFORMANCE.md, on the real
+// hostbridge-executor and hostbridge-parser binaries:
+//   1. a ping behind a flood: N junk requests (on-schema names dated to sort
+//      first, malformed bodies) are queued when a cold `drain` starts, and a
+//      legitimate `ping` is published right after; publish -> its `done`
+//      ("A ping behind a flood"),
 //   2. a cold `drain` of an empty spool (wall time),
 //   3. publish -> terminal response latency for ping in `watch` mode,
 //   4. peak RSS of the executor and the parser.
 // A plain program rather than Google Benchmark: each sample is a whole
 // process run, and the latency figure needs percentiles.
 //
-//   bench_drain [--base DIR] [--runs N] [--requests N] [--pings N] [--empty N]
+//   bench_drain [--base DIR] [--runs N] [--junk N] [--pings N] [--empty N]
+//               [--executor PATH]
 //
-// --base picks the filesystem the temporary spool lives on (default /tmp).
+// --base picks the filesystem the temporary spool lives on (default /tmp);
+// a count of 0 (--runs, --pings, --empty) leaves that figure out;
+// --executor runs another build's hostbridge-executor (before and after).
+#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -33,9 +40,10 @@ using hb::test::DrainFixture;
 struct Options {
     std::string base = "/tmp";
     int runs = 5;
-    int requests = 1000;
+    int junk = 10000;
     int pings = 1000;
     int empty = 50;
+    std::string executor = HB_EXECUTOR_BIN;  // another build's, to compare
 };
 
 double ms_since(Clock::time_point t0) {
@@ -74,32 +82,100 @@ Finished wait_for(DrainFixture& f, pid_t pid, Clock::time_point t0) {
     return out;
 }
 
-void cold_drain(const Options& o) {
-    std::vector<double> rates;
+// Waits for (and reads) the next events on `in`; false past `timeout_ms`.
+bool await_event(int in, int timeout_ms) {
+    alignas(inotify_event) char buf[8192];
+    pollfd p{in, POLLIN, 0};
+    return ::poll(&p, 1, timeout_ms) == 1 && ::read(in, buf, sizeof buf) > 0;
+}
+
+// Waits on `in` (an inotify watch on responses/) until `response` says
+// done; false past `timeout_ms` without an event.
+bool await_done(int in, const DrainFixture& f, const std::string& response, int timeout_ms) {
+    alignas(inotify_event) char buf[8192];
+    for (;;) {
+        pollfd p{in, POLLIN, 0};
+        if (::poll(&p, 1, timeout_ms) != 1) return false;
+        const ssize_t n = ::read(in, buf, sizeof buf);
+        for (ssize_t at = 0; at < n;) {
+            const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
+            at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+            if (ev->len == 0 || response != ev->name) continue;
+            if (hb::test::read_file(f.path("responses", response)).find("\"state\": \"done\"") !=
+                std::string::npos)
+                return true;
+        }
+    }
+}
+
+// A name as a client gives a request it publishes now: this second's stamp,
+// so every junk name (DrainFixture::name dates them a day back) sorts first.
+std::string fresh_name(const std::string& verb) {
+    char nonce[17];
+    std::snprintf(nonce, sizeof nonce, "%016llx",
+                  static_cast<unsigned long long>(Clock::now().time_since_epoch().count()));
+    return DrainFixture::utc(std::time(nullptr), false) + "-" + verb + "-" + nonce + ".json";
+}
+
+void flood(const Options& o) {
+    std::vector<double> ping_ms;
+    std::vector<double> drain_ms;
     std::vector<double> cpu_us;
     std::vector<double> rss;
     for (int run = 0; run < o.runs; ++run) {
         DrainFixture f(HB_PARSER_BIN, o.base);
-        for (int i = 0; i < o.requests; ++i) f.publish("ping");
-        const auto t0 = Clock::now();
-        const Finished done = wait_for(f, f.start(), t0);
-        if (done.status != 0 || f.count("archive") != static_cast<std::size_t>(o.requests)) {
-            std::fprintf(stderr, "cold drain run %d did not drain everything\n", run);
+        f.executor_bin = o.executor;
+        std::vector<std::string> junk;
+        for (int i = 0; i < o.junk; ++i) {
+            // Malformed (the object never closes), each body its own.
+            junk.push_back(f.publish_as(
+                f.name("ping"), R"({"verb": "ping", "requested_at": )" + std::to_string(i)));
+        }
+        const std::string ping = fresh_name("ping");
+        const std::string tmp = f.path("tmp", "bench-client");
+        hb::test::write_file(tmp, DrainFixture::body("ping"));
+        const int in = ::inotify_init1(IN_CLOEXEC);
+        ::inotify_add_watch(in, f.dir("responses").c_str(), IN_MOVED_TO);
+        const auto started = Clock::now();
+        const pid_t pid = f.start();
+        // Right after the drain started: once its first acknowledgement
+        // shows it has listed the backlog.
+        if (!await_event(in, 60 * 1000)) {
+            std::fprintf(stderr, "flood run %d: the drain acknowledged nothing\n", run);
             std::exit(1);
         }
-        rates.push_back(o.requests / (done.ms / 1000.0));
-        cpu_us.push_back(done.cpu_ms * 1000.0 / o.requests);
+        const auto t0 = Clock::now();
+        hb::test::fs::rename(tmp, f.path("requests", ping));
+        const bool answered = await_done(in, f, ping + ".response.json", 600 * 1000);
+        const double ms = ms_since(t0);
+        ::close(in);
+        const Finished done = wait_for(f, pid, started);
+        // Nothing lost: every junk request quarantined with its `denied`
+        // answer, the ping archived.
+        bool all = answered && done.status == 0 &&
+                   f.count("quarantine") == static_cast<std::size_t>(o.junk) &&
+                   f.count("archive") == 1 && f.count("requests") == 0;
+        for (std::size_t i = 0; all && i < junk.size(); ++i) all = f.state_of(junk[i]) == "denied";
+        if (!all) {
+            std::fprintf(stderr, "flood run %d: not everything was answered and moved\n", run);
+            std::exit(1);
+        }
+        ping_ms.push_back(ms);
+        drain_ms.push_back(done.ms);
+        cpu_us.push_back(done.cpu_ms * 1000.0 / (o.junk + 1));
         rss.push_back(static_cast<double>(done.maxrss_kib));
     }
     char what[64];
-    std::snprintf(what, sizeof what, "cold drain of %d pings", o.requests);
-    summary(what, rates, "req/s");
+    std::snprintf(what, sizeof what, "ping behind %d junk: publish -> done", o.junk);
+    summary(what, ping_ms, "ms");
+    summary("  the whole drain", drain_ms, "ms");
     summary("  CPU (user+sys, executor+parser) per request", cpu_us, "us");
     summary("  peak RSS, executor or parser (wait4)", rss, "KiB");
 }
 
 void empty_drain(const Options& o) {
     DrainFixture f(HB_PARSER_BIN, o.base);
+    f.executor_bin = o.executor;
     std::vector<double> ms;
     std::vector<double> cpu;
     for (int i = 0; i <= o.empty; ++i) {
@@ -122,6 +198,7 @@ long vm_hwm_kib(pid_t pid) {
 
 void watch_latency(const Options& o) {
     DrainFixture f(HB_PARSER_BIN, o.base);
+    f.executor_bin = o.executor;
     const pid_t pid = f.start("watch");
     if (!hb::test::wait_until(
             [&] { return hb::test::fs::exists(f.path("diagnostics", "audit.jsonl")); })) {
@@ -131,24 +208,13 @@ void watch_latency(const Options& o) {
     ::inotify_add_watch(in, f.dir("responses").c_str(), IN_MOVED_TO);
     constexpr int kWarmup = 20;
     std::vector<double> ms;
-    alignas(inotify_event) char buf[8192];
     for (int i = 0; i < o.pings + kWarmup; ++i) {
         const std::string name = f.name("ping");
-        const std::string response = name + ".response.json";
         const std::string tmp = f.path("tmp", "bench-client");
         hb::test::write_file(tmp, DrainFixture::body("ping"));
         const auto t0 = Clock::now();
         hb::test::fs::rename(tmp, f.path("requests", name));
-        for (bool done = false; !done;) {
-            const ssize_t n = ::read(in, buf, sizeof buf);
-            for (ssize_t at = 0; at < n && !done;) {
-                const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
-                at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-                if (ev->len == 0 || response != ev->name) continue;
-                done = hb::test::read_file(f.path("responses", response))
-                           .find("\"state\": \"done\"") != std::string::npos;
-            }
-        }
+        if (!await_done(in, f, name + ".response.json", 60 * 1000)) std::exit(1);
         if (i >= kWarmup) ms.push_back(ms_since(t0));
     }
     ::close(in);
@@ -173,16 +239,18 @@ int main(int argc, char** argv) {
             o.base = value;
         else if (key == "--runs")
             o.runs = std::stoi(value);
-        else if (key == "--requests")
-            o.requests = std::stoi(value);
+        else if (key == "--executor")
+            o.executor = value;
+        else if (key == "--junk")
+            o.junk = std::stoi(value);
         else if (key == "--pings")
             o.pings = std::stoi(value);
         else if (key == "--empty")
             o.empty = std::stoi(value);
         else {
             std::fprintf(stderr,
-                         "usage: bench_drain [--base DIR] [--runs N] [--requests N] "
-                         "[--pings N] [--empty N]\n");
+                         "usage: bench_drain [--base DIR] [--runs N] [--junk N] "
+                         "[--pings N] [--empty N] [--executor PATH]\n");
             return 2;
         }
     }
@@ -197,9 +265,9 @@ int main(int argc, char** argv) {
         return psi.substr(0, psi.find('\n'));
     };
     std::printf("cpu pressure before: %s\n", pressure().c_str());
-    cold_drain(o);
-    empty_drain(o);
-    watch_latency(o);
+    if (o.runs > 0) flood(o);
+    if (o.empty > 0) empty_drain(o);
+    if (o.pings > 0) watch_latency(o);
     std::printf("cpu pressure after:  %s\n", pressure().c_str());
     return 0;
 }

@@ -691,15 +691,8 @@ Result<void> AuditLog::write(const AuditRecord* record, Mode mode, bool sync) {
             b.suppressed > 0 && now >= b.pending_window + budget_.window_seconds;
         if (mode == Mode::FlushOnly && !summary_due) return {};
 
-        const std::optional<Tip> tip = std::exchange(tip_, std::nullopt);
-        Result<ChainState> state = ChainState{};
-        if (tip && tip->dev == st.st_dev && tip->ino == st.st_ino && tip->size == st.st_size) {
-            state->seq = tip->seq;
-            state->hash = tip->hash;
-        } else {
-            state = read_chain_state(dir_fd_.get(), fd_.get(), segment_);
-            if (!state) return state.error();
-        }
+        auto state = read_chain_state(dir_fd_.get(), fd_.get(), segment_);
+        if (!state) return state.error();
 
         std::string out;
         std::uint64_t seq = state->seq;
@@ -765,7 +758,6 @@ Result<void> AuditLog::write(const AuditRecord* record, Mode mode, bool sync) {
         // which the next append repairs.
         if (!out.empty() && !write_all(fd_.get(), out))
             return make_error(errno_text("audit log: write"));
-        tip_ = Tip{st.st_dev, st.st_ino, st.st_size + static_cast<off_t>(out.size()), seq, prev};
         if (sync && ::fdatasync(fd_.get()) != 0)
             return make_error(errno_text("audit log: fdatasync"));
         // The first line of a new file is durable only with its name.

@@ -170,17 +170,6 @@ class AuditLog {
     bool journal_ = true;
     std::string journal_socket_ = kJournalSocket;
     UniqueFd journal_fd_;
-    // Where this process's last append left the chain: while the segment
-    // is the same inode at the same size, nobody appended since and the
-    // next append need not read the last line back.
-    struct Tip {
-        dev_t dev = 0;
-        ino_t ino = 0;
-        off_t size = 0;
-        std::uint64_t seq = 0;
-        std::string hash;
-    };
-    std::optional<Tip> tip_;
     // flock belongs to the open file description, which a fork shares: a
     // child reopens the log before its first append so that the lock
     // excludes its parent too.

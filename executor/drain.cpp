@@ -4,13 +4,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <string_view>
 #include <tuple>
+#include <unordered_set>
 
 #include "executor/drain_finish.hpp"
 #include "executor/evidence.hpp"
@@ -35,6 +38,11 @@ constexpr std::size_t kMirrorBytes = 1 << 20;
 // Pruning lists two directories; `watch` does it at most this often.
 constexpr auto kPruneInterval = std::chrono::minutes(1);
 constexpr std::time_t kDay = 24 * 60 * 60;
+// How long the claim loop works before it looks at requests/ again, and
+// at least ten times what the last look took: listing a directory of a
+// million planted entries must not become most of the drain's work.
+constexpr auto kLookEvery = std::chrono::milliseconds(100);
+constexpr int kLookShare = 10;
 
 bool is_stuck_name(std::string_view name) {
     return name.starts_with(kStuckPrefix);
@@ -136,9 +144,11 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
     bool held = false;
     for (;;) {
         // Step 3, before the lock: several drains may start at once and
-        // every request they see is acknowledged, whichever wins.
-        if (auto acked = acknowledge(); !acked) {
-            failure_ = acked.error().message;
+        // each acknowledges what it sees (up to kAcknowledgeAtMost),
+        // whichever wins.
+        auto listed = acknowledge();
+        if (!listed) {
+            failure_ = listed.error().message;
             end = CycleEnd::Failed;
             break;
         }
@@ -164,13 +174,12 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
             } else if (*settled) {
                 end = CycleEnd::BudgetReached;
             } else {
-                end = claim_loop(stop, enforce_budget);
+                end = claim_loop(stop, enforce_budget, *listed);
             }
         }
         // Step 7: unlocked, look once more.
         if (end != CycleEnd::Drained || !pending()) break;
     }
-    spool_.release_displaced();
     if (held) {
         if (end == CycleEnd::Drained) prune_if_due();
         mirror_due_ = true;
@@ -183,11 +192,13 @@ CycleEnd Drain::cycle(const std::function<bool()>& stop, bool enforce_budget) {
     return end;
 }
 
-Result<void> Drain::acknowledge() {
+Result<std::vector<std::string>> Drain::acknowledge() {
     auto names = spool_.list(SpoolDir::Requests);
     if (!names) return names.error();
     const std::time_t now = wall_now();
+    std::size_t acknowledged = 0;
     for (const std::string& name : *names) {
+        if (acknowledged == kAcknowledgeAtMost) break;
         // Only on-schema names get responses; a name already in archive/ is
         // a replay, and its response belongs to the original.
         if (!is_request_name(name) || responses_.has_response(name) ||
@@ -200,13 +211,14 @@ Result<void> Drain::acknowledge() {
             continue;
         }
         if (!*published) continue;  // another drain answered first
+        ++acknowledged;
         if (auto logged = logged_or_stop(
                 audit_.append_agent(record(AuditEvent::Queued, name, std::nullopt)), "");
             !logged) {
-            return logged;
+            return logged.error();
         }
     }
-    return {};
+    return names;
 }
 
 Result<void> Drain::recover() {
@@ -241,31 +253,62 @@ Result<void> Drain::recover() {
     return {};
 }
 
-CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budget) {
+CycleEnd Drain::claim_loop(const std::function<bool()>& stop, bool enforce_budget,
+                           const std::vector<std::string>& listed) {
+    // The agent dates the names, so a backlog dated to sort first must not
+    // keep a request published after the drain started waiting for all of
+    // it (docs/EXECUTOR-DRAIN.md, "One drain cycle"): requests/ is looked at
+    // again at once and every kLookEvery, and what no look saw before joins
+    // `fresh`, look by look, each in name order. `fresh` and the backlog
+    // take turns, so neither can hold the other back for long.
+    std::unordered_set<std::string> seen;
+    std::deque<std::string> backlog;
+    std::deque<std::string> fresh;
+    const auto take = [&](const std::vector<std::string>& names, std::deque<std::string>& into) {
+        for (const std::string& name : names) {
+            if (!is_stuck_name(name) && seen.insert(name).second) into.push_back(name);
+        }
+    };
+    take(listed, backlog);
+    std::optional<std::chrono::steady_clock::time_point> looked;
+    std::chrono::steady_clock::duration look_took{};
+    bool fresh_turn = true;
     for (;;) {
-        auto names = spool_.list(SpoolDir::Requests);
-        if (!names) {
-            failure_ = names.error().message;
-            return CycleEnd::Failed;
-        }
-        if (auto moved = quarantine_stuck(*names); !moved) {
-            failure_ = moved.error().message;
-            return CycleEnd::Failed;
-        }
-        bool any = false;
-        // One listing is handled in name order (oldest first); what arrives
-        // meanwhile is picked up by the next listing.
-        for (const std::string& name : *names) {
-            if (is_stuck_name(name) || skip_.contains(name)) continue;
-            any = true;
-            if (stop && stop()) return CycleEnd::Stopped;
-            if (enforce_budget && over_budget(name)) return CycleEnd::BudgetReached;
-            if (auto handled = handle(name); !handled) {
-                failure_ = handled.error().message;
+        const bool idle = backlog.empty() && fresh.empty();
+        const auto now = std::chrono::steady_clock::now();
+        if (!looked || idle ||
+            now - *looked >=
+                std::max<std::chrono::steady_clock::duration>(kLookEvery, kLookShare * look_took)) {
+            auto names = spool_.list(SpoolDir::Requests);
+            if (!names) {
+                failure_ = names.error().message;
                 return CycleEnd::Failed;
             }
+            look_took = std::chrono::steady_clock::now() - now;
+            // The .stuck-* batches (thousands of renames) only at the first
+            // look and when nothing else is left, never between requests.
+            if (!looked || idle) {
+                if (auto moved = quarantine_stuck(*names); !moved) {
+                    failure_ = moved.error().message;
+                    return CycleEnd::Failed;
+                }
+            }
+            take(*names, fresh);
+            looked = std::chrono::steady_clock::now();
+            if (backlog.empty() && fresh.empty()) return CycleEnd::Drained;
         }
-        if (!any) return CycleEnd::Drained;
+        fresh_turn = !fresh.empty() && (fresh_turn || backlog.empty());
+        std::deque<std::string>& from = fresh_turn ? fresh : backlog;
+        const std::string name = std::move(from.front());
+        from.pop_front();
+        fresh_turn = !fresh_turn;
+        if (skip_.contains(name)) continue;
+        if (stop && stop()) return CycleEnd::Stopped;
+        if (enforce_budget && over_budget(name)) return CycleEnd::BudgetReached;
+        if (auto handled = handle(name); !handled) {
+            failure_ = handled.error().message;
+            return CycleEnd::Failed;
+        }
     }
 }
 

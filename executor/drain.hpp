@@ -38,6 +38,9 @@ enum class CycleEnd {
 
 // .stuck-* entries quarantine_stuck moves out of requests/ per listing.
 inline constexpr std::size_t kStuckBatch = 8192;
+// `queued` acknowledgements a cycle publishes before the lock: each is a
+// file and an audit event, and a flood's would keep every answer waiting.
+inline constexpr std::size_t kAcknowledgeAtMost = 256;
 
 class Drain {
   public:
@@ -76,9 +79,13 @@ class Drain {
           UniqueFd lock_fd, UniqueFd held_fd);
 
     struct Finish;  // one outcome: audit record, response, where the file goes
-    Result<void> acknowledge();
+    // Step 3: the listing of requests/, its first kAcknowledgeAtMost
+    // unanswered names acknowledged (drain.cpp).
+    Result<std::vector<std::string>> acknowledge();
     Result<void> recover();
-    CycleEnd claim_loop(const std::function<bool()>& stop, bool enforce_budget);
+    // Step 6, from the names acknowledge() listed.
+    CycleEnd claim_loop(const std::function<bool()>& stop, bool enforce_budget,
+                        const std::vector<std::string>& listed);
     Result<void> handle(const std::string& name);
     Result<void> handle_claimed(const std::string& name);
     Result<void> handle_accepted(const std::string& name, const Verdict& verdict);

@@ -110,7 +110,7 @@ std::string render_response(const Response& r) {
 
 Result<void> ResponseWriter::publish(const Response& response) const {
     auto done = spool_.publish(SpoolDir::Responses, response_file_name(response.request),
-                               render_response(response), Publish::Exchange, mode_);
+                               render_response(response), Publish::Replace, mode_);
     if (!done) return done.error();
     return {};
 }

@@ -272,16 +272,6 @@ Result<bool> Spool::publish(SpoolDir dir, const std::string& name, std::string_v
         return fail(std::string("cannot set the ") + unset + " of a published file");
     }
     out.reset();
-    // Exchange swaps the new file in and keeps what it displaced under the
-    // temporary name until the cycle ends (release_displaced): on ext4
-    // without a journal every creation walks past each inode freed in the
-    // last minutes, so freeing one per request made a burst quadratic
-    // (docs/PERFORMANCE.md, "Against the bash drain").
-    if (how == Publish::Exchange &&
-        ::renameat2(tmp, temp.c_str(), fd(dir), name.c_str(), RENAME_EXCHANGE) == 0) {
-        displaced_.push_back(temp);
-        return true;
-    }
     const unsigned flags = how == Publish::NoReplace ? RENAME_NOREPLACE : 0;
     if (::renameat2(tmp, temp.c_str(), fd(dir), name.c_str(), flags) != 0) {
         if (errno == EEXIST && how == Publish::NoReplace) {
@@ -291,11 +281,6 @@ Result<bool> Spool::publish(SpoolDir dir, const std::string& name, std::string_v
         return fail("cannot rename into " + std::string(spool_dir_name(dir)) + "/");
     }
     return true;
-}
-
-void Spool::release_displaced() const {
-    for (const std::string& temp : displaced_) ::unlinkat(fd(SpoolDir::Tmp), temp.c_str(), 0);
-    displaced_.clear();
 }
 
 Result<std::size_t> Spool::prune(SpoolDir dir, std::time_t cutoff, std::string_view prefix) const {

@@ -45,9 +45,7 @@ struct FileMode {
 // "mode"), with errno kept.
 const char* apply_file_mode(int fd, const FileMode& mode);
 
-// Exchange replaces too, and keeps what it displaced in tmp/ until
-// release_displaced (the answers of a burst: executor/spool.cpp says why).
-enum class Publish { Replace, NoReplace, Exchange };
+enum class Publish { Replace, NoReplace };
 
 // The names the executor's own temporary files get in tmp/.
 inline constexpr std::string_view kTempPrefix = ".hb-";
@@ -102,13 +100,11 @@ class Spool {
     // mode whatever the umask, chgrp'ed when a gid is set, then renamed into
     // place. NoReplace returns false, leaving nothing behind, when dir/name
     // already exists (RENAME_NOREPLACE: a late `queued` never overwrites).
+    // Replace replaces a link standing there without following it; over a
+    // directory it fails.
     [[nodiscard]] Result<bool> publish(SpoolDir dir, const std::string& name,
                                        std::string_view bytes, Publish how,
                                        const FileMode& mode) const;
-
-    // Unlinks what Exchange displaced into tmp/ since the last call (a crash
-    // leaves them to the prune of tmp/).
-    void release_displaced() const;
 
     // Unlinks the regular files and symlinks of `dir` whose name starts
     // with `prefix`, last modified before `cutoff` (never a directory, never
@@ -121,7 +117,6 @@ class Spool {
     std::string path_;
     UniqueFd root_;
     std::array<UniqueFd, kAllSpoolDirs.size()> dirs_;
-    mutable std::vector<std::string> displaced_;
 };
 
 // `bytes` random bytes from getrandom(2), as lowercase hex.

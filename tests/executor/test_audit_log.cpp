@@ -306,9 +306,8 @@ TEST_F(AuditLogTest, ChainOfManyLinesVerifies) {
     expect_verifies(50);
 }
 
-// An appender remembers where its last line left the chain
-// (common/audit_log.cpp, `Tip`); a line another writer (or a crash's
-// fragment) added since must still be what the next line chains to.
+// A line another writer (or a crash's fragment) added since this
+// appender's last line is what its next line chains to.
 TEST_F(AuditLogTest, AnAppendAfterAnotherWritersLineOrAFragmentChainsToIt) {
     auto first = open_log();
     auto second = open_log();

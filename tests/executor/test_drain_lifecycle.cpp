@@ -8,6 +8,7 @@
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "drain_fixture.hpp"
+#include "executor/drain.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::test {
@@ -53,9 +54,9 @@ TEST(DrainLifecycle, PingIsAnsweredDone) {
     EXPECT_EQ(f.audit_for(req, "succeeded").size(), 1u);
 }
 
-// Each answer replaces its `queued` acknowledgement by RENAME_EXCHANGE and
-// the acknowledgements are unlinked when the cycle ends (executor/spool.cpp):
-// a burst leaves every answer in place and nothing in tmp/.
+// Each answer replaces its `queued` acknowledgement by rename
+// (executor/spool.cpp): a burst leaves every answer in place and nothing in
+// tmp/.
 TEST(DrainLifecycle, ABurstIsAnsweredAndLeavesNothingInTmp) {
     DrainFixture f;
     std::vector<std::string> requests;
@@ -378,25 +379,45 @@ TEST(DrainLifecycle, FileModeAndAgentGidFromTheConfig) {
     EXPECT_EQ(st.st_gid, 65534u);
 }
 
+// A drain run while another drain holds the single-flight lock (a record
+// lock, as the executor takes it: executor/drain.cpp).
+Exit run_while_locked(DrainFixture& f) {
+    const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
+    if (lock < 0 || !hb::sys::try_record_lock(lock)) throw std::runtime_error("drain.lock");
+    const Exit e = f.run();
+    ::close(lock);
+    return e;
+}
+
 TEST(DrainLifecycle, BusyDrainOnlyAcknowledgesAndNeverOverwritesAnAnswer) {
     DrainFixture f;
     const std::string answered = f.publish("ping");
     const std::string fresh = f.publish("ping");
     const std::string given = R"({"state":"done","request":")" + answered + "\"}";
     write_file(f.path("responses", answered + ".response.json"), given);
-    // Another drain holds the single-flight lock (a record lock, as the
-    // executor takes it: executor/drain.cpp).
-    const int lock = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CREAT, 0600);
-    ASSERT_GE(lock, 0);
-    ASSERT_TRUE(hb::sys::try_record_lock(lock));
-    const Exit e = f.run();
-    ::close(lock);
+    const Exit e = run_while_locked(f);
     EXPECT_EQ(e.code, 0) << e.err;
     EXPECT_EQ(read_file(f.path("responses", answered + ".response.json")), given);
     EXPECT_EQ(f.state_of(fresh), "queued");
     EXPECT_EQ(f.audit_for(fresh, "queued").size(), 1u);
     EXPECT_EQ(f.audit_for(answered, "queued").size(), 0u);
     EXPECT_EQ(f.count("requests"), 2u);  // the lock holder's work
+}
+
+// A flood gets kAcknowledgeAtMost acknowledgements, the first names in
+// name order; the lock holder answers the rest without one.
+TEST(DrainLifecycle, AFloodIsAcknowledgedOnlyUpToTheBound) {
+    DrainFixture f;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < exec::kAcknowledgeAtMost + 20; ++i)
+        names.push_back(f.publish("ping"));
+    const Exit busy = run_while_locked(f);
+    ASSERT_EQ(busy.code, 0) << busy.err;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        EXPECT_EQ(f.state_of(names[i]), i < exec::kAcknowledgeAtMost ? "queued" : "") << i;
+    }
+    ASSERT_EQ(f.run().code, 0);
+    for (const std::string& name : names) EXPECT_EQ(f.state_of(name), "done") << name;
 }
 
 TEST(DrainLifecycle, RetentionPrunesOnlyOldFilesAndSymlinks) {
@@ -494,6 +515,31 @@ TEST(DrainLifecycle, TimeBudgetLeavesLongRequestsForTheNextDrain) {
     // The fake parser calls everything ping: the executor sees the name says
     // status and refuses to believe it.
     EXPECT_EQ(f.response(later).value()["reason"], "parser failure");
+}
+
+// The agent dates the names: a backlog dated to sort first must not keep a
+// request published after the drain started waiting for all of it, and
+// what arrives meanwhile takes turns with the backlog. A nonce starting
+// with 5eed hangs the parser (2 s), longer than the drain waits between
+// looks at requests/ (executor/drain.cpp, kLookEvery).
+TEST(DrainLifecycle, RequestsPublishedMidDrainTakeTurnsWithTheBacklog) {
+    DrainFixture f(HB_FAKE_PARSER_DIR "/fake-parser-nonce");
+    const std::string slow = f.publish("ping", "", "5eed");
+    const std::string waiting = f.publish("ping");
+    const pid_t pid = f.start();
+    ASSERT_TRUE(wait_until([&] { return f.list("processing") == std::vector<std::string>{slow}; }));
+    // Dated after the backlog, in this order.
+    const std::string fresh_slow = f.publish("ping", "", "5eed");
+    const std::string fresh = f.publish("ping");
+    const Exit e = f.finish(pid);
+    ASSERT_EQ(e.code, 0) << e.err;
+    std::vector<std::string> order;
+    for (const json& line : f.audit()) {
+        if (line["event"] == "succeeded" || line["event"] == "denied")
+            order.push_back(line["request"]);
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{slow, fresh_slow, waiting, fresh}));
+    EXPECT_EQ(f.response(fresh_slow).value()["reason"], "parser failure");
 }
 
 }  // namespace

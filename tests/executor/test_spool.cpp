@@ -163,28 +163,10 @@ TEST_P(SpoolTest, MoveNoReplaceAndStuck) {
     EXPECT_TRUE(fs::exists(at("requests", ".stuck-a")));
 }
 
-// Exchange swaps the new file in; what it displaced waits in tmp/ under the
-// temporary name until release_displaced, and is never followed.
-TEST_P(SpoolTest, ExchangeKeepsWhatItDisplacedUntilReleased) {
-    auto spool = open();
-    ASSERT_TRUE(spool);
-    ASSERT_TRUE(
-        spool->publish(SpoolDir::Responses, "r.json", "one", Publish::NoReplace, {0644, {}}));
-    auto replaced =
-        spool->publish(SpoolDir::Responses, "r.json", "two", Publish::Exchange, {0644, {}});
-    ASSERT_TRUE(replaced && *replaced);
-    std::ifstream in(at("responses", "r.json"));
-    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "two");
-    std::vector<std::string> left;
-    for (const auto& e : fs::directory_iterator(spool_ + "/tmp"))
-        left.push_back(e.path().filename());
-    ASSERT_EQ(left.size(), 1u);
-    EXPECT_TRUE(left[0].starts_with(kTempPrefix)) << left[0];
-    spool->release_displaced();
-    EXPECT_TRUE(fs::is_empty(spool_ + "/tmp"));
-}
-
-TEST_P(SpoolTest, ExchangeOverAPlantedLinkOrDirectoryPublishesAndFollowsNothing) {
+// An answer replaces its acknowledgement by rename: a link planted at the
+// name is replaced, never followed; a planted directory refuses the answer
+// and stays as it was. Nothing is left in tmp/ either way.
+TEST_P(SpoolTest, ReplaceOverAPlantedLinkFollowsNothingAndADirectoryRefuses) {
     auto spool = open();
     ASSERT_TRUE(spool);
     const std::string outside = root_ + "/outside";
@@ -192,22 +174,16 @@ TEST_P(SpoolTest, ExchangeOverAPlantedLinkOrDirectoryPublishesAndFollowsNothing)
     fs::create_symlink(outside, at("responses", "link.json"));
     fs::create_directories(at("responses", "dir.json") + "/inner");
     write(at("responses", "dir.json") + "/inner/file", "x");
-    for (const char* name : {"link.json", "dir.json"}) {
-        auto replaced =
-            spool->publish(SpoolDir::Responses, name, "answer", Publish::Exchange, {0644, {}});
-        ASSERT_TRUE(replaced && *replaced) << name;
-        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(at("responses", name)))) << name;
-    }
-    spool->release_displaced();
+    auto replaced =
+        spool->publish(SpoolDir::Responses, "link.json", "answer", Publish::Replace, {0644, {}});
+    ASSERT_TRUE(replaced && *replaced);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(at("responses", "link.json"))));
     std::ifstream in(outside);
     EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "keep me");
-    // The symlink is gone; the directory, which unlinkat will not remove,
-    // stays in tmp/ whole.
-    std::vector<std::string> left;
-    for (const auto& e : fs::directory_iterator(spool_ + "/tmp"))
-        left.push_back(e.path().filename());
-    ASSERT_EQ(left.size(), 1u);
-    EXPECT_TRUE(fs::exists(spool_ + "/tmp/" + left[0] + "/inner/file"));
+    EXPECT_FALSE(
+        spool->publish(SpoolDir::Responses, "dir.json", "answer", Publish::Replace, {0644, {}}));
+    EXPECT_TRUE(fs::exists(at("responses", "dir.json") + "/inner/file"));
+    EXPECT_TRUE(fs::is_empty(spool_ + "/tmp"));
 }
 
 TEST_P(SpoolTest, PruneRemovesOldFilesAndSymlinksOnly) {
