@@ -3,6 +3,7 @@
 // `summary` event, events of requests that ran logged whatever the budget,
 // segments that keep their names, and a verifier that starts at the first
 // event ever written and names a missing or cut segment.
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,7 +26,7 @@
 
 #include "admin/audit_verify.hpp"
 #include "common/audit_log.hpp"
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {

@@ -3,7 +3,7 @@
 // parser is restarted, and the drain completes.
 #include <gtest/gtest.h>
 
-#include "drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {
