@@ -8,7 +8,6 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "tests/support/files.hpp"
 
@@ -148,12 +147,21 @@ TEST(RateLimiter, WindowSlides) {
     EXPECT_TRUE(rl.try_admit(RateClass::Mutating).admitted());
 }
 
+// An entry a drain left a full second ago, dated on the real
+// CLOCK_BOOTTIME: out of a one-second window, still inside a minute's.
 TEST(RateLimiter, WindowSlidesOnTheRealClock) {
     test::TempDir t;
-    RateLimiter rl(t.path(), {1, 1}, kRead);
-    EXPECT_EQ(admit_n(rl, RateClass::Mutating, 1), 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    EXPECT_TRUE(rl.try_admit(RateClass::Mutating).admitted());
+    const auto admitted = [&t](Window window) {
+        const nlohmann::json s = {{"version", 1},
+                                  {"boot_id", *current_boot_id()},
+                                  {"mutating", {boottime_ms() - 1000}},
+                                  {"read_only", nlohmann::json::array()}};
+        t.write(RateLimiter::kStateFile, s.dump());
+        RateLimiter rl(t.path(), window, kRead);
+        return rl.try_admit(RateClass::Mutating).admitted();
+    };
+    EXPECT_TRUE(admitted({1, 1}));
+    EXPECT_FALSE(admitted({1, 60}));
 }
 
 TEST(RateLimiter, RetryCountsFromTheEntryThatMustLeave) {

@@ -299,6 +299,12 @@ class DrainFixture {
                    : 0;
     }
 
+    // Whether a started executor ended within `limit` (it is then reaped;
+    // finish() and reap() report how).
+    bool exited_within(pid_t pid, std::chrono::milliseconds limit) {
+        return started_.at(pid).wait_for(limit).has_value();
+    }
+
     // Reaps a started executor that the test killed itself.
     // Also a child the test forked itself.
     int reap(pid_t pid) {
