@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "ipc/unique_fd.hpp"
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace {
 

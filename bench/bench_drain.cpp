@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace {
 

@@ -17,6 +17,7 @@
 //
 // --profile runs one status drain under the given command (split at blanks;
 // the executor's argv is appended) and reports only its wall time.
+#include <fcntl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,7 +30,7 @@
 #include <vector>
 
 #include "executor/runner.hpp"
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace {
 

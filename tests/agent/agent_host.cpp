@@ -106,16 +106,14 @@ AgentHost::~AgentHost() {
 }
 
 void AgentHost::start() {
-    daemon_ = std::make_unique<Daemon>(
+    daemon_ = start_daemon(
         std::vector<std::string>{HB_EXECUTOR_BIN, "watch", "--config", config_, "--allow-root"},
         root_ + "/watch.log");
 }
 
 void AgentHost::stop() {
-    if (daemon_) {
-        daemon_->stop();
-        daemon_.reset();
-    }
+    daemon_.stop();
+    daemon_ = Child();
 }
 
 std::string AgentHost::log() const {
@@ -126,24 +124,13 @@ McpSession::McpSession(const std::string& spool, const std::vector<std::string>&
     int to_child[2], from_child[2];
     if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
         throw std::runtime_error("pipe");
-    const std::string err = capture_.path() + "/stderr";
-    std::vector<std::string> argv = {HB_AGENT_BIN, "mcp"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOSTBRIDGE_SPOOL=" + spool};
-    pid_ = ::fork();
-    if (pid_ == 0) {
-        ::dup2(to_child[0], 0);
-        ::dup2(from_child[1], 1);
-        int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(fd, 2);
-        std::vector<char*> a, e;
-        for (auto& s : argv) a.push_back(s.data());
-        a.push_back(nullptr);
-        for (auto& s : env) e.push_back(s.data());
-        e.push_back(nullptr);
-        ::execve(a[0], a.data(), e.data());
-        ::_exit(127);
-    }
+    Command command;
+    command.argv = {HB_AGENT_BIN, "mcp"};
+    command.argv.insert(command.argv.end(), args.begin(), args.end());
+    command.env = std::vector<std::string>{"PATH=/usr/bin:/bin", "HOSTBRIDGE_SPOOL=" + spool};
+    command.err = capture_.path("stderr");
+    command.fds = {{to_child[0], 0}, {from_child[1], 1}};
+    child_ = Child(command);
     ::close(to_child[0]);
     ::close(from_child[1]);
     in_ = to_child[1];
@@ -151,10 +138,7 @@ McpSession::McpSession(const std::string& spool, const std::vector<std::string>&
 }
 
 McpSession::~McpSession() {
-    if (pid_ > 0) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-    }
+    child_ = Child();  // killed and reaped if still running
     if (in_ >= 0) ::close(in_);
     if (out_ >= 0) ::close(out_);
 }
@@ -218,20 +202,12 @@ nlohmann::json McpSession::call(int id, const std::string& tool, const nlohmann:
 int McpSession::close_and_wait() {
     ::close(in_);
     in_ = -1;
-    int status = 0;
-    for (int i = 0; i < 300; ++i) {
-        pid_t r = ::waitpid(pid_, &status, WNOHANG);
-        if (r == pid_) {
-            pid_ = -1;
-            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        }
-        ::usleep(100 * 1000);
-    }
-    return -1;
+    const std::optional<int> code = child_.wait_for(std::chrono::seconds(30));
+    return code && *code >= 0 ? *code : -1;
 }
 
 std::string McpSession::err() const {
-    return read_file(capture_.path() + "/stderr");
+    return read_file(capture_.path("stderr"));
 }
 
 }  // namespace hb::test

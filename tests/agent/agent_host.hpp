@@ -8,7 +8,6 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -51,11 +50,11 @@ class AgentHost {
     [[nodiscard]] std::string log() const;
 
   private:
-    TempDir dir_;
+    TempDir dir_{"agent"};
     std::string root_;
     std::string spool_;
     std::string config_;
-    std::unique_ptr<Daemon> daemon_;
+    Child daemon_;  // hostbridge-executor watch, once started
 };
 
 class McpSession {
@@ -84,8 +83,8 @@ class McpSession {
     std::vector<nlohmann::json> seen;
 
   private:
-    TempDir capture_;
-    pid_t pid_ = -1;
+    TempDir capture_{"mcp"};
+    Child child_;
     int in_ = -1;
     int out_ = -1;
     std::string buffer_;

@@ -4,15 +4,13 @@
 // HB_AGENT_BIN set, and exits with its exit code; on failure prints the
 // watch log. How the tests with clients of other authors (the MCP SDK, the
 // Inspector) get a bridge to talk to.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "tests/agent/agent_host.hpp"
+#include "tests/support/process.hpp"
 
 int main(int argc, char** argv) {
     hb::test::HostOptions options;
@@ -47,15 +45,12 @@ int main(int argc, char** argv) {
     host.start();
     ::setenv("HOSTBRIDGE_SPOOL", host.spool().c_str(), 1);
     ::setenv("HB_AGENT_BIN", HB_AGENT_BIN, 1);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        ::execvp(argv[i], argv + i);
-        std::perror("mcp_host_run: exec");
-        ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    hb::test::Command command;
+    command.argv.assign(argv + i, argv + argc);
+    command.search_path = true;
+    command.in = command.out = command.err = "";  // the caller's streams
+    const int status = hb::test::Child(command).wait();
+    const int code = status < 0 ? 1 : status;  // killed by a signal: a failure
     if (code != 0) std::fprintf(stderr, "mcp_host_run: watch log:\n%s", host.log().c_str());
     return code;
 }

@@ -2,14 +2,11 @@
 // ELF with no interpreter and no dynamic section, small enough to drop into
 // every spool.
 #include <elf.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
-#include <filesystem>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "tests/client/client_harness.hpp"
@@ -46,12 +43,9 @@ TEST_F(AgentBinary, IsStaticWithNoInterpreterAndNoDynamicSection) {
 
 TEST_F(AgentBinary, LddSaysNotADynamicExecutable) {
     if (::access("/usr/bin/ldd", X_OK) != 0) GTEST_SKIP() << "no ldd here";
-    const std::string out = "/tmp/hb-agent-ldd-" + std::to_string(::getpid());
-    const std::string cmd = std::string("/usr/bin/ldd ") + HB_AGENT_BIN + " >" + out + " 2>&1";
-    const int rc = std::system(cmd.c_str());  // ldd exits 1 on a static binary
-    (void)rc;
-    const std::string said = read_file(out);
-    ::unlink(out.c_str());
+    Command ldd;
+    ldd.argv = {"/usr/bin/ldd", HB_AGENT_BIN};
+    const std::string said = run_output(ldd).text;  // ldd exits 1 on a static binary
     EXPECT_NE(said.find("not a dynamic executable"), std::string::npos) << said;
 }
 
@@ -62,28 +56,19 @@ TEST_F(AgentBinary, IsAtMostThreeMebibytes) {
 // The copy install drops into SPOOL/bin/ finds its own spool with no
 // environment and from any directory (docs/MCP.md, "Register it").
 TEST(AgentSpool, TheDroppedCopyUsesTheSpoolItLiesIn) {
-    TempDir dir;
+    TempDir dir("agent");
     const std::string spool = dir.path() + "/project/untracked/hostbridge";
     make_spool(spool);
     std::filesystem::create_directories(spool + "/bin");
     const std::string copy = spool + "/bin/hostbridge-agent";
     std::filesystem::copy_file(HB_AGENT_BIN, copy);
     std::filesystem::permissions(copy, std::filesystem::perms::owner_all);
-    std::vector<std::string> args = {copy, "request", "--no-wait", "ping"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    char* envp[] = {nullptr};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addchdir_np(&actions, "/");
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    Command command;
+    command.argv = {copy, "request", "--no-wait", "ping"};
+    command.env = std::vector<std::string>{};
+    command.cwd = "/";
+    command.err = "";  // the test's, so a failure shows why
+    EXPECT_EQ(run(command), 0);
     EXPECT_EQ(files_under(spool + "/requests").size(), 1u);
 }
 

@@ -104,6 +104,21 @@ class McpServerTest : public ::testing::Test {
     void respond(const std::string& name, const json& body) {
         publish_response(host_->spool(), name, body.dump(2));
     }
+    // Reads messages until the progress notification that says a person
+    // must approve (the server read `pending`); false when none came.
+    bool told_pending() {
+        for (int i = 0; i < 50; ++i) {
+            auto m = session_->next(std::chrono::seconds(10));
+            if (!m) return false;
+            session_->seen.push_back(*m);
+            const json& params = m->value("params", json::object());
+            if (params.is_object() &&
+                params.value("message", std::string()).find("a person must approve") !=
+                    std::string::npos)
+                return true;
+        }
+        return false;
+    }
     // Reads messages until the answer to `id`; the others go to seen.
     json answer_to(int id) {
         for (;;) {
@@ -446,11 +461,13 @@ TEST_F(McpServerTest, APendingCallThatExpiresUndecidedSaysSoAndKeepsTheRequest) 
 TEST_F(McpServerTest, APendingCallThatExpiredOnTheHostSaysNoPersonDecided) {
     McpSession& s = start(asking({"down"}), false);
     s.initialize();
-    s.send(
-        {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "tools/call"}, {"params", {{"name", "down"}}}});
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 5},
+            {"method", "tools/call"},
+            {"params", {{"name", "down"}, {"_meta", {{"progressToken", "tok-5"}}}}}});
     std::string name = published();
     respond(name, pending(name, utc_in(120)));
-    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(told_pending()) << "the server never read the pending answer";
     json expired = host_response(name, "expired");
     expired["reason"] = "no person decided within 600 s";
     respond(name, expired);
@@ -464,11 +481,13 @@ TEST_F(McpServerTest, APendingCallThatExpiredOnTheHostSaysNoPersonDecided) {
 TEST_F(McpServerTest, ACancelledPendingCallSaysItMayStillBeAllowedAndKeepsTheRequest) {
     McpSession& s = start(asking({"down"}), false);
     s.initialize();
-    s.send(
-        {{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", {{"name", "down"}}}});
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 7},
+            {"method", "tools/call"},
+            {"params", {{"name", "down"}, {"_meta", {{"progressToken", "tok-7"}}}}}});
     std::string name = published();
     respond(name, pending(name, utc_in(120)));
-    std::this_thread::sleep_for(1s);
+    ASSERT_TRUE(told_pending()) << "the server never read the pending answer";
     s.send({{"jsonrpc", "2.0"},
             {"method", "notifications/cancelled"},
             {"params", {{"requestId", 7}, {"reason", "user"}}}});

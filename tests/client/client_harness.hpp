@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.hpp"
+#include "tests/support/process.hpp"
+
 namespace hb::test {
 
 // Agent: `hostbridge-agent request`, the static binary (client/agent/).
@@ -24,24 +27,8 @@ bool is_shell(ClientKind kind);
 // Empty when this machine can run the client; otherwise why not.
 std::string client_unavailable(ClientKind kind);
 
-// A directory under /tmp, removed with everything in it at the end.
-class TempDir {
-  public:
-    TempDir();
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    [[nodiscard]] const std::string& path() const { return path_; }
-
-  private:
-    std::string path_;
-};
-
 // Creates a spool with every subdirectory docs/PROTOCOL.md lists.
 void make_spool(const std::string& dir);
-// Every regular file below `dir`, as paths relative to it, sorted.
-std::vector<std::string> files_under(const std::string& dir);
-std::string read_file(const std::string& path);
 // Now plus `seconds`, in the requested_at format (the host's expires_at).
 std::string utc_in(int seconds);
 // Publishes `body` as the response to `request` the way the host does:
@@ -52,7 +39,6 @@ void publish_response(const std::string& spool, const std::string& request,
 // empty when none came.
 std::string wait_for_json(const std::string& dir,
                           std::chrono::milliseconds limit = std::chrono::seconds(20));
-void write_file(const std::string& path, const std::string& content, mode_t mode = 0644);
 
 struct ClientOptions {
     // Added to the clean environment (PATH, HOME, LANG=C.UTF-8), e.g.
@@ -95,32 +81,21 @@ class ClientProcess {
                                     std::chrono::milliseconds limit = std::chrono::seconds(60));
 
   private:
-    TempDir capture_;
-    pid_t pid_ = -1;
-    int status_ = 0;
+    TempDir capture_{"client"};
+    Child child_;
     std::chrono::steady_clock::time_point started_;
 };
 
 ClientResult run_client(ClientKind kind, const std::vector<std::string>& args,
                         const ClientOptions& options = {});
 
-// Runs a program (argv[0] absolute) to its end; its exit code, or -1.
+// Runs a program (argv[0] absolute) to its end, with nothing but PATH in
+// its environment; its exit code, or -1.
 int run_program(const std::vector<std::string>& argv);
 
-// Starts any program (argv[0] absolute) with stdout and stderr appended to
-// `log`; used for the watcher.
-class Daemon {
-  public:
-    Daemon(const std::vector<std::string>& argv, const std::string& log);
-    ~Daemon();  // SIGTERM, then SIGKILL after 5 s
-    Daemon(const Daemon&) = delete;
-    Daemon& operator=(const Daemon&) = delete;
-    [[nodiscard]] pid_t pid() const { return pid_; }
-    // SIGTERM and wait; the exit status as waitpid reports it.
-    int stop();
-
-  private:
-    pid_t pid_ = -1;
-};
+// Starts any program (argv[0] absolute) in a process group of its own,
+// stdout and stderr appended to `log`; used for the watcher. Child::stop()
+// ends it (and any straggler of its group).
+Child start_daemon(const std::vector<std::string>& argv, const std::string& log);
 
 }  // namespace hb::test

@@ -312,7 +312,7 @@ TEST_P(ClientProtocolTest, APersonsRefusalOfAPendingRequestExitsSeventy) {
     std::string name = published();
     std::filesystem::rename(spool_ + "/requests/" + name, spool_ + "/processing/" + name);
     respond(name, pending(name, utc_in(120)));
-    std::this_thread::sleep_for(1500ms);
+    ASSERT_TRUE(client->wait_for_err("a person must approve")) << "never read the pending answer";
     json denied = response(name, "denied");
     denied["reason"] = "denied by a person on the host: not during the demo";
     respond(name, denied);
@@ -384,7 +384,7 @@ TEST_P(ClientProtocolTest, APendingReasonIsShownWithControlCharactersMadeVisible
     json held = pending(name, utc_in(120));
     held["reason"] = "waiting\x1b[2J for\na \u202eperson\t%s \\ \xc2\x9b é";
     respond(name, held);
-    std::this_thread::sleep_for(1s);
+    ASSERT_TRUE(client->wait_for_err("a person must approve")) << "never read the pending answer";
     respond(name, response(name, "done"));
     ClientResult r = client->wait();
     EXPECT_EQ(r.exit_code, 0) << r.err;

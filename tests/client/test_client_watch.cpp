@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "ipc/rfc3339.hpp"
 #include "tests/client/client_harness.hpp"
 #include "tests/client/watcher_fixture.hpp"
 
@@ -108,13 +110,20 @@ TEST_P(ClientWatchTest, AnUnknownServiceIsDenied) {
 }
 
 TEST_P(ClientWatchTest, ARequestOlderThanTheTtlIsExpired) {
-    // TTL 1 s, and the watcher paused until the request is 2.5 s old.
+    // TTL 1 s, and the watcher paused until the request is older than that
+    // by the date it carries (whole seconds, so two past it).
     Watcher& host = watcher(2, /*ttl=*/1);
     host.start();
     host.pause();
     ClientProcess client(GetParam(), {"--timeout", "30", "ping"}, options());
-    ASSERT_FALSE(wait_for_json(host.spool() + "/requests").empty());
-    std::this_thread::sleep_for(2500ms);
+    const std::string name = wait_for_json(host.spool() + "/requests");
+    ASSERT_FALSE(name.empty());
+    const nlohmann::json body =
+        nlohmann::json::parse(read_file(host.spool() + "/requests/" + name));
+    const std::int64_t dated =
+        rfc3339_ns(body.at("requested_at").get<std::string>()) / 1'000'000'000;
+    ASSERT_GT(dated, 0) << body;
+    ASSERT_TRUE(wait_until([&] { return std::time(nullptr) >= dated + 2; }));
     host.resume();
     ClientResult r = client.wait();
     EXPECT_EQ(r.exit_code, 70) << r.err;

@@ -92,24 +92,22 @@ Watcher::~Watcher() {
 }
 
 void Watcher::start() {
-    daemon_ = std::make_unique<Daemon>(
+    daemon_ = start_daemon(
         std::vector<std::string>{HB_EXECUTOR_BIN, "watch", "--config", config_, "--allow-root"},
         root_ + "/watch.log");
 }
 
 void Watcher::stop() {
-    if (daemon_) {
-        ::kill(daemon_->pid(), SIGCONT);  // a paused watcher cannot act on SIGTERM
-        daemon_->stop();
-        daemon_.reset();
-    }
+    daemon_.signal(SIGCONT);  // a paused watcher cannot act on SIGTERM
+    daemon_.stop();
+    daemon_ = Child();
 }
 
 void Watcher::pause() {
-    ::kill(daemon_->pid(), SIGSTOP);
+    daemon_.signal(SIGSTOP);
 }
 void Watcher::resume() {
-    ::kill(daemon_->pid(), SIGCONT);
+    daemon_.signal(SIGCONT);
 }
 
 std::string Watcher::log() const {

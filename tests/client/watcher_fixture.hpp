@@ -3,7 +3,6 @@
 // `health` and `logs`, and `hostbridge-executor watch` running on it.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include "common/config.hpp"
@@ -34,11 +33,11 @@ class Watcher {
     static std::string health_output();
 
   private:
-    TempDir dir_;
+    TempDir dir_{"watch"};
     std::string root_;
     std::string spool_;
     std::string config_;
-    std::unique_ptr<Daemon> daemon_;
+    Child daemon_;  // hostbridge-executor watch, once started
 };
 
 }  // namespace hb::test

@@ -28,7 +28,7 @@
 
 #include "common/config.hpp"
 #include "common/sha256.hpp"
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 
@@ -59,35 +59,18 @@ inline std::string recording_script(const std::string& record, const std::string
            "esac\n";
 }
 
-// Runs `argv` (argv[0] looked up in PATH) with stdout and stderr to
-// `output`; throws unless it exits 0. Returns what it printed.
-inline std::string run_program(const std::vector<std::string>& args, const std::string& output) {
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork");
-    if (pid == 0) {
-        std::vector<char*> argv;
-        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (out < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(126);
-        ::execvp(argv[0], argv.data());
-        ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    std::string printed = read_file(output);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+// Runs `argv` (argv[0] looked up in PATH) with stdout and stderr together;
+// throws unless it exits 0. Returns what it printed.
+inline std::string run_program(const std::vector<std::string>& args) {
+    Command command;
+    command.argv = args;
+    command.search_path = true;
+    const Output o = run_output(command);
+    if (o.code != 0) {
         throw std::runtime_error(args[0] + " " + (args.size() > 1 ? args.back() : "") +
-                                 " failed: " + printed);
+                                 " failed: " + o.text);
     }
-    return printed;
-}
-
-// True while `pid` exists and is not a zombie.
-inline bool process_alive(pid_t pid) {
-    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = stat.rfind(')');
-    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+    return o.text;
 }
 
 // Every live (non-zombie) process whose process group is `pgid`.
@@ -240,38 +223,11 @@ class StackFixture : public DrainFixture {
     // Runs one drain with exactly `env` as its environment (DrainFixture's
     // drains get an empty one) and checks it exited 0.
     void drain_with_env(const std::vector<std::string>& env) {
-        const std::vector<std::string> args = argv_for("drain", {});
-        const std::string err_path = root + "/stderr-env";
-        std::vector<std::string> full = env;
-        // A sanitized build's runtime options (the executor passes them on
-        // to the parser); the command's environment is built afresh anyway.
-        for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-            if (const char* value = std::getenv(name))
-                full.push_back(std::string(name) + "=" + value);
-        }
-        const pid_t pid = ::fork();
-        if (pid < 0) throw std::runtime_error("fork");
-        if (pid == 0) {
-            std::vector<std::string> a = args, e = full;
-            std::vector<char*> argv, envp;
-            for (auto& s : a) argv.push_back(s.data());
-            argv.push_back(nullptr);
-            for (auto& s : e) envp.push_back(s.data());
-            envp.push_back(nullptr);
-            const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-            const int null_fd = ::open("/dev/null", O_RDWR);
-            if (err < 0 || null_fd < 0 || ::dup2(err, 2) < 0 || ::dup2(null_fd, 0) < 0 ||
-                ::dup2(null_fd, 1) < 0) {
-                ::_exit(126);
-            }
-            ::execve(argv[0], argv.data(), envp.data());
-            ::_exit(127);
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            throw std::runtime_error("drain failed: " + read_file(err_path));
-        }
+        SpawnOptions options;
+        options.env = env;
+        options.log = root + "/stderr-env";
+        const Exit e = finish(start("drain", options));
+        if (e.code != 0) throw std::runtime_error("drain failed: " + e.err);
     }
 
     // The reason of the last audit event for `request`.
@@ -296,7 +252,7 @@ class StackFixture : public DrainFixture {
                                          "-c",
                                          "commit.gpgsign=false"};
         argv.insert(argv.end(), args.begin(), args.end());
-        return run_program(argv, root + "/git-output");
+        return run_program(argv);
     }
 };
 

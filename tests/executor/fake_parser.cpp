@@ -1,5 +1,10 @@
-// Stand-ins for a broken or compromised hostbridge-parser, one binary per
-// behaviour (HB_FAKE_MODE), so the executor's supervision can be tested:
+// Stand-ins for a broken or compromised hostbridge-parser, so the
+// executor's supervision can be tested. One binary; its behaviour is the
+// name it is executed by, fake-parser-<behaviour> (links to it made by
+// tests/executor/CMakeLists.txt): the executor gives its parser a fixed
+// argv (executor/parser_client.cpp), so the path a test puts in
+// bridge.json's "parser" is the one argument a test has. The kernel hands
+// that path over as AT_EXECFN, whatever argv[0] says.
 //   garbage   answers 24 bytes of 0xFF
 //   short     answers 5 bytes
 //   wrongseq  answers a well-formed verdict for another seq
@@ -10,6 +15,7 @@
 //             with "dead" crashes it, one starting with "5eed" makes it hang
 // It speaks the real wire format (ipc/), so only the behaviour is fake.
 #include <signal.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -23,7 +29,16 @@
 namespace {
 
 constexpr int kSocket = 3;
-constexpr std::string_view kMode = HB_FAKE_MODE;
+constexpr std::string_view kPrefix = "fake-parser-";
+
+// The behaviour: what follows "fake-parser-" in the executed path's last
+// component; empty when it was executed by another name.
+std::string_view mode_from_name() {
+    const char* path = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
+    std::string_view name = path != nullptr ? path : "";
+    name = name.substr(name.rfind('/') + 1);
+    return name.starts_with(kPrefix) ? name.substr(kPrefix.size()) : std::string_view{};
+}
 
 void send(const std::uint8_t* bytes, std::size_t size) {
     (void)hb::send_message(kSocket, std::span<const std::uint8_t>(bytes, size));
@@ -37,6 +52,11 @@ std::string_view nonce_of(std::string_view name) {
 }  // namespace
 
 int main() {
+    const std::string_view mode = mode_from_name();
+    if (mode != "garbage" && mode != "short" && mode != "wrongseq" && mode != "wrongverb" &&
+        mode != "crash" && mode != "hang" && mode != "nonce") {
+        return 64;  // no such stand-in: the test that named it fails on "parser failure"
+    }
     auto first = hb::recv_message(kSocket, hb::kStartupSize, hb::FdPolicy::None);
     if (!first || first->kind != hb::Received::Kind::Message) return 2;
     for (;;) {
@@ -50,24 +70,24 @@ int main() {
         verdict.outcome = hb::Outcome::Accept;
         verdict.verb = hb::Verb::Ping;
         verdict.requested_at = std::time(nullptr);
-        if (kMode == "garbage") {
+        if (mode == "garbage") {
             std::uint8_t junk[hb::kVerdictSize];
             for (auto& b : junk) b = 0xFF;
             send(junk, sizeof junk);
             continue;
         }
-        if (kMode == "short") {
+        if (mode == "short") {
             const std::uint8_t junk[5] = {1, 2, 3, 4, 5};
             send(junk, sizeof junk);
             continue;
         }
-        if (kMode == "crash" || (kMode == "nonce" && nonce.starts_with("dead")))
+        if (mode == "crash" || (mode == "nonce" && nonce.starts_with("dead")))
             ::kill(::getpid(), SIGKILL);  // a crash, without a core file
-        if (kMode == "hang" || (kMode == "nonce" && nonce.starts_with("5eed"))) {
+        if (mode == "hang" || (mode == "nonce" && nonce.starts_with("5eed"))) {
             for (;;) ::pause();
         }
-        if (kMode == "wrongseq") verdict.seq += 1;
-        if (kMode == "wrongverb") verdict.verb = hb::Verb::Down;
+        if (mode == "wrongseq") verdict.seq += 1;
+        if (mode == "wrongverb") verdict.verb = hb::Verb::Down;
         const auto bytes = hb::encode_verdict(verdict);
         send(bytes.data(), bytes.size());
     }

@@ -3,6 +3,7 @@
 // `summary` event, events of requests that ran logged whatever the budget,
 // segments that keep their names, and a verifier that starts at the first
 // event ever written and names a missing or cut segment.
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,7 +26,7 @@
 
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {
@@ -104,11 +105,8 @@ TEST(AuditBudget, TwentyThousandJunkNamesGrowTheLogByAtMostOneMebibyteAndAreAllC
     const pid_t pid = f.start();
     std::size_t left = f.count("requests");
     auto moved = std::chrono::steady_clock::now();
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-           info.si_pid == 0 &&
+    while (!f.exited_within(pid, std::chrono::milliseconds(200)) &&
            std::chrono::steady_clock::now() - moved < std::chrono::seconds(120)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
         if (const std::size_t now = f.count("requests"); now != left) {
             left = now;
             moved = std::chrono::steady_clock::now();

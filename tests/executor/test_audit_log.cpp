@@ -28,6 +28,7 @@
 
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
+#include "tests/support/files.hpp"
 
 namespace {
 
@@ -35,6 +36,9 @@ using hb::admin::verify_audit_log;
 using hb::common::AuditEvent;
 using hb::common::AuditLog;
 using hb::common::AuditRecord;
+using hb::test::append_file;
+using hb::test::read_file;
+using hb::test::write_file;
 using nlohmann::ordered_json;
 
 const std::string kZero(64, '0');
@@ -57,21 +61,6 @@ std::string sha256(const std::string& data) {
 
 std::string canonical(const ordered_json& j) {
     return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
-
-void append_raw(const std::string& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary | std::ios::app) << text;
 }
 
 // Lines without their newline; a final unterminated fragment is included.
@@ -118,17 +107,7 @@ AuditRecord full_record() {
 
 class AuditLogTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        char pattern[] = "/tmp/hb-audit-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr);
-        dir_ = pattern;
-        log_path_ = dir_ + "/audit.jsonl";
-    }
-    void TearDown() override {
-        std::filesystem::permissions(dir_, std::filesystem::perms::owner_all,
-                                     std::filesystem::perm_options::add);
-        std::filesystem::remove_all(dir_);
-    }
+    void SetUp() override { log_path_ = dir_ + "/audit.jsonl"; }
 
     AuditLog open_log(std::uint64_t rotate_bytes = hb::common::kAuditRotateBytes) {
         auto log = AuditLog::open(dir_, rotate_bytes);
@@ -160,7 +139,8 @@ class AuditLogTest : public ::testing::Test {
         EXPECT_EQ(report.first_bad->rfind(prefix, 0), 0u) << *report.first_bad;
     }
 
-    std::string dir_;
+    hb::test::TempDir tmp_{"audit"};  // removed even when a test left it read-only
+    std::string dir_ = tmp_.path();
     std::string log_path_;
 };
 
@@ -314,7 +294,7 @@ TEST_F(AuditLogTest, AnAppendAfterAnotherWritersLineOrAFragmentChainsToIt) {
     append(first, record(AuditEvent::Queued, "a"));
     append(second, record(AuditEvent::Queued, "b"));
     append(first, record(AuditEvent::Queued, "c"));
-    append_raw(log_path_, "{\"seq\":4,\"torn");
+    append_file(log_path_, "{\"seq\":4,\"torn");
     append(first, record(AuditEvent::Queued, "d"));
     const auto lines = lines_of(read_file(log_path_));
     ASSERT_EQ(lines.size(), 6u);  // a, b, c, the fragment, recovered, d
@@ -417,7 +397,7 @@ TEST_F(AuditLogTest, DeletedHeadIsReported) {
 TEST_F(AuditLogTest, CorruptLastLineFailsClosed) {
     auto log = open_log();
     append(log, record(AuditEvent::Queued));
-    append_raw(log_path_, "this is not a record\n");
+    append_file(log_path_, "this is not a record\n");
     auto appended = log.append(record(AuditEvent::Queued));
     ASSERT_FALSE(appended.ok());
     EXPECT_NE(appended.error().message.find("not an audit record"), std::string::npos)
@@ -514,7 +494,7 @@ TEST_F(AuditLogTest, TornLastLineIsRecoveredAndVerifies) {
     const auto before = lines_of(read_file(log_path_));
     const std::string last_hash = ordered_json::parse(before[1])["hash"];
     const std::string fragment = before[1].substr(0, 37);  // a crash mid-write
-    append_raw(log_path_, fragment);
+    append_file(log_path_, fragment);
     expect_bad("audit.jsonl line 3: torn line of 37 bytes");
 
     append(log, record(AuditEvent::Succeeded));
@@ -576,7 +556,7 @@ TEST_F(AuditLogTest, TornFragmentAnywhereElseFailsVerify) {
 TEST_F(AuditLogTest, RecoveredEventWithTheWrongLengthDoesNotExcuseAFragment) {
     auto log = open_log();
     append(log, record(AuditEvent::Queued));
-    append_raw(log_path_, "{\"seq\":2,\"ts");
+    append_file(log_path_, "{\"seq\":2,\"ts");
     append(log, record(AuditEvent::Queued));
     // Lengthen the fragment after the fact: the recovered event no longer
     // matches it, so the fragment is just a bad line.
@@ -715,7 +695,7 @@ TEST_F(AuditLogTest, TailReturnsWholeLinesOnly) {
     ASSERT_TRUE(tiny.ok());
     EXPECT_EQ(*tiny, "");
 
-    append_raw(log_path_, "{\"seq\":11,\"t");  // torn: left out of the mirror
+    append_file(log_path_, "{\"seq\":11,\"t");  // torn: left out of the mirror
     auto torn = log.tail(1 << 20);
     ASSERT_TRUE(torn.ok());
     EXPECT_EQ(*torn, text);

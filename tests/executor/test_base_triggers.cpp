@@ -14,7 +14,7 @@
 #include "executor/argv_table.hpp"
 #include "executor/base_triggers.hpp"
 #include "ipc/unique_fd.hpp"
-#include "tests/executor/temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 namespace {
@@ -32,7 +32,7 @@ class TriggerCheck : public ::testing::Test {
         tree_.write("bin/podman", "#!/bin/sh\necho \"podman $*\" >>" + tree_.path("calls") +
                                       "\ncat " + tree_.path("images") + "\n");
         tree_.write("bin/buildah", "#!/bin/sh\nid=$6\necho \"buildah $*\" >>" +
-                                       tree_.path("calls") + "\nd=" + tree_.root() +
+                                       tree_.path("calls") + "\nd=" + tree_.path() +
                                        "\nif [ -f \"$d/rc-$id\" ]; then echo 'Error: image not "
                                        "known\x1b[31m' >&2; exit \"$(cat \"$d/rc-$id\")\"; fi\n"
                                        "cat \"$d/count-$id\"\n");
@@ -65,7 +65,7 @@ class TriggerCheck : public ::testing::Test {
     }
     Result<std::size_t> check() { return check_base_triggers(config_, builds_.get()); }
 
-    test::TempTree tree_;
+    test::TempDir tree_;
     UniqueFd builds_;
     Config config_;
 };
@@ -125,7 +125,7 @@ class RemoteTriggerCheck : public TriggerCheck {
         TriggerCheck::SetUp();
         tree_.write(
             "bin/podman",
-            "#!/bin/sh\necho \"podman $*\" >>" + tree_.path("calls") + "\nd=" + tree_.root() +
+            "#!/bin/sh\necho \"podman $*\" >>" + tree_.path("calls") + "\nd=" + tree_.path() +
                 "\nif [ \"$1\" = save ]; then id=$6; out=$5; [ -e \"$out\" ] && exit 9\n"
                 "  [ -f \"$d/rc-$id\" ] && { echo 'Error: boom' >&2; exit 3; }\n"
                 "  s=$(mktemp -d); echo '[]' >\"$s/manifest.json\"; echo '{}' "
@@ -136,7 +136,7 @@ class RemoteTriggerCheck : public TriggerCheck {
                 tree_.path("images") + "\n");
         ::chmod(tree_.path("bin/podman").c_str(), 0755);
         config_.parser = HB_PARSER_BIN;
-        config_.run_dir = tree_.root();
+        config_.run_dir = tree_.path();
         ::mkdir(tree_.path(".hostbridge-build").c_str(), 0700);
         builds_ = UniqueFd(::open(tree_.path(".hostbridge-build").c_str(), O_RDONLY | O_DIRECTORY));
         config_.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};

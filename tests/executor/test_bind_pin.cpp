@@ -27,14 +27,15 @@
 #include <string>
 
 #include "common/config.hpp"
-#include "tests/executor/private_mounts.hpp"
-#include "tests/executor/temp_tree.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/mounts.hpp"
+#include "tests/support/process.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using hb::test::enter_private_mounts;
-using hb::test::TempTree;
+using hb::test::TempDir;
 
 // Runs `body` in a child with private mounts; returns what it reported
 // ("SKIP: ..." when the namespace cannot be made here).
@@ -43,12 +44,6 @@ std::string in_private_mounts(const std::function<std::string()>& body) {
         const std::string why = enter_private_mounts();
         return why.empty() ? body() : "SKIP: " + why;
     });
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return in ? s : "<unreadable: " + path + ">";
 }
 
 class BindPin : public ::testing::Test {
@@ -70,7 +65,7 @@ class BindPin : public ::testing::Test {
         if (out.rfind("SKIP: ", 0) == 0) skipped_ = out;
         return out;
     }
-    TempTree tree_;
+    TempDir tree_;
     std::string skipped_;
 };
 
@@ -88,7 +83,8 @@ TEST_F(BindPin, APinnedSourceStaysTheOpenedDirectoryWhenTheAgentSwapsItForALink)
         fs::create_directory_symlink(home(), project() + "/src");
         fs::rename(project() + "/secrets", project() + "/secrets.real");
         fs::create_directory_symlink(home(), project() + "/secrets");
-        return slurp(pin("src") + "/marker") + "|" + slurp(pin("secrets/token")) + "|" +
+        return hb::test::read_file(pin("src") + "/marker") + "|" +
+               hb::test::read_file(pin("secrets/token")) + "|" +
                (fs::exists(pin("src") + "/id_rsa") ? "home" : "no home");
     });
     SKIP_IF_NO_NAMESPACE();
@@ -133,11 +129,11 @@ TEST_F(BindPin, APinReplacesTheLastAndWithoutItThePathIsMissingUnderA0500Dir) {
         std::string seen;
         auto first = hb::exec::pin_bind_sources(project(), run_dir(), {".", "src"});
         if (!first) return "first: " + first.error().message;
-        seen += slurp(pin(".") + "/src/marker") + "|";
+        seen += hb::test::read_file(pin(".") + "/src/marker") + "|";
         auto second = hb::exec::pin_bind_sources(project(), run_dir(), {"web/src"});
         if (!second) return "second: " + second.error().message;
         seen += std::string(fs::exists(pin("src")) ? "old pin left" : "old pin gone") + "|" +
-                slurp(pin("web/src") + "/marker") + "|";
+                hb::test::read_file(pin("web/src") + "/marker") + "|";
         if (::umount2(hb::bind_pin_root(run_dir()).c_str(), MNT_DETACH) != 0)
             return std::string("umount: ") + std::strerror(errno);
         struct stat st {};
@@ -214,7 +210,7 @@ TEST_F(BindPin, AParentFlippedWithALinkDuringThePinNeverPinsTheHome) {
                 ++refused;
                 continue;
             }
-            const std::string seen = slurp(pin("web/src") + "/marker");
+            const std::string seen = hb::test::read_file(pin("web/src") + "/marker");
             (seen == "web checkout" ? checkout : other) += 1;
         }
         ::kill(flipper, SIGKILL);

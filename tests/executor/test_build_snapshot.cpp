@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/executor/temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace {
 
@@ -37,7 +37,7 @@ using hb::Result;
 using hb::exec::Snapshot;
 using hb::exec::SnapshotBudget;
 using hb::exec::take_snapshot;
-using hb::test::TempTree;
+using hb::test::TempDir;
 
 mode_t mode_of(const std::string& path) {
     struct stat st {};
@@ -112,7 +112,7 @@ class BuildSnapshot : public ::testing::Test {
         return taken.ok() ? std::string() : taken.error().message;
     }
 
-    TempTree tree;
+    TempDir tree;
 };
 
 TEST_F(BuildSnapshot, ANormalTreeIsCopiedExactly) {
@@ -484,7 +484,7 @@ TEST_F(BuildSnapshot, ADirectorySwappedForALinkMidWalkNeverLeadsOutside) {
             for (const auto& entry : fs::recursive_directory_iterator(out())) {
                 EXPECT_FALSE(entry.is_symlink()) << entry.path();
                 if (entry.is_regular_file()) {
-                    EXPECT_NE(tree.read(fs::relative(entry.path(), tree.root())), "SECRET");
+                    EXPECT_NE(tree.read(fs::relative(entry.path(), tree.path())), "SECRET");
                 }
             }
         } else {
@@ -615,7 +615,7 @@ TEST_F(BuildSnapshot, RemoveTreeUnlinksLinksAndLeavesTheirTargets) {
     tree.write("old/a/b/file", "x");
     ASSERT_EQ(::symlink(tree.path("host/dir").c_str(), tree.path("old/a/link").c_str()), 0);
     ASSERT_EQ(::mkfifo(tree.path("old/a/pipe").c_str(), 0600), 0);
-    const int parent = ::open(tree.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int parent = ::open(tree.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(parent, 0);
     auto removed = hb::exec::remove_tree(parent, "old");
     EXPECT_TRUE(removed.ok()) << removed.error().message;
@@ -695,15 +695,9 @@ TEST_F(BuildSnapshot, SixtyFourLevelsAreCopiedAndSixtyFiveRefused) {
 TEST_F(BuildSnapshot, AContextOnAnotherFilesystemIsCopiedByteForByte) {
     // /dev/shm (tmpfs) to /tmp: copy_file_range may refuse the two
     // filesystems, then the read/write loop copies.
-    std::string tmpl = "/dev/shm/hb-snap-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) GTEST_SKIP() << "no /dev/shm";
-    struct Cleanup {
-        std::string dir;
-        ~Cleanup() {
-            std::error_code ec;
-            fs::remove_all(dir, ec);
-        }
-    } cleanup{tmpl};
+    if (!fs::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+    const TempDir shm("snap", "/dev/shm");
+    const std::string& tmpl = shm.path();
     std::string big(3u << 20, '\0');
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 251);
     {
@@ -738,7 +732,7 @@ TEST_F(BuildSnapshot, DISABLED_TenThousandFilesOf200MBTakeThisLong) {
             std::ofstream(dir + "/f" + std::to_string(f), std::ios::binary) << content;
         }
     }
-    const int parent = ::open(tree.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int parent = ::open(tree.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(parent, 0);
     std::vector<double> copies;
     std::vector<double> removals;

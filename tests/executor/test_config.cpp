@@ -18,6 +18,7 @@
 
 #include "admin/install/config_write.hpp"
 #include "common/config.hpp"
+#include "tests/support/files.hpp"
 
 namespace {
 
@@ -959,21 +960,14 @@ TEST(ConfigText, OversizedTextIsRefused) {
 
 class LoadConfig : public ::testing::Test {
   protected:
-    void SetUp() override {
-        char pattern[] = "/tmp/hb-config-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr);
-        dir_ = pattern;
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-
     std::string write(const std::string& name, const std::string& text, mode_t mode = 0644) {
         const std::string path = dir_ + "/" + name;
-        std::ofstream(path, std::ios::binary) << text;
-        ::chmod(path.c_str(), mode);
+        hb::test::write_file(path, text, mode);
         return path;
     }
 
-    std::string dir_;
+    hb::test::TempDir tmp_{"config"};
+    std::string dir_ = tmp_.path();
 };
 
 TEST_F(LoadConfig, ReadsARegularFile) {

@@ -59,11 +59,28 @@ bool decide(const StackFixture& f, const std::string& name, bool allow,
     return *published;
 }
 
-// A TTL of 6 s: held when a drain takes it up within 2 s of the second it
-// was dated (at least half the TTL must be left), expired 6 s after it.
+// A TTL of 1 s, and requests dated kAhead seconds ahead (within the
+// config's future skew): one is held when a drain takes it up before its
+// TTL ends (half of 1 s rounds to nothing: executor/drain_held.cpp), so
+// within 4 s of being published (as with the 6 s TTL this replaces), and
+// expires then. The test waits for that second, which the held record
+// names, not for a fixed time.
+constexpr std::time_t kAhead = 3;
+
 void short_ttl(StackFixture& f) {
-    f.config["limits"]["ttl_seconds"] = 6;
+    f.config["limits"]["ttl_seconds"] = 1;
     f.write_config();
+}
+
+std::time_t ahead() {
+    return std::time(nullptr) + kAhead;
+}
+
+// Until the wall clock reaches the expiry the drain wrote into the held
+// record (a drain then expires it: expires_at <= now).
+bool wait_for_expiry(const StackFixture& f, const std::string& name) {
+    const std::time_t expires_at = held_record(f, name).expires_at;
+    return wait_until([&] { return std::time(nullptr) >= expires_at; }, std::chrono::seconds(30));
 }
 
 TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
@@ -170,12 +187,16 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     StackFixture f;
     short_ttl(f);
     f.policy_all_auto_but("MODE_restart=ask\n");
-    const std::string name = f.publish_at("restart", "api", std::time(nullptr));
+    const std::string name = f.publish_at("restart", "api", ahead());
     f.drain();
     const common::HeldRequest shown = held_record(f, name);  // `allow` read it
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ASSERT_TRUE(wait_for_expiry(f, name));
     f.drain();  // expired
     ASSERT_EQ(f.state_of(name), "expired");
+    // The usual TTL again (the limits are not part of what a person
+    // approved, common/held.cpp): what follows needs no hurry.
+    f.config["limits"]["ttl_seconds"] = 600;
+    f.write_config();
     hb::test::fs::remove(f.path("archive", name));
     hb::test::fs::remove(f.path("responses", name + ".response.json"));
     // The expired hold left a tombstone: the name is not held again.
@@ -217,15 +238,15 @@ TEST(DecideAsk, AnAllowedRequestThatCouldOutlastTheBudgetWaitsForTheNextDrain) {
     const std::string down = f.publish("down");
     f.drain();
     ASSERT_EQ(f.state_of(down), "pending");
-    // A lingering drain at least 1 s into its budget (3 s after we started
-    // it, whatever its start-up cost under load, up to 2 s).
+    // A lingering drain at least 1 s into its budget: its clock starts
+    // before it answers the ping (executor/drain.cpp), and the budget is
+    // counted in whole seconds of that clock, so one second more it is.
     hb::test::SpawnOptions linger;
     linger.extra = {"--linger", "5"};
-    const auto started = std::chrono::steady_clock::now();
+    const std::string ping = f.publish("ping");
     const pid_t pid = f.start("drain", linger);
-    ASSERT_TRUE(
-        wait_until([&] { return hb::test::fs::exists(f.path("diagnostics", "audit.jsonl")); }));
-    std::this_thread::sleep_until(started + std::chrono::seconds(3));
+    ASSERT_TRUE(wait_until([&] { return f.state_of(ping) == "done"; }));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     ASSERT_TRUE(decide(f, down, true));
     // It wakes for the decision, leaves it and ends (budget reached).
     const auto e = f.finish(pid);
@@ -262,17 +283,17 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     StackFixture f;
     short_ttl(f);
     f.policy_all_auto_but("MODE_down=ask\n");
-    const std::string down = f.publish_at("down", "", std::time(nullptr));
+    const std::string down = f.publish_at("down", "", ahead());
     f.drain();
     ASSERT_EQ(f.state_of(down), "pending");
     // Nothing runs now: no drain, no watch. The next activation (any
     // request) answers it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
-    const std::string ping = f.publish("ping");
+    ASSERT_TRUE(wait_for_expiry(f, down));
+    const std::string ping = f.publish_at("ping", "", ahead());
     f.drain();
     EXPECT_EQ(f.state_of(ping), "done");
     EXPECT_EQ(f.state_of(down), "expired");
-    EXPECT_EQ(f.reason_of(down), "request expired: no person allowed it within 6 s");
+    EXPECT_EQ(f.reason_of(down), "request expired: no person allowed it within 1 s");
     EXPECT_EQ(f.audit_reason(down, "expired"), f.reason_of(down));
     // Only its tombstone is left (held/NAME.gone, common/held.hpp).
     std::vector<std::string> left;
@@ -287,7 +308,7 @@ TEST(DecideAsk, WatchAnswersAnExpiryAndADecisionByItself) {
     short_ttl(f);
     f.policy_all_auto_but("MODE_down=ask\nMODE_restart=ask\n");
     const pid_t pid = f.start("watch");
-    const std::string down = f.publish_at("down", "", std::time(nullptr));
+    const std::string down = f.publish_at("down", "", ahead());
     // Dated ahead (within the skew): it waits well past the other's expiry.
     const std::string restart = f.publish_at("restart", "api", std::time(nullptr) + 60);
     ASSERT_TRUE(wait_until([&] { return f.state_of(restart) == "pending"; }));

@@ -4,6 +4,7 @@
 // environment the command sees, a planted log, and the response's output
 // (the last 16 KiB cut at a UTF-8 boundary, invalid bytes replaced).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <pwd.h>
 #include <chrono>

@@ -7,6 +7,8 @@
 //      (several drain runs), where the recording stack script writes down
 //      every argv it was started with.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <set>
 

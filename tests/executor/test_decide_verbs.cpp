@@ -3,6 +3,7 @@
 // in for the compose command and the container engine). The expected argv
 // are written out here by hand from docs/PROTOCOL.md, not taken from argv_for().
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <pwd.h>
 #include <sys/socket.h>

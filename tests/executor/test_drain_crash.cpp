@@ -1,15 +1,17 @@
 // Concurrency and crashes: many drains at once, and drains killed with
 // SIGKILL mid-request. Every request ends with exactly one terminal answer,
 // acknowledged first, and nothing is ever left in requests/ or processing/.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <unistd.h>
 
 #include <set>
 
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
-#include "drain_fixture.hpp"
 #include "ipc/sys.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {

@@ -2,14 +2,18 @@
 // devices, oversized files, and spool directories swapped for symlinks,
 // before and during a drain. The drain must quarantine, never follow, never
 // block, never write outside the spool, and always end.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {

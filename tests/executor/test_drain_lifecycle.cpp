@@ -1,15 +1,20 @@
 // Every lifecycle path of docs/PROTOCOL.md, driven through the real
 // hostbridge-executor and hostbridge-parser binaries on a temporary spool.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
-#include "drain_fixture.hpp"
 #include "executor/drain.hpp"
 #include "ipc/sys.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {
@@ -285,19 +290,10 @@ TEST(DrainLifecycle, UsageErrorsExit2) {
         {"drain", "--config", f.config_path, "--linger", "soon"},
         {"drain", "--config", f.config_path, "--what"}};
     for (const auto& args : bad) {
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            const int null_fd = ::open("/dev/null", O_WRONLY);
-            ::dup2(null_fd, 2);
-            std::vector<char*> argv = {const_cast<char*>(HB_EXECUTOR_BIN)};
-            for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << args.size();
+        Command command;
+        command.argv = {HB_EXECUTOR_BIN};
+        command.argv.insert(command.argv.end(), args.begin(), args.end());
+        EXPECT_EQ(run(command), 2) << args.size();
     }
 }
 

@@ -3,7 +3,7 @@
 // parser is restarted, and the drain completes.
 #include <gtest/gtest.h>
 
-#include "drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {
@@ -13,6 +13,15 @@ std::string fake(const std::string& mode) {
 }
 
 class BrokenParser : public ::testing::TestWithParam<std::string> {};
+
+// What the executor says of each stand-in's failure (executor/parser_client.cpp):
+// proof that the one fake parser took the behaviour its name gives it.
+std::string failure_of(const std::string& mode) {
+    if (mode == "garbage" || mode == "short") return "garbage verdict";
+    if (mode == "wrongseq") return "verdict for another request";
+    if (mode == "wrongverb") return "accepted a verb other than the name's";
+    return "the parser exited";
+}
 
 TEST_P(BrokenParser, EveryRequestIsDeniedAndTheDrainCompletes) {
     DrainFixture f(fake(GetParam()));
@@ -31,6 +40,7 @@ TEST_P(BrokenParser, EveryRequestIsDeniedAndTheDrainCompletes) {
     EXPECT_EQ(f.count("requests"), 0u);
     EXPECT_EQ(f.count("processing"), 0u);
     EXPECT_NE(e.err.find("parser failure"), std::string::npos);
+    EXPECT_NE(e.err.find(failure_of(GetParam())), std::string::npos) << e.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, BrokenParser,

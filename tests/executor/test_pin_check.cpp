@@ -21,14 +21,15 @@
 #include <filesystem>
 
 #include "common/config.hpp"
-#include "tests/executor/private_mounts.hpp"
-#include "tests/executor/temp_tree.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/mounts.hpp"
+#include "tests/support/process.hpp"
 
 namespace hb::exec {
 namespace {
 
 namespace fs = std::filesystem;
-using hb::test::TempTree;
+using hb::test::TempDir;
 
 const std::string kId(64, 'a');
 const std::string kOther(64, 'b');
@@ -245,7 +246,7 @@ class PinCheckMounts : public ::testing::Test {
             ::waitpid(child_, nullptr, 0);
         }
     }
-    TempTree tree_;
+    TempDir tree_;
     pid_t child_ = -1;
     std::string said_;
 };

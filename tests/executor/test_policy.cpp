@@ -11,7 +11,7 @@
 
 #include "admin/install/config_write.hpp"
 #include "ipc/verbs.hpp"
-#include "temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 
@@ -119,7 +119,7 @@ TEST(Policy, AnUnknownModeDeniesEveryCommand) {
 }
 
 TEST(Policy, NeverSourced) {
-    test::TempTree t;
+    test::TempDir t;
     const std::string marker = t.path("was-sourced");
     for (const std::string& line :
          {"MODE_up=$(touch${IFS}" + marker + ")", "MODE_up=`touch${IFS}" + marker + "`",
@@ -257,7 +257,7 @@ TEST(Policy, DryRunIsAModeOfItsOwn) {
 // --- load_policy: the file itself ----------------------------------------
 
 TEST(PolicyFile, LoadsARegularFile) {
-    test::TempTree t;
+    test::TempDir t;
     t.write("policy.conf", all_auto_except(Verb::Init, "MODE_init=deny\n"));
     const Policy p = load_policy(t.path("policy.conf"));
     expect_only_denied(p, Verb::Init);
@@ -272,45 +272,45 @@ void expect_all_denied_unavailable(const Policy& p, const std::string& needle) {
 }
 
 TEST(PolicyFile, MissingFileDeniesEverything) {
-    test::TempTree t;
+    test::TempDir t;
     expect_all_denied_unavailable(load_policy(t.path("policy.conf")), "cannot be opened");
 }
 
 TEST(PolicyFile, SymlinkIsRefused) {
-    test::TempTree t;
+    test::TempDir t;
     t.write("real.conf", std::string(default_policy_text()));
     std::filesystem::create_symlink(t.path("real.conf"), t.path("policy.conf"));
     expect_all_denied_unavailable(load_policy(t.path("policy.conf")), "is a symlink");
 }
 
 TEST(PolicyFile, FifoIsRefusedWithoutBlocking) {
-    test::TempTree t;
+    test::TempDir t;
     ASSERT_EQ(::mkfifo(t.path("policy.conf").c_str(), 0600), 0);
     expect_all_denied_unavailable(load_policy(t.path("policy.conf")), "not a regular file");
 }
 
 TEST(PolicyFile, DirectoryIsRefused) {
-    test::TempTree t;
+    test::TempDir t;
     std::filesystem::create_directory(t.path("policy.conf"));
     expect_all_denied_unavailable(load_policy(t.path("policy.conf")), "not a regular file");
 }
 
 TEST(PolicyFile, OversizedFileIsRefused) {
-    test::TempTree t;
+    test::TempDir t;
     t.write("policy.conf", std::string(default_policy_text()) + std::string(70000, '#'));
     expect_all_denied_unavailable(load_policy(t.path("policy.conf")), "larger than 64 KiB");
 }
 
 TEST(PolicyFile, UnreadableFileIsRefused) {
     if (::geteuid() == 0) GTEST_SKIP() << "root reads a mode-000 file anyway";
-    test::TempTree t;
+    test::TempDir t;
     t.write("policy.conf", std::string(default_policy_text()));
     ::chmod(t.path("policy.conf").c_str(), 0);
     expect_all_denied_unavailable(load_policy(t.path("policy.conf")), "cannot be opened");
 }
 
 TEST(PolicyFile, EditsTakeEffectOnTheNextLoad) {
-    test::TempTree t;
+    test::TempDir t;
     t.write("policy.conf", std::string(default_policy_text()));
     EXPECT_EQ(load_policy(t.path("policy.conf")).mode(Verb::Restart), Mode::Auto);
     t.write("policy.conf", all_auto_except(Verb::Restart, "MODE_restart=deny\n"));

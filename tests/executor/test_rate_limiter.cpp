@@ -8,9 +8,8 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <thread>
 
-#include "temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 namespace {
@@ -32,7 +31,7 @@ struct ManualClock {
     }
 };
 
-nlohmann::json state(const test::TempTree& t) {
+nlohmann::json state(const test::TempDir& t) {
     return nlohmann::json::parse(t.read(RateLimiter::kStateFile));
 }
 
@@ -43,15 +42,15 @@ int admit_n(RateLimiter& rl, RateClass rate, int n) {
 }
 
 TEST(RateLimiter, PingIsExemptAndTouchesNothing) {
-    test::TempTree t;
-    RateLimiter rl(t.root(), {1, 600}, {1, 60});
+    test::TempDir t;
+    RateLimiter rl(t.path(), {1, 600}, {1, 60});
     for (int i = 0; i < 50; ++i) EXPECT_TRUE(rl.try_admit(RateClass::Exempt).admitted());
     EXPECT_FALSE(std::filesystem::exists(t.path(RateLimiter::kStateFile)));
 }
 
 TEST(RateLimiter, AdmitsUpToTheLimitThenSaysWhenToRetry) {
-    test::TempTree t;
-    RateLimiter rl(t.root(), kBig, kRead);
+    test::TempDir t;
+    RateLimiter rl(t.path(), kBig, kRead);
     EXPECT_EQ(admit_n(rl, RateClass::Mutating, 20), 20);
     const Admission denied = rl.try_admit(RateClass::Mutating);
     EXPECT_EQ(denied.kind, Admission::Kind::OverLimit);
@@ -62,8 +61,8 @@ TEST(RateLimiter, AdmitsUpToTheLimitThenSaysWhenToRetry) {
 }
 
 TEST(RateLimiter, CountsOnlyWhatItAdmits) {
-    test::TempTree t;
-    RateLimiter rl(t.root(), {3, 600}, kRead);
+    test::TempDir t;
+    RateLimiter rl(t.path(), {3, 600}, kRead);
     EXPECT_EQ(admit_n(rl, RateClass::Mutating, 10), 3);
     const auto s = state(t);
     EXPECT_EQ(s["mutating"].size(), 3u);
@@ -72,8 +71,8 @@ TEST(RateLimiter, CountsOnlyWhatItAdmits) {
 }
 
 TEST(RateLimiter, WindowsAreIndependent) {
-    test::TempTree t;
-    RateLimiter rl(t.root(), {2, 600}, {5, 60});
+    test::TempDir t;
+    RateLimiter rl(t.path(), {2, 600}, {5, 60});
     EXPECT_EQ(admit_n(rl, RateClass::Mutating, 4), 2);
     EXPECT_EQ(admit_n(rl, RateClass::ReadOnly, 7), 5);
     EXPECT_FALSE(rl.try_admit(RateClass::Mutating).admitted());
@@ -81,23 +80,23 @@ TEST(RateLimiter, WindowsAreIndependent) {
 }
 
 TEST(RateLimiter, HoldsAcrossProcesses) {
-    test::TempTree t;
+    test::TempDir t;
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        RateLimiter rl(t.root(), kBig, kRead);
+        RateLimiter rl(t.path(), kBig, kRead);
         ::_exit(admit_n(rl, RateClass::Mutating, 12));
     }
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 12);
-    RateLimiter rl(t.root(), kBig, kRead);  // a later drain: a fresh object
+    RateLimiter rl(t.path(), kBig, kRead);  // a later drain: a fresh object
     EXPECT_EQ(admit_n(rl, RateClass::Mutating, 12), 8);
 }
 
 TEST(RateLimiter, ConcurrentProcessesShareTheWindowExactly) {
-    test::TempTree t;
+    test::TempDir t;
     constexpr int kProcs = 8;
     constexpr int kTriesEach = 6;  // 48 attempts for 20 slots
     std::vector<pid_t> pids;
@@ -110,7 +109,7 @@ TEST(RateLimiter, ConcurrentProcessesShareTheWindowExactly) {
             ::close(go[1]);
             char c;
             (void)!::read(go[0], &c, 1);  // all start together
-            RateLimiter rl(t.root(), kBig, kRead);
+            RateLimiter rl(t.path(), kBig, kRead);
             ::_exit(admit_n(rl, RateClass::Mutating, kTriesEach));
         }
         pids.push_back(pid);
@@ -128,7 +127,7 @@ TEST(RateLimiter, ConcurrentProcessesShareTheWindowExactly) {
     EXPECT_EQ(state(t)["mutating"].size(), 20u);
     // No temp file was left behind by any racer.
     int files = 0;
-    for (const auto& e : std::filesystem::directory_iterator(t.root())) {
+    for (const auto& e : std::filesystem::directory_iterator(t.path())) {
         (void)e;
         ++files;
     }
@@ -136,9 +135,9 @@ TEST(RateLimiter, ConcurrentProcessesShareTheWindowExactly) {
 }
 
 TEST(RateLimiter, WindowSlides) {
-    test::TempTree t;
+    test::TempDir t;
     ManualClock c;
-    RateLimiter rl(t.root(), {2, 1}, kRead, c.clock());
+    RateLimiter rl(t.path(), {2, 1}, kRead, c.clock());
     EXPECT_EQ(admit_n(rl, RateClass::Mutating, 2), 2);
     c.now_ms += 999;
     const Admission third = rl.try_admit(RateClass::Mutating);
@@ -148,17 +147,26 @@ TEST(RateLimiter, WindowSlides) {
     EXPECT_TRUE(rl.try_admit(RateClass::Mutating).admitted());
 }
 
+// An entry a drain left a full second ago, dated on the real
+// CLOCK_BOOTTIME: out of a one-second window, still inside a minute's.
 TEST(RateLimiter, WindowSlidesOnTheRealClock) {
-    test::TempTree t;
-    RateLimiter rl(t.root(), {1, 1}, kRead);
-    EXPECT_EQ(admit_n(rl, RateClass::Mutating, 1), 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    EXPECT_TRUE(rl.try_admit(RateClass::Mutating).admitted());
+    test::TempDir t;
+    const auto admitted = [&t](Window window) {
+        const nlohmann::json s = {{"version", 1},
+                                  {"boot_id", *current_boot_id()},
+                                  {"mutating", {boottime_ms() - 1000}},
+                                  {"read_only", nlohmann::json::array()}};
+        t.write(RateLimiter::kStateFile, s.dump());
+        RateLimiter rl(t.path(), window, kRead);
+        return rl.try_admit(RateClass::Mutating).admitted();
+    };
+    EXPECT_TRUE(admitted({1, 1}));
+    EXPECT_FALSE(admitted({1, 60}));
 }
 
 TEST(RateLimiter, RetryCountsFromTheEntryThatMustLeave) {
     // A limit lowered since the entries were taken: 3 in the window, limit 2.
-    test::TempTree t;
+    test::TempDir t;
     ManualClock c;
     const std::int64_t now = c.now_ms;
     nlohmann::json s = {{"version", 1},
@@ -166,14 +174,14 @@ TEST(RateLimiter, RetryCountsFromTheEntryThatMustLeave) {
                         {"mutating", {now - 590'000, now - 300'000, now - 100'000}},
                         {"read_only", nlohmann::json::array()}};
     t.write(RateLimiter::kStateFile, s.dump());
-    RateLimiter rl(t.root(), {2, 600}, kRead, c.clock());
+    RateLimiter rl(t.path(), {2, 600}, kRead, c.clock());
     const Admission a = rl.try_admit(RateClass::Mutating);
     EXPECT_EQ(a.kind, Admission::Kind::OverLimit);
     EXPECT_EQ(a.retry_after_seconds, 300);
 }
 
 TEST(RateLimiter, EntriesOutsideTheWindowAreDropped) {
-    test::TempTree t;
+    test::TempDir t;
     ManualClock c;
     const std::int64_t now = c.now_ms;
     nlohmann::json s = {{"version", 1},
@@ -181,15 +189,15 @@ TEST(RateLimiter, EntriesOutsideTheWindowAreDropped) {
                         {"mutating", nlohmann::json::array()},
                         {"read_only", {now - 120'000, now - 61'000, now - 10'000}}};
     t.write(RateLimiter::kStateFile, s.dump());
-    RateLimiter rl(t.root(), kBig, {2, 60}, c.clock());
+    RateLimiter rl(t.path(), kBig, {2, 60}, c.clock());
     EXPECT_EQ(admit_n(rl, RateClass::ReadOnly, 3), 1);
     EXPECT_EQ(state(t)["read_only"].size(), 2u);
 }
 
 TEST(RateLimiter, ANewBootStartsEmptyWindows) {
-    test::TempTree t;
+    test::TempDir t;
     {
-        RateLimiter rl(t.root(), kBig, kRead);
+        RateLimiter rl(t.path(), kBig, kRead);
         EXPECT_EQ(admit_n(rl, RateClass::Mutating, 20), 20);
         EXPECT_FALSE(rl.try_admit(RateClass::Mutating).admitted());
     }
@@ -198,7 +206,7 @@ TEST(RateLimiter, ANewBootStartsEmptyWindows) {
     s["boot_id"] = "00000000-0000-0000-0000-000000000000";
     s["mutating"].push_back(boottime_ms() + 10'000'000);
     t.write(RateLimiter::kStateFile, s.dump());
-    RateLimiter rl(t.root(), kBig, kRead);
+    RateLimiter rl(t.path(), kBig, kRead);
     EXPECT_EQ(admit_n(rl, RateClass::Mutating, 25), 20);
     EXPECT_EQ(state(t)["boot_id"], *current_boot_id());
 }
@@ -206,9 +214,9 @@ TEST(RateLimiter, ANewBootStartsEmptyWindows) {
 class CorruptState : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CorruptState, FailsClosedForEveryCountedVerb) {
-    test::TempTree t;
+    test::TempDir t;
     t.write(RateLimiter::kStateFile, GetParam());
-    RateLimiter rl(t.root(), kBig, kRead);
+    RateLimiter rl(t.path(), kBig, kRead);
     for (RateClass rate : {RateClass::Mutating, RateClass::ReadOnly}) {
         const Admission a = rl.try_admit(rate);
         EXPECT_EQ(a.kind, Admission::Kind::StateUnusable);
@@ -238,10 +246,10 @@ INSTANTIATE_TEST_SUITE_P(
                       R"({"version":1,"boot_id":7,"mutating":[],"read_only":[]})"));
 
 TEST(RateLimiter, SymlinkOrDirectoryInPlaceOfTheStateFails) {
-    test::TempTree t;
+    test::TempDir t;
     t.write("elsewhere.json", with_boot(R"("mutating":[],"read_only":[])"));
     std::filesystem::create_symlink(t.path("elsewhere.json"), t.path(RateLimiter::kStateFile));
-    RateLimiter rl(t.root(), kBig, kRead);
+    RateLimiter rl(t.path(), kBig, kRead);
     Admission a = rl.try_admit(RateClass::Mutating);
     EXPECT_EQ(a.kind, Admission::Kind::StateUnusable);
     EXPECT_NE(a.detail.find("symlink"), std::string::npos) << a.detail;
@@ -254,7 +262,7 @@ TEST(RateLimiter, SymlinkOrDirectoryInPlaceOfTheStateFails) {
 }
 
 TEST(RateLimiter, MissingStateDirFailsClosed) {
-    test::TempTree t;
+    test::TempDir t;
     RateLimiter rl(t.path("does-not-exist"), kBig, kRead);
     const Admission a = rl.try_admit(RateClass::Mutating);
     EXPECT_EQ(a.kind, Admission::Kind::StateUnusable);
@@ -262,9 +270,9 @@ TEST(RateLimiter, MissingStateDirFailsClosed) {
 }
 
 TEST(RateLimiter, ConfigConstructorUsesTheConfiguredWindows) {
-    test::TempTree t;
+    test::TempDir t;
     Config c;
-    c.state_dir = t.root();
+    c.state_dir = t.path();
     c.limits.mutating = {1, 600};
     c.limits.read_only = {2, 60};
     RateLimiter rl(c);

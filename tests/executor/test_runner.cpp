@@ -19,7 +19,7 @@
 #include <sstream>
 #include <thread>
 
-#include "temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 namespace {
@@ -77,7 +77,7 @@ class Runner : public ::testing::Test {
         return -1;
     }
 
-    test::TempTree t;
+    test::TempDir t;
     UniqueFd log_;
 };
 
@@ -140,7 +140,7 @@ TEST_F(Runner, OnlyFds012AreInheritedStdinIsDevNull) {
     const int leak1 = ::open("/dev/null", O_RDONLY);
     int leak_pipe[2];
     ASSERT_EQ(::pipe(leak_pipe), 0);
-    const int leak_dir = ::open(t.root().c_str(), O_RDONLY | O_DIRECTORY);
+    const int leak_dir = ::open(t.path().c_str(), O_RDONLY | O_DIRECTORY);
     ASSERT_GE(leak1, 3);
     ASSERT_GE(leak_dir, 3);
 
@@ -359,8 +359,8 @@ TEST(Scope, EverythingElseRunsAsItIs) {
 }
 
 TEST(Scope, UserManagerReachableMeansItsPrivateSocketExists) {
-    test::TempTree t;
-    ::setenv("XDG_RUNTIME_DIR", t.root().c_str(), 1);
+    test::TempDir t;
+    ::setenv("XDG_RUNTIME_DIR", t.path().c_str(), 1);
     EXPECT_FALSE(user_manager_reachable());
     std::filesystem::create_directory(t.path("systemd"));
     t.write("systemd/private", "a regular file is not a manager");

@@ -16,6 +16,7 @@
 #include "executor/argv_table.hpp"
 #include "executor/inspect_client.hpp"
 #include "executor/settle.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 namespace {
@@ -108,12 +109,11 @@ std::string container_json(const std::string& status, const std::string& health,
 }
 
 struct Engine {
-    std::string dir;
+    hb::test::TempDir tmp{"settle"};
+    std::string dir = tmp.path();
     Config config;
 
     explicit Engine(int seconds) {
-        char tmpl[] = "/tmp/hb-settle-XXXXXX";
-        dir = ::mkdtemp(tmpl);
         write("engine",
               "#!/bin/sh\n"
               "d=" +
@@ -141,16 +141,8 @@ struct Engine {
         config.backend.flavour = ComposeFlavour::PodmanCompose;
         config.settle = SettleSettings{dir + "/engine", "pp", seconds};
     }
-    ~Engine() { std::system(("rm -rf '" + dir + "'").c_str()); }
-    void write(const std::string& name, const std::string& text) const {
-        std::ofstream(dir + "/" + name, std::ios::binary) << text;
-    }
-    std::string read(const std::string& name) const {
-        std::ifstream in(dir + "/" + name, std::ios::binary);
-        std::stringstream s;
-        s << in.rdbuf();
-        return s.str();
-    }
+    void write(const std::string& name, const std::string& text) const { tmp.write(name, text); }
+    std::string read(const std::string& name) const { return tmp.read(name); }
     SettleOutcome look_as(Verb verb) const {
         const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         SettleOutcome out = look(config, verb, log, std::chrono::steady_clock::now() + 60s);

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "temp_tree.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 
@@ -20,7 +20,7 @@ TEST(Sha256, KnownVectors) {
 }
 
 TEST(Sha256, FdMatchesBytesAcrossManyReads) {
-    test::TempTree t;
+    test::TempDir t;
     std::string big;
     for (int i = 0; i < 300000; ++i) big += static_cast<char>(i * 7);
     t.write("big", big);

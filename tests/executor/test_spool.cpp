@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "ipc/request_name.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::exec {
 namespace {
@@ -18,22 +19,19 @@ namespace fs = std::filesystem;
 class SpoolTest : public ::testing::TestWithParam<Spool::Resolve> {
   protected:
     void SetUp() override {
-        std::string tmpl = "/tmp/hb-spool-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        root_ = tmpl;
         project_ = root_ + "/project";
         spool_ = project_ + "/untracked/hostbridge";
         for (SpoolDir d : kAllSpoolDirs)
             fs::create_directories(spool_ + "/" + std::string(spool_dir_name(d)));
     }
-    void TearDown() override { fs::remove_all(root_); }
     Result<Spool> open() const { return Spool::open(project_, spool_, GetParam()); }
     std::string at(const char* sub, const std::string& name) const {
         return spool_ + "/" + sub + "/" + name;
     }
     static void write(const std::string& p, const std::string& text) { std::ofstream(p) << text; }
 
-    std::string root_, project_, spool_;
+    hb::test::TempDir tmp_{"spool"};
+    std::string root_ = tmp_.path(), project_, spool_;
 };
 
 TEST_P(SpoolTest, OpensAndListsInNameOrder) {

@@ -21,7 +21,7 @@
 
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
-#include "tests/executor/drain_fixture.hpp"
+#include "tests/support/drain_fixture.hpp"
 
 namespace hb::test {
 
@@ -93,21 +93,6 @@ class FaultFixture : public DrainFixture {
         config["audit_budget"] = {{"bytes", std::int64_t{1} << 40}, {"seconds", 600}};
         pin({"stack"});  // writes the config
     }
-    ~FaultFixture() {
-        for (pid_t pid : logged_) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-        }
-        // A command orphaned by a killed drain may still be finishing (and
-        // appending to the record) while the tree is removed: try again
-        // until it is gone, so no temp dir is left behind.
-        for (int attempt = 0; attempt < 100 && fs::exists(fs::symlink_status(root)); ++attempt) {
-            std::error_code ec;
-            fs::remove_all(root, ec);
-            if (ec) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-    }
-
     // Publishes one request of `kind` the way a client (or a hostile agent) would.
     Planned publish_kind(Kind kind) {
         switch (kind) {
@@ -155,42 +140,11 @@ class FaultFixture : public DrainFixture {
                        const std::string& log) {
         SpawnOptions options;
         options.extra = extra;
-        const std::vector<std::string> args = argv_for(mode, options);
-        const pid_t pid = ::fork();
-        if (pid < 0) throw std::runtime_error("fork");
-        if (pid == 0) {
-            std::vector<char*> argv;
-            for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-            argv.push_back(nullptr);
-            const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-            if (err < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-            const int null_fd = ::open("/dev/null", O_RDWR);
-            ::dup2(null_fd, 0);
-            ::dup2(null_fd, 1);
-            sigset_t none;
-            ::sigemptyset(&none);
-            ::sigprocmask(SIG_SETMASK, &none, nullptr);
-            std::vector<std::string> env;
-            for (const char* var : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-                if (const char* value = std::getenv(var))
-                    env.push_back(std::string(var) + "=" + value);
-            }
-            std::vector<char*> envp;
-            for (auto& e : env) envp.push_back(e.data());
-            envp.push_back(nullptr);
-            ::execve(argv[0], argv.data(), envp.data());
-            ::_exit(127);
-        }
-        logged_.push_back(pid);
-        return pid;
+        options.log = log;
+        return start(mode, options);
     }
     // Waits for an executor from start_logged(); its exit code, or -signal.
-    int wait_logged(pid_t pid) {
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        logged_.erase(std::remove(logged_.begin(), logged_.end(), pid), logged_.end());
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    }
+    int wait_logged(pid_t pid) { return reap(pid); }
     int drain_logged(const std::string& log) { return wait_logged(start_logged("drain", {}, log)); }
 
     // request name -> how many times the stack ran for it.
@@ -240,50 +194,19 @@ class FaultFixture : public DrainFixture {
   private:
     int restarts_ = 0;
     int off_schema_ = 0;
-    std::vector<pid_t> logged_;
 };
-
-struct Captured {
-    int code = -1;    // exit status, or -signal
-    std::string out;  // stdout and stderr together
-};
-
-// Runs `args` (argv[0] absolute) with exactly `env`, capturing its output
-// in `scratch`.
-inline Captured run_captured(const std::vector<std::string>& args,
-                             const std::vector<std::string>& env, const std::string& scratch) {
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork");
-    if (pid == 0) {
-        std::vector<std::string> a = args, e = env;
-        std::vector<char*> argv, envp;
-        for (auto& s : a) argv.push_back(s.data());
-        argv.push_back(nullptr);
-        for (auto& s : e) envp.push_back(s.data());
-        envp.push_back(nullptr);
-        const int out = ::open(scratch.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (out < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(126);
-        ::execve(argv[0], argv.data(), envp.data());
-        ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    Captured c;
-    c.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    c.out = read_file(scratch);
-    return c;
-}
 
 // `hostbridge audit --verify` on the fixture's install: bridge.json copied
 // where the admin tool looks for it (XDG_CONFIG_HOME under the fixture).
-inline Captured admin_verify(const FaultFixture& f) {
+inline Output admin_verify(const FaultFixture& f) {
     const std::string config_home = f.root + "/xdg-config";
     fs::create_directories(config_home + "/hostbridge/drain-test");
     write_file(config_home + "/hostbridge/drain-test/bridge.json", f.config.dump(2));
-    return run_captured({HB_CLI_BIN, "audit", "--slug", "drain-test", "--verify"},
-                        {"HOME=" + f.root, "XDG_CONFIG_HOME=" + config_home,
-                         "XDG_STATE_HOME=" + f.root + "/xdg-state"},
-                        f.root + "/verify-output");
+    Command verify;
+    verify.argv = {HB_CLI_BIN, "audit", "--slug", "drain-test", "--verify"};
+    verify.env = {"HOME=" + f.root, "XDG_CONFIG_HOME=" + config_home,
+                  "XDG_STATE_HOME=" + f.root + "/xdg-state"};
+    return run_output(verify);
 }
 
 // Checks, for each planned request, what every fault must leave intact:

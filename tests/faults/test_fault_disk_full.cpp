@@ -1,5 +1,5 @@
 // Full and read-only filesystems under the spool and the state dir, each a
-// small tmpfs in a private mount namespace (private_mounts.hpp):
+// small tmpfs in a private mount namespace (tests/support/mounts.hpp):
 // - spool full (bytes, or inodes): every request is still decided, audited
 //   and moved out of requests/; the agent gets no answer, and service.log
 //   says why;
@@ -9,11 +9,13 @@
 //   one clear line in service.log (or stderr); once space returns,
 //   everything left is served exactly once and the chain verifies.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 
+#include <cstring>
 #include <random>
 
 #include "fault_fixture.hpp"
-#include "private_mounts.hpp"
+#include "tests/support/mounts.hpp"
 
 namespace hb::test {
 namespace {

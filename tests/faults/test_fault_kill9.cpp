@@ -7,7 +7,9 @@
 // fractions of a drain timed on this build first (a sanitized executor
 // takes several times as long to start), so kills land inside requests
 // whatever the build or the machine's load.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sys/file.h>
 #include <chrono>
@@ -97,7 +99,7 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
 
         const pid_t pid = f.start_logged(mode, extra, f.state + "/service.log");
         std::this_thread::sleep_for(delay);
-        if (::waitpid(pid, nullptr, WNOHANG) == 0) ++killed_alive;
+        if (process_alive(pid)) ++killed_alive;
         ::kill(pid, SIGKILL);
         f.wait_logged(pid);
         if (lock_held_after_the_kill(f)) ++lock_still_held;
@@ -121,10 +123,10 @@ TEST(KillNine, RandomKillsOfAMixedWorkloadLoseNothingAndRunNothingTwice) {
     for (const json& line : f.audit_lines()) recovered += line["event"] == "recovered";
     EXPECT_EQ(recovered, report->torn_fragments);
 
-    const Captured admin = admin_verify(f);
-    EXPECT_EQ(admin.code, 0) << admin.out;
-    EXPECT_NE(admin.out.find("audit chain intact"), std::string::npos) << admin.out;
-    EXPECT_NE(admin.out.find("torn line(s) from a crash"), std::string::npos) << admin.out;
+    const Output admin = admin_verify(f);
+    EXPECT_EQ(admin.code, 0) << admin.text;
+    EXPECT_NE(admin.text.find("audit chain intact"), std::string::npos) << admin.text;
+    EXPECT_NE(admin.text.find("torn line(s) from a crash"), std::string::npos) << admin.text;
 
     // The kills must have landed where it matters, or the test proves little.
     EXPECT_GE(killed_alive, kRuns / 4) << "too few kills hit a live executor";

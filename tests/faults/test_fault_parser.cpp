@@ -4,6 +4,7 @@
 // the point is that a failing parser never lets anything run that should
 // not, and never costs more than the requests it held.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <iostream>
@@ -31,14 +32,9 @@ TEST(ParserFaults, RealParserKilledAtRandomPointsOfAMixedDrain) {
     std::mt19937 rng(424242);
     const auto batch = f.publish_mixed(rng, 150);
     const pid_t pid = f.start_logged("drain", {}, f.root + "/stderr-kills");
-    // Alive and not yet a zombie (it is reaped only by wait_logged below).
-    const auto running = [pid] {
-        const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-        const auto close = stat.rfind(')');
-        return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-    };
     int kills = 0;
-    while (running()) {
+    // Alive and not yet a zombie (it is reaped only by wait_logged below).
+    while (process_alive(pid)) {
         std::this_thread::sleep_for(std::chrono::microseconds(2000 + rng() % 20000));
         for (pid_t parser : parser_children(pid)) kills += ::kill(parser, SIGKILL) == 0;
     }

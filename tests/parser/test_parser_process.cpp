@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -18,6 +17,8 @@
 #include "fixture.hpp"
 #include "ipc/fd_passing.hpp"
 #include "ipc/unique_fd.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/process.hpp"
 
 #ifndef HB_PARSER_PATH
 #error "HB_PARSER_PATH must name the hostbridge-parser binary"
@@ -29,23 +30,6 @@ namespace {
 using namespace hb::parser::testing;
 namespace fs = std::filesystem;
 
-class TempDir {
-  public:
-    TempDir() {
-        char tmpl[] = "/tmp/hb-parser-test-XXXXXX";
-        if (::mkdtemp(tmpl) == nullptr) std::abort();
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    [[nodiscard]] const fs::path& path() const { return path_; }
-
-  private:
-    fs::path path_;
-};
-
 // One parser process and our end of its socket.
 class Parser {
   public:
@@ -54,42 +38,19 @@ class Parser {
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
         sock_.reset(sv[0]);
         UniqueFd theirs(sv[1]);
-        pid_ = ::fork();
-        if (pid_ < 0) std::abort();
-        if (pid_ == 0) {
-            // Child: only async-signal-safe calls until exec.
-            int devnull = ::open("/dev/null", O_RDWR);
-            if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(devnull, 1) < 0) ::_exit(126);
-            if (::dup2(theirs.get(), 3) < 0) ::_exit(126);  // dup2 clears CLOEXEC on fd 3
-            char* const argv[] = {const_cast<char*>("hostbridge-parser"), nullptr};
-            ::execv(HB_PARSER_PATH, argv);
-            ::_exit(127);
-        }
-    }
-    ~Parser() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
+        test::Command command;
+        command.argv = {HB_PARSER_PATH};
+        command.err = "";  // the test's
+        command.fds = {{theirs.get(), 3}};
+        child_ = test::Child(command);
     }
 
     [[nodiscard]] int sock() const { return sock_.get(); }
     void close_socket() { sock_.reset(); }
 
     // Waits (bounded, so a hung parser fails the test instead of hanging it)
-    // and returns the raw wait status.
-    std::optional<int> wait_exit() {
-        for (int i = 0; i < 2000; ++i) {
-            int status = 0;
-            pid_t r = ::waitpid(pid_, &status, WNOHANG);
-            if (r == pid_) {
-                pid_ = -1;
-                return status;
-            }
-            ::usleep(10 * 1000);
-        }
-        return std::nullopt;
-    }
+    // and returns its exit code, or -signal.
+    std::optional<int> wait_exit() { return child_.wait_for(std::chrono::seconds(20)); }
 
     void send_startup(const Startup& s = enums()) {
         ASSERT_TRUE(send_message(sock(), encode_startup(s)));
@@ -114,32 +75,32 @@ class Parser {
 
   private:
     UniqueFd sock_;
-    pid_t pid_ = -1;
+    test::Child child_;  // killed and reaped at the end
 };
 
-fs::path write_file(const TempDir& dir, const std::string& name, const std::string& content) {
-    fs::path p = dir.path() / name;
+fs::path write_file(const test::TempDir& dir, const std::string& name, const std::string& content) {
+    fs::path p = dir.path(name);
     std::ofstream(p, std::ios::binary) << content;
     ::chmod(p.c_str(), 0644);
     return p;
 }
 
 void expect_clean_exit(Parser& p) {
-    auto status = p.wait_exit();
-    ASSERT_TRUE(status) << "parser did not exit";
-    ASSERT_TRUE(WIFEXITED(*status)) << "killed by signal " << WTERMSIG(*status);
-    EXPECT_EQ(WEXITSTATUS(*status), 0);
+    auto code = p.wait_exit();
+    ASSERT_TRUE(code) << "parser did not exit";
+    ASSERT_GE(*code, 0) << "killed by signal " << -*code;
+    EXPECT_EQ(*code, 0);
 }
 
 void expect_failure_exit(Parser& p) {
-    auto status = p.wait_exit();
-    ASSERT_TRUE(status) << "parser did not exit";
-    ASSERT_TRUE(WIFEXITED(*status)) << "killed by signal " << WTERMSIG(*status);
-    EXPECT_NE(WEXITSTATUS(*status), 0);
+    auto code = p.wait_exit();
+    ASSERT_TRUE(code) << "parser did not exit";
+    ASSERT_GE(*code, 0) << "killed by signal " << -*code;
+    EXPECT_NE(*code, 0);
 }
 
 TEST(ParserProcess, ValidatesRealRequestsAndExitsOnEof) {
-    TempDir dir;
+    test::TempDir dir("parser");
     Parser p;
     p.send_startup();
 
@@ -182,7 +143,7 @@ TEST(ParserProcess, ValidatesRealRequestsAndExitsOnEof) {
 }
 
 TEST(ParserProcess, UsesTheEnumerationsItWasGiven) {
-    TempDir dir;
+    test::TempDir dir("parser");
     Parser p;
     p.send_startup(Startup{{"alpha", "beta"}, {"beta"}});
     const std::string name = name_for("restart");
@@ -212,7 +173,7 @@ TEST(ParserProcess, StartupWithBadMagicExitsNonzero) {
 }
 
 TEST(ParserProcess, StartupWithAnFdExitsNonzero) {
-    TempDir dir;
+    test::TempDir dir("parser");
     Parser p;
     UniqueFd fd(::open(write_file(dir, "f", "x").c_str(), O_RDONLY | O_CLOEXEC));
     ASSERT_TRUE(send_message_with_fd(p.sock(), encode_startup(enums()), fd.get()));
@@ -227,7 +188,7 @@ TEST(ParserProcess, RequestWithoutFdExitsNonzero) {
 }
 
 TEST(ParserProcess, GarbageRequestExitsNonzero) {
-    TempDir dir;
+    test::TempDir dir("parser");
     Parser p;
     p.send_startup();
     UniqueFd fd(::open(write_file(dir, "f", body_for("ping")).c_str(), O_RDONLY | O_CLOEXEC));

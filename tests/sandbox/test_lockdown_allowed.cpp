@@ -27,7 +27,7 @@
 
 #include "ipc/fd_passing.hpp"
 #include "locked_child.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::sandbox::test {
 namespace {
@@ -81,8 +81,8 @@ int allocate_small_and_large() {
 }
 
 TEST(LockdownAllowed, ParserWorkloadRunsToExitZero) {
-    TempDir dir;
-    const auto request_path = dir.path() / "ping-20260101T000000Z-0001.json";
+    hb::test::TempDir dir("sandbox");
+    const auto request_path = std::filesystem::path(dir.path("ping-20260101T000000Z-0001.json"));
     std::ofstream(request_path) << R"({"verb":"ping","requested_at":"2026-01-01T00:00:00Z"})"
                                 << '\n';
 
@@ -128,8 +128,8 @@ TEST(LockdownAllowed, ParserWorkloadRunsToExitZero) {
 // file (a unit's append: log). The write fails with EFBIG and, SIGXFSZ
 // being ignored, the parser lives on instead of dying on a diagnostic.
 TEST(LockdownAllowed, WriteToAFileBackedStderrFailsWithoutKilling) {
-    TempDir dir;
-    const auto log_path = dir.path() / "service.log";
+    hb::test::TempDir dir("sandbox");
+    const auto log_path = std::filesystem::path(dir.path("service.log"));
     UniqueFd opened(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
     ASSERT_TRUE(opened.valid());
     // Above the fds the child rearranges (0-3), so it survives until dup2.

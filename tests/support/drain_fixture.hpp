@@ -1,26 +1,20 @@
 // A whole temporary install for driving the real hostbridge-executor and
 // hostbridge-parser binaries: a project dir with the spool, a state dir, a
 // complete policy.conf (every verb auto) and a bridge.json the test can
-// edit. Everything lives under one mkdtemp dir in /tmp, removed at the end
-// (without following symlinks), so `ctest -j` is safe.
+// edit. Everything lives under one TempDir (tests/support/files.hpp), so
+// `ctest -j` is safe. Shared by tests/executor, tests/faults and bench/.
 #pragma once
 
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +25,8 @@
 #include <vector>
 
 #include "common/sha256.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/process.hpp"
 
 namespace hb::test {
 
@@ -39,30 +35,6 @@ using json = nlohmann::json;
 
 inline const std::vector<std::string> kSpoolSubdirs = {
     "tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"};
-
-inline std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-inline void write_file(const std::string& path, const std::string& content) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out) throw std::runtime_error("cannot write " + path);
-}
-
-// Polls `done` every 5 ms for up to `timeout`.
-inline bool wait_until(const std::function<bool()>& done,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-        if (done()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return done();
-}
 
 struct Exit {
     int code = -1;    // exit status, or -signal
@@ -74,16 +46,20 @@ struct SpawnOptions {
     std::optional<mode_t> umask;
     std::optional<uid_t> uid;  // run as this uid (and gid) instead of root
     std::vector<std::string> extra;
+    // Exactly this environment (and the sanitizer's options); by default
+    // only the sanitizer's options.
+    std::vector<std::string> env;
+    // stderr appended to this file, as the unit's StandardError=append:
+    // does, instead of a fresh file finish() reads.
+    std::optional<std::string> log;
 };
 
 class DrainFixture {
   public:
     // `base`: where the temporary install goes (the benchmark compares
     // filesystems); tests use /tmp.
-    explicit DrainFixture(std::string parser = HB_PARSER_BIN, const std::string& base = "/tmp") {
-        std::string tmpl = base + "/hb-drain-XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-        root = tmpl;
+    explicit DrainFixture(std::string parser = HB_PARSER_BIN, const std::string& base = "/tmp")
+        : tmp_("drain", base), root(tmp_.path()) {
         project = root + "/project";
         spool = project + "/untracked/hostbridge";
         state = root + "/state";
@@ -125,14 +101,7 @@ class DrainFixture {
         };
         write_config();
     }
-    ~DrainFixture() {
-        for (pid_t pid : started_) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-        }
-        std::error_code ec;
-        fs::remove_all(root, ec);
-    }
+    virtual ~DrainFixture() = default;  // every executor still running is killed and reaped
     DrainFixture(const DrainFixture&) = delete;
     DrainFixture& operator=(const DrainFixture&) = delete;
 
@@ -274,48 +243,20 @@ class DrainFixture {
         return argv;
     }
 
-    // Starts the executor; its stderr goes to a file read by finish().
+    // Starts the executor with stdin and stdout on /dev/null; its stderr
+    // goes to a file finish() reads (or is appended to options.log).
     pid_t start(const std::string& mode = "drain", const SpawnOptions& options = {}) {
-        const std::vector<std::string> args = argv_for(mode, options);
-        const std::string err_path = root + "/stderr-" + std::to_string(++counter_);
-        const pid_t pid = ::fork();
-        if (pid < 0) throw std::runtime_error("fork");
-        if (pid == 0) {
-            std::vector<char*> argv;
-            for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-            argv.push_back(nullptr);
-            const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-            if (err < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-            const int null_fd = ::open("/dev/null", O_RDWR);
-            ::dup2(null_fd, 0);
-            ::dup2(null_fd, 1);
-            if (options.umask) ::umask(*options.umask);
-            if (options.uid) {
-                if (::setgroups(0, nullptr) != 0 ||
-                    ::setresgid(*options.uid, *options.uid, *options.uid) != 0 ||
-                    ::setresuid(*options.uid, *options.uid, *options.uid) != 0) {
-                    ::_exit(125);
-                }
-            }
-            sigset_t none;
-            ::sigemptyset(&none);
-            ::sigprocmask(SIG_SETMASK, &none, nullptr);
-            // An empty environment, but for the sanitizer runtime's options
-            // in a sanitized build (the executor hands them to the parser).
-            std::vector<std::string> env;
-            for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-                if (const char* value = std::getenv(name)) {
-                    env.push_back(std::string(name) + "=" + value);
-                }
-            }
-            std::vector<char*> envp;
-            for (auto& e : env) envp.push_back(e.data());
-            envp.push_back(nullptr);
-            ::execve(argv[0], argv.data(), envp.data());
-            ::_exit(127);
-        }
-        started_.push_back(pid);
-        err_paths_[pid] = err_path;
+        Command command;
+        command.argv = argv_for(mode, options);
+        command.env = options.env;
+        command.err = options.log.value_or(root + "/stderr-" + std::to_string(++counter_));
+        command.append = options.log.has_value();
+        command.umask = options.umask;
+        command.uid = options.uid;
+        Child child(command);
+        const pid_t pid = child.pid();
+        err_paths_[pid] = command.err;
+        started_.emplace(pid, std::move(child));
         return pid;
     }
 
@@ -327,33 +268,26 @@ class DrainFixture {
     static constexpr std::chrono::seconds kStallLimit{120};
     static constexpr std::chrono::seconds kDrainLimit{1800};
     Exit finish(pid_t pid, std::optional<std::chrono::seconds> timeout = std::nullopt) {
+        Child& child = started_.at(pid);
         Exit out;
-        int status = 0;
-        const auto reaped = [&] { return ::waitpid(pid, &status, WNOHANG) == pid; };
-        bool exited = false;
         if (timeout) {
-            exited =
-                wait_until(reaped, std::chrono::duration_cast<std::chrono::milliseconds>(*timeout));
+            out.code = child.wait_or_kill(*timeout);
         } else {
             const auto start = std::chrono::steady_clock::now();
             auto last_change = start;
             std::uintmax_t last_size = audit_size();
-            while (!(exited = reaped())) {
+            std::optional<int> code;
+            while (!(code = child.wait_for(std::chrono::milliseconds(10)))) {
                 const auto now = std::chrono::steady_clock::now();
                 if (const std::uintmax_t size = audit_size(); size != last_size) {
                     last_size = size;
                     last_change = now;
                 }
                 if (now - last_change > kStallLimit || now - start > kDrainLimit) break;
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
+            out.code = code ? *code : child.wait_or_kill(std::chrono::milliseconds(0));
         }
-        if (!exited) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-        }
-        started_.erase(std::remove(started_.begin(), started_.end(), pid), started_.end());
-        out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        started_.erase(pid);
         out.err = read_file(err_paths_[pid]);
         return out;
     }
@@ -365,37 +299,42 @@ class DrainFixture {
                    : 0;
     }
 
+    // Whether a started executor ended within `limit` (it is then reaped;
+    // finish() and reap() report how).
+    bool exited_within(pid_t pid, std::chrono::milliseconds limit) {
+        return started_.at(pid).wait_for(limit).has_value();
+    }
+
     // Reaps a started executor that the test killed itself.
-    void reap(pid_t pid) {
-        ::waitpid(pid, nullptr, 0);
-        started_.erase(std::remove(started_.begin(), started_.end(), pid), started_.end());
+    // Also a child the test forked itself.
+    int reap(pid_t pid) {
+        const auto it = started_.find(pid);
+        if (it == started_.end()) {
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            return exit_code_of(status);
+        }
+        const int code = it->second.wait();
+        started_.erase(it);
+        return code;
     }
 
     Exit run(const std::string& mode = "drain", const SpawnOptions& options = {}) {
         return finish(start(mode, options));
     }
 
+  private:
+    TempDir tmp_;  // first: removed after every executor below is reaped
+
+  public:
     std::string root, project, spool, state, config_path;
     json config;
 
   private:
     unsigned counter_ = 0;
     std::time_t stamp_base_ = std::time(nullptr) - 100000;
-    std::vector<pid_t> started_;
+    std::map<pid_t, Child> started_;
     std::map<pid_t, std::string> err_paths_;
 };
-
-// The direct children of `pid` (from /proc/<pid>/task/<pid>/children).
-inline std::vector<pid_t> children_of(pid_t pid) {
-    std::vector<pid_t> out;
-    std::istringstream in(
-        read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
-    for (pid_t child; in >> child;) out.push_back(child);
-    return out;
-}
-
-inline std::size_t lines_of(const std::string& text) {
-    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-}
 
 }  // namespace hb::test
