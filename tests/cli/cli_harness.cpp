@@ -20,6 +20,7 @@
 #include "admin/install/units.hpp"
 #include "admin/util/fs_util.hpp"
 #include "admin/util/process.hpp"
+#include "tests/support/utc.hpp"
 
 namespace hb::test {
 namespace {
@@ -50,20 +51,6 @@ void list_tree(const std::string& base, const std::string& rel, std::vector<std:
         }
     }
     ::closedir(dir);
-}
-
-// The request-name timestamp (20261129T080000Z) or requested_at (RFC 3339).
-std::string utc_now(bool rfc3339) {
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    ::gmtime_r(&now, &tm);
-    char buf[64];
-    if (rfc3339) {
-        std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    } else {
-        std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-    }
-    return buf;
 }
 
 }  // namespace
@@ -272,8 +259,8 @@ std::string drop_request(const std::string& spool, const std::string& verb,
     static std::mt19937_64 rng{std::random_device{}()};
     char nonce[17];
     std::snprintf(nonce, sizeof nonce, "%016llx", static_cast<unsigned long long>(rng()));
-    const std::string name = utc_now(false) + "-" + verb + "-" + nonce + ".json";
-    nlohmann::json body = {{"verb", verb}, {"requested_at", utc_now(true)}};
+    const std::string name = utc(std::time(nullptr), false) + "-" + verb + "-" + nonce + ".json";
+    nlohmann::json body = {{"verb", verb}, {"requested_at", utc(std::time(nullptr), true)}};
     if (!arg.empty()) body["arg"] = arg;
     write_file(spool + "/tmp/" + name, body.dump());
     must(::rename((spool + "/tmp/" + name).c_str(), (spool + "/requests/" + name).c_str()) == 0,

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/utc.hpp"
+
 namespace hb::test {
 
 struct GeneratedRequest {
@@ -297,11 +299,7 @@ class RequestGenerator {
     std::string on_schema_name(const std::string& verb) {
         // Stamps grow with the counter, so files sort in generation order.
         const std::time_t t = now_ - 86400 + static_cast<std::time_t>(counter_ + 1);
-        std::tm tm{};
-        ::gmtime_r(&t, &tm);
-        char ts[32];
-        std::strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
-        return std::string(ts) + "-" + verb + "-" + nonce() + ".json";
+        return utc(t, false) + "-" + verb + "-" + nonce() + ".json";
     }
 
     GeneratedRequest finish(const std::string& verb, std::string body) {

@@ -27,6 +27,7 @@
 #include "common/sha256.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/utc.hpp"
 
 namespace hb::test {
 
@@ -155,18 +156,8 @@ class DrainFixture {
         return dir(sub) + "/" + name;
     }
 
-    // UTC as YYYY-MM-DDTHH:MM:SSZ (`rfc3339`) or YYYYMMDDTHHMMSSZ.
-    static std::string utc(std::time_t t, bool rfc3339) {
-        std::tm tm{};
-        ::gmtime_r(&t, &tm);
-        char buf[32];
-        if (rfc3339) {
-            std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        } else {
-            std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-        }
-        return buf;
-    }
+    // tests/support/utc.hpp, kept here for the fixture's callers.
+    static std::string utc(std::time_t t, bool rfc3339) { return test::utc(t, rfc3339); }
     static std::string now_rfc3339() { return utc(std::time(nullptr), true); }
 
     // An on-schema name whose stamp grows with every call, so names sort in
