@@ -32,7 +32,7 @@ class Held : public ::testing::Test {
     void write_policy(const std::string& extra) const {
         const std::string file = home.config_dir("demo-app") + "/policy.conf";
         std::string text;
-        for (const std::string& line : lines_of(read_file(file))) {
+        for (const std::string& line : split_lines(read_file(file))) {
             const bool replaced = line.rfind("MODE_down=", 0) == 0 && contains(extra, "MODE_down=");
             if (!replaced) text += line + "\n";
         }
@@ -53,7 +53,7 @@ class Held : public ::testing::Test {
             read_file(project.spool() + "/responses/" + name + ".response.json"));
     }
     std::vector<std::string> calls() const {
-        return exists(project.calls) ? lines_of(read_file(project.calls))
+        return exists(project.calls) ? split_lines(read_file(project.calls))
                                      : std::vector<std::string>{};
     }
     Ran admin(const std::vector<std::string>& args) const { return admin_with_env(args, {}); }
@@ -66,7 +66,7 @@ class Held : public ::testing::Test {
 
     // The digest `pending` shows for `name` (empty when it is not listed).
     std::string digest(const std::string& name) const {
-        const std::vector<std::string> lines = lines_of(admin({"pending"}).out);
+        const std::vector<std::string> lines = split_lines(admin({"pending"}).out);
         for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
             if (lines[i] == "request:   " + name && lines[i + 1].rfind("digest:    ", 0) == 0)
                 return lines[i + 1].substr(11);
@@ -74,7 +74,7 @@ class Held : public ::testing::Test {
         return "";
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     std::vector<std::string> drain;
@@ -137,11 +137,9 @@ TEST_F(Held, AnAllowPublishedAfterAnotherWasTakenUpIsToldItCameSecond) {
     }
     Ran second;
     std::thread person_b([&] { second = admin_with_env({"allow", db, d}, env); });
-    bool reached = false;
-    for (int i = 0; i < 6000 && !reached; ++i) {  // at most 60 s; B is held meanwhile
-        reached = exists(pause + "/reached");
-        if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    // At most 60 s; B is held meanwhile.
+    const bool reached =
+        wait_until([&] { return exists(pause + "/reached"); }, std::chrono::seconds(60));
     EXPECT_TRUE(reached);
     const Ran first = admin({"allow", db, d});
     write_file(pause + "/go", "");
