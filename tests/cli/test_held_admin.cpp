@@ -19,6 +19,29 @@
 namespace hb::test {
 namespace {
 
+// The expiry tests install a TTL of 1 s and date their requests kAhead
+// seconds ahead (within the install's future skew, 120 s): such a request
+// is held when a drain takes it up before its TTL ends (half of 1 s rounds
+// to nothing: executor/drain_held.cpp), so within 4 s of being published,
+// and expires then. The test waits for that second, which the drain's
+// answer names, not for a fixed time (as tests/executor/test_decide_ask.cpp).
+constexpr std::time_t kAhead = 3;
+
+std::string ahead() {
+    return sys::format_utc(std::time(nullptr) + kAhead);
+}
+
+// Until the host's clock reaches the expires_at of a `pending` answer (a
+// drain, or an allow, then finds it expired: expires_at <= now). The
+// protocol's times are one fixed-width format, so they compare as text.
+bool wait_for_expiry(const nlohmann::json& answer) {
+    const auto expires_at = answer.find("expires_at");
+    if (expires_at == answer.end() || !expires_at->is_string()) return false;
+    const std::string at = expires_at->get<std::string>();
+    return wait_until([&] { return sys::format_utc(std::time(nullptr)) >= at; },
+                      std::chrono::seconds(30));
+}
+
 class Held : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -191,21 +214,18 @@ TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
 }
 
 TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
-    // A TTL of 6 s: held if the drain takes it up within 2 s.
     ASSERT_EQ(
-        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "1"})).code, 0);
     const std::string name = "20260101T000000Z-down-00000000000000aa.json";
-    write_file(
-        project.spool() + "/tmp/x",
-        nlohmann::json({{"verb", "down"}, {"requested_at", sys::format_utc(std::time(nullptr))}})
-            .dump());
+    write_file(project.spool() + "/tmp/x",
+               nlohmann::json({{"verb", "down"}, {"requested_at", ahead()}}).dump());
     ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
                        (project.spool() + "/requests/" + name).c_str()),
               0);
     const Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
     const std::string name_digest = digest(name);
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ASSERT_TRUE(wait_for_expiry(d.response)) << d.response.dump();
     const Ran allow = admin({"allow", name, name_digest});
     EXPECT_EQ(allow.code, 1);
     EXPECT_TRUE(contains(allow.err, "has expired")) << allow.err;
@@ -253,15 +273,13 @@ TEST_F(Held, AnAllowWithTheDigestOfAnotherRecordDecidesNothing) {
 // and nothing a person might allow under NAME can be another request.
 TEST_F(Held, AnExpiredNameSentAgainForAnotherServiceIsNotHeldAgain) {
     ASSERT_EQ(
-        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "1"})).code, 0);
     write_policy("MODE_down=ask\nMODE_restart.api=ask\n");
     const std::string name = "20260101T000000Z-restart-00000000000000ab.json";
     const auto send = [&](const std::string& arg) {
-        write_file(project.spool() + "/tmp/x",
-                   nlohmann::json({{"verb", "restart"},
-                                   {"arg", arg},
-                                   {"requested_at", sys::format_utc(std::time(nullptr))}})
-                       .dump());
+        write_file(
+            project.spool() + "/tmp/x",
+            nlohmann::json({{"verb", "restart"}, {"arg", arg}, {"requested_at", ahead()}}).dump());
         ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
                            (project.spool() + "/requests/" + name).c_str()),
                   0);
@@ -270,7 +288,7 @@ TEST_F(Held, AnExpiredNameSentAgainForAnotherServiceIsNotHeldAgain) {
     Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
     const std::string seen = digest(name);
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ASSERT_TRUE(wait_for_expiry(d.response)) << d.response.dump();
     ASSERT_EQ(admin({"pending"}).code, 0);  // nothing decided; the next drain expires it
     std::remove((project.spool() + "/responses/" + name + ".response.json").c_str());
     run_drain_until_answered(drain, project.spool(), name);
