@@ -16,7 +16,7 @@ namespace {
 
 class AgentInstall : public ::testing::Test {
   protected:
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     std::string bin() const { return project.spool() + "/bin"; }

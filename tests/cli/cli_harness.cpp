@@ -1,21 +1,14 @@
 #include "tests/cli/cli_harness.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <pty.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "admin/install/units.hpp"
 #include "admin/util/fs_util.hpp"
@@ -24,6 +17,10 @@
 
 namespace hb::test {
 namespace {
+
+// What hostbridge never gets from the test's environment.
+const std::vector<std::string> kUnset = {"DBUS_SESSION_BUS_ADDRESS", "XDG_DATA_HOME",
+                                         "HOSTBRIDGE_SPOOL", "REPO_ROOT", "EDITOR"};
 
 void must(bool ok, const std::string& what) {
     if (!ok) throw std::runtime_error(what);
@@ -55,29 +52,6 @@ void list_tree(const std::string& base, const std::string& rel, std::vector<std:
 
 }  // namespace
 
-TempRoot::TempRoot() {
-    char templ[] = "/tmp/hb-cli-test-XXXXXX";
-    must(::mkdtemp(templ) != nullptr, "mkdtemp");
-    path_ = templ;
-}
-
-TempRoot::~TempRoot() {
-    (void)cli::remove_tree(path_);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-void write_file(const std::string& path, const std::string& content, mode_t mode) {
-    auto slash = path.rfind('/');
-    must(cli::make_dirs(path.substr(0, slash), 0755).ok(), "mkdir " + path);
-    must(cli::write_file_atomic(path, content, mode).ok(), "write " + path);
-}
-
 bool exists(const std::string& path) {
     struct stat st {};
     return ::lstat(path.c_str(), &st) == 0;
@@ -96,16 +70,8 @@ std::vector<std::string> tree(const std::string& dir) {
     return out;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
-    return lines;
-}
-
 bool has_line(const std::string& text, const std::string& line) {
-    auto lines = lines_of(text);
+    auto lines = split_lines(text);
     return std::find(lines.begin(), lines.end(), line) != lines.end();
 }
 
@@ -132,51 +98,32 @@ std::vector<std::string> Home::env() const {
         "SHELL=/bin/bash",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "LC_ALL=C.UTF-8"};
-    // A sanitized build's options, as run-tests sets them (as the executor
-    // fixtures do, tests/executor/drain_fixture.hpp). Without them a
+    // A sanitized build's options, as run-tests sets them. Without them a
     // sanitized `hostbridge request` ran LeakSanitizer at exit, whose
     // stop-the-world hung under load one run in about seven (issue 26:
     // RequestOnHost.AnAnswerTheExecutorWroteIsReportedAsItIs, the client
     // traced by its own LSan thread with /proc/PID/task open, never exiting).
-    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-        if (const char* value = std::getenv(name)) e.push_back(std::string(name) + "=" + value);
-    }
+    for (auto& option : sanitizer_env()) e.push_back(std::move(option));
     return e;
+}
+
+Command Home::command(const std::vector<std::string>& args) const {
+    Command command;
+    command.argv = {std::string(HB_BIN_DIR) + "/hostbridge"};
+    command.argv.insert(command.argv.end(), args.begin(), args.end());
+    command.env = environment_with(env(), kUnset);
+    return command;
 }
 
 Prompted Home::hostbridge_on_a_terminal(const std::vector<std::string>& args,
                                         const std::string& answer) const {
-    std::vector<std::string> argv = {std::string(HB_BIN_DIR) + "/hostbridge"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> c_argv;
-    for (auto& a : argv) c_argv.push_back(a.data());
-    c_argv.push_back(nullptr);
-    const std::vector<std::string> environment = env();
-    int master = -1;
-    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-    must(pid >= 0, "forkpty");
-    if (pid == 0) {
-        for (const auto& e : environment) ::putenv(::strdup(e.c_str()));
-        ::execv(c_argv[0], c_argv.data());
-        ::_exit(127);
-    }
-    Prompted out;
-    char buf[4096];
-    while (!contains(out.shown, "[y/N]")) {
-        const ssize_t n = ::read(master, buf, sizeof buf);
-        if (n <= 0) break;
-        out.shown.append(buf, static_cast<std::size_t>(n));
-    }
-    must(::write(master, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()),
-         "write the answer");
+    Interactive terminal(command(args));
+    terminal.read_until("[y/N]");
+    terminal.type(answer);
     // What it says after the answer is part of what the person sees.
-    for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;) {
-        out.shown.append(buf, static_cast<std::size_t>(n));
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ::close(master);
-    out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    Prompted out;
+    out.code = terminal.finish();
+    out.shown = terminal.shown();
     return out;
 }
 
@@ -189,8 +136,7 @@ Ran Home::hostbridge(const std::vector<std::string>& args, const std::string& cw
     options.cwd = cwd.empty() ? root : cwd;
     options.env_set = env();
     options.env_set.insert(options.env_set.end(), extra_env.begin(), extra_env.end());
-    options.env_unset = {"DBUS_SESSION_BUS_ADDRESS", "XDG_DATA_HOME", "HOSTBRIDGE_SPOOL",
-                         "REPO_ROOT", "EDITOR"};
+    options.env_unset = kUnset;
     auto ran = cli::run_process(argv, options);
     must(ran.ok(), "cannot run hostbridge");
     return Ran{ran->timed_out ? -2 : ran->exit_code, ran->out, ran->err};
@@ -242,7 +188,8 @@ Project::Project(const std::string& parent, const std::string& name)
                "      context: ./web\n"
                "  worker:\n"
                "    image: busybox\n"
-               "    profiles: [jobs]\n");
+               "    profiles: [jobs]\n",
+               0644);
 }
 
 std::vector<std::string> install_args(const Project& project,
@@ -271,62 +218,32 @@ std::string drop_request(const std::string& spool, const std::string& verb,
 Drained run_drain_until_answered(const std::vector<std::string>& argv, const std::string& spool,
                                  const std::string& request, std::chrono::seconds limit) {
     Drained result;
-    char log_templ[] = "/tmp/hb-cli-drain-log-XXXXXX";
-    int log_fd = ::mkstemp(log_templ);
-    must(log_fd >= 0, "mkstemp");
-    std::vector<std::string> args = argv;
-    std::vector<char*> argp;
-    for (auto& a : args) argp.push_back(a.data());
-    argp.push_back(nullptr);
-    pid_t pid = ::fork();
-    must(pid >= 0, "fork");
-    if (pid == 0) {
-        ::dup2(log_fd, 1);
-        ::dup2(log_fd, 2);
-        int devnull = ::open("/dev/null", O_RDONLY);
-        ::dup2(devnull, 0);
-        ::execv(argp[0], argp.data());
-        ::_exit(127);
-    }
-    ::close(log_fd);
+    TempDir scratch("cli-drain-log");
+    Command command;
+    command.argv = argv;
+    command.out = command.err = scratch.path("log");
+    Child drain(command);
     const std::string response = spool + "/responses/" + request + ".response.json";
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    bool exited = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (exists(response)) {
-            try {
-                auto json = nlohmann::json::parse(read_file(response));
-                std::string state = json.value("state", "");
-                if (state != "queued" && state != "running") {
-                    result.response = json;
-                    break;
+    wait_until(
+        [&] {
+            if (exists(response)) {
+                try {
+                    auto json = nlohmann::json::parse(read_file(response));
+                    const std::string state = json.value("state", "");
+                    if (state != "queued" && state != "running") {
+                        result.response = json;
+                        return true;
+                    }
+                } catch (const nlohmann::json::exception&) {
                 }
-            } catch (const nlohmann::json::exception&) {
             }
-        }
-        if (::waitpid(pid, &status, WNOHANG) == pid) {
-            exited = true;
+            if (drain.running()) return false;
             if (exists(response)) result.response = nlohmann::json::parse(read_file(response));
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!exited) {
-        ::kill(pid, SIGTERM);
-        const auto stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (::waitpid(pid, &status, WNOHANG) != pid) {
-            if (std::chrono::steady_clock::now() > stop_deadline) {
-                ::kill(pid, SIGKILL);
-                ::waitpid(pid, &status, 0);
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.log = read_file(log_templ);
-    ::unlink(log_templ);
+            return true;
+        },
+        limit);
+    result.exit_code = drain.stop(std::chrono::seconds(10));
+    result.log = read_file(scratch.path("log"));
     return result;
 }
 

@@ -15,28 +15,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/files.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/pty.hpp"
+#include "tests/support/spool.hpp"
+
 namespace hb::test {
 
-// A directory under /tmp, removed with everything in it at the end.
-class TempRoot {
-  public:
-    TempRoot();
-    ~TempRoot();
-    TempRoot(const TempRoot&) = delete;
-    TempRoot& operator=(const TempRoot&) = delete;
-    [[nodiscard]] const std::string& path() const { return path_; }
-
-  private:
-    std::string path_;
-};
-
-std::string read_file(const std::string& path);
-void write_file(const std::string& path, const std::string& content, mode_t mode = 0644);
+// TempDir, read_file, write_file, split_lines: tests/support/files.hpp.
 bool exists(const std::string& path);     // lstat
 mode_t mode_of(const std::string& path);  // lstat, & 07777
 // Every entry below `dir` (files, dirs, links), relative, sorted.
 std::vector<std::string> tree(const std::string& dir);
-std::vector<std::string> lines_of(const std::string& text);
 bool has_line(const std::string& text, const std::string& line);
 bool contains(const std::string& text, const std::string& part);
 
@@ -68,7 +58,11 @@ class Home {
     Ran hostbridge(const std::vector<std::string>& args, const std::string& cwd = "",
                    const std::vector<std::string>& extra_env = {}) const;
     std::vector<std::string> env() const;
-    // hostbridge ARGS on a pseudo-terminal (forkpty): `answer` ("y\n") is
+    // hostbridge ARGS for a test that starts it itself (tests/support:
+    // Child, Interactive), in the environment hostbridge() gives it.
+    Command command(const std::vector<std::string>& args) const;
+    // hostbridge ARGS on a pseudo-terminal (tests/support/pty.hpp), with
+    // this process's environment and this home's: `answer` ("y\n") is
     // typed once it has asked "[y/N]".
     Prompted hostbridge_on_a_terminal(const std::vector<std::string>& args,
                                       const std::string& answer) const;
@@ -104,7 +98,8 @@ std::string drop_request(const std::string& spool, const std::string& verb,
 // Runs `argv` (a drain from a unit's ExecStart), waits until
 // responses/<name>.response.json holds a terminal state, then stops the
 // drain with SIGTERM (it may be lingering). Returns the response (null JSON
-// if none came within `limit`) and the drain's exit code.
+// if none came within `limit`) and the drain's exit code (-signal when
+// one ended it).
 struct Drained {
     nlohmann::json response;
     int exit_code = -1;

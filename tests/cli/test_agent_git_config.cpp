@@ -9,9 +9,7 @@
 // the same configuration does run the program (so the test can fail), then
 // runs every admin command in the checkout and asserts the marker never
 // appears.
-#include <pty.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -60,30 +58,14 @@ class AgentGitConfig : public ::testing::Test {
 
     // `git ARGS` on a terminal (the pager only starts when stdout is one).
     void git_on_terminal(const std::vector<std::string>& args) const {
-        int master = -1;
-        pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            if (::chdir(project.dir.c_str()) != 0) ::_exit(127);
-            for (const char* key : {"GIT_PAGER", "PAGER", "GIT_DIR", "GIT_WORK_TREE"})
-                ::unsetenv(key);
-            ::setenv("HOME", home.home.c_str(), 1);
-            ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-            ::setenv("TERM", "xterm", 1);
-            std::vector<std::string> argv = {"/usr/bin/git"};
-            argv.insert(argv.end(), args.begin(), args.end());
-            std::vector<char*> argp;
-            for (auto& a : argv) argp.push_back(a.data());
-            argp.push_back(nullptr);
-            ::execv(argp[0], argp.data());
-            ::_exit(127);
-        }
-        char buf[4096];
-        while (::read(master, buf, sizeof buf) > 0) {
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        ::close(master);
+        Command command;
+        command.argv = {"/usr/bin/git"};
+        command.argv.insert(command.argv.end(), args.begin(), args.end());
+        command.cwd = project.dir;
+        command.env = environment_with({"HOME=" + home.home, "GIT_CONFIG_NOSYSTEM=1", "TERM=xterm"},
+                                       {"GIT_PAGER", "PAGER", "GIT_DIR", "GIT_WORK_TREE"});
+        Interactive terminal(command);
+        terminal.finish();
     }
 
     // A program of the agent's, inside the checkout, that leaves a trace
@@ -154,7 +136,7 @@ class AgentGitConfig : public ::testing::Test {
         EXPECT_EQ(uninstall.code, 0) << uninstall.out << uninstall.err;
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
@@ -382,7 +364,7 @@ TEST_F(AgentGitConfig, HelperProgramsNeverRunInTheCheckout) {
     args.insert(args.end(), {"--stack-bin", "mystack"});
     Ran alias = home.hostbridge(args, project.dir, env);
     ASSERT_TRUE(contains(read_file(cwds), "shell ")) << alias.out << alias.err;
-    for (const auto& line : lines_of(read_file(cwds))) {
+    for (const auto& line : split_lines(read_file(cwds))) {
         EXPECT_TRUE(line.ends_with(" /")) << line;
     }
 }

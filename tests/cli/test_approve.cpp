@@ -28,7 +28,7 @@ class Approve : public ::testing::Test {
         return "unpinned";
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
@@ -64,7 +64,7 @@ TEST_F(Approve, YesRePinsStoresTheCopyAndAudits) {
     EXPECT_EQ(read_file(home.state_dir("demo-app") + "/approved/compose.yaml"),
               read_file(project.compose));
     Ran audit = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--tail", "1"});
-    auto event = nlohmann::json::parse(lines_of(audit.out).at(0));
+    auto event = nlohmann::json::parse(split_lines(audit.out).at(0));
     EXPECT_EQ(event["event"], "approved");
     EXPECT_TRUE(contains(event["reason"].get<std::string>(), "compose.yaml"));
     EXPECT_EQ(home.hostbridge({"doctor", "--slug", "demo-app"}).code, 0);

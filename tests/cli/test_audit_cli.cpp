@@ -1,10 +1,6 @@
 // `hostbridge audit`: the table, --json, --tail, --follow, --verify, --since
 // and --all.
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -28,7 +24,7 @@ class Audit : public ::testing::Test {
     }
     std::string log() const { return home.state_dir("demo-app") + "/audit.jsonl"; }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
@@ -40,7 +36,7 @@ TEST_F(Audit, PrintsATable) {
     ASSERT_EQ(drained.response["state"], "done") << drained.log;
     Ran run = home.hostbridge({"audit", "--slug", "demo-app"});
     ASSERT_EQ(run.code, 0) << run.err;
-    auto lines = lines_of(run.out);
+    auto lines = split_lines(run.out);
     ASSERT_GE(lines.size(), 5u);
     for (const char* column : {"TIME", "EVENT", "VERB", "ARG", "OUTCOME", "DURATION", "REASON"}) {
         EXPECT_TRUE(contains(lines[0], column)) << column;
@@ -70,8 +66,8 @@ TEST_F(Audit, AnOffSchemaNameCannotForgeARow) {
     const Ran run = home.hostbridge({"audit", "--slug", "demo-app"});
     ASSERT_EQ(run.code, 0) << run.err;
     ASSERT_TRUE(contains(json.out, "succeeded    down")) << json.out;  // the log has it raw
-    const auto lines = lines_of(run.out);
-    EXPECT_EQ(lines.size(), lines_of(json.out).size() + 1) << run.out;  // the header
+    const auto lines = split_lines(run.out);
+    EXPECT_EQ(lines.size(), split_lines(json.out).size() + 1) << run.out;  // the header
     bool marked = false;
     for (const auto& line : lines) {
         // Nothing ran `down`, nothing exited 0: only the forgery says so.
@@ -86,11 +82,11 @@ TEST_F(Audit, JsonIsTheRawLinesAndTailCuts) {
     Ran all = home.hostbridge({"audit", "--slug", "demo-app", "--json"});
     EXPECT_EQ(all.out, read_file(log()));
     Ran tail = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--tail", "1"});
-    auto lines = lines_of(tail.out);
+    auto lines = split_lines(tail.out);
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_EQ(nlohmann::json::parse(lines[0])["seq"], 3);
     Ran table = home.hostbridge({"audit", "--slug", "demo-app", "--tail", "2"});
-    EXPECT_EQ(lines_of(table.out).size(), 3u);  // header + 2
+    EXPECT_EQ(split_lines(table.out).size(), 3u);  // header + 2
 }
 
 TEST_F(Audit, VerifyReportsAnIntactChain) {
@@ -100,7 +96,7 @@ TEST_F(Audit, VerifyReportsAnIntactChain) {
 }
 
 TEST_F(Audit, VerifyNamesTheFirstBadLine) {
-    auto lines = lines_of(read_file(log()));
+    auto lines = split_lines(read_file(log()));
     ASSERT_EQ(lines.size(), 3u);
     auto pos = lines[1].find("\"seq\":2");
     ASSERT_NE(pos, std::string::npos);
@@ -113,39 +109,14 @@ TEST_F(Audit, VerifyNamesTheFirstBadLine) {
 }
 
 TEST_F(Audit, FollowPrintsNewEvents) {
-    int out[2];
-    ASSERT_EQ(::pipe(out), 0);
-    pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        ::dup2(out[1], 1);
-        for (const auto& e : home.env()) ::putenv(::strdup(e.c_str()));
-        ::execl(HB_BIN_DIR "/hostbridge", "hostbridge", "audit", "--slug", "demo-app", "--follow",
-                "--json", static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    auto read_until = [&](const std::string& wanted) {
-        std::string seen;
-        char buf[4096];
-        for (int i = 0; i < 200 && !contains(seen, wanted); ++i) {
-            pollfd p{out[0], POLLIN, 0};
-            if (::poll(&p, 1, 100) > 0) {
-                ssize_t n = ::read(out[0], buf, sizeof buf);
-                if (n <= 0) break;
-                seen.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-        return seen;
-    };
-    std::string first = read_until("\"seq\":3");
-    EXPECT_TRUE(contains(first, "\"seq\":3")) << first;
+    Command command = home.command({"audit", "--slug", "demo-app", "--follow", "--json"});
+    command.in = command.err = "";
+    Interactive follow(command, Interactive::Via::pipe);
+    EXPECT_TRUE(follow.read_until("\"seq\":3", std::chrono::seconds(20))) << follow.shown();
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
-    std::string next = read_until("\"seq\":4");
-    EXPECT_TRUE(contains(next, "\"seq\":4")) << next;
-    ::kill(pid, SIGTERM);
-    ::waitpid(pid, nullptr, 0);
-    ::close(out[0]);
+    EXPECT_TRUE(follow.read_until("\"seq\":4", std::chrono::seconds(20))) << follow.shown();
+    follow.child().signal(SIGTERM);
+    follow.child().wait();
 }
 
 // --since keeps exactly the events at or after the time given (cut here at
@@ -155,7 +126,7 @@ TEST_F(Audit, SinceKeepsExactlyTheEventsFromThatTimeOn) {
     ASSERT_EQ(run_drain_until_answered(exec_start_of(home, "demo-app"), project.spool(), ping)
                   .response["state"],
               "done");
-    const auto logged = lines_of(read_file(log()));
+    const auto logged = split_lines(read_file(log()));
     ASSERT_GE(logged.size(), 4u);
     const std::string cut = nlohmann::json::parse(logged[1])["ts"].get<std::string>().substr(0, 19);
     std::vector<std::string> want;
@@ -165,10 +136,10 @@ TEST_F(Audit, SinceKeepsExactlyTheEventsFromThatTimeOn) {
     }
     Ran since = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--since", cut + "Z"});
     ASSERT_EQ(since.code, 0) << since.err;
-    EXPECT_EQ(lines_of(since.out), want);
+    EXPECT_EQ(split_lines(since.out), want);
     Ran future = home.hostbridge({"audit", "--slug", "demo-app", "--since", "2999-01-01"});
     ASSERT_EQ(future.code, 0) << future.err;
-    EXPECT_EQ(lines_of(future.out).size(), 1u) << future.out;  // the header alone
+    EXPECT_EQ(split_lines(future.out).size(), 1u) << future.out;  // the header alone
     Ran past = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--since", "2000-01-01"});
     EXPECT_EQ(past.out, read_file(log()));
 }
@@ -187,9 +158,9 @@ TEST_F(Audit, AllMergesEveryInstallByTimeWithItsSlug) {
     }
     Ran json = home.hostbridge({"audit", "--all", "--json"});
     ASSERT_EQ(json.code, 0) << json.err;
-    const auto lines = lines_of(json.out);
-    const auto ours = lines_of(read_file(log()));
-    const auto theirs = lines_of(read_file(home.state_dir("other-app") + "/audit.jsonl"));
+    const auto lines = split_lines(json.out);
+    const auto ours = split_lines(read_file(log()));
+    const auto theirs = split_lines(read_file(home.state_dir("other-app") + "/audit.jsonl"));
     ASSERT_EQ(lines.size(), ours.size() + theirs.size());
     std::string previous;
     std::size_t from_ours = 0, from_theirs = 0;
@@ -211,7 +182,7 @@ TEST_F(Audit, AllMergesEveryInstallByTimeWithItsSlug) {
     // The table: a SLUG column, the last row other-app's ping.
     Ran table = home.hostbridge({"audit", "--all", "--tail", "2"});
     ASSERT_EQ(table.code, 0) << table.err;
-    const auto rows = lines_of(table.out);
+    const auto rows = split_lines(table.out);
     ASSERT_EQ(rows.size(), 3u) << table.out;
     EXPECT_TRUE(rows[0].starts_with("SLUG")) << rows[0];
     EXPECT_TRUE(rows[2].starts_with("other-app") && contains(rows[2], " ping ")) << rows[2];

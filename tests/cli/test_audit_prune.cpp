@@ -7,9 +7,7 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +15,7 @@
 #include "admin/audit/audit_verify.hpp"
 #include "common/audit_log.hpp"
 #include "tests/cli/cli_harness.hpp"
+#include "tests/support/utc.hpp"
 
 namespace hb::test {
 namespace {
@@ -27,20 +26,12 @@ using common::AuditLog;
 using common::AuditRecord;
 
 std::string tomorrow() {
-    const std::time_t t = std::time(nullptr) + 24 * 60 * 60;
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-    return buf;
+    return utc(std::time(nullptr) + 24 * 60 * 60, true).substr(0, 10);  // YYYY-MM-DD
 }
 
 class Prune : public ::testing::Test {
   protected:
     void SetUp() override {
-        char pattern[] = "/tmp/hb-prune-XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr);
-        dir = pattern;
         auto log = AuditLog::open(dir, 600);
         ASSERT_TRUE(log.ok()) << log.error().message;
         log->set_journal_anchor(false);
@@ -57,8 +48,8 @@ class Prune : public ::testing::Test {
         files = admin::audit_log_files(dir).value();
         ASSERT_GE(files.size(), 5u);
     }
-    void TearDown() override { fs::remove_all(dir); }
-    std::string dir;
+    TempDir tmp{"prune"};
+    const std::string dir = tmp.path();
     std::vector<std::string> files;
 };
 
@@ -75,11 +66,7 @@ TEST_F(Prune, RemovesOldSegmentsAndVerifyStartsAtThePrunedEvent) {
     EXPECT_EQ(report->first_seq, pruned->first_seq);
     EXPECT_GT(pruned->first_seq, 1u);
     // The event itself: actor, what went, where the chain now starts.
-    std::ifstream in(dir + "/" + files.back());
-    std::string line;
-    std::string last;
-    while (std::getline(in, line)) last = line;
-    const auto j = nlohmann::json::parse(last);
+    const auto j = nlohmann::json::parse(split_lines(read_file(dir + "/" + files.back())).back());
     EXPECT_EQ(j["event"], "pruned");
     EXPECT_EQ(j["actor"], "admin");
     EXPECT_EQ(j["detail"]["first_seq"], pruned->first_seq);
@@ -134,7 +121,7 @@ TEST_F(Prune, RefusesABrokenChainAndABadDate) {
 // The options through the real binary: usage, a prune with nothing to do,
 // verify's account of where the chain starts, and --journal without one.
 TEST(AuditCliPrune, OptionsThroughTheBinary) {
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
@@ -181,7 +168,7 @@ TEST(JournalAnchors, OnlyEntriesWhoseTrustedFieldsNameTheExecutorCount) {
 }
 
 TEST(JournalAnchors, AnAnchorPastTheEndOrWithAnotherHashFailsVerify) {
-    TempRoot root;
+    TempDir root{"cli"};
     const std::string dir = root.path() + "/state";
     fs::create_directories(dir);
     auto log = AuditLog::open(dir);
@@ -212,7 +199,7 @@ TEST(JournalAnchors, RealJournalCrossCheck) {
         GTEST_SKIP() << "no journald here: " << common::kJournalSocket << " does not exist";
     if (::access("/usr/bin/journalctl", X_OK) != 0 && ::access("/bin/journalctl", X_OK) != 0)
         GTEST_SKIP() << "journalctl is not installed";
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
@@ -232,12 +219,9 @@ TEST(JournalAnchors, RealJournalCrossCheck) {
         GTEST_SKIP() << "journald does not store this user's entries here: " << run.out;
     // Cut the last line: the chain still verifies, the journal does not agree.
     const std::string log = home.state_dir("demo-app") + "/audit.jsonl";
-    std::ifstream in(log, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
+    std::string text = read_file(log);
     text.erase(text.rfind('\n', text.size() - 2) + 1);
-    std::ofstream(log, std::ios::binary | std::ios::trunc) << text;
+    write_file(log, text);
     EXPECT_EQ(home.hostbridge({"audit", "--slug", "demo-app", "--verify"}).code, 0);
     run = home.hostbridge({"audit", "--slug", "demo-app", "--verify", "--journal"});
     EXPECT_EQ(run.code, 1);

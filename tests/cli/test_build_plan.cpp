@@ -3,34 +3,21 @@
 // reader from real files, and what doctor says of the builder.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "admin/compose/build_plan.hpp"
 #include "admin/compose/compose_reader.hpp"
 #include "admin/install/builder_check.hpp"
+#include "tests/support/files.hpp"
 
 namespace hb::cli {
 namespace {
 
 class Project {
   public:
-    Project() {
-        std::string tmpl = "/tmp/hb-build-plan-XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-        root_ = tmpl + "/My.Demo-App";
-        std::filesystem::create_directories(root_);
-        base_ = tmpl;
-    }
-    ~Project() {
-        std::error_code ec;
-        std::filesystem::remove_all(base_, ec);
-    }
+    Project() { std::filesystem::create_directories(root_); }
     void write(const std::string& rel, const std::string& text) const {
-        const std::filesystem::path p = root_ + "/" + rel;
-        std::filesystem::create_directories(p.parent_path());
-        std::ofstream(p) << text;
+        tmp_.write("My.Demo-App/" + rel, text);
     }
     [[nodiscard]] const std::string& root() const { return root_; }
 
@@ -51,8 +38,8 @@ class Project {
     }
 
   private:
-    std::string base_;
-    std::string root_;
+    hb::test::TempDir tmp_{"build-plan"};
+    std::string root_ = tmp_.path("My.Demo-App");
     mutable std::vector<ComposeBuild> builds_;
     mutable std::vector<std::string> buildable_;
 };

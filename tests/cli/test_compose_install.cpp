@@ -48,7 +48,7 @@ class ComposeInstall : public ::testing::Test {
         return nullptr;
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };

@@ -22,7 +22,7 @@ class ComposeReader : public ::testing::Test {
         auto model = cli::read_compose(dir + "/" + rel, cli::current_files());
         return model.ok() ? "" : model.error().message;
     }
-    TempRoot root;
+    TempDir root{"cli"};
     std::string dir = root.path();
 };
 

@@ -29,7 +29,7 @@ class ComposeStrict : public ::testing::Test {
         EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
         return model.ok() ? *model : cli::ComposeModel{};
     }
-    TempRoot root;
+    TempDir root{"cli"};
     std::string dir = root.path() + "/proj";
     void SetUp() override { ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0); }
 };

@@ -2,15 +2,13 @@
 // on its own: doctor must name exactly that thing and print the bare fix.
 #include <fcntl.h>
 #include <pwd.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <filesystem>
 
 #include "ipc/sys.hpp"
 #include "tests/cli/cli_harness.hpp"
@@ -37,19 +35,19 @@ class Doctor : public ::testing::Test {
         Ran run = doctor();
         EXPECT_EQ(run.code, 1) << run.out;
         bool named = false;
-        for (const auto& line : lines_of(run.out)) {
+        for (const auto& line : split_lines(run.out)) {
             if (line.rfind("PROBLEM: ", 0) == 0 && contains(line, what)) named = true;
         }
         EXPECT_TRUE(named) << "no PROBLEM line naming '" << what << "' in:\n" << run.out;
         bool fixed = false;
-        for (const auto& line : lines_of(run.out)) {
+        for (const auto& line : split_lines(run.out)) {
             if (line.rfind(fix, 0) == 0) fixed = true;
         }
         EXPECT_TRUE(fixed) << "no bare fix line starting with '" << fix << "' in:\n" << run.out;
         EXPECT_TRUE(contains(run.out, "problem(s) found"));
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
@@ -192,26 +190,24 @@ TEST_F(Doctor, NamesALockHeldByAProcessThatIsNotADrain) {
     // a process of the person's, or a stale tool. Record locks survive exec,
     // so the child locks, then becomes sleep (the exe doctor names).
     const std::string lock = home.state_dir("demo-app") + "/drain.lock";
+    // Not close-on-exec: a process that closes any descriptor of the file
+    // (as exec closes those) drops its record locks on it.
     int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0600);
     ASSERT_GE(fd, 0);
-    pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-        if (!hb::sys::try_record_lock(fd)) ::_exit(126);
-        ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
+    Command sleep;
+    sleep.argv = {"/bin/sleep", "60"};
+    sleep.before_exec = [fd] { return hb::sys::try_record_lock(fd); };
+    Child child(sleep);
+    const std::string pid = std::to_string(child.pid());
     // Wait until the child is sleep (its exe is the one doctor names).
-    for (int i = 0; i < 200; ++i) {
-        char buf[256];
-        ssize_t n =
-            ::readlink(("/proc/" + std::to_string(child) + "/exe").c_str(), buf, sizeof buf);
-        if (n > 0 && std::string(buf, static_cast<std::size_t>(n)).ends_with("sleep")) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    expect_problem("held by pid " + std::to_string(child), "kill " + std::to_string(child));
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
+    wait_until(
+        [&] {
+            std::error_code ec;
+            return std::filesystem::read_symlink("/proc/" + pid + "/exe", ec).filename() == "sleep";
+        },
+        std::chrono::seconds(2));
+    expect_problem("held by pid " + pid, "kill " + pid);
+    child.wait_or_kill(std::chrono::milliseconds(0));
     ::close(fd);
     EXPECT_EQ(doctor().code, 0);
 }
@@ -221,26 +217,22 @@ TEST_F(Doctor, ADescriptorOfTheLockInAnotherProcessIsNoProblem) {
     // without closing descriptors would have: it holds no record lock, and
     // no drain is kept from running.
     const std::string lock = home.state_dir("demo-app") + "/drain.lock";
-    int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0600);
+    int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0);
-    pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-        ::pause();
-        ::_exit(0);
-    }
+    Command sleep;
+    sleep.argv = {"/bin/sleep", "60"};
+    sleep.fds = {{fd, 3}};
+    Child child(sleep);
     ::close(fd);  // only the child has it open now
     const auto d = doctor();
     EXPECT_EQ(d.code, 0) << d.out;
     EXPECT_TRUE(contains(d.out, "drain lock free")) << d.out;
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
 }
 
 TEST_F(Doctor, WarnsWhenUpOrRebuildRunUnattended) {
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     std::string text;
-    for (const std::string& line : lines_of(read_file(policy))) {
+    for (const std::string& line : split_lines(read_file(policy))) {
         text += (line == "MODE_rebuild=ask" ? "MODE_rebuild=auto" : line) + "\n";
     }
     write_file(policy, text + "MODE_rebuild.api=auto\n");
@@ -332,17 +324,16 @@ TEST_F(Doctor, TheReinstallFixReallyFixes) {
     Ran broken = doctor();
     ASSERT_EQ(broken.code, 1);
     std::string fix;
-    for (const auto& line : lines_of(broken.out)) {
+    for (const auto& line : split_lines(broken.out)) {
         if (line.rfind(reinstall_prefix(), 0) == 0) fix = line;
     }
     ASSERT_FALSE(fix.empty()) << broken.out;
     // Paste it into a shell, as a person would.
-    std::vector<std::string> env = home.env();
-    std::string command;
-    for (const auto& e : env)
-        command += e.substr(0, e.find('=') + 1) + "'" + e.substr(e.find('=') + 1) + "' ";
-    int rc = std::system(("cd / && env " + command + fix + " >/dev/null 2>&1").c_str());
-    ASSERT_EQ(WEXITSTATUS(rc), 0) << fix;
+    Command shell;
+    shell.argv = {"/bin/sh", "-c", fix};
+    shell.env = environment_with(home.env());
+    shell.cwd = "/";
+    ASSERT_EQ(run(shell), 0) << fix;
     Ran healed = doctor();
     EXPECT_EQ(healed.code, 0) << healed.out;
 }

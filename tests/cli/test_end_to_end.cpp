@@ -13,7 +13,7 @@ namespace {
 
 class EndToEnd : public ::testing::Test {
   protected:
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
 };
 

@@ -63,7 +63,7 @@ class EngineReach : public ::testing::Test {
         ASSERT_EQ(::mkdir((home_ + "/drop").c_str(), 0711), 0);
         ASSERT_EQ(::symlink("/etc/passwd", (home_ + "/link").c_str()), 0);
     }
-    TempRoot root_;
+    TempDir root_{"cli"};
     std::string home_;
     OtherUser engine_{kEngineUid, {kEngineGid}};
 };

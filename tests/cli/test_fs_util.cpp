@@ -13,7 +13,7 @@ namespace {
 using cli::WriteOutcome;
 
 TEST(WriteIfChanged, CreatesThenSeesNoChangeThenUpdates) {
-    TempRoot root;
+    TempDir root{"cli"};
     const std::string path = root.path() + "/file";
     auto first = cli::write_file_if_changed(path, "one\n", 0644);
     ASSERT_TRUE(first) << first.error().message;
@@ -35,7 +35,7 @@ TEST(WriteIfChanged, CreatesThenSeesNoChangeThenUpdates) {
 // default cap: every install rewrote it and said "updated" (a CI failure of
 // Install.FirstRunCreatesEverythingAndSecondRunChangesNothing).
 TEST(WriteIfChanged, SeesNoChangeInAFileLargerThanTheDefaultReadCap) {
-    TempRoot root;
+    TempDir root{"cli"};
     const std::string path = root.path() + "/big";
     std::string content((65u << 20) + 1, 'x');
     content.back() = 'y';

@@ -19,6 +19,29 @@
 namespace hb::test {
 namespace {
 
+// The expiry tests install a TTL of 1 s and date their requests kAhead
+// seconds ahead (within the install's future skew, 120 s): such a request
+// is held when a drain takes it up before its TTL ends (half of 1 s rounds
+// to nothing: executor/drain_held.cpp), so within 4 s of being published,
+// and expires then. The test waits for that second, which the drain's
+// answer names, not for a fixed time (as tests/executor/test_decide_ask.cpp).
+constexpr std::time_t kAhead = 3;
+
+std::string ahead() {
+    return sys::format_utc(std::time(nullptr) + kAhead);
+}
+
+// Until the host's clock reaches the expires_at of a `pending` answer (a
+// drain, or an allow, then finds it expired: expires_at <= now). The
+// protocol's times are one fixed-width format, so they compare as text.
+bool wait_for_expiry(const nlohmann::json& answer) {
+    const auto expires_at = answer.find("expires_at");
+    if (expires_at == answer.end() || !expires_at->is_string()) return false;
+    const std::string at = expires_at->get<std::string>();
+    return wait_until([&] { return sys::format_utc(std::time(nullptr)) >= at; },
+                      std::chrono::seconds(30));
+}
+
 class Held : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -32,7 +55,7 @@ class Held : public ::testing::Test {
     void write_policy(const std::string& extra) const {
         const std::string file = home.config_dir("demo-app") + "/policy.conf";
         std::string text;
-        for (const std::string& line : lines_of(read_file(file))) {
+        for (const std::string& line : split_lines(read_file(file))) {
             const bool replaced = line.rfind("MODE_down=", 0) == 0 && contains(extra, "MODE_down=");
             if (!replaced) text += line + "\n";
         }
@@ -53,7 +76,7 @@ class Held : public ::testing::Test {
             read_file(project.spool() + "/responses/" + name + ".response.json"));
     }
     std::vector<std::string> calls() const {
-        return exists(project.calls) ? lines_of(read_file(project.calls))
+        return exists(project.calls) ? split_lines(read_file(project.calls))
                                      : std::vector<std::string>{};
     }
     Ran admin(const std::vector<std::string>& args) const { return admin_with_env(args, {}); }
@@ -66,7 +89,7 @@ class Held : public ::testing::Test {
 
     // The digest `pending` shows for `name` (empty when it is not listed).
     std::string digest(const std::string& name) const {
-        const std::vector<std::string> lines = lines_of(admin({"pending"}).out);
+        const std::vector<std::string> lines = split_lines(admin({"pending"}).out);
         for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
             if (lines[i] == "request:   " + name && lines[i + 1].rfind("digest:    ", 0) == 0)
                 return lines[i + 1].substr(11);
@@ -74,7 +97,7 @@ class Held : public ::testing::Test {
         return "";
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     std::vector<std::string> drain;
@@ -137,11 +160,9 @@ TEST_F(Held, AnAllowPublishedAfterAnotherWasTakenUpIsToldItCameSecond) {
     }
     Ran second;
     std::thread person_b([&] { second = admin_with_env({"allow", db, d}, env); });
-    bool reached = false;
-    for (int i = 0; i < 6000 && !reached; ++i) {  // at most 60 s; B is held meanwhile
-        reached = exists(pause + "/reached");
-        if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    // At most 60 s; B is held meanwhile.
+    const bool reached =
+        wait_until([&] { return exists(pause + "/reached"); }, std::chrono::seconds(60));
     EXPECT_TRUE(reached);
     const Ran first = admin({"allow", db, d});
     write_file(pause + "/go", "");
@@ -193,21 +214,18 @@ TEST_F(Held, NewPinsOrAReinstallBetweenHoldAndAllowAreRefused) {
 }
 
 TEST_F(Held, AnExpiredHoldCannotBeAllowedAndIsAnsweredSo) {
-    // A TTL of 6 s: held if the drain takes it up within 2 s.
     ASSERT_EQ(
-        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "1"})).code, 0);
     const std::string name = "20260101T000000Z-down-00000000000000aa.json";
-    write_file(
-        project.spool() + "/tmp/x",
-        nlohmann::json({{"verb", "down"}, {"requested_at", sys::format_utc(std::time(nullptr))}})
-            .dump());
+    write_file(project.spool() + "/tmp/x",
+               nlohmann::json({{"verb", "down"}, {"requested_at", ahead()}}).dump());
     ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
                        (project.spool() + "/requests/" + name).c_str()),
               0);
     const Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
     const std::string name_digest = digest(name);
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ASSERT_TRUE(wait_for_expiry(d.response)) << d.response.dump();
     const Ran allow = admin({"allow", name, name_digest});
     EXPECT_EQ(allow.code, 1);
     EXPECT_TRUE(contains(allow.err, "has expired")) << allow.err;
@@ -255,15 +273,13 @@ TEST_F(Held, AnAllowWithTheDigestOfAnotherRecordDecidesNothing) {
 // and nothing a person might allow under NAME can be another request.
 TEST_F(Held, AnExpiredNameSentAgainForAnotherServiceIsNotHeldAgain) {
     ASSERT_EQ(
-        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "6"})).code, 0);
+        home.hostbridge(install_args(project, {"--no-systemd", "--force", "--ttl", "1"})).code, 0);
     write_policy("MODE_down=ask\nMODE_restart.api=ask\n");
     const std::string name = "20260101T000000Z-restart-00000000000000ab.json";
     const auto send = [&](const std::string& arg) {
-        write_file(project.spool() + "/tmp/x",
-                   nlohmann::json({{"verb", "restart"},
-                                   {"arg", arg},
-                                   {"requested_at", sys::format_utc(std::time(nullptr))}})
-                       .dump());
+        write_file(
+            project.spool() + "/tmp/x",
+            nlohmann::json({{"verb", "restart"}, {"arg", arg}, {"requested_at", ahead()}}).dump());
         ASSERT_EQ(::rename((project.spool() + "/tmp/x").c_str(),
                            (project.spool() + "/requests/" + name).c_str()),
                   0);
@@ -272,7 +288,7 @@ TEST_F(Held, AnExpiredNameSentAgainForAnotherServiceIsNotHeldAgain) {
     Drained d = run_drain_until_answered(drain, project.spool(), name);
     ASSERT_EQ(d.response.value("state", ""), "pending") << d.log;
     const std::string seen = digest(name);
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    ASSERT_TRUE(wait_for_expiry(d.response)) << d.response.dump();
     ASSERT_EQ(admin({"pending"}).code, 0);  // nothing decided; the next drain expires it
     std::remove((project.spool() + "/responses/" + name + ".response.json").c_str());
     run_drain_until_answered(drain, project.spool(), name);

@@ -13,7 +13,7 @@ namespace {
 
 class Install : public ::testing::Test {
   protected:
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
@@ -35,7 +35,7 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
     EXPECT_TRUE(contains(second.out, "2 item(s) changed")) << second.out;
     // Every other item line says "no change".
     int items = 0;
-    for (const auto& line : lines_of(second.out)) {
+    for (const auto& line : split_lines(second.out)) {
         if (line.rfind("  ", 0) != 0 || line.rfind("    ", 0) == 0) continue;
         ++items;
         if (line.ends_with("/bin/hostbridge-agent.json: updated")) continue;
@@ -567,7 +567,7 @@ TEST_F(Install, WritesAnInstalledAuditEvent) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
     Ran audit = home.hostbridge({"audit", "--slug", "demo-app", "--json"});
     ASSERT_EQ(audit.code, 0);
-    auto lines = lines_of(audit.out);
+    auto lines = split_lines(audit.out);
     ASSERT_EQ(lines.size(), 1u);
     auto event = nlohmann::json::parse(lines[0]);
     EXPECT_EQ(event["event"], "installed");
@@ -680,7 +680,7 @@ TEST_F(Install, UsageErrorsExitTwo) {
          }) {
         Ran run = home.hostbridge(args, project.dir);
         EXPECT_EQ(run.code, 2) << args[1];
-        EXPECT_EQ(lines_of(run.err).size(), 1u) << run.err;
+        EXPECT_EQ(split_lines(run.err).size(), 1u) << run.err;
     }
     // A derived slug that is not valid is a usage error too.
     Project odd(root.path(), "_odd");

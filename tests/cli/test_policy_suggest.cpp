@@ -76,14 +76,14 @@ class Suggest : public ::testing::Test {
 
     // The comment line just before `key_line`.
     static std::string comment_before(const std::string& text, const std::string& key_line) {
-        const auto lines = lines_of(text);
+        const auto lines = split_lines(text);
         for (std::size_t i = 1; i < lines.size(); ++i) {
             if (lines[i] == key_line) return lines[i - 1];
         }
         return "(no line " + key_line + ")";
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
     std::string policy_file;
@@ -148,7 +148,7 @@ TEST_F(Suggest, DownInitAndRebuildAreAskNeverAuto) {
     EXPECT_TRUE(has_line(run.out, "MODE_down=ask")) << run.out;
     EXPECT_TRUE(has_line(run.out, "MODE_init=ask")) << run.out;
     EXPECT_TRUE(has_line(run.out, "MODE_rebuild=ask")) << run.out;
-    for (const auto& line : lines_of(run.out)) {
+    for (const auto& line : split_lines(run.out)) {
         for (const char* key : {"MODE_down", "MODE_init", "MODE_rebuild"}) {
             if (line.rfind(key, 0) == 0) {
                 EXPECT_FALSE(contains(line, "=auto")) << line;
@@ -193,7 +193,7 @@ TEST_F(Suggest, ARemovedServiceIsNamedInACommentNotInAKey) {
     EXPECT_TRUE(has_line(run.out, "MODE_restart.api=auto")) << run.out;
     EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;
     bool named = false;
-    for (const auto& line : lines_of(run.out)) {
+    for (const auto& line : split_lines(run.out)) {
         if (!contains(line, "oldsvc") && !contains(line, "gone")) continue;
         EXPECT_EQ(line.rfind("#", 0), 0u) << line;
         if (contains(line, "\"oldsvc\" (no longer a service of this install): ran 3 times"))
@@ -222,7 +222,7 @@ TEST_F(Suggest, ANameWithControlCharactersIsShownEscaped) {
 TEST_F(Suggest, AnAuditLogThatFailsVerificationIsRefused) {
     ran(Verb::Status, "", 2);
     const std::string file = home.state_dir("demo-app") + "/audit.jsonl";
-    auto lines = lines_of(read_file(file));
+    auto lines = split_lines(read_file(file));
     ASSERT_EQ(lines.size(), 3u);
     // Forge the second status into an `up`: the hash no longer matches.
     const auto pos = lines[2].find("\"verb\":\"status\"");

@@ -3,16 +3,11 @@
 // (docs/PROTOCOL.md, "A client on the host"; admin/audit/request_audit.hpp). The
 // client is stopped (SIGSTOP) while the real drain answers and the agent's
 // forgery replaces that answer, so the interleaving is the same every run.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -21,12 +16,6 @@
 
 namespace hb::test {
 namespace {
-
-struct Client {
-    pid_t pid = -1;
-    std::string out_file;
-    std::string err_file;
-};
 
 struct Finished {
     int code = -1;
@@ -42,79 +31,44 @@ class RequestOnHost : public ::testing::Test {
     }
 
     // `hostbridge request VERB [ARG]` as the person runs it, in the background.
-    Client start(const std::vector<std::string>& request) {
-        Client c;
-        c.out_file = root.path() + "/client.out";
-        c.err_file = root.path() + "/client.err";
-        std::vector<std::string> args = {std::string(HB_BIN_DIR) + "/hostbridge",
-                                         "request",
-                                         "--project-dir",
-                                         project.dir,
-                                         "--timeout",
+    Child start(const std::vector<std::string>& request) {
+        std::vector<std::string> args = {"request", "--project-dir", project.dir, "--timeout",
                                          "60"};
         args.insert(args.end(), request.begin(), request.end());
-        // Everything the child needs is made before fork(): between fork and
-        // exec only async-signal-safe calls (no malloc in a sanitized
-        // child of a threaded parent).
-        std::vector<std::string> environment = home.env();
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        std::vector<char*> envp;
-        for (auto& e : environment) envp.push_back(e.data());
-        envp.push_back(nullptr);
-        const int out = ::open(c.out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        const int err = ::open(c.err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        c.pid = ::fork();
-        if (c.pid == 0) {
-            ::dup2(out, STDOUT_FILENO);
-            ::dup2(err, STDERR_FILENO);
-            ::execve(argv[0], argv.data(), envp.data());
-            ::_exit(127);
-        }
-        ::close(out);
-        ::close(err);
-        return c;
+        Command command = home.command(args);
+        command.in = "";
+        command.out = out_file();
+        command.err = err_file();
+        return Child(command);
     }
+    std::string out_file() const { return root.path() + "/client.out"; }
+    std::string err_file() const { return root.path() + "/client.err"; }
 
     // The name of the request the client published, once it is in requests/.
     std::string published() {
-        const std::string requests = project.spool() + "/requests";
-        for (int i = 0; i < 3000; ++i) {
-            for (const auto& entry : std::filesystem::directory_iterator(requests))
-                return entry.path().filename().string();
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        return "";
+        return wait_for_json(project.spool() + "/requests", std::chrono::seconds(30));
     }
 
-    static void stop(const Client& c) {
-        ASSERT_EQ(::kill(c.pid, SIGSTOP), 0);
-        int status = 0;
-        ASSERT_EQ(::waitpid(c.pid, &status, WUNTRACED), c.pid);
-        ASSERT_TRUE(WIFSTOPPED(status));
+    // Stopped, and seen stopped (left waitable: the Child still reaps it).
+    static void stop(const Child& c) {
+        c.signal(SIGSTOP);
+        siginfo_t info{};
+        ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(c.pid()), &info, WSTOPPED | WEXITED | WNOWAIT),
+                  0);
+        ASSERT_EQ(info.si_code, CLD_STOPPED);
     }
 
     // Bounded: a client left waiting on a request some drain took up but
     // never answered would otherwise hang the test until ctest's timeout
     // with its output lost (a sanitized loaded run did, once: issue 26).
-    static Finished resume_and_wait(const Client& c) {
-        ::kill(c.pid, SIGCONT);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-        int status = 0;
-        for (;;) {
-            const pid_t done = ::waitpid(c.pid, &status, WNOHANG);
-            if (done == c.pid && (WIFEXITED(status) || WIFSIGNALED(status))) break;
-            if (std::chrono::steady_clock::now() >= deadline) {
-                ::kill(c.pid, SIGKILL);
-                ::waitpid(c.pid, &status, 0);
-                return {-2, read_file(c.out_file),
-                        "(the client was still waiting after 90 s)\n" + read_file(c.err_file)};
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Finished resume_and_wait(Child& c) const {
+        c.signal(SIGCONT);
+        if (const auto code = c.wait_for(std::chrono::seconds(90))) {
+            return {*code, read_file(out_file()), read_file(err_file())};
         }
-        return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(c.out_file),
-                read_file(c.err_file)};
+        c.wait_or_kill(std::chrono::milliseconds(0));
+        return {-2, read_file(out_file()),
+                "(the client was still waiting after 90 s)\n" + read_file(err_file())};
     }
 
     // One drain of the install, as its unit would run it.
@@ -135,11 +89,7 @@ class RequestOnHost : public ::testing::Test {
     // What the agent does from its container: a whole new file renamed over
     // the response.
     void forge(const std::string& name, const nlohmann::json& body) {
-        const std::string tmp = project.spool() + "/tmp/forged";
-        write_file(tmp, body.dump());
-        ASSERT_EQ(::rename(tmp.c_str(),
-                           (project.spool() + "/responses/" + name + ".response.json").c_str()),
-                  0);
+        publish_response(project.spool(), name, body.dump());
     }
 
     static nlohmann::json done_answer(const std::string& name, const std::string& output) {
@@ -151,13 +101,13 @@ class RequestOnHost : public ::testing::Test {
                 {"log", nullptr}};
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project project{root.path(), "demo-app"};
 };
 
 TEST_F(RequestOnHost, AnAnswerTheExecutorWroteIsReportedAsItIs) {
-    Client c = start({"status"});
+    Child c = start({"status"});
     ASSERT_FALSE(published().empty());
     ASSERT_NO_FATAL_FAILURE(drain());
     Finished f = resume_and_wait(c);
@@ -167,7 +117,7 @@ TEST_F(RequestOnHost, AnAnswerTheExecutorWroteIsReportedAsItIs) {
 
 // The host refused the request; the agent rewrites the answer as `done`.
 TEST_F(RequestOnHost, AForgedDoneOverARefusalIsReportedAsTheRefusalTheLogRecords) {
-    Client c = start({"restart", "nosuch"});
+    Child c = start({"restart", "nosuch"});
     const std::string name = published();
     ASSERT_FALSE(name.empty());
     stop(c);
@@ -190,7 +140,7 @@ TEST_F(RequestOnHost, AForgedDoneOverARefusalIsReportedAsTheRefusalTheLogRecords
 
 // Nothing ran at all: the agent answers its own request before any drain.
 TEST_F(RequestOnHost, AnAnswerNoDrainWroteIsNotReportedAsDone) {
-    Client c = start({"restart", "api"});
+    Child c = start({"restart", "api"});
     const std::string name = published();
     ASSERT_FALSE(name.empty());
     forge(name, done_answer(name, "restarted api\n"));
@@ -204,7 +154,7 @@ TEST_F(RequestOnHost, AnAnswerNoDrainWroteIsNotReportedAsDone) {
 // cursor): shown only where the log confirms the request done, never for an
 // answer no drain wrote.
 TEST_F(RequestOnHost, AForgedWindowedAnswerNoDrainWroteShowsNoCursor) {
-    Client c = start({"--lines", "5", "logs", "api"});
+    Child c = start({"--lines", "5", "logs", "api"});
     const std::string name = published();
     ASSERT_FALSE(name.empty());
     nlohmann::json forged = done_answer(name, "api: all good\n");

@@ -8,7 +8,7 @@ namespace {
 
 class Lifecycle : public ::testing::Test {
   protected:
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project alpha{root.path(), "alpha"};
     Project beta{root.path(), "beta"};
@@ -20,7 +20,7 @@ TEST_F(Lifecycle, ListShowsEveryInstall) {
     ASSERT_EQ(home.hostbridge(install_args(beta)).code, 0);
     Ran run = home.hostbridge({"list"});
     ASSERT_EQ(run.code, 0) << run.err;
-    auto lines = lines_of(run.out);
+    auto lines = split_lines(run.out);
     ASSERT_EQ(lines.size(), 3u) << run.out;
     EXPECT_TRUE(contains(lines[1], "alpha") && contains(lines[1], alpha.dir) &&
                 contains(lines[1], "no-systemd") && lines[1].ends_with("  -"))

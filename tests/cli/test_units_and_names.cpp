@@ -54,7 +54,7 @@ class Resolve : public ::testing::Test {
         auto r = cli::resolve_binary(name, env);
         return r.ok() ? "resolved to " + *r : r.error().message;
     }
-    TempRoot root;
+    TempDir root{"cli"};
     std::string bin = root.path() + "/bin";
     std::string home = root.path() + "/home";
     cli::ResolveEnv env;
@@ -100,7 +100,7 @@ TEST(Units, PassSystemdAnalyzeVerify) {
     if (::access("/usr/bin/systemd-analyze", X_OK) != 0) {
         GTEST_SKIP() << "systemd-analyze is not installed";
     }
-    TempRoot root;
+    TempDir root{"cli"};
     Home home(root.path());
     Project project(root.path(), "verify-me");
     Ran run = home.hostbridge(install_args(project, {"--no-systemd"}));

@@ -38,13 +38,13 @@ class Upgrade : public ::testing::Test {
     std::string executor() const { return home.lib_dir("alpha") + "/hostbridge-executor"; }
     std::string parser() const { return home.lib_dir("alpha") + "/hostbridge-parser"; }
     std::string list_line(const std::string& slug) const {
-        for (const auto& line : lines_of(home.hostbridge({"list"}).out)) {
+        for (const auto& line : split_lines(home.hostbridge({"list"}).out)) {
             if (line.rfind(slug + " ", 0) == 0) return line;
         }
         return "";
     }
 
-    TempRoot root;
+    TempDir root{"cli"};
     Home home{root.path()};
     Project alpha{root.path(), "alpha"};
     Project beta{root.path(), "beta"};
@@ -54,7 +54,7 @@ class Upgrade : public ::testing::Test {
 TEST_F(Upgrade, ListShowsTheVersionEachInstallRuns) {
     Ran list = home.hostbridge({"list"});
     ASSERT_EQ(list.code, 0) << list.err;
-    EXPECT_TRUE(contains(lines_of(list.out)[0], "VERSION")) << list.out;
+    EXPECT_TRUE(contains(split_lines(list.out)[0], "VERSION")) << list.out;
     EXPECT_TRUE(contains(list_line("alpha"), " " + version + " ")) << list.out;
     make_alpha_old();
     EXPECT_TRUE(contains(list_line("alpha"), " 0.0.1 ")) << home.hostbridge({"list"}).out;
@@ -120,10 +120,11 @@ TEST_F(Upgrade, ReplacesEveryCopyByRenameAndRendersTheFilesAgain) {
     EXPECT_TRUE(contains(again.out, "hostbridge install: nothing changed")) << again.out;
     // ...and writes nothing: the last audit event is still the last upgrade's.
     const auto events_before =
-        lines_of(home.hostbridge({"audit", "--slug", "alpha", "--json"}).out);
+        split_lines(home.hostbridge({"audit", "--slug", "alpha", "--json"}).out);
     Ran third = home.hostbridge({"upgrade", "--slug", "alpha"});
     EXPECT_EQ(third.code, 0) << third.out << third.err;
-    EXPECT_EQ(lines_of(home.hostbridge({"audit", "--slug", "alpha", "--json"}).out), events_before);
+    EXPECT_EQ(split_lines(home.hostbridge({"audit", "--slug", "alpha", "--json"}).out),
+              events_before);
 }
 
 // An install from before issue 27 has the old seeded policy (every verb

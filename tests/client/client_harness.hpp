@@ -12,6 +12,7 @@
 
 #include "tests/support/files.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/spool.hpp"
 
 namespace hb::test {
 
@@ -31,14 +32,7 @@ std::string client_unavailable(ClientKind kind);
 void make_spool(const std::string& dir);
 // Now plus `seconds`, in the requested_at format (the host's expires_at).
 std::string utc_in(int seconds);
-// Publishes `body` as the response to `request` the way the host does:
-// written in tmp/, then renamed into responses/.
-void publish_response(const std::string& spool, const std::string& request,
-                      const std::string& body);
-// Waits up to `limit` for an entry ending in .json in `dir`; its name, or
-// empty when none came.
-std::string wait_for_json(const std::string& dir,
-                          std::chrono::milliseconds limit = std::chrono::seconds(20));
+// publish_response and wait_for_json: tests/support/spool.hpp.
 
 struct ClientOptions {
     // Added to the clean environment (PATH, HOME, LANG=C.UTF-8), e.g.

@@ -63,6 +63,9 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& content, std::optional<mode_t> mode) {
+    if (const fs::path parent = fs::path(path).parent_path(); !parent.empty()) {
+        fs::create_directories(parent);
+    }
     {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out << content;
@@ -90,6 +93,13 @@ std::vector<std::string> files_under(const std::string& dir) {
 
 std::size_t lines_of(const std::string& text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
 }
 
 }  // namespace hb::test

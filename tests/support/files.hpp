@@ -35,9 +35,9 @@ class TempDir {
 // The whole file; empty when it cannot be read (a test then fails on what
 // it expected to find there).
 std::string read_file(const std::string& path);
-// Creates or truncates `path` with `content`; throws on failure. A file
-// that existed keeps its mode (a stack script stays executable) unless
-// `mode` is given.
+// Creates or truncates `path` with `content`, and the directories above
+// it that are missing; throws on failure. A file that existed keeps its
+// mode (a stack script stays executable) unless `mode` is given.
 void write_file(const std::string& path, const std::string& content,
                 std::optional<mode_t> mode = std::nullopt);
 void append_file(const std::string& path, const std::string& content);
@@ -45,5 +45,7 @@ void append_file(const std::string& path, const std::string& content);
 std::vector<std::string> files_under(const std::string& dir);
 // How many lines `text` ends ('\n' count).
 std::size_t lines_of(const std::string& text);
+// The lines of `text`, without their '\n'; a last line without one too.
+std::vector<std::string> split_lines(const std::string& text);
 
 }  // namespace hb::test

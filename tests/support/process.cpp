@@ -4,11 +4,13 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -75,6 +77,22 @@ std::vector<std::string> sanitizer_env() {
     return env;
 }
 
+std::vector<std::string> environment_with(const std::vector<std::string>& set,
+                                          const std::vector<std::string>& unset) {
+    const auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+    std::vector<std::string> names = unset;
+    for (const auto& entry : set) names.push_back(name_of(entry));
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string entry = *e;
+        if (std::find(names.begin(), names.end(), name_of(entry)) == names.end()) {
+            env.push_back(entry);
+        }
+    }
+    env.insert(env.end(), set.begin(), set.end());
+    return env;
+}
+
 int exit_code_of(int wait_status) {
     if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
     if (WIFSIGNALED(wait_status)) return -WTERMSIG(wait_status);
@@ -87,18 +105,28 @@ Child::Child(const Command& command) {
     std::vector<char*> argv = c_strings(args);
     std::optional<std::vector<std::string>> env = command.env;
     if (env) {
-        for (auto& e : sanitizer_env()) env->push_back(std::move(e));
+        for (auto& e : sanitizer_env()) {
+            const std::string name = e.substr(0, e.find('=') + 1);
+            const auto set_here = [&](const std::string& have) { return have.starts_with(name); };
+            if (std::none_of(env->begin(), env->end(), set_here)) env->push_back(std::move(e));
+        }
     }
     std::vector<char*> envp = env ? c_strings(*env) : std::vector<char*>{};
     char** const environment = env ? envp.data() : environ;
     const int out_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (command.append ? O_APPEND : O_TRUNC);
     const bool one_file = command.err == command.out;
 
+    const bool on_terminal = command.terminal >= 0;
+
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
         // Only async-signal-safe calls from here to exec.
-        if (command.own_group) ::setpgid(0, 0);
+        if (on_terminal) {
+            if (::setsid() < 0 || ::ioctl(command.terminal, TIOCSCTTY, 0) != 0) ::_exit(126);
+        } else if (command.own_group) {
+            ::setpgid(0, 0);
+        }
         // Every fd to place lifted above the standard ones first, so that
         // placing one cannot close another.
         int lifted[16];
@@ -108,11 +136,16 @@ Child::Child(const Command& command) {
             if (lifted[i] < 0) ::_exit(126);
         }
         // An empty path keeps this process's stream.
-        const int in = command.in.empty() ? 0 : ::open(command.in.c_str(), O_RDONLY | O_CLOEXEC);
-        const int out = command.out.empty() ? 1 : ::open(command.out.c_str(), out_flags, 0644);
-        const int err = command.err.empty() ? 2
-                        : one_file          ? out
-                                            : ::open(command.err.c_str(), out_flags, 0644);
+        const int in = on_terminal          ? command.terminal
+                       : command.in.empty() ? 0
+                                            : ::open(command.in.c_str(), O_RDONLY | O_CLOEXEC);
+        const int out = on_terminal           ? command.terminal
+                        : command.out.empty() ? 1
+                                              : ::open(command.out.c_str(), out_flags, 0644);
+        const int err = on_terminal           ? command.terminal
+                        : command.err.empty() ? 2
+                        : one_file            ? out
+                                              : ::open(command.err.c_str(), out_flags, 0644);
         if (in < 0 || out < 0 || err < 0) ::_exit(126);
         place(in, 0);
         place(out, 1);
@@ -127,6 +160,7 @@ Child::Child(const Command& command) {
                 ::_exit(125);
             }
         }
+        if (command.before_exec && !command.before_exec()) ::_exit(126);
         sigset_t none;
         ::sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -138,10 +172,11 @@ Child::Child(const Command& command) {
         ::_exit(127);
     }
     // Both sides set the group: whichever runs first, the kill in
-    // ~Child reaches the whole group.
-    if (command.own_group) ::setpgid(pid, pid);
+    // ~Child reaches the whole group. A terminal's session makes its own
+    // (setsid fails in a process that already leads a group).
+    if (command.own_group && !on_terminal) ::setpgid(pid, pid);
     pid_ = pid;
-    own_group_ = command.own_group;
+    own_group_ = command.own_group || on_terminal;
 }
 
 Child::~Child() {

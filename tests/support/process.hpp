@@ -25,8 +25,8 @@ std::vector<std::string> sanitizer_env();
 struct Command {
     std::vector<std::string> argv;  // argv[0] absolute, unless search_path
     bool search_path = false;       // argv[0] looked up in PATH (execvpe)
-    // The child's whole environment, plus sanitizer_env(); nullopt: this
-    // process's environment.
+    // The child's whole environment, plus what of sanitizer_env() it does
+    // not set itself; nullopt: this process's environment.
     std::optional<std::vector<std::string>> env;
     // stdin, stdout and stderr: files (stdout and stderr created 0644 or
     // truncated; the same path for both makes one file in the order
@@ -42,7 +42,21 @@ struct Command {
     // dup2(from, to) after the standard streams (e.g. a socket to fd 3,
     // pipes to 0 and 1); `from` stays open in the parent.
     std::vector<std::pair<int, int>> fds;
+    // A pseudo-terminal's slave side (tests/support/pty.hpp): stdin, stdout
+    // and stderr instead of in, out and err, and the controlling terminal
+    // of a session of the child's own (as forkpty(3) makes it); that
+    // session is its group, killed with it.
+    int terminal = -1;
+    // The child's last step before exec, e.g. taking a record lock that
+    // survives exec: async-signal-safe calls only; false exits 126.
+    std::function<bool()> before_exec;
 };
+
+// This process's environment with each "K=V" of `set` in place of K's
+// value and each name of `unset` left out: for a child that inherits
+// what the test was started with, as a person's shell passes it on.
+std::vector<std::string> environment_with(const std::vector<std::string>& set,
+                                          const std::vector<std::string>& unset = {});
 
 // A wait status as tests report it: the exit code, or -signal.
 int exit_code_of(int wait_status);
