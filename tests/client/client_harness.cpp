@@ -57,6 +57,10 @@ std::string client_name(ClientKind kind) {
     return "?";
 }
 
+std::string param_name(const ::testing::TestParamInfo<ClientKind>& info) {
+    return client_name(info.param);
+}
+
 bool is_shell(ClientKind kind) {
     return kind != ClientKind::Cpp && kind != ClientKind::Agent;
 }

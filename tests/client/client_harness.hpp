@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "tests/support/files.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/spool.hpp"
@@ -24,6 +26,8 @@ inline constexpr ClientKind kAllClients[] = {ClientKind::Dash, ClientKind::Busyb
 
 // "dash", "busybox_sh", "bash_posix", "cpp", "agent": for test names.
 std::string client_name(ClientKind kind);
+// The suffix a parameterized test over the clients is named with.
+std::string param_name(const ::testing::TestParamInfo<ClientKind>& info);
 bool is_shell(ClientKind kind);
 // Empty when this machine can run the client; otherwise why not.
 std::string client_unavailable(ClientKind kind);

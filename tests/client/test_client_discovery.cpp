@@ -60,10 +60,6 @@ class ClientDiscoveryTest : public ::testing::TestWithParam<ClientKind> {
     std::string root_;
 };
 
-std::string param_name(const ::testing::TestParamInfo<ClientKind>& p) {
-    return client_name(p.param);
-}
-
 INSTANTIATE_TEST_SUITE_P(AllClients, ClientDiscoveryTest, ::testing::ValuesIn(kAllClients),
                          param_name);
 

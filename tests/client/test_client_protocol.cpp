@@ -122,10 +122,6 @@ class ClientProtocolTest : public ::testing::TestWithParam<ClientKind> {
     std::string spool_;
 };
 
-std::string param_name(const ::testing::TestParamInfo<ClientKind>& p) {
-    return client_name(p.param);
-}
-
 INSTANTIATE_TEST_SUITE_P(AllClients, ClientProtocolTest, ::testing::ValuesIn(kAllClients),
                          param_name);
 

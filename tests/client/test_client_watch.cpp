@@ -29,10 +29,6 @@ using namespace std::chrono_literals;
 constexpr const char* kStampedeSeconds = "300";
 constexpr auto kStampedeWait = 310s;
 
-std::string param_name(const ::testing::TestParamInfo<ClientKind>& p) {
-    return client_name(p.param);
-}
-
 class ClientWatchTest : public ::testing::TestWithParam<ClientKind> {
   protected:
     void SetUp() override {
@@ -66,8 +62,9 @@ class ClientWatchTest : public ::testing::TestWithParam<ClientKind> {
     std::string only_reason() {
         auto files = files_under(watcher_->spool() + "/responses");
         if (files.size() != 1) return "(" + std::to_string(files.size()) + " responses)";
-        auto json = nlohmann::json::parse(read_file(watcher_->spool() + "/responses/" + files[0]));
-        return json["reason"].is_string() ? json["reason"].get<std::string>() : "(null)";
+        auto answer =
+            nlohmann::json::parse(read_file(watcher_->spool() + "/responses/" + files[0]));
+        return answer["reason"].is_string() ? answer["reason"].get<std::string>() : "(null)";
     }
 
     // One ping first, so the parser is up before the stampede: its cold

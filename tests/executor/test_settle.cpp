@@ -96,11 +96,11 @@ TEST(Settle, GoalsPerVerb) {
 
 // --- against a stand-in engine ---------------------------------------------
 
-const std::string kId = std::string(64, 'a');
+const std::string kSettleId = std::string(64, 'a');
 
 std::string container_json(const std::string& status, const std::string& health,
                            const std::string& started = "2099-01-01T00:00:00Z", int pid = 0) {
-    return R"({"Id": ")" + kId + R"(", "Image": ")" + std::string(64, 'b') +
+    return R"({"Id": ")" + kSettleId + R"(", "Image": ")" + std::string(64, 'b') +
            R"(", "RestartCount": 0, "State": {"Status": ")" + status +
            R"(", "ExitCode": 2, "Pid": )" + std::to_string(pid) + R"(, "StartedAt": ")" + started +
            R"(", "Health": {"Status": ")" + health +
@@ -108,12 +108,12 @@ std::string container_json(const std::string& status, const std::string& health,
            R"("com.docker.compose.service": "app", "x": "\u001b]0;evil\u0007"}}})";
 }
 
-struct Engine {
+struct SettleEngine {
     hb::test::TempDir tmp{"settle"};
     std::string dir = tmp.path();
     Config config;
 
-    explicit Engine(int seconds) {
+    explicit SettleEngine(int timeout_seconds) {
         write("engine",
               "#!/bin/sh\n"
               "d=" +
@@ -134,12 +134,12 @@ struct Engine {
                   "  'logs --tail') printf 'starting\\nfatal: \\033[31mno config\\n' ;;\n"
                   "esac\n");
         ::chmod((dir + "/engine").c_str(), 0755);
-        write("ps", kId + "\n");
+        write("ps", kSettleId + "\n");
         config.services = {"app", "db"};
         config.parser = HB_PARSER_BIN;
         config.backend.kind = BackendKind::Compose;
         config.backend.flavour = ComposeFlavour::PodmanCompose;
-        config.settle = SettleSettings{dir + "/engine", "pp", seconds};
+        config.settle = SettleSettings{dir + "/engine", "pp", timeout_seconds};
     }
     void write(const std::string& name, const std::string& text) const { tmp.write(name, text); }
     std::string read(const std::string& name) const { return tmp.read(name); }
@@ -164,7 +164,7 @@ struct Engine {
 };
 
 TEST(Settle, AHealthyServiceSettlesAtOnce) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("inspect", "[" + container_json("running", "healthy") + "]");
     const SettleOutcome out = e.settle_app();
     EXPECT_TRUE(out.ok) << out.reason;
@@ -182,16 +182,17 @@ TEST(Settle, AHealthyServiceSettlesAtOnce) {
 }
 
 TEST(Settle, AStartingHealthcheckIsRunAndTheServiceTurnsHealthy) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("inspect", "[" + container_json("running", "starting") + "]");
     e.write("inspect.after-check", "[" + container_json("running", "healthy") + "]");
     const SettleOutcome out = e.settle_app();
     EXPECT_TRUE(out.ok) << out.reason;
-    EXPECT_NE(e.read("calls").find("healthcheck run " + kId), std::string::npos) << e.read("calls");
+    EXPECT_NE(e.read("calls").find("healthcheck run " + kSettleId), std::string::npos)
+        << e.read("calls");
 }
 
 TEST(Settle, AnExitedServiceFailsWithItsLastLogLines) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("inspect", "[" + container_json("exited", "") + "]");
     const SettleOutcome out = e.settle_app();
     EXPECT_FALSE(out.ok);
@@ -213,7 +214,7 @@ TEST(Settle, AnExitedServiceFailsWithItsLastLogLines) {
 }
 
 TEST(Settle, AServiceThatStaysStartingTimesOut) {
-    Engine e(2);
+    SettleEngine e(2);
     e.write("inspect", "[" + container_json("running", "starting") + "]");
     const auto start = std::chrono::steady_clock::now();
     const SettleOutcome out = e.settle_app();
@@ -223,7 +224,7 @@ TEST(Settle, AServiceThatStaysStartingTimesOut) {
 }
 
 TEST(Settle, ARestartThatDidNotHappenFails) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("inspect", "[" + container_json("running", "", "2001-01-01T00:00:00Z") + "]");
     const SettleOutcome out = e.settle_app(/*since_ns=*/1796245045000000000);
     EXPECT_FALSE(out.ok);
@@ -233,13 +234,13 @@ TEST(Settle, ARestartThatDidNotHappenFails) {
 }
 
 TEST(Settle, AnEngineThatAnswersGarbageIsNotSettled) {
-    Engine e(2);
+    SettleEngine e(2);
     e.write("ps", "not-an-id\n");
     SettleOutcome out = e.settle_app();
     EXPECT_FALSE(out.ok);
     EXPECT_EQ(out.reason,
               "cannot tell whether the services settled: the engine's container list is not ids");
-    e.write("ps", kId + "\n");
+    e.write("ps", kSettleId + "\n");
     e.write("inspect", "[{\"Id\": 1}]");
     out = e.settle_app();
     EXPECT_FALSE(out.ok);
@@ -247,7 +248,7 @@ TEST(Settle, AnEngineThatAnswersGarbageIsNotSettled) {
 }
 
 TEST(Settle, NoContainerAtAllFails) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("ps", "");
     const SettleOutcome out = e.settle_app();
     EXPECT_FALSE(out.ok);
@@ -256,7 +257,7 @@ TEST(Settle, NoContainerAtAllFails) {
 
 // status: one look at every service, whatever it finds; db has no container.
 TEST(Look, StatusReportsEveryServiceAndRunsNoCheck) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("inspect", "[" + container_json("exited", "") + "]");
     const SettleOutcome out = e.look_as(Verb::Status);
     EXPECT_TRUE(out.ok) << out.reason;  // the engine answered: that is status's answer
@@ -270,7 +271,7 @@ TEST(Look, StatusReportsEveryServiceAndRunsNoCheck) {
 }
 
 TEST(Look, StatusFailsWhenTheEngineCannotBeRead) {
-    Engine e(30);
+    SettleEngine e(30);
     e.write("ps", "not-an-id\n");
     const SettleOutcome out = e.look_as(Verb::Status);
     EXPECT_FALSE(out.ok);
@@ -281,12 +282,13 @@ TEST(Look, StatusFailsWhenTheEngineCannotBeRead) {
 // health runs the check of a container that reports healthy (it may be
 // stale: no timer runs it here) and answers from what the check left.
 TEST(Look, HealthRunsEachCheckAndAnswersFromItsResult) {
-    Engine e(30);
+    SettleEngine e(30);
     e.config.services = {"app"};
     e.write("inspect", "[" + container_json("running", "healthy") + "]");
     e.write("inspect.after-check", "[" + container_json("running", "unhealthy") + "]");
     const SettleOutcome out = e.look_as(Verb::Health);
-    EXPECT_NE(e.read("calls").find("healthcheck run " + kId), std::string::npos) << e.read("calls");
+    EXPECT_NE(e.read("calls").find("healthcheck run " + kSettleId), std::string::npos)
+        << e.read("calls");
     EXPECT_FALSE(out.ok);
     EXPECT_EQ(out.reason, "not healthy: app: unhealthy");
     ASSERT_EQ(out.services.size(), 1u);
@@ -294,7 +296,7 @@ TEST(Look, HealthRunsEachCheckAndAnswersFromItsResult) {
 }
 
 TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
-    Engine e(30);
+    SettleEngine e(30);
     e.config.services = {"app"};
     e.write("inspect", "[" + container_json("running", "") + "]");
     SettleOutcome out = e.look_as(Verb::Health);
@@ -313,8 +315,8 @@ TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
 // the real `hostbridge-executor check-pins` on this test's own process, in
 // whose mount namespace the "container's" targets are real paths: the pin
 // itself, or another directory, as where the agent's swap had won.
-struct PinnedEngine : Engine {
-    explicit PinnedEngine(int seconds = 30) : Engine(seconds) {
+struct PinnedEngine : SettleEngine {
+    explicit PinnedEngine(int timeout_seconds = 30) : SettleEngine(timeout_seconds) {
         config.project_dir = dir + "/proj";
         config.run_dir = dir + "/run";
         config.pins = BindPins{dir + "/engine", HB_EXECUTOR_BIN, {"src"}};
@@ -326,8 +328,9 @@ struct PinnedEngine : Engine {
     // started_ns: 2000 is after a request at 1000.
     void binds(const std::string& source, const std::string& target,
                std::int64_t started_ns = 2000) const {
-        write("mounts", kId + " " + std::to_string(::getpid()) + " " + std::to_string(started_ns) +
-                            " \"" + source + "\" \"" + target + "\"\n");
+        write("mounts", kSettleId + " " + std::to_string(::getpid()) + " " +
+                            std::to_string(started_ns) + " \"" + source + "\" \"" + target +
+                            "\"\n");
     }
     SettleOutcome settle_since(std::int64_t request_ns) const {
         SettleGoal goal;
@@ -361,7 +364,8 @@ TEST(SettlePins, AnotherDirectoryAtAPinnedTargetIsStoppedAndSaid) {
     e.binds(bind_pin_path(e.config.run_dir, "src"), e.dir + "/home");
     const SettleOutcome out = e.settle_since(1000);
     EXPECT_FALSE(out.ok);
-    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos) << e.read("calls");
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kSettleId), std::string::npos)
+        << e.read("calls");
     EXPECT_EQ(out.reason, "did not settle: app: its bind at " + e.dir +
                               "/home is not the pinned src (the engine mounted another file or "
                               "directory there); the bridge stopped it")
@@ -377,7 +381,7 @@ TEST(SettlePins, ACheckoutPathIsStoppedWithoutComparing) {
     EXPECT_FALSE(out.ok);
     EXPECT_NE(out.reason.find("by its path, which every start resolves again"), std::string::npos)
         << out.reason;
-    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos);
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kSettleId), std::string::npos);
     EXPECT_EQ(e.read("calls").find("check-pins"), std::string::npos);
 }
 
@@ -393,11 +397,11 @@ TEST(SettlePins, AContainerStartedBeforeTheRequestIsLeftAsItIs) {
 
 TEST(SettlePins, ABindListTheBridgeCannotReadStopsTheContainer) {
     PinnedEngine e;
-    e.write("mounts", kId + " 1 2000 \"/a\\nb\" \"/c\"\n");
+    e.write("mounts", kSettleId + " 1 2000 \"/a\\nb\" \"/c\"\n");
     const SettleOutcome out = e.settle_since(1000);
     EXPECT_FALSE(out.ok);
     EXPECT_NE(out.reason.find("its bind mounts cannot be read"), std::string::npos) << out.reason;
-    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos);
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kSettleId), std::string::npos);
 }
 
 // The check does not rest on the sandboxed inspect: an agent's image whose
@@ -409,20 +413,21 @@ TEST(SettlePins, AnInspectTheSandboxRefusesStillChecksAndStops) {
     e.binds(e.config.project_dir + "/src", "/srv/src");
     const SettleOutcome out = e.settle_since(1000);
     EXPECT_FALSE(out.ok);
-    EXPECT_NE(e.read("calls").find("stop --time 0 " + kId), std::string::npos) << e.read("calls");
+    EXPECT_NE(e.read("calls").find("stop --time 0 " + kSettleId), std::string::npos)
+        << e.read("calls");
     EXPECT_NE(out.reason.find("cannot tell whether the services settled"), std::string::npos);
     EXPECT_NE(out.reason.find("; container aaaaaaaaaaaa: it bind-mounts"), std::string::npos)
         << out.reason;
 }
 
 TEST(Settle, TheRowsTakeOnlyContainerIds) {
-    Engine e(30);
+    SettleEngine e(30);
     EXPECT_FALSE(settle_inspect(e.config, {"../x"}));
     EXPECT_FALSE(settle_inspect(e.config, {}));
     EXPECT_FALSE(settle_log(e.config, std::string(64, 'A')));
-    EXPECT_TRUE(settle_healthcheck(e.config, kId));
+    EXPECT_TRUE(settle_healthcheck(e.config, kSettleId));
     e.config.backend.flavour = ComposeFlavour::Docker;
-    EXPECT_FALSE(settle_healthcheck(e.config, kId));  // docker's daemon runs them
+    EXPECT_FALSE(settle_healthcheck(e.config, kSettleId));  // docker's daemon runs them
 }
 
 }  // namespace
