@@ -19,7 +19,7 @@
 #include "admin/util/process.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 using nlohmann::json;
@@ -248,4 +248,4 @@ Result<JournalAnchors> read_journal_anchors(const std::string& state_dir,
     return parse_journal_anchors(ran->out, std::to_string(::getuid()), real);
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -12,7 +12,7 @@
 #include "common/audit_log.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct PruneOutcome {
     std::vector<std::string> removed;  // segment names, oldest first
@@ -45,4 +45,4 @@ Result<JournalAnchors> read_journal_anchors(const std::string& state_dir,
 JournalAnchors parse_journal_anchors(const std::string& json_lines, const std::string& uid,
                                      const std::string& executor_real_path);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -9,7 +9,7 @@
 #include "admin/util/paths.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::AuditCheck;
 using client::RecordedOutcome;
@@ -79,4 +79,4 @@ Result<std::optional<AuditCheck>> audit_check(const std::string& spool_path,
     return std::optional<AuditCheck>();
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

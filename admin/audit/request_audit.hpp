@@ -10,7 +10,7 @@
 #include "client/request/request.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // The AuditLookup of client/request/request.hpp for this user's installs.
 Result<std::optional<client::AuditCheck>> audit_check(const std::string& spool_path,
@@ -20,4 +20,4 @@ Result<std::optional<client::AuditCheck>> audit_check(const std::string& spool_p
 // (`started`, `held`, `allowed`, ...), which ends nothing.
 std::optional<client::ResponseState> final_state_of(std::string_view event);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -22,7 +22,7 @@
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -310,4 +310,4 @@ int run_approve(Invocation& in) {
 
 const Subcommand kApprove = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, nullptr, run_approve};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

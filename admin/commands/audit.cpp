@@ -28,7 +28,7 @@
 #include "ipc/request_name.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::table_cell;
 using client::visible;
@@ -453,4 +453,4 @@ int run_audit(Invocation& in) {
 // Dirs only: --all reads every install; run_audit locates one otherwise.
 const Subcommand kAudit = {kCmd, kHelp, kSpecs, Subcommand::Needs::Dirs, check_audit, run_audit};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

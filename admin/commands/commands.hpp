@@ -4,7 +4,7 @@
 
 #include "admin/commands/subcommand.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Parses its own options (admin/install/install_options.cpp).
 int run_install(int argc, char** argv);
@@ -22,4 +22,4 @@ extern const Subcommand kAllow;
 extern const Subcommand kDeny;
 extern const Subcommand kPolicy;  // `policy suggest` (admin/commands/policy_suggest.cpp)
 
-}  // namespace hb::cli
+}  // namespace hb::admin

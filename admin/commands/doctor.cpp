@@ -54,7 +54,7 @@
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -998,4 +998,4 @@ int run_doctor(Invocation& in) {
 
 const Subcommand kDoctor = {kCmd, kHelp, kSpecs, Subcommand::Needs::Install, nullptr, run_doctor};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -28,7 +28,7 @@
 #include "ipc/sys.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -483,4 +483,4 @@ int run_engine(int argc, char** argv) {
     return remove(*tools, *person, *slug, name);
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -21,7 +21,7 @@
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -387,4 +387,4 @@ const Subcommand kAllow{"allow",     kAllowHelp, kSlugOnly, Subcommand::Needs::I
 const Subcommand kDeny{"deny",     kDenyHelp, kDenySpecs, Subcommand::Needs::Install,
                        check_deny, run_deny,  2};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

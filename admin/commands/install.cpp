@@ -43,7 +43,7 @@
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -1040,4 +1040,4 @@ int run_install(int argc, char** argv) {
     return Installer(std::move(*options)).run();
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

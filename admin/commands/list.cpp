@@ -17,7 +17,7 @@
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::table_cell;
 
@@ -110,4 +110,4 @@ int run_list(Invocation& in) {
 
 const Subcommand kList = {kCmd, kHelp, {}, Subcommand::Needs::Dirs, nullptr, run_list};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -39,39 +39,40 @@ Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 )";
 
 // Parsed, --help, --slug and the install located once, in run_subcommand.
-const hb::cli::Subcommand* const kSubcommands[] = {
-    &hb::cli::kUninstall, &hb::cli::kDoctor, &hb::cli::kApprove, &hb::cli::kAudit, &hb::cli::kList,
-    &hb::cli::kUpgrade,   &hb::cli::kPolicy, &hb::cli::kPending, &hb::cli::kAllow, &hb::cli::kDeny,
+const hb::admin::Subcommand* const kSubcommands[] = {
+    &hb::admin::kUninstall, &hb::admin::kDoctor,  &hb::admin::kApprove, &hb::admin::kAudit,
+    &hb::admin::kList,      &hb::admin::kUpgrade, &hb::admin::kPolicy,  &hb::admin::kPending,
+    &hb::admin::kAllow,     &hb::admin::kDeny,
 };
 
 int dispatch(int argc, char** argv) {
     if (argc < 2) {
         std::cerr << kUsage;
-        return hb::cli::kExitUsage;
+        return hb::admin::kExitUsage;
     }
     const std::string_view command = argv[1];
     if (command == "--help" || command == "-h" || command == "help") {
         std::cout << kUsage;
-        return hb::cli::kExitOk;
+        return hb::admin::kExitOk;
     }
     if (command == "--version") {
         std::cout << "hostbridge " << hb::kVersion << "\n";
-        return hb::cli::kExitOk;
+        return hb::admin::kExitOk;
     }
     // Each subcommand sees argv starting at its own name.
-    if (command == "install") return hb::cli::run_install(argc - 1, argv + 1);
-    if (command == "engine") return hb::cli::run_engine(argc - 1, argv + 1);
-    for (const hb::cli::Subcommand* sub : kSubcommands) {
-        if (command == sub->name) return hb::cli::run_subcommand(*sub, argc - 1, argv + 1);
+    if (command == "install") return hb::admin::run_install(argc - 1, argv + 1);
+    if (command == "engine") return hb::admin::run_engine(argc - 1, argv + 1);
+    for (const hb::admin::Subcommand* sub : kSubcommands) {
+        if (command == sub->name) return hb::admin::run_subcommand(*sub, argc - 1, argv + 1);
     }
     // The agent client takes the arguments after the word `request`.
     // On the host it reports what the audit log records (admin/audit/request_audit.hpp).
     if (command == "request")
         return hb::client::run_request(argc - 2, argv + 2, "hostbridge request",
-                                       hb::cli::audit_check);
+                                       hb::admin::audit_check);
     std::cerr << "hostbridge: unknown command " << hb::client::visible(command)
               << "; see hostbridge --help\n";
-    return hb::cli::kExitUsage;
+    return hb::admin::kExitUsage;
 }
 
 }  // namespace
@@ -84,5 +85,5 @@ int main(int argc, char** argv) {
     } catch (...) {
         std::cerr << "hostbridge: internal error\n";
     }
-    return hb::cli::kExitFailure;
+    return hb::admin::kExitFailure;
 }

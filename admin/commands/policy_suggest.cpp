@@ -21,7 +21,7 @@
 #include "client/request/visible.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -449,4 +449,4 @@ int run_policy(Invocation& in) {
 const Subcommand kPolicy = {kCmd,         kHelp,      kSpecs, Subcommand::Needs::Install,
                             check_policy, run_policy, 1};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

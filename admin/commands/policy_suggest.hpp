@@ -17,7 +17,7 @@
 #include "common/policy.hpp"
 #include "ipc/verbs.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // The fields of one audit line that suggest reads.
 struct AuditUse {
@@ -73,4 +73,4 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
 // them.
 bool needs_a_person(Verb verb, const EngineHold& hold);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -5,7 +5,7 @@
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 int run_subcommand(const Subcommand& command, int argc, char** argv) {
     auto args = parse_args(std::span<char* const>(argv, static_cast<std::size_t>(argc)),
@@ -45,4 +45,4 @@ int run_subcommand(const Subcommand& command, int argc, char** argv) {
     return command.run(in);
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -14,7 +14,7 @@
 #include "admin/util/args.hpp"
 #include "admin/util/paths.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // What a subcommand gets once the common steps succeeded.
 struct Invocation {
@@ -42,4 +42,4 @@ struct Subcommand {
 // argv[0] is the subcommand's name.
 int run_subcommand(const Subcommand& command, int argc, char** argv);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

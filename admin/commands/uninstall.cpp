@@ -18,7 +18,7 @@
 #include "client/request/visible.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -149,4 +149,4 @@ int run_uninstall(Invocation& in) {
 const Subcommand kUninstall = {kCmd,    kHelp,        kSpecs, Subcommand::Needs::Install,
                                nullptr, run_uninstall};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

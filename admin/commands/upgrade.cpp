@@ -14,7 +14,7 @@
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 constexpr std::string_view kCmd = "upgrade";
@@ -105,4 +105,4 @@ int run_upgrade(Invocation& in) {
 
 const Subcommand kUpgrade = {kCmd, kHelp, kSpecs, Subcommand::Needs::Dirs, nullptr, run_upgrade};
 
-}  // namespace hb::cli
+}  // namespace hb::admin

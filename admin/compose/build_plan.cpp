@@ -6,7 +6,7 @@
 
 #include "admin/util/fs_util.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 // The names podman-compose 1.0.3 tries, in its order, when `dockerfile` is
@@ -150,4 +150,4 @@ Result<BuildSettings> plan_stack_builds(
     return settings;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

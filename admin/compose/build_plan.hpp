@@ -13,7 +13,7 @@
 #include "common/config.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // The project name podman-compose 1.0.3 derives from a directory's name:
 // lower case, only [-_a-z0-9] kept. Empty when nothing is left.
@@ -48,4 +48,4 @@ Result<BuildSettings> plan_stack_builds(
     const std::vector<std::pair<std::string, std::string>>& containerfiles,
     const std::vector<std::string>& buildable, const std::optional<BuildSettings>* previous);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

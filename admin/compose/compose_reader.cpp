@@ -13,7 +13,7 @@
 #include "common/config.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 constexpr int kMaxDepth = 16;     // include/extends nesting; also breaks cycles
@@ -922,4 +922,4 @@ Result<ComposeModel> read_compose(const std::string& compose_file, const FileSou
     return model;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -25,7 +25,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 inline constexpr std::size_t kMaxComposeFileBytes = 1u << 20;
 // Nodes visited while expanding one model (aliases count each time they are
@@ -100,4 +100,4 @@ Result<ComposeModel> read_compose(const std::string& compose_file, const FileSou
                                   const std::string& project_dir = "",
                                   const std::string& pin_run_dir = "");
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -5,7 +5,7 @@
 #include "admin/util/fs_util.hpp"
 #include "common/sha256.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 RenderPlan plan_render(const std::string& project_dir, const ComposeModel& model) {
     RenderPlan plan;
@@ -58,4 +58,4 @@ Result<int> store_rendered(const InstallPaths& paths, const RenderPlan& plan,
     return changed;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

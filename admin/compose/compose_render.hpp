@@ -14,7 +14,7 @@
 #include "admin/util/paths.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Every file podman-compose 1.0.3 (COMPOSE_DEFAULT_LS) or docker compose v2
 // reads from its working directory when run without -f. The stack backend
@@ -63,4 +63,4 @@ Result<std::optional<std::string>> read_rendered_copy(const InstallPaths& paths,
 Result<int> store_rendered(const InstallPaths& paths, const RenderPlan& plan,
                            const std::vector<std::string>& stale);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

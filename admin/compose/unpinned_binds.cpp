@@ -7,7 +7,7 @@
 
 #include "client/request/visible.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -41,4 +41,4 @@ Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& bind
     return UnpinnedBinds{{used.begin(), used.end()}};
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -18,7 +18,7 @@
 #include "common/config.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct UnpinnedBinds {
     // The accepted sources the compose file still binds (what bridge.json
@@ -35,4 +35,4 @@ Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& bind
                                            const std::vector<std::string>& accepted,
                                            ComposeFlavour flavour);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

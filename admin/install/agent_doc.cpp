@@ -6,7 +6,7 @@
 #include "client/request/request_wait.hpp"
 #include "executor/argv_table.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::kPendingGrace;
 
@@ -242,4 +242,4 @@ std::string render_agent_doc(const Config& config, const common::Policy& policy,
     return o.str();
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

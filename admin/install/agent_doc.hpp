@@ -8,7 +8,7 @@
 #include "common/config.hpp"
 #include "common/policy.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // `spool_rel` is the spool's path relative to the project root, which is
 // how the agent (whose mount point is unknown to the host) finds it. The
@@ -27,4 +27,4 @@ bool verb_offered(Verb verb, const Config& config);
 // 100 s. 1900 with the defaults (600 s TTL + 10 s grace + 1200 s rebuild).
 int tool_timeout_seconds(const Config& config);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

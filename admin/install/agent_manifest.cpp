@@ -16,7 +16,7 @@
 #include "ipc/wire.hpp"
 #include "packaging/version.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 std::string_view arg_word(ArgKind kind) {
@@ -107,4 +107,4 @@ Result<std::vector<std::pair<std::string, std::string>>> drop_agent(
     return done;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -14,7 +14,7 @@
 #include "common/policy.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 inline constexpr const char* kAgentBinDir = "bin";
 inline constexpr const char* kAgentBinary = "hostbridge-agent";
@@ -34,4 +34,4 @@ Result<std::vector<std::pair<std::string, std::string>>> drop_agent(
     int spool_fd, const std::string& spool_shown, const std::optional<std::string>& binary,
     const std::string& manifest);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

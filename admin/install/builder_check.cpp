@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdio>
 
-namespace hb::cli {
+namespace hb::admin {
 
 bool version_before(const std::string& version, int major, int minor, int patch) {
     std::array<int, 3> v{};
@@ -35,4 +35,4 @@ BuilderReport describe_builder(const std::string& engine, const std::string& ver
     return r;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct BuilderReport {
     std::string line;                 // "builder: podman 4.3.1 (buildah inside)"
@@ -23,4 +23,4 @@ BuilderReport describe_builder(const std::string& engine, const std::string& ver
 // false when it cannot be read.
 bool version_before(const std::string& version, int major, int minor, int patch);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

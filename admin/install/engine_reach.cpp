@@ -14,7 +14,7 @@
 
 #include "admin/install/engine_user.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 std::vector<std::string> same_user_reach(const std::string& home, const std::string& installs_root,
                                          const std::string& slug) {
@@ -186,4 +186,4 @@ std::optional<std::string> first_closed_dir(const std::string& dir, const OtherU
     }
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Where the engine runs as the person: the key and credential files present
 // in `home`, the groups that give power over the host (sudo, docker, ...),
@@ -49,4 +49,4 @@ HomeExposure home_exposure(const std::string& home, const OtherUser& engine);
 // relative `dir` is returned as it is: closed.
 std::optional<std::string> first_closed_dir(const std::string& dir, const OtherUser& who);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace hb::cli {
+namespace hb::admin {
 
 std::optional<Account> account(const std::string& name) {
     passwd pw{};
@@ -82,4 +82,4 @@ std::string engine_service_unit_text(const std::string& person, const std::strin
            podman + " system service --time=0\n";
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

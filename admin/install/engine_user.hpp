@@ -14,7 +14,7 @@
 #include "common/config.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // A login account as the password database has it: the engine user, the
 // person, or a user doctor weighs (admin/install/engine_reach.cpp).
@@ -43,4 +43,4 @@ std::string engine_socket_unit_text(const std::string& person, const std::string
 std::string engine_service_unit_text(const std::string& person, const std::string& slug,
                                      const std::string& podman);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 constexpr std::size_t kMaxGitFile = 4096;      // a `gitdir:` file
@@ -441,4 +441,4 @@ Result<bool> git_tracks_under(const std::string& top, const std::string& rel) {
     return !ran->out.empty();
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

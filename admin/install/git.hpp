@@ -18,7 +18,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Succeeds when `dir` (canonical) holds a `.git` entry. Otherwise the error
 // names the top of the work tree holding `dir`, or says there is none.
@@ -38,4 +38,4 @@ Result<std::string> git_exclude(const std::string& top, const std::string& rel);
 // Whether the checkout's index holds any file under `rel`.
 Result<bool> git_tracks_under(const std::string& top, const std::string& rel);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

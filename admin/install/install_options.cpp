@@ -12,7 +12,7 @@
 #include "admin/util/slug.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 const char* const kInstallHelp =
     R"(usage: hostbridge install [--project-dir DIR] [--slug SLUG] [--spool REL]
@@ -434,4 +434,4 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
     return re;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

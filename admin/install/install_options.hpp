@@ -12,7 +12,7 @@
 #include "common/config.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 extern const char* const kInstallHelp;
 
@@ -62,4 +62,4 @@ Result<InstallOptions> parse_install_options(int argc, char** argv);
 // doctor prints to re-run this install.
 std::vector<std::string> reinstall_args(const InstallOptions& options);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -7,7 +7,7 @@
 
 #include "admin/util/resolve_binary.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 std::string self_exe() {
@@ -75,4 +75,4 @@ std::string self_dir() {
     return slash == std::string::npos ? "." : exe.substr(0, slash);
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

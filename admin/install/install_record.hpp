@@ -12,7 +12,7 @@
 #include "admin/util/fs_util.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct InstallRecord {
     std::vector<std::string> reinstall_argv;      // "hostbridge", "install", ...
@@ -35,4 +35,4 @@ std::string self_command();
 // The directory holding this binary (where the executor and parser were built).
 std::string self_dir();
 
-}  // namespace hb::cli
+}  // namespace hb::admin

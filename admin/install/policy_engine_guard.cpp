@@ -1,6 +1,6 @@
 #include "admin/install/policy_engine_guard.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 bool is_blank(char c) {
@@ -115,4 +115,4 @@ std::string engine_hold_reason(const EngineHold& hold) {
     return out + " (SECURITY.md, \"What is not defended\")";
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

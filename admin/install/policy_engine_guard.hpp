@@ -17,7 +17,7 @@
 #include "common/config.hpp"
 #include "ipc/verbs.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // The verbs that have the engine read the agent's build inputs or start
 // containers from checkout paths.
@@ -47,4 +47,4 @@ EngineGuarded hold_engine_verbs(std::string_view text, const EngineHold& hold);
 // The sentence install and doctor give: each held verb with its reason.
 std::string engine_hold_reason(const EngineHold& hold);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

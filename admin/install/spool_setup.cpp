@@ -11,7 +11,7 @@
 #include "admin/util/fs_util.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 constexpr gid_t kNoGroup = static_cast<gid_t>(-1);
@@ -258,4 +258,4 @@ std::vector<SpoolProblem> check_spool(const std::string& project_dir, const std:
     return problems;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -15,7 +15,7 @@
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 inline constexpr std::array<std::string_view, 7> kSpoolSubdirs = {
     "tmp", "requests", "processing", "responses", "archive", "quarantine", "diagnostics"};
@@ -68,4 +68,4 @@ std::vector<SpoolProblem> check_spool(const std::string& project_dir, const std:
 
 std::string mode_text(mode_t mode);  // "0755", "2770"
 
-}  // namespace hb::cli
+}  // namespace hb::admin

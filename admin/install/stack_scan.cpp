@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 bool path_char(char c) {
@@ -61,4 +61,4 @@ std::vector<std::string> unpinned_files_named(const std::string& project_dir,
     return {found.begin(), found.end()};
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

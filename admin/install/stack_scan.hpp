@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Relative paths of regular files of the project that `script` names (as
 // `name`, `./name`, `$var/name`, `${var}/name` or `<project_dir>/name`) and
@@ -17,4 +17,4 @@ std::vector<std::string> unpinned_files_named(const std::string& project_dir,
                                               std::string_view script,
                                               const std::set<std::string>& pinned);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

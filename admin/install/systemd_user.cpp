@@ -2,7 +2,7 @@
 
 #include "admin/util/resolve_binary.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 std::optional<SystemctlUser> SystemctlUser::find() {
     auto found = find_on_path("systemctl", resolve_env_from_process().path_var);
@@ -31,4 +31,4 @@ std::string SystemctlUser::query(const std::string& query, const std::string& un
     return line.empty() ? "unknown" : line;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

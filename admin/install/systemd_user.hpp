@@ -10,7 +10,7 @@
 #include "admin/util/process.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 class SystemctlUser {
   public:
@@ -32,4 +32,4 @@ class SystemctlUser {
     std::string path_;
 };
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -10,7 +10,7 @@
 #include "common/sha256.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 constexpr std::size_t kMaxTcbFile = 16u << 20;
@@ -110,4 +110,4 @@ Result<void> store_approved_copy(const InstallPaths& paths, const TcbSnapshot& s
     return write_file_atomic(copy, *snapshot.content, 0600);
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

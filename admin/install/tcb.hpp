@@ -10,7 +10,7 @@
 #include "admin/util/paths.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct TcbSnapshot {
     std::string rel;                     // relative to the project dir
@@ -36,4 +36,4 @@ Result<std::optional<std::string>> read_approved_copy(const InstallPaths& paths,
 // snapshot removes any old copy.
 Result<void> store_approved_copy(const InstallPaths& paths, const TcbSnapshot& snapshot);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -4,7 +4,7 @@
 
 #include "units/templates.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 // %% for %: the unit file parser expands specifiers in nearly every value.
@@ -124,4 +124,4 @@ std::vector<std::string> parse_exec_start(std::string_view text) {
     return argv;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

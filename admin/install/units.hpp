@@ -10,7 +10,7 @@
 #include "admin/util/paths.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct RenderedUnits {
     std::string path_unit;
@@ -27,4 +27,4 @@ RenderedUnits render_units(const Config& config, const InstallPaths& paths);
 // (the inverse of the quoting render_units applies); empty if none.
 std::vector<std::string> parse_exec_start(std::string_view service_unit_text);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -15,7 +15,7 @@
     "HB_BUNDLED_REL_DIR (the executor's dir relative to hostbridge's) comes from admin/install/CMakeLists.txt"
 #endif
 
-namespace hb::cli {
+namespace hb::admin {
 
 std::vector<std::string> bundled_binary_dirs() {
     const std::string self = self_dir();
@@ -77,4 +77,4 @@ std::string_view own_version() {
     return kVersion;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

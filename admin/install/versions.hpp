@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Where this hostbridge finds the executor and parser it copies into each
 // install, first match wins: beside itself (a build tree's bin/), then
@@ -29,4 +29,4 @@ int compare_versions(std::string_view a, std::string_view b);
 // This admin tool's version (the project version it was built with).
 std::string_view own_version();
 
-}  // namespace hb::cli
+}  // namespace hb::admin

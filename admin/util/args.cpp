@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::visible;
 
@@ -104,4 +104,4 @@ std::optional<long> parse_number(std::string_view text, long max) {
     return value;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

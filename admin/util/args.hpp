@@ -12,7 +12,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
@@ -48,4 +48,4 @@ void print_fix(std::string_view command_line, bool to_stderr = false);
 // Parses a non-negative decimal integer; nullopt on anything else.
 std::optional<long> parse_number(std::string_view text, long max);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -14,7 +14,7 @@
 #include "client/request/visible.hpp"
 #include "common/sha256.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::is_plain_text;
 using client::visible;
@@ -204,4 +204,4 @@ Result<void> show_change(const std::string& rel, const std::string& what,
     return {};
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -11,7 +11,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // nullopt content stands for an absent file. The labels name the two sides
 // (they are made visible too). The result ends with a newline.
@@ -34,4 +34,4 @@ std::string size_and_sha256(const std::optional<std::string>& content);
 // whole 16-byte rows from the one holding `begin`.
 std::string hex_dump(char sign, const std::string& data, std::size_t begin, std::size_t end);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

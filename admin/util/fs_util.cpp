@@ -19,7 +19,7 @@
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 using client::is_plain_text;
 
@@ -339,4 +339,4 @@ std::string shell_quote(std::string_view word) {
     return out;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -11,7 +11,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Reads a whole regular file, refusing a symlink as the last component.
 // nullopt when it does not exist.
@@ -69,4 +69,4 @@ std::string absolute_path(const std::string& path);
 // command can be pasted as is.
 std::string shell_quote(std::string_view word);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

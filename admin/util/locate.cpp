@@ -11,7 +11,7 @@
 #include "admin/util/slug.hpp"
 #include "common/config.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 std::vector<std::string> installed_slugs(const HostDirs& dirs) {
     std::vector<std::string> slugs;
@@ -64,4 +64,4 @@ Result<InstallPaths> locate_install(const HostDirs& dirs, const std::optional<st
     return *best;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

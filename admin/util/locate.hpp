@@ -9,7 +9,7 @@
 #include "admin/util/paths.hpp"
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // Slugs with a config dir under <config_home>/hostbridge, sorted.
 std::vector<std::string> installed_slugs(const HostDirs& dirs);
@@ -19,4 +19,4 @@ std::vector<std::string> installed_slugs(const HostDirs& dirs);
 // the deepest one containing the cwd. Errors say how to name one.
 Result<InstallPaths> locate_install(const HostDirs& dirs, const std::optional<std::string>& slug);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

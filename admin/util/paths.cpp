@@ -4,7 +4,7 @@
 
 #include "admin/util/fs_util.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 std::string env_dir(const char* name, const std::string& fallback) {
@@ -57,4 +57,4 @@ InstallPaths install_paths(const HostDirs& dirs, const std::string& slug) {
     return p;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -7,7 +7,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct HostDirs {
     std::string home;
@@ -46,4 +46,4 @@ InstallPaths install_paths(const HostDirs& dirs, const std::string& slug);
 // <config_home>/hostbridge: one directory per installed slug.
 std::string installs_root(const HostDirs& dirs);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

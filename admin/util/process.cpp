@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 // Kills (the group of) a child still running and reaps it, on every path.
@@ -140,4 +140,4 @@ Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOpt
     return result;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

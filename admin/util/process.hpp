@@ -10,7 +10,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 enum class Stream { Capture, Inherit, Null };
 
@@ -40,4 +40,4 @@ struct RunResult {
 // be started at all; a non-zero exit is a RunResult.
 Result<RunResult> run_process(const std::vector<std::string>& argv, const RunOptions& options = {});
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -9,7 +9,7 @@
 #include "admin/util/fs_util.hpp"
 #include "admin/util/process.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 bool is_executable_file(const std::string& path) {
@@ -182,4 +182,4 @@ Result<std::string> resolve_binary(std::string_view name_or_path, const ResolveE
     return resolve_with_shell(given, env);
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -10,7 +10,7 @@
 
 #include "ipc/result.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 struct ResolveEnv {
     std::string path_var;  // $PATH
@@ -29,4 +29,4 @@ std::optional<std::string> find_on_path(std::string_view name, std::string_view 
 // binary cares about argv[0]); its directory is made canonical.
 Result<std::string> resolve_binary(std::string_view name_or_path, const ResolveEnv& env);
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -1,6 +1,6 @@
 #include "admin/util/slug.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 std::string derive_slug(std::string_view project_dir) {
     while (project_dir.size() > 1 && project_dir.back() == '/') project_dir.remove_suffix(1);
@@ -18,4 +18,4 @@ std::string derive_slug(std::string_view project_dir) {
     return slug;
 }
 
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -7,7 +7,7 @@
 
 #include "ipc/wire.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 
 // The project directory's basename, lowercased, every character outside
 // [a-z0-9-] turned into '-'. The result may still be invalid (".x" -> "-x").
@@ -16,4 +16,4 @@ std::string derive_slug(std::string_view project_dir);
 // ^[a-z0-9][a-z0-9-]{0,62}$, one rule with the executor's (ipc/wire.hpp).
 using hb::is_valid_slug;
 
-}  // namespace hb::cli
+}  // namespace hb::admin

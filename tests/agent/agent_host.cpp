@@ -86,7 +86,7 @@ AgentHost::AgentHost(const HostOptions& options) {
     config_ = root_ + "/bridge.json";
     write_file(config_, serialize_config(config));
     // What install drops, from the same config and policy.
-    std::string rendered = cli::render_agent_manifest(
+    std::string rendered = admin::render_agent_manifest(
         config, common::load_policy(policy_file, config.services), "untracked/hostbridge");
     if (options.log_window) {
         auto m = nlohmann::json::parse(rendered);

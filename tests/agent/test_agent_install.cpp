@@ -38,7 +38,7 @@ TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
     config.slug = "demo-app";
     config.services = {"web"};
     const auto log_window = [&config] {
-        return nlohmann::json::parse(cli::render_agent_manifest(
+        return nlohmann::json::parse(admin::render_agent_manifest(
             config, common::Policy{}, "untracked/hostbridge"))["log_window"];
     };
     EXPECT_EQ(log_window(), false);  // the stack backend

@@ -27,10 +27,10 @@ void must(bool ok, const std::string& what) {
 }
 
 void run_checked(const std::vector<std::string>& argv, const std::string& cwd) {
-    cli::RunOptions options;
+    admin::RunOptions options;
     options.cwd = cwd;
     options.env_set = {"HOME=" + cwd, "GIT_CONFIG_NOSYSTEM=1"};
-    auto ran = cli::run_process(argv, options);
+    auto ran = admin::run_process(argv, options);
     must(ran && ran->ok(), "command failed: " + argv[0] + " " + (ran ? ran->err : ""));
 }
 
@@ -85,8 +85,8 @@ Home::Home(const std::string& r)
       config_home(r + "/xdg-config"),
       state_home(r + "/xdg-state"),
       runtime_dir(r + "/runtime") {
-    for (const auto& d : {home, config_home, state_home}) must(cli::make_dirs(d, 0755).ok(), d);
-    must(cli::make_dirs(runtime_dir, 0700).ok(), runtime_dir);
+    for (const auto& d : {home, config_home, state_home}) must(admin::make_dirs(d, 0755).ok(), d);
+    must(admin::make_dirs(runtime_dir, 0700).ok(), runtime_dir);
 }
 
 std::vector<std::string> Home::env() const {
@@ -131,13 +131,13 @@ Ran Home::hostbridge(const std::vector<std::string>& args, const std::string& cw
                      const std::vector<std::string>& extra_env) const {
     std::vector<std::string> argv = {std::string(HB_BIN_DIR) + "/hostbridge"};
     argv.insert(argv.end(), args.begin(), args.end());
-    cli::RunOptions options;
+    admin::RunOptions options;
     options.timeout = std::chrono::seconds(60);
     options.cwd = cwd.empty() ? root : cwd;
     options.env_set = env();
     options.env_set.insert(options.env_set.end(), extra_env.begin(), extra_env.end());
     options.env_unset = kUnset;
-    auto ran = cli::run_process(argv, options);
+    auto ran = admin::run_process(argv, options);
     must(ran.ok(), "cannot run hostbridge");
     return Ran{ran->timed_out ? -2 : ran->exit_code, ran->out, ran->err};
 }
@@ -164,7 +164,7 @@ Project::Project(const std::string& parent, const std::string& name)
       stack(dir + "/stack"),
       calls(dir + "/calls.log"),
       compose(dir + "/compose.yaml") {
-    must(cli::make_dirs(dir, 0755).ok(), dir);
+    must(admin::make_dirs(dir, 0755).ok(), dir);
     run_checked({"/usr/bin/git", "init", "-q", "."}, dir);
     // A real stack script: records how it was called, answers like one. It
     // runs from its approved copy in the run tree, so it records into the
@@ -248,7 +248,7 @@ Drained run_drain_until_answered(const std::vector<std::string>& argv, const std
 }
 
 std::vector<std::string> exec_start_of(const Home& home, const std::string& slug) {
-    return cli::parse_exec_start(read_file(home.unit_dir() + "/hostbridge-" + slug + ".service"));
+    return admin::parse_exec_start(read_file(home.unit_dir() + "/hostbridge-" + slug + ".service"));
 }
 
 }  // namespace hb::test

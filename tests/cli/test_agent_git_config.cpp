@@ -27,7 +27,7 @@ namespace {
 class AgentGitConfig : public ::testing::Test {
   protected:
     void SetUp() override {
-        ASSERT_TRUE(cli::make_dirs(root.path() + "/markers", 0755).ok());
+        ASSERT_TRUE(admin::make_dirs(root.path() + "/markers", 0755).ok());
         // A committed project, so git has an index to refresh (fsmonitor)
         // and a tree to compare (filters, diff.external).
         git({"add", "-A"});
@@ -36,11 +36,11 @@ class AgentGitConfig : public ::testing::Test {
 
     // Plain git as a person would run it in the checkout: no global or
     // system configuration, no pager override from the test's environment.
-    cli::RunResult git(const std::vector<std::string>& args) const {
+    admin::RunResult git(const std::vector<std::string>& args) const {
         std::vector<std::string> argv = {"/usr/bin/git", "-c", "user.name=t", "-c",
                                          "user.email=t@example.invalid"};
         argv.insert(argv.end(), args.begin(), args.end());
-        cli::RunOptions options;
+        admin::RunOptions options;
         options.cwd = project.dir;
         options.env_set = {"HOME=" + home.home, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"};
         options.env_unset = {"GIT_PAGER",
@@ -51,9 +51,9 @@ class AgentGitConfig : public ::testing::Test {
                              "GIT_CONFIG_GLOBAL",
                              "GIT_CONFIG_PARAMETERS",
                              "GIT_CONFIG_COUNT"};
-        auto ran = cli::run_process(argv, options);
+        auto ran = admin::run_process(argv, options);
         EXPECT_TRUE(ran.ok());
-        return ran ? *ran : cli::RunResult{};
+        return ran ? *ran : admin::RunResult{};
     }
 
     // `git ARGS` on a terminal (the pager only starts when stdout is one).
@@ -267,7 +267,7 @@ TEST_F(AgentGitConfig, InstallRefusesAnExcludeOutsideTheCheckout) {
 // Issue 19 item 4: `.git/info` swapped for a symlink to a directory outside.
 TEST_F(AgentGitConfig, InstallDoesNotWriteThroughASymlinkedGitInfo) {
     const std::string outside = root.path() + "/outside-info";
-    ASSERT_TRUE(cli::make_dirs(outside, 0755).ok());
+    ASSERT_TRUE(admin::make_dirs(outside, 0755).ok());
     write_file(outside + "/exclude", "# the person's own file\n");
     ASSERT_EQ(::rename((project.dir + "/.git/info").c_str(), (root.path() + "/old-info").c_str()),
               0);
@@ -342,7 +342,7 @@ TEST_F(AgentGitConfig, AGitdirInsideTheCheckoutGetsTheExclude) {
 // git-aware prompt) sees `/`.
 TEST_F(AgentGitConfig, HelperProgramsNeverRunInTheCheckout) {
     const std::string bin = root.path() + "/fakebin";
-    ASSERT_TRUE(cli::make_dirs(bin, 0755).ok());
+    ASSERT_TRUE(admin::make_dirs(bin, 0755).ok());
     const std::string cwds = root.path() + "/markers/cwds";
     // A `docker` whose `compose version` works, recording where it ran.
     write_file(bin + "/docker",

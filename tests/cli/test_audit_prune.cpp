@@ -54,7 +54,7 @@ class Prune : public ::testing::Test {
 };
 
 TEST_F(Prune, RemovesOldSegmentsAndVerifyStartsAtThePrunedEvent) {
-    auto pruned = cli::prune_audit_log(dir, tomorrow());
+    auto pruned = admin::prune_audit_log(dir, tomorrow());
     ASSERT_TRUE(pruned.ok()) << pruned.error().message;
     // Every segment but the newest one, oldest first.
     ASSERT_EQ(pruned->removed.size(), files.size() - 1);
@@ -74,7 +74,7 @@ TEST_F(Prune, RemovesOldSegmentsAndVerifyStartsAtThePrunedEvent) {
 }
 
 TEST_F(Prune, NothingBeforeTheDateRemovesNothing) {
-    auto pruned = cli::prune_audit_log(dir, "2000-01-01");
+    auto pruned = admin::prune_audit_log(dir, "2000-01-01");
     ASSERT_TRUE(pruned.ok()) << pruned.error().message;
     EXPECT_TRUE(pruned->removed.empty());
     EXPECT_EQ(admin::audit_log_files(dir).value(), files);
@@ -91,7 +91,7 @@ TEST_F(Prune, RemovingSegmentsWithoutThePrunedEventFailsVerify) {
 }
 
 TEST_F(Prune, APrunedEventDoesNotExcuseMoreMissingSegments) {
-    ASSERT_TRUE(cli::prune_audit_log(dir, tomorrow()).ok());
+    ASSERT_TRUE(admin::prune_audit_log(dir, tomorrow()).ok());
     // Simulate more segments after the prune, then lose the one it kept.
     auto log = AuditLog::open(dir, 600);
     ASSERT_TRUE(log.ok());
@@ -111,9 +111,9 @@ TEST_F(Prune, APrunedEventDoesNotExcuseMoreMissingSegments) {
 }
 
 TEST_F(Prune, RefusesABrokenChainAndABadDate) {
-    EXPECT_FALSE(cli::prune_audit_log(dir, "tomorrow").ok());
+    EXPECT_FALSE(admin::prune_audit_log(dir, "tomorrow").ok());
     fs::remove(dir + "/" + files[2]);
-    auto pruned = cli::prune_audit_log(dir, tomorrow());
+    auto pruned = admin::prune_audit_log(dir, tomorrow());
     ASSERT_FALSE(pruned.ok());
     EXPECT_NE(pruned.error().message.find("not pruning"), std::string::npos);
 }
@@ -161,7 +161,7 @@ TEST(JournalAnchors, OnlyEntriesWhoseTrustedFieldsNameTheExecutorCount) {
         hash + "\"}\n" +
         R"({"_UID":"1001","_EXE":"/lib/hb/hostbridge-executor","HOSTBRIDGE_AUDIT_SEQ":"9","HOSTBRIDGE_AUDIT_HASH":")" +
         hash + "\"}\n" + "not json\n";
-    const auto got = cli::parse_journal_anchors(lines, "1000", "/lib/hb/hostbridge-executor");
+    const auto got = admin::parse_journal_anchors(lines, "1000", "/lib/hb/hostbridge-executor");
     ASSERT_EQ(got.anchors.size(), 1u);
     EXPECT_EQ(got.anchors[0].first, 7u);
     EXPECT_EQ(got.ignored, 2u);
@@ -231,16 +231,16 @@ TEST(JournalAnchors, RealJournalCrossCheck) {
 // --since's forms, against a fixed clock: 2026-12-03T10:20:30Z.
 TEST(SinceCutoff, EachFormIsTheLogsOwnTimestamp) {
     const std::time_t now = 1796293230;
-    EXPECT_EQ(*cli::since_cutoff("today", now), "2026-12-03T00:00:00.000Z");
-    EXPECT_EQ(*cli::since_cutoff("2026-11-30", now), "2026-11-30T00:00:00.000Z");
-    EXPECT_EQ(*cli::since_cutoff("2026-12-01T23:59:59Z", now), "2026-12-01T23:59:59.000Z");
-    EXPECT_EQ(*cli::since_cutoff("90m", now), "2026-12-03T08:50:30.000Z");
-    EXPECT_EQ(*cli::since_cutoff("7d", now), "2026-11-26T10:20:30.000Z");
-    EXPECT_EQ(*cli::since_cutoff("30s", now), "2026-12-03T10:20:00.000Z");
+    EXPECT_EQ(*admin::since_cutoff("today", now), "2026-12-03T00:00:00.000Z");
+    EXPECT_EQ(*admin::since_cutoff("2026-11-30", now), "2026-11-30T00:00:00.000Z");
+    EXPECT_EQ(*admin::since_cutoff("2026-12-01T23:59:59Z", now), "2026-12-01T23:59:59.000Z");
+    EXPECT_EQ(*admin::since_cutoff("90m", now), "2026-12-03T08:50:30.000Z");
+    EXPECT_EQ(*admin::since_cutoff("7d", now), "2026-11-26T10:20:30.000Z");
+    EXPECT_EQ(*admin::since_cutoff("30s", now), "2026-12-03T10:20:00.000Z");
     for (const char* bad :
          {"", "d", "7", "7w", "-7d", "99999999d", "2026-13-01", "2026-02-29",
           "2026-12-03T24:00:00Z", "2026-12-03 10:00:00Z", "2026-12-3", "today ", "Today"}) {
-        EXPECT_FALSE(cli::since_cutoff(bad, now)) << bad;
+        EXPECT_FALSE(admin::since_cutoff(bad, now)) << bad;
     }
 }
 

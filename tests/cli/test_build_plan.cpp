@@ -10,7 +10,7 @@
 #include "admin/install/builder_check.hpp"
 #include "tests/support/files.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 class Project {
@@ -135,4 +135,4 @@ TEST(BuilderCheck, PodmanBeforeTheFixesSaysOnlyTheSnapshotAndScreenStandBetween)
 }
 
 }  // namespace
-}  // namespace hb::cli
+}  // namespace hb::admin

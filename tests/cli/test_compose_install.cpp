@@ -81,7 +81,7 @@ TEST_P(DefaultFile, IsPinnedForTheStackBackendAndAPlantedOneIsNamed) {
 
 std::vector<std::string> default_names() {
     std::vector<std::string> names;
-    for (auto name : cli::kComposeDefaultFiles) names.emplace_back(name);
+    for (auto name : admin::kComposeDefaultFiles) names.emplace_back(name);
     return names;
 }
 

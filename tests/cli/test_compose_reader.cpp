@@ -13,13 +13,13 @@ using Strings = std::vector<std::string>;
 
 class ComposeReader : public ::testing::Test {
   protected:
-    cli::ComposeModel read(const std::string& rel) {
-        auto model = cli::read_compose(dir + "/" + rel, cli::current_files());
+    admin::ComposeModel read(const std::string& rel) {
+        auto model = admin::read_compose(dir + "/" + rel, admin::current_files());
         EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
-        return model.ok() ? *model : cli::ComposeModel{};
+        return model.ok() ? *model : admin::ComposeModel{};
     }
     std::string error_of(const std::string& rel) {
-        auto model = cli::read_compose(dir + "/" + rel, cli::current_files());
+        auto model = admin::read_compose(dir + "/" + rel, admin::current_files());
         return model.ok() ? "" : model.error().message;
     }
     TempDir root{"cli"};
@@ -160,7 +160,7 @@ volumes:
   data: {}
 )");
     const std::string run = "/home/u/.cache/hostbridge/run/demo";
-    auto model = cli::read_compose(dir + "/compose.yaml", cli::current_files(), dir, run);
+    auto model = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir, run);
     ASSERT_TRUE(model.ok()) << model.error().message;
     EXPECT_EQ(model->pinned_sources,
               (Strings{".", "conf/app.ini", "secrets/token", "src", "web/static"}));
@@ -176,7 +176,7 @@ volumes:
     }
     EXPECT_EQ(text.find(dir + "/src"), std::string::npos) << text;
 
-    auto unpinned = cli::read_compose(dir + "/compose.yaml", cli::current_files(), dir);
+    auto unpinned = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir);
     ASSERT_TRUE(unpinned.ok());
     EXPECT_TRUE(unpinned->pinned_sources.empty());
     EXPECT_NE(unpinned->rendered.at(0).text.find(dir + "/src:/srv/src:ro"), std::string::npos);
@@ -191,13 +191,14 @@ TEST_F(ComposeReader, AnEmptyFileHasNoServices) {
 TEST_F(ComposeReader, ReadsThroughTheGivenSource) {
     // Install reads a changed, pinned file through its approved copy.
     write_file(dir + "/compose.yaml", "services:\n  evil:\n    build: .\n");
-    cli::FileSource approved = [&](const std::string& path) -> Result<std::optional<std::string>> {
+    admin::FileSource approved =
+        [&](const std::string& path) -> Result<std::optional<std::string>> {
         if (path == dir + "/compose.yaml") {
             return std::optional<std::string>("services:\n  api:\n    image: x\n");
         }
         return std::optional<std::string>{};
     };
-    auto model = cli::read_compose(dir + "/compose.yaml", approved);
+    auto model = admin::read_compose(dir + "/compose.yaml", approved);
     ASSERT_TRUE(model.ok());
     EXPECT_EQ(model->services, (Strings{"api"}));
     EXPECT_TRUE(model->buildable.empty());

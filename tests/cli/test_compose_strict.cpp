@@ -17,17 +17,17 @@ using Strings = std::vector<std::string>;
 
 class ComposeStrict : public ::testing::Test {
   protected:
-    Result<cli::ComposeModel> read(const std::string& rel = "compose.yaml") {
-        return cli::read_compose(dir + "/" + rel, cli::current_files(), dir);
+    Result<admin::ComposeModel> read(const std::string& rel = "compose.yaml") {
+        return admin::read_compose(dir + "/" + rel, admin::current_files(), dir);
     }
     std::string error_of(const std::string& rel = "compose.yaml") {
         auto model = read(rel);
         return model.ok() ? "" : model.error().message;
     }
-    cli::ComposeModel model_of(const std::string& rel = "compose.yaml") {
+    admin::ComposeModel model_of(const std::string& rel = "compose.yaml") {
         auto model = read(rel);
         EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
-        return model.ok() ? *model : cli::ComposeModel{};
+        return model.ok() ? *model : admin::ComposeModel{};
     }
     TempDir root{"cli"};
     std::string dir = root.path() + "/proj";
@@ -158,12 +158,12 @@ TEST_F(ComposeStrict, PlainAliasFanOutIsBudgetedToo) {
 
 TEST_F(ComposeStrict, OversizedFilesAreRefused) {
     write_file(dir + "/compose.yaml",
-               "services: {}\n# " + std::string(cli::kMaxComposeFileBytes, 'x') + "\n");
+               "services: {}\n# " + std::string(admin::kMaxComposeFileBytes, 'x') + "\n");
     EXPECT_NE(error_of(), "");
     write_file(dir + "/compose.yaml",
                "services:\n  a:\n    extends: {file: big.yaml, service: b}\n");
     write_file(dir + "/big.yaml", "services:\n  b: {image: x}\n# " +
-                                      std::string(cli::kMaxComposeFileBytes, 'x') + "\n");
+                                      std::string(admin::kMaxComposeFileBytes, 'x') + "\n");
     EXPECT_NE(error_of(), "");
 }
 

@@ -22,10 +22,10 @@ std::string publish_with_client(const Home& home, const Project& project, const 
                                 const std::string& arg = "") {
     std::vector<std::string> argv = {"/bin/sh", project.spool() + "/request", "--no-wait", verb};
     if (!arg.empty()) argv.push_back(arg);
-    cli::RunOptions options;
+    admin::RunOptions options;
     options.cwd = project.dir;
     options.env_set = home.env();
-    auto ran = cli::run_process(argv, options);
+    auto ran = admin::run_process(argv, options);
     if (!ran || !ran->ok()) return {};
     std::string name = ran->out.substr(0, ran->out.find('\n'));
     auto slash = name.rfind('/');

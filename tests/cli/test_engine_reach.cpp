@@ -19,7 +19,7 @@
 namespace hb::test {
 namespace {
 
-using cli::OtherUser;
+using admin::OtherUser;
 
 constexpr uid_t kEngineUid = 61234;
 constexpr gid_t kEngineGid = 61234;
@@ -69,14 +69,14 @@ class EngineReach : public ::testing::Test {
 };
 
 TEST_F(EngineReach, AHomeOfMode0700ExposesNothing) {
-    const auto exposure = cli::home_exposure(home_, engine_);
+    const auto exposure = admin::home_exposure(home_, engine_);
     EXPECT_FALSE(exposure.passes);
     EXPECT_TRUE(exposure.entries.empty());
 }
 
 TEST_F(EngineReach, AHomeOthersMayPassExposesWhatTheyMayReadOrEnterButNoLink) {
     ASSERT_EQ(::chmod(home_.c_str(), 0711), 0);
-    const auto exposure = cli::home_exposure(home_, engine_);
+    const auto exposure = admin::home_exposure(home_, engine_);
     EXPECT_TRUE(exposure.passes);
     const std::vector<std::string> want = {".bashrc (0644)", ".config/ (0755)", "drop/ (0711)"};
     EXPECT_EQ(exposure.entries, want);
@@ -86,12 +86,12 @@ TEST_F(EngineReach, ANamedUserAclPassesAHomeOfMode0700UnlessItsMaskSaysNo) {
     const int err = set_acl(home_, named_engine(1, 5));
     if (err == EOPNOTSUPP) GTEST_SKIP() << "no POSIX ACLs on " << home_;
     ASSERT_EQ(err, 0);
-    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);
-    EXPECT_TRUE(cli::home_exposure(home_, engine_).passes);
+    EXPECT_EQ(admin::access_bits(home_, engine_), 1u);
+    EXPECT_TRUE(admin::home_exposure(home_, engine_).passes);
     // The mask is what setfacl recomputes and chmod g-x sets: it wins.
     ASSERT_EQ(set_acl(home_, named_engine(1, 4)), 0);
-    EXPECT_EQ(cli::access_bits(home_, engine_), 0u);
-    EXPECT_FALSE(cli::home_exposure(home_, engine_).passes);
+    EXPECT_EQ(admin::access_bits(home_, engine_), 0u);
+    EXPECT_FALSE(admin::home_exposure(home_, engine_).passes);
 }
 
 // Linux reads the ACL only while the mask is not zero: `chmod 0701` on a
@@ -102,9 +102,9 @@ TEST_F(EngineReach, AZeroMaskLeavesTheModeAloneAsTheKernelDoes) {
     if (err == EOPNOTSUPP) GTEST_SKIP() << "no POSIX ACLs on " << home_;
     ASSERT_EQ(err, 0);
     ASSERT_EQ(::chmod(home_.c_str(), 0701), 0);  // mask ---, other --x
-    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);
+    EXPECT_EQ(admin::access_bits(home_, engine_), 1u);
     ASSERT_EQ(::chmod(home_.c_str(), 0711), 0);  // mask --x: the named entry (---) wins
-    EXPECT_EQ(cli::access_bits(home_, engine_), 0u);
+    EXPECT_EQ(admin::access_bits(home_, engine_), 0u);
 }
 
 // A named group the engine user is in grants through the mask; a group
@@ -121,14 +121,14 @@ TEST_F(EngineReach, ANamedGroupEntryGrantsAMemberAndAMatchedGroupHidesOthersBits
     const int err = set_acl(home_, acl);
     if (err == EOPNOTSUPP) GTEST_SKIP() << "no POSIX ACLs on " << home_;
     ASSERT_EQ(err, 0);
-    EXPECT_EQ(cli::access_bits(home_, member), 5u);
-    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);  // no group matched: other
+    EXPECT_EQ(admin::access_bits(home_, member), 5u);
+    EXPECT_EQ(admin::access_bits(home_, engine_), 1u);  // no group matched: other
     // The named group with nothing: matched, so the others' x is not read.
     std::vector<Entry> none = acl;
     none[2].perm = 0;
     ASSERT_EQ(set_acl(home_, none), 0);
-    EXPECT_EQ(cli::access_bits(home_, member), 0u);
-    EXPECT_EQ(cli::access_bits(home_, engine_), 1u);
+    EXPECT_EQ(admin::access_bits(home_, member), 0u);
+    EXPECT_EQ(admin::access_bits(home_, engine_), 1u);
 }
 
 TEST_F(EngineReach, AnOwnerGetsTheOwnerBitsEvenWhenOthersGetMore) {
@@ -136,8 +136,8 @@ TEST_F(EngineReach, AnOwnerGetsTheOwnerBitsEvenWhenOthersGetMore) {
     write_file(file, "x", 0077);
     struct stat st {};
     ASSERT_EQ(::lstat(file.c_str(), &st), 0);
-    EXPECT_EQ(cli::access_bits(file, OtherUser{st.st_uid, {}}), 0u);
-    EXPECT_EQ(cli::access_bits(file, engine_), 7u);
+    EXPECT_EQ(admin::access_bits(file, OtherUser{st.st_uid, {}}), 0u);
+    EXPECT_EQ(admin::access_bits(file, engine_), 7u);
 }
 
 TEST_F(EngineReach, GroupBitsApplyToAMemberAndOthersBitsToAStranger) {
@@ -145,32 +145,32 @@ TEST_F(EngineReach, GroupBitsApplyToAMemberAndOthersBitsToAStranger) {
     write_file(file, "x", 0640);
     struct stat st {};
     ASSERT_EQ(::stat(file.c_str(), &st), 0);
-    EXPECT_EQ(cli::access_bits(file, engine_), 0u);
+    EXPECT_EQ(admin::access_bits(file, engine_), 0u);
     const OtherUser member{kEngineUid, {kEngineGid, st.st_gid}};
-    EXPECT_EQ(cli::access_bits(file, member), 4u);
+    EXPECT_EQ(admin::access_bits(file, member), 4u);
     const OtherUser owner{st.st_uid, {}};
-    EXPECT_EQ(cli::access_bits(file, owner), 6u);
+    EXPECT_EQ(admin::access_bits(file, owner), 6u);
 }
 
 TEST_F(EngineReach, TheFirstDirectoryItCannotPassIsNamed) {
     const std::string checkout = home_ + "/drop/project";
     ASSERT_EQ(::mkdir(checkout.c_str(), 0755), 0);
     // "/" and the temp dirs above root_ are 0755 or 1777 here.
-    EXPECT_EQ(cli::first_closed_dir(checkout, engine_), home_);
+    EXPECT_EQ(admin::first_closed_dir(checkout, engine_), home_);
     ASSERT_EQ(::chmod(home_.c_str(), 0711), 0);
-    EXPECT_EQ(cli::first_closed_dir(checkout, engine_), std::nullopt);
+    EXPECT_EQ(admin::first_closed_dir(checkout, engine_), std::nullopt);
     ASSERT_EQ(::chmod(checkout.c_str(), 0700), 0);
-    EXPECT_EQ(cli::first_closed_dir(checkout, engine_), checkout);
-    EXPECT_EQ(cli::first_closed_dir("/", engine_), std::nullopt);
-    EXPECT_EQ(cli::first_closed_dir("relative/dir", engine_), "relative/dir");
+    EXPECT_EQ(admin::first_closed_dir(checkout, engine_), checkout);
+    EXPECT_EQ(admin::first_closed_dir("/", engine_), std::nullopt);
+    EXPECT_EQ(admin::first_closed_dir("relative/dir", engine_), "relative/dir");
 }
 
 // A home others may pass, under a directory they may not: nothing exposed.
 TEST_F(EngineReach, AHomeBelowAClosedDirectoryExposesNothing) {
     ASSERT_EQ(::chmod(home_.c_str(), 0755), 0);
-    ASSERT_TRUE(cli::home_exposure(home_, engine_).passes);
+    ASSERT_TRUE(admin::home_exposure(home_, engine_).passes);
     ASSERT_EQ(::chmod(root_.path().c_str(), 0700), 0);
-    EXPECT_FALSE(cli::home_exposure(home_, engine_).passes);
+    EXPECT_FALSE(admin::home_exposure(home_, engine_).passes);
 }
 
 }  // namespace

@@ -10,22 +10,22 @@
 namespace hb::test {
 namespace {
 
-using cli::WriteOutcome;
+using admin::WriteOutcome;
 
 TEST(WriteIfChanged, CreatesThenSeesNoChangeThenUpdates) {
     TempDir root{"cli"};
     const std::string path = root.path() + "/file";
-    auto first = cli::write_file_if_changed(path, "one\n", 0644);
+    auto first = admin::write_file_if_changed(path, "one\n", 0644);
     ASSERT_TRUE(first) << first.error().message;
     EXPECT_EQ(*first, WriteOutcome::Created);
-    auto same = cli::write_file_if_changed(path, "one\n", 0644);
+    auto same = admin::write_file_if_changed(path, "one\n", 0644);
     ASSERT_TRUE(same);
     EXPECT_EQ(*same, WriteOutcome::Unchanged);
     // Same length, other bytes; then another mode: both rewrite.
-    auto other = cli::write_file_if_changed(path, "two\n", 0644);
+    auto other = admin::write_file_if_changed(path, "two\n", 0644);
     ASSERT_TRUE(other);
     EXPECT_EQ(*other, WriteOutcome::Updated);
-    auto mode = cli::write_file_if_changed(path, "two\n", 0600);
+    auto mode = admin::write_file_if_changed(path, "two\n", 0600);
     ASSERT_TRUE(mode);
     EXPECT_EQ(*mode, WriteOutcome::Updated);
     EXPECT_EQ(read_file(path), "two\n");
@@ -39,19 +39,19 @@ TEST(WriteIfChanged, SeesNoChangeInAFileLargerThanTheDefaultReadCap) {
     const std::string path = root.path() + "/big";
     std::string content((65u << 20) + 1, 'x');
     content.back() = 'y';
-    auto first = cli::write_file_if_changed(path, content, 0755);
+    auto first = admin::write_file_if_changed(path, content, 0755);
     ASSERT_TRUE(first) << first.error().message;
     EXPECT_EQ(*first, WriteOutcome::Created);
-    auto second = cli::write_file_if_changed(path, content, 0755);
+    auto second = admin::write_file_if_changed(path, content, 0755);
     ASSERT_TRUE(second) << second.error().message;
     EXPECT_EQ(*second, WriteOutcome::Unchanged);
     // One byte more, then one byte changed at the end: both rewrite.
     content.push_back('z');
-    auto longer = cli::write_file_if_changed(path, content, 0755);
+    auto longer = admin::write_file_if_changed(path, content, 0755);
     ASSERT_TRUE(longer);
     EXPECT_EQ(*longer, WriteOutcome::Updated);
     content.back() = 'w';
-    auto changed = cli::write_file_if_changed(path, content, 0755);
+    auto changed = admin::write_file_if_changed(path, content, 0755);
     ASSERT_TRUE(changed);
     EXPECT_EQ(*changed, WriteOutcome::Updated);
     struct stat st {};

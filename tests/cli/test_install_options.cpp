@@ -8,7 +8,7 @@
 
 #include "admin/install/install_options.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 Result<InstallOptions> parse(std::vector<std::string> words) {
@@ -107,4 +107,4 @@ TEST(InstallOptions, DefaultsSpelledOutAreNotRepeated) {
 }
 
 }  // namespace
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -6,7 +6,7 @@
 #include "client/request/request_response.hpp"
 #include "ipc/json_depth.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 using client::parse_response;
 namespace {
 
@@ -37,4 +37,4 @@ TEST(JsonDepth, ADeeplyNestedResponseIsRefused) {
 }
 
 }  // namespace
-}  // namespace hb::cli
+}  // namespace hb::admin

@@ -71,9 +71,9 @@ TEST(Visible, EscapesEveryDangerousCharacterAndKeepsTheRest) {
 }
 
 TEST(Visible, ShellQuoteStaysPasteableAndVisible) {
-    EXPECT_EQ(cli::shell_quote("/p/.stuck-a\x1b[2Jb"), "$'/p/.stuck-a\\x1b[2Jb'");
-    EXPECT_EQ(cli::shell_quote("it's\r"), "$'it\\'s\\x0d'");
-    EXPECT_EQ(cli::shell_quote("two words"), "'two words'");
+    EXPECT_EQ(admin::shell_quote("/p/.stuck-a\x1b[2Jb"), "$'/p/.stuck-a\\x1b[2Jb'");
+    EXPECT_EQ(admin::shell_quote("it's\r"), "$'it\\'s\\x0d'");
+    EXPECT_EQ(admin::shell_quote("two words"), "'two words'");
 }
 
 class NoRaw : public ::testing::Test {
@@ -154,7 +154,7 @@ TEST(ChangeView, HexDumpCoversExactlyTheChangedRows) {
     std::string before(64, 'a');
     std::string after = before;
     after[40] = '\0';
-    auto shown = cli::render_change("approved/f", before, "f", after);
+    auto shown = admin::render_change("approved/f", before, "f", after);
     ASSERT_TRUE(shown) << shown.error().message;
     EXPECT_TRUE(contains(*shown, "bytes 0x28 to 0x28 (1 changed)")) << *shown;
     EXPECT_TRUE(contains(*shown, "+ 00000020  61 61 61 61 61 61 61 61  00 61")) << *shown;

@@ -6,7 +6,7 @@
 #include "admin/install/policy_engine_guard.hpp"
 #include "common/policy.hpp"
 
-namespace hb::cli {
+namespace hb::admin {
 namespace {
 
 const EngineHold kBoth{"why", "why"};
@@ -124,4 +124,4 @@ TEST(PolicyEngineGuard, TheExecutorReadsTheGuardedLinesAsAsk) {
 }
 
 }  // namespace
-}  // namespace hb::cli
+}  // namespace hb::admin

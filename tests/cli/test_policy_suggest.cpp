@@ -305,11 +305,11 @@ TEST_F(Suggest, UsageErrors) {
 // Issue 28: a person's approvals under `ask` are not unattended runs. What
 // an `allowed` event authorised stays ask, never auto.
 TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
-    const cli::InstallServices install{kServices, {"api", "web"}};
-    std::vector<cli::AuditUse> events;
+    const admin::InstallServices install{kServices, {"api", "web"}};
+    std::vector<admin::AuditUse> events;
     std::uint64_t seq = 0;
     auto add = [&](AuditEvent event, Verb verb, std::optional<std::string> arg) {
-        cli::AuditUse u;
+        admin::AuditUse u;
         u.seq = ++seq;
         u.ts = "2026-01-01T00:00:0" + std::to_string(seq % 10) + ".000Z";
         u.event = event;
@@ -332,7 +332,7 @@ TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
         add(AuditEvent::Allowed, Verb::Logs, service);
         add(AuditEvent::Started, Verb::Logs, service);
     }
-    const cli::Suggestion s = cli::suggest_policy(events, install, "demo");
+    const admin::Suggestion s = admin::suggest_policy(events, install, "demo");
     const common::Policy p = common::parse_policy(s.text, kServices);
     ASSERT_EQ(p.not_understood, "") << s.text;
     EXPECT_EQ(p.mode(Verb::Restart, "api"), Mode::Ask) << s.text;
@@ -348,13 +348,13 @@ TEST(SuggestPolicy, WhatAPersonAllowedStaysAsk) {
 // up and rebuild that ran unattended are suggested auto only where the
 // install does not hold them for a person (admin/install/policy_engine_guard.hpp).
 TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
-    std::vector<cli::AuditUse> events;
+    std::vector<admin::AuditUse> events;
     std::uint64_t seq = 0;
     for (auto [verb, arg] : {std::pair<Verb, std::optional<std::string>>{Verb::Up, std::nullopt},
                              {Verb::Rebuild, "api"},
                              {Verb::Rebuild, "web"},
                              {Verb::Down, std::nullopt}}) {
-        cli::AuditUse u;
+        admin::AuditUse u;
         u.seq = ++seq;
         u.ts = "2026-01-01T00:00:0" + std::to_string(seq) + ".000Z";
         u.event = AuditEvent::Started;
@@ -362,15 +362,16 @@ TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
         u.arg = arg;
         events.push_back(u);
     }
-    const cli::InstallServices safe{kServices, {"api", "web"}, cli::EngineHold{}};
+    const admin::InstallServices safe{kServices, {"api", "web"}, admin::EngineHold{}};
     const common::Policy free =
-        common::parse_policy(cli::suggest_policy(events, safe, "d").text, kServices);
+        common::parse_policy(admin::suggest_policy(events, safe, "d").text, kServices);
     EXPECT_EQ(free.mode(Verb::Up), Mode::Auto);
     EXPECT_EQ(free.mode(Verb::Rebuild, "api"), Mode::Auto);
     EXPECT_EQ(free.mode(Verb::Down), Mode::Ask);  // always a person's
-    const cli::InstallServices held{kServices, {"api", "web"}, cli::EngineHold{"", "no buildah"}};
+    const admin::InstallServices held{
+        kServices, {"api", "web"}, admin::EngineHold{"", "no buildah"}};
     const common::Policy p =
-        common::parse_policy(cli::suggest_policy(events, held, "d").text, kServices);
+        common::parse_policy(admin::suggest_policy(events, held, "d").text, kServices);
     EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Rebuild, "api"), Mode::Ask);
 }
@@ -378,14 +379,14 @@ TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
 // The pure function, without an install: every verb with every subset of
 // {api, db, a removed service}, and an install with no service at all.
 TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
-    const cli::InstallServices install{kServices, {"api", "web"}};
+    const admin::InstallServices install{kServices, {"api", "web"}};
     const std::vector<std::string> candidates = {"api", "db", "web", "old"};
     for (Verb verb : kAllVerbs) {
         for (unsigned subset = 0; subset < (1u << candidates.size()); ++subset) {
-            std::vector<cli::AuditUse> events;
+            std::vector<admin::AuditUse> events;
             std::uint64_t seq = 0;
             auto add = [&](AuditEvent event, std::optional<std::string> arg) {
-                cli::AuditUse u;
+                admin::AuditUse u;
                 u.seq = ++seq;
                 u.ts = "2026-01-0" + std::to_string(1 + seq % 9) + "T00:00:00.000Z";
                 u.event = event;
@@ -399,7 +400,7 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
                     add(AuditEvent::Started, takes ? std::optional(candidates[i]) : std::nullopt);
             }
             add(AuditEvent::Denied, std::nullopt);
-            const cli::Suggestion s = cli::suggest_policy(events, install, "demo");
+            const admin::Suggestion s = admin::suggest_policy(events, install, "demo");
             const common::Policy p = common::parse_policy(s.text, kServices);
             ASSERT_EQ(p.not_understood, "") << s.text;
             ASSERT_TRUE(p.warnings.empty()) << p.warnings[0];
@@ -408,7 +409,7 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
             for (const auto& rule : s.service_rules)
                 EXPECT_EQ(p.mode(rule.verb, rule.service), rule.mode);
             const bool ran_any = subset != 0;
-            const Mode used = cli::needs_a_person(verb, install.hold) ? Mode::Ask : Mode::Auto;
+            const Mode used = admin::needs_a_person(verb, install.hold) ? Mode::Ask : Mode::Auto;
             for (const auto& service : kServices) {
                 const auto i = std::find(candidates.begin(), candidates.end(), service);
                 const bool ran_it =
@@ -432,12 +433,12 @@ TEST(SuggestPolicy, EveryCombinationParsesCleanlyAndSaysWhatRan) {
                     << verb_name(verb) << " " << service << " subset " << subset << "\n"
                     << s.text;
             }
-            EXPECT_FALSE(cli::needs_a_person(verb, install.hold) &&
+            EXPECT_FALSE(admin::needs_a_person(verb, install.hold) &&
                          contains(s.text, std::string(verb_info(verb).policy_key) + "=auto"));
         }
     }
     // No services at all, no events: ping alone.
-    const cli::Suggestion none = cli::suggest_policy({}, {}, "demo");
+    const admin::Suggestion none = admin::suggest_policy({}, {}, "demo");
     const common::Policy p = common::parse_policy(none.text);
     EXPECT_EQ(p.not_understood, "");
     EXPECT_TRUE(p.warnings.empty());

@@ -77,10 +77,10 @@ class RequestOnHost : public ::testing::Test {
             home.lib_dir("demo-app") + "/hostbridge-executor", "drain",    "--config",
             home.config_dir("demo-app") + "/bridge.json",      "--linger", "0"};
         if (::geteuid() == 0) argv.push_back("--allow-root");
-        cli::RunOptions options;
+        admin::RunOptions options;
         options.timeout = std::chrono::seconds(60);
         options.env_set = home.env();
-        auto ran = cli::run_process(argv, options);
+        auto ran = admin::run_process(argv, options);
         ASSERT_TRUE(ran && !ran->timed_out && ran->exit_code == 0)
             << (ran ? (ran->timed_out ? "the drain ran past 60 s\n" : "") + ran->err
                     : ran.error().message);

@@ -17,17 +17,17 @@ namespace hb::test {
 namespace {
 
 TEST(Slug, DerivedFromTheBasename) {
-    EXPECT_EQ(cli::derive_slug("/home/u/Projects/demo-app"), "demo-app");
-    EXPECT_EQ(cli::derive_slug("/home/u/My Project.v2/"), "my-project-v2");
-    EXPECT_EQ(cli::derive_slug("/x/Café"), "caf-");
-    EXPECT_EQ(cli::derive_slug("/x/.hidden"), "-hidden");
-    EXPECT_TRUE(cli::is_valid_slug("demo-app"));
-    EXPECT_TRUE(cli::is_valid_slug("0"));
-    EXPECT_FALSE(cli::is_valid_slug("-hidden"));
-    EXPECT_FALSE(cli::is_valid_slug(""));
-    EXPECT_FALSE(cli::is_valid_slug("Demo"));
-    EXPECT_FALSE(cli::is_valid_slug(std::string(64, 'a')));
-    EXPECT_TRUE(cli::is_valid_slug(std::string(63, 'a')));
+    EXPECT_EQ(admin::derive_slug("/home/u/Projects/demo-app"), "demo-app");
+    EXPECT_EQ(admin::derive_slug("/home/u/My Project.v2/"), "my-project-v2");
+    EXPECT_EQ(admin::derive_slug("/x/Café"), "caf-");
+    EXPECT_EQ(admin::derive_slug("/x/.hidden"), "-hidden");
+    EXPECT_TRUE(admin::is_valid_slug("demo-app"));
+    EXPECT_TRUE(admin::is_valid_slug("0"));
+    EXPECT_FALSE(admin::is_valid_slug("-hidden"));
+    EXPECT_FALSE(admin::is_valid_slug(""));
+    EXPECT_FALSE(admin::is_valid_slug("Demo"));
+    EXPECT_FALSE(admin::is_valid_slug(std::string(64, 'a')));
+    EXPECT_TRUE(admin::is_valid_slug(std::string(63, 'a')));
 }
 
 class Resolve : public ::testing::Test {
@@ -51,21 +51,21 @@ class Resolve : public ::testing::Test {
         env.home = home;
     }
     std::string error_of(const std::string& name) {
-        auto r = cli::resolve_binary(name, env);
+        auto r = admin::resolve_binary(name, env);
         return r.ok() ? "resolved to " + *r : r.error().message;
     }
     TempDir root{"cli"};
     std::string bin = root.path() + "/bin";
     std::string home = root.path() + "/home";
-    cli::ResolveEnv env;
+    admin::ResolveEnv env;
 };
 
 TEST_F(Resolve, PathsNamesOnPathAndAliases) {
-    EXPECT_EQ(*cli::resolve_binary(bin + "/tool", env), bin + "/tool");
-    EXPECT_EQ(*cli::resolve_binary("sh", env), "/usr/bin/sh");
-    EXPECT_EQ(*cli::resolve_binary("hbtool", env), bin + "/tool");
-    EXPECT_EQ(*cli::resolve_binary("hbhome", env), home + "/tool2");
-    EXPECT_EQ(*cli::resolve_binary("hbpath", env), "/usr/bin/sh");
+    EXPECT_EQ(*admin::resolve_binary(bin + "/tool", env), bin + "/tool");
+    EXPECT_EQ(*admin::resolve_binary("sh", env), "/usr/bin/sh");
+    EXPECT_EQ(*admin::resolve_binary("hbtool", env), bin + "/tool");
+    EXPECT_EQ(*admin::resolve_binary("hbhome", env), home + "/tool2");
+    EXPECT_EQ(*admin::resolve_binary("hbpath", env), "/usr/bin/sh");
 }
 
 TEST_F(Resolve, RefusesWhatHasNoSinglePath) {
@@ -78,17 +78,17 @@ TEST_F(Resolve, RefusesWhatHasNoSinglePath) {
 }
 
 TEST(Units, ExecStartSurvivesOddPaths) {
-    cli::HostDirs dirs{"/home/u", "/home/u/cfg $HOME", "/home/u/st 100%", "/home/u/lib \"q\"",
-                       "/home/u/.cache"};
-    cli::InstallPaths paths = cli::install_paths(dirs, "odd");
+    admin::HostDirs dirs{"/home/u", "/home/u/cfg $HOME", "/home/u/st 100%", "/home/u/lib \"q\"",
+                         "/home/u/.cache"};
+    admin::InstallPaths paths = admin::install_paths(dirs, "odd");
     Config config;
     config.slug = "odd";
     config.project_dir = "/p/a b";
     config.spool_dir = "/p/a b/untracked/hostbridge";
     config.state_dir = paths.state_dir;
     config.allow_root = true;
-    auto units = cli::render_units(config, paths);
-    EXPECT_EQ(cli::parse_exec_start(units.service_unit), cli::exec_start_argv(config, paths));
+    auto units = admin::render_units(config, paths);
+    EXPECT_EQ(admin::parse_exec_start(units.service_unit), admin::exec_start_argv(config, paths));
     EXPECT_TRUE(contains(units.service_unit,
                          "StandardOutput=append:/home/u/st 100%%/hostbridge/odd/service.log"));
     EXPECT_TRUE(contains(units.service_unit, "$$HOME"));
@@ -105,12 +105,12 @@ TEST(Units, PassSystemdAnalyzeVerify) {
     Project project(root.path(), "verify-me");
     Ran run = home.hostbridge(install_args(project, {"--no-systemd"}));
     ASSERT_EQ(run.code, 0) << run.err;
-    cli::RunOptions options;
+    admin::RunOptions options;
     options.env_set = home.env();
-    auto verify = cli::run_process({"/usr/bin/systemd-analyze", "--user", "verify",
-                                    home.unit_dir() + "/hostbridge-verify-me.path",
-                                    home.unit_dir() + "/hostbridge-verify-me.service"},
-                                   options);
+    auto verify = admin::run_process({"/usr/bin/systemd-analyze", "--user", "verify",
+                                      home.unit_dir() + "/hostbridge-verify-me.path",
+                                      home.unit_dir() + "/hostbridge-verify-me.service"},
+                                     options);
     ASSERT_TRUE(verify.ok());
     EXPECT_EQ(verify->exit_code, 0) << verify->err;
     EXPECT_EQ(verify->err, "");
