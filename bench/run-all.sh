@@ -32,6 +32,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
+# How long it took goes into the results file: docs/PERFORMANCE.md quotes it.
+run_started=$(date +%s)
 [ -n "$out" ] || out="$build/results-$stamp.txt"
 mkdir -p "$build" "$(dirname "$out")"
 : > "$out"
@@ -150,6 +152,7 @@ else
 fi
 
 say ""
+say "whole run:   $(($(date +%s) - run_started)) s"
 say "loadavg:     $(cat /proc/loadavg) (at the end)"
 [ -r /proc/pressure/cpu ] && say "cpu pressure: $(head -n 1 /proc/pressure/cpu) (at the end)"
 case $out in /*) ;; *) out="$repo/$out" ;; esac
