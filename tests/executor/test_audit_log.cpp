@@ -38,6 +38,7 @@ using hb::common::AuditLog;
 using hb::common::AuditRecord;
 using hb::test::append_file;
 using hb::test::read_file;
+using hb::test::split_lines;
 using hb::test::write_file;
 using nlohmann::ordered_json;
 
@@ -61,22 +62,6 @@ std::string sha256(const std::string& data) {
 
 std::string canonical(const ordered_json& j) {
     return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-}
-
-// Lines without their newline; a final unterminated fragment is included.
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        const std::size_t nl = text.find('\n', start);
-        if (nl == std::string::npos) {
-            lines.push_back(text.substr(start));
-            break;
-        }
-        lines.push_back(text.substr(start, nl - start));
-        start = nl + 1;
-    }
-    return lines;
 }
 
 std::string join_lines(const std::vector<std::string>& lines) {
@@ -187,7 +172,7 @@ TEST_F(AuditLogTest, FirstLineHasEveryKeyInOrderAndTheDocumentedHash) {
     const std::string text = read_file(log_path_);
     ASSERT_FALSE(text.empty());
     ASSERT_EQ(text.back(), '\n');
-    const auto lines = lines_of(text);
+    const auto lines = split_lines(text);
     ASSERT_EQ(lines.size(), 1u);
     const auto j = ordered_json::parse(lines[0]);
     std::vector<std::string> keys;
@@ -225,7 +210,7 @@ TEST_F(AuditLogTest, AbsentFieldsAreNullNotMissing) {
     AuditRecord r;
     r.event = AuditEvent::Installed;
     append(log, r);
-    const auto j = ordered_json::parse(lines_of(read_file(log_path_))[0]);
+    const auto j = ordered_json::parse(split_lines(read_file(log_path_))[0]);
     std::vector<std::string> keys;
     for (const auto& item : j.items()) keys.push_back(item.key());
     EXPECT_EQ(keys, kKeys);
@@ -247,7 +232,7 @@ TEST_F(AuditLogTest, EveryEventNameRoundTrips) {
 TEST_F(AuditLogTest, OffSchemaNamesAreEscapedAsBackslashXHH) {
     auto log = open_log();
     append(log, record(AuditEvent::Quarantined, std::string("a\nb\xff\\c\x01\"d", 9)));
-    const std::string line = lines_of(read_file(log_path_))[0];
+    const std::string line = split_lines(read_file(log_path_))[0];
     // In the JSON text the backslash of \xHH is itself escaped.
     EXPECT_NE(line.find(R"("request":"a\\x0ab\\xff\\x5cc\\x01\"d")"), std::string::npos) << line;
     const auto j = ordered_json::parse(line);
@@ -261,7 +246,7 @@ TEST_F(AuditLogTest, InvalidUtf8InFreeTextStillLogsValidJson) {
     r.reason = std::string("bad \xc3\x28 bytes");
     r.arg = std::string("\xff");
     append(log, r);
-    const auto j = ordered_json::parse(lines_of(read_file(log_path_))[0]);
+    const auto j = ordered_json::parse(split_lines(read_file(log_path_))[0]);
     EXPECT_EQ(j["reason"], "bad \xef\xbf\xbd( bytes");
     expect_verifies(1);
 }
@@ -274,7 +259,7 @@ TEST_F(AuditLogTest, ChainOfManyLinesVerifies) {
         AuditRecord r = i % 2 == 0 ? full_record() : record(AuditEvent::Queued);
         append(log, r);
     }
-    const auto lines = lines_of(read_file(log_path_));
+    const auto lines = split_lines(read_file(log_path_));
     ASSERT_EQ(lines.size(), 50u);
     std::string prev = kZero;
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -296,7 +281,7 @@ TEST_F(AuditLogTest, AnAppendAfterAnotherWritersLineOrAFragmentChainsToIt) {
     append(first, record(AuditEvent::Queued, "c"));
     append_file(log_path_, "{\"seq\":4,\"torn");
     append(first, record(AuditEvent::Queued, "d"));
-    const auto lines = lines_of(read_file(log_path_));
+    const auto lines = split_lines(read_file(log_path_));
     ASSERT_EQ(lines.size(), 6u);  // a, b, c, the fragment, recovered, d
     EXPECT_EQ(ordered_json::parse(lines[2])["prev"], ordered_json::parse(lines[1])["hash"]);
     EXPECT_EQ(ordered_json::parse(lines[4])["event"], "recovered");
@@ -313,7 +298,7 @@ TEST_F(AuditLogTest, ChangingAnyFieldOfAnyLineIsReportedOnThatLine) {
     for (int i = 0; i < 4; ++i)
         append(log, i % 2 == 0 ? full_record() : record(AuditEvent::Queued));
     const std::string original = read_file(log_path_);
-    const auto lines = lines_of(original);
+    const auto lines = split_lines(original);
 
     for (std::size_t n = 0; n < lines.size(); ++n) {
         for (const std::string& key : kKeys) {
@@ -353,7 +338,7 @@ TEST_F(AuditLogTest, ReorderedKeysAreReported) {
     auto log = open_log();
     append(log, record(AuditEvent::Queued));
     append(log, record(AuditEvent::Queued));
-    auto lines = lines_of(read_file(log_path_));
+    auto lines = split_lines(read_file(log_path_));
     auto j = ordered_json::parse(lines[1]);
     ordered_json swapped;
     for (const auto& item : j.items()) {
@@ -369,7 +354,7 @@ TEST_F(AuditLogTest, ReorderedKeysAreReported) {
 TEST_F(AuditLogTest, NonCanonicalSpacingIsReported) {
     auto log = open_log();
     append(log, record(AuditEvent::Queued));
-    auto lines = lines_of(read_file(log_path_));
+    auto lines = split_lines(read_file(log_path_));
     lines[0] = ordered_json::parse(lines[0]).dump(1);
     lines[0].erase(std::remove(lines[0].begin(), lines[0].end(), '\n'), lines[0].end());
     write_file(log_path_, join_lines(lines));
@@ -379,7 +364,7 @@ TEST_F(AuditLogTest, NonCanonicalSpacingIsReported) {
 TEST_F(AuditLogTest, DeletedLineIsReportedWhereTheGapIs) {
     auto log = open_log();
     for (int i = 0; i < 5; ++i) append(log, record(AuditEvent::Queued));
-    auto lines = lines_of(read_file(log_path_));
+    auto lines = split_lines(read_file(log_path_));
     lines.erase(lines.begin() + 2);
     write_file(log_path_, join_lines(lines));
     expect_bad("audit.jsonl line 3: seq 4, expected 3");
@@ -388,7 +373,7 @@ TEST_F(AuditLogTest, DeletedLineIsReportedWhereTheGapIs) {
 TEST_F(AuditLogTest, DeletedHeadIsReported) {
     auto log = open_log();
     for (int i = 0; i < 3; ++i) append(log, record(AuditEvent::Queued));
-    auto lines = lines_of(read_file(log_path_));
+    auto lines = split_lines(read_file(log_path_));
     lines.erase(lines.begin());
     write_file(log_path_, join_lines(lines));
     expect_bad("audit.jsonl line 1: the chain does not start at seq 1");
@@ -447,7 +432,7 @@ std::vector<ordered_json> all_records(const std::string& dir) {
     EXPECT_TRUE(files.ok()) << files.error().message;
     if (!files.ok()) return out;
     for (const auto& name : *files) {
-        for (const auto& line : lines_of(read_file(dir + "/" + name)))
+        for (const auto& line : split_lines(read_file(dir + "/" + name)))
             out.push_back(ordered_json::parse(line));
     }
     return out;
@@ -491,14 +476,14 @@ TEST_F(AuditLogTest, TornLastLineIsRecoveredAndVerifies) {
     auto log = open_log();
     append(log, record(AuditEvent::Queued));
     append(log, record(AuditEvent::Started));
-    const auto before = lines_of(read_file(log_path_));
+    const auto before = split_lines(read_file(log_path_));
     const std::string last_hash = ordered_json::parse(before[1])["hash"];
     const std::string fragment = before[1].substr(0, 37);  // a crash mid-write
     append_file(log_path_, fragment);
     expect_bad("audit.jsonl line 3: torn line of 37 bytes");
 
     append(log, record(AuditEvent::Succeeded));
-    const auto lines = lines_of(read_file(log_path_));
+    const auto lines = split_lines(read_file(log_path_));
     ASSERT_EQ(lines.size(), 5u);
     EXPECT_EQ(lines[2], fragment);  // kept as evidence, on a line of its own
     const auto recovered = ordered_json::parse(lines[3]);
@@ -520,10 +505,10 @@ TEST_F(AuditLogTest, TornLineThatIsACompleteRecordIsStillRecovered) {
     append(log, record(AuditEvent::Queued));
     const std::string text = read_file(log_path_);
     append(log, record(AuditEvent::Queued));
-    const std::string second = lines_of(read_file(log_path_))[1];
+    const std::string second = split_lines(read_file(log_path_))[1];
     write_file(log_path_, text + second);
     append(log, record(AuditEvent::Denied));
-    const auto lines = lines_of(read_file(log_path_));
+    const auto lines = split_lines(read_file(log_path_));
     ASSERT_EQ(lines.size(), 4u);
     EXPECT_EQ(ordered_json::parse(lines[2])["reason"],
               "torn line of " + std::to_string(second.size()) + " bytes");
@@ -534,7 +519,7 @@ TEST_F(AuditLogTest, FileWithOnlyATornFragmentStartsTheChain) {
     write_file(log_path_, "{\"seq\":1,\"ts\":\"20");
     auto log = open_log();
     append(log, record(AuditEvent::Queued));
-    const auto lines = lines_of(read_file(log_path_));
+    const auto lines = split_lines(read_file(log_path_));
     ASSERT_EQ(lines.size(), 3u);
     const auto recovered = ordered_json::parse(lines[1]);
     EXPECT_EQ(recovered["seq"], 1);
@@ -546,7 +531,7 @@ TEST_F(AuditLogTest, FileWithOnlyATornFragmentStartsTheChain) {
 TEST_F(AuditLogTest, TornFragmentAnywhereElseFailsVerify) {
     auto log = open_log();
     for (int i = 0; i < 3; ++i) append(log, record(AuditEvent::Queued));
-    auto lines = lines_of(read_file(log_path_));
+    auto lines = split_lines(read_file(log_path_));
     auto with_fragment = lines;
     with_fragment.insert(with_fragment.begin() + 1, lines[1].substr(0, 20));
     write_file(log_path_, join_lines(with_fragment));
@@ -560,7 +545,7 @@ TEST_F(AuditLogTest, RecoveredEventWithTheWrongLengthDoesNotExcuseAFragment) {
     append(log, record(AuditEvent::Queued));
     // Lengthen the fragment after the fact: the recovered event no longer
     // matches it, so the fragment is just a bad line.
-    auto lines = lines_of(read_file(log_path_));
+    auto lines = split_lines(read_file(log_path_));
     ASSERT_EQ(lines.size(), 4u);
     lines[1] += "X";
     write_file(log_path_, join_lines(lines));
@@ -608,8 +593,8 @@ TEST_F(AuditLogTest, RotationRunsTheChainAcrossFiles) {
     ASSERT_EQ(::stat(seg2.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0600u);
     // The first line of a new segment continues the one before.
-    const auto first = lines_of(read_file(log_path_));
-    const auto second = lines_of(read_file(seg2));
+    const auto first = split_lines(read_file(log_path_));
+    const auto second = split_lines(read_file(seg2));
     const auto last_first = ordered_json::parse(first.back());
     const auto first_second = ordered_json::parse(second.front());
     EXPECT_EQ(first_second["prev"], last_first["hash"]);
@@ -644,7 +629,7 @@ TEST_F(AuditLogTest, InstanceOpenedBeforeRotationAppendsToTheNewFile) {
     const auto sealed_size = std::filesystem::file_size(log_path_);
     append(second, record(AuditEvent::Denied));
     EXPECT_EQ(std::filesystem::file_size(log_path_), sealed_size);
-    const auto current = lines_of(read_file(seg2));
+    const auto current = split_lines(read_file(seg2));
     ASSERT_EQ(current.size(), 2u);
     EXPECT_EQ(ordered_json::parse(current[1])["event"], "denied");
     auto report = verify();
@@ -662,9 +647,9 @@ TEST_F(AuditLogTest, InstanceOpenedBeforeRotationCanStartTheNewFile) {
     write_file(seg2, "");
     const auto before = all_records(dir_);
     append(second, record(AuditEvent::Denied));
-    const auto current = lines_of(read_file(seg2));
+    const auto current = split_lines(read_file(seg2));
     ASSERT_EQ(current.size(), 1u);
-    const auto sealed = lines_of(read_file(log_path_));
+    const auto sealed = split_lines(read_file(log_path_));
     EXPECT_EQ(ordered_json::parse(current[0])["prev"], ordered_json::parse(sealed.back())["hash"]);
     expect_verifies(before.size() + 1);
 }
@@ -678,7 +663,7 @@ TEST_F(AuditLogTest, TailReturnsWholeLinesOnly) {
     EXPECT_EQ(*empty, "");
     for (int i = 0; i < 10; ++i) append(log, full_record());
     const std::string text = read_file(log_path_);
-    const auto lines = lines_of(text);
+    const auto lines = split_lines(text);
 
     auto all = log.tail(1 << 20);
     ASSERT_TRUE(all.ok());

@@ -16,6 +16,7 @@
 
 namespace {
 
+using hb::test::split_lines;
 using hb::test::StackFixture;
 namespace fs = hb::test::fs;
 
@@ -23,13 +24,6 @@ hb::test::json final_response(const StackFixture& f, const std::string& name) {
     auto r = f.response(name);
     if (!r) throw std::runtime_error("no response for " + name);
     return *r;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
 }
 
 TEST(DecideCommand, NonZeroExitIsFailedWithItsExitCode) {
@@ -167,7 +161,7 @@ TEST(DecideCommand, TheCommandSeesOnlyFds0To2) {
     // descriptor for its script (dash keeps it on a high fd) is its own.
     const std::string log = f.path("archive", name + ".log");
     std::map<int, std::string> fds;
-    for (const auto& line : lines_of(r["output"].get<std::string>())) {
+    for (const auto& line : split_lines(r["output"].get<std::string>())) {
         const auto arrow = line.find(" -> ");
         if (arrow == std::string::npos) continue;
         const auto space = line.rfind(' ', arrow - 1);
@@ -191,7 +185,7 @@ TEST(DecideCommand, TheCommandSeesExactlyTheFixedEnvironmentInTheRunTree) {
     f.drain();
     const auto r = final_response(f, name);
     ASSERT_EQ(r["state"], "done") << r.dump();
-    std::vector<std::string> seen = lines_of(r["output"].get<std::string>());
+    std::vector<std::string> seen = split_lines(r["output"].get<std::string>());
     std::sort(seen.begin(), seen.end());
     const passwd* pw = ::getpwuid(::getuid());
     ASSERT_NE(pw, nullptr);

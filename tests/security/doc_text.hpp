@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.hpp"
+
 namespace hb::test {
 
 inline std::string read_text(const std::string& path) {
@@ -72,13 +74,6 @@ inline std::vector<std::string> backticked(const std::string& text) {
         pos = close + 1;
     }
     return out;
-}
-
-inline std::vector<std::string> lines_of_text(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
 }
 
 }  // namespace hb::test

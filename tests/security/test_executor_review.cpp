@@ -98,7 +98,7 @@ struct DocRow {
 std::multimap<std::string, DocRow> doc_syscalls(const std::string& marker) {
     const std::string block = between_markers(read_text(kDoc), marker, "<!-- syscalls:end");
     std::multimap<std::string, DocRow> rows;
-    for (const std::string& line : lines_of_text(block)) {
+    for (const std::string& line : split_lines(block)) {
         const auto cells = table_cells(line);
         if (cells.size() != 3 || cells[0].size() < 3 || cells[0].front() != '`') continue;
         rows.emplace(cells[0].substr(1, cells[0].size() - 2), DocRow{cells[1]});

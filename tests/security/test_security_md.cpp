@@ -56,7 +56,7 @@ std::vector<GateRow> gate_rows() {
     const std::string block =
         between_markers(read_text(kSecurityMd), "<!-- gate-table", "<!-- gate-table:end");
     std::vector<GateRow> rows;
-    for (const std::string& line : lines_of_text(block)) {
+    for (const std::string& line : split_lines(block)) {
         const auto cells = table_cells(line);
         if (cells.size() != 4 || cells[0] == "gate" || cells[0].starts_with("---")) continue;
         rows.push_back({cells[0], cells[1], backticked(cells[3])});
@@ -84,7 +84,7 @@ std::set<std::string> ctest_names() {
     }
     std::set<std::string> names;
     // "  Test  #12: Suite.Name" (no std::regex: GCC 12 warns in it under the sanitizers)
-    for (const std::string& line : lines_of_text(listing)) {
+    for (const std::string& line : split_lines(listing)) {
         const auto test = line.find("Test");
         const auto hash = line.find('#');
         const auto colon = line.find(": ", hash == std::string::npos ? 0 : hash);

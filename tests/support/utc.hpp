@@ -1,8 +1,7 @@
 #pragma once
 // A request's time as the protocol writes it (docs/PROTOCOL.md): the name's
 // stamp (20261129T080000Z) or `requested_at` (2026-11-29T08:00:00Z), both
-// from the host's own formatter (ipc/sys.hpp, format_utc). Header only, so
-// tests/cli's harness can use it without the rest of the support library.
+// from the host's own formatter (ipc/sys.hpp, format_utc).
 
 #include <algorithm>
 #include <ctime>
