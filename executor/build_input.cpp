@@ -37,6 +37,21 @@ Result<UniqueFd> own_subdir(int run_fd, const std::string& run_dir, const char* 
     return dir;
 }
 
+// The build's TMPDIR, made anew: whatever an earlier build left there
+// (buildah's cache of a mount, a link a build step planted in it) is gone
+// before the builder runs. Refused when it cannot be emptied: rootless
+// buildah can leave files of a subordinate uid that only `podman unshare`
+// removes.
+Result<void> fresh_tmp_dir(int run_fd, const std::string& run_dir) {
+    if (auto removed = remove_tree(run_fd, kTmpDir); !removed) {
+        return make_error("cannot empty the build's TMPDIR " + run_dir + "/" + kTmpDir + ": " +
+                          removed.error().message +
+                          " (remove it by hand, with `podman unshare rm -rf` if need be)");
+    }
+    if (auto made = own_subdir(run_fd, run_dir, kTmpDir); !made) return made.error();
+    return {};
+}
+
 // The Containerfile inside the snapshot, never through a symlink: the
 // builder reads it by path, and the screen must read the same bytes.
 Result<UniqueFd> open_containerfile(const std::string& snapshot, const std::string& rel) {
@@ -75,7 +90,7 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
     if (!run) return run.error();
     auto builds = own_subdir(run->get(), config.run_dir, kBuildDir);
     if (!builds) return builds.error();
-    if (auto tmp = own_subdir(run->get(), config.run_dir, kTmpDir); !tmp) return tmp.error();
+    if (auto tmp = fresh_tmp_dir(run->get(), config.run_dir); !tmp) return tmp.error();
     // A stale id must never be reported as this build's.
     const std::string iid = service + ".iid";
     if (::unlinkat(builds->get(), iid.c_str(), 0) != 0 && errno != ENOENT) {
@@ -114,6 +129,12 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
     detail["snapshot_files"] = snapshot->files;
     detail["snapshot_bytes"] = snapshot->bytes;
     return detail;
+}
+
+Result<void> discard_build_tmp(const Config& config) {
+    auto run = open_run_dir(config.run_dir);
+    if (!run) return run.error();
+    return remove_tree(run->get(), kTmpDir);
 }
 
 std::string read_image_id(const Config& config, std::string_view service) {

@@ -21,14 +21,18 @@ namespace hb::exec {
 // or the Containerfile's line and flag.
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index);
 
+// Removes the build's TMPDIR (prepare_build made it anew and empty), never
+// following a link: nothing a build step left there outlives the build.
+Result<void> discard_build_tmp(const Config& config);
+
 // The image id the builder wrote (--iidfile) for `service`: "sha256:" and 64
 // hex digits, or empty when the file is missing or holds anything else.
 std::string read_image_id(const Config& config, std::string_view service);
 
 // The environment the build step of services[index] gets besides
-// child_environment(): its own TMPDIR under run_dir, so buildah's cache
-// (TMPDIR/buildah-cache, else the /var/tmp every user shares) is this
-// install's alone; for a stack also HOSTBRIDGE_SERVICE,
+// child_environment(): its own TMPDIR under run_dir, empty when the build
+// starts and removed after it, so buildah's temporary files (else in the
+// /var/tmp every user shares) are this build's alone; for a stack also HOSTBRIDGE_SERVICE,
 // HOSTBRIDGE_BUILD_CONTEXT (the snapshot) and HOSTBRIDGE_CONTAINERFILE (the
 // screened file in it).
 std::vector<std::string> build_environment(const Config& config, std::size_t index);

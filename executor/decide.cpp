@@ -239,6 +239,15 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
         }
         if (result.status != RunResult::Status::Exited || result.exit_code != 0) break;
     }
+    // Nothing a build step left in its TMPDIR outlives the build; the next
+    // one starts from an empty one anyway (executor/build_input.cpp), or is
+    // refused if it cannot, so a failure here is only reported.
+    if (build_detail) {
+        if (auto removed = discard_build_tmp(config); !removed) {
+            (void)sys::write_all(log->get(), "hostbridge: the build's TMPDIR was not removed: " +
+                                                 removed.error().message + "\n");
+        }
+    }
 
     // Only a plan that ran to its end settles: the engine is asked how the
     // services it touched came out, whatever the compose CLI said. status

@@ -25,6 +25,7 @@ Names names_flag(hb::ScreenReason reason) {
         case R::MountKeyNotAllowed:
         case R::MountTargetNotAbsolute:
         case R::MountSharingValue:
+        case R::MountRefused:
         case R::DollarInFlag:
         case R::FlagNotAllowed:
         case R::OddFlagSyntax:

@@ -34,9 +34,10 @@ constexpr auto kReasonTexts = dense_names<kLastScreenReason>(
         "ONBUILD must wrap one instruction other than ONBUILD, FROM or MAINTAINER, and not end "
         "in a backslash",
         "FROM and COPY --from take a registry image or a stage: no transport such as oci:, dir: "
-        "or docker-archive: (they read the host), and no $, quotes or backslashes before the "
-        "first colon",
+        "or docker-archive: (they read the host), and no $, quotes, backticks or backslashes",
         "no FROM: the file is empty, or holds only comments, blank lines or ARGs",
+        "RUN --mount is refused, type=cache too: buildah keeps the cache on the host and "
+        "follows links a build step plants in it",
     },
     "unknown reason");
 

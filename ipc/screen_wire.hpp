@@ -55,13 +55,17 @@ enum class ScreenReason : std::uint8_t {
     UnclearAddSource = 17,  // $, quotes or backslashes in ADD's sources (they could spell a URL)
     BadOnbuild = 18,        // ONBUILD of nothing, of ONBUILD/FROM/MAINTAINER, or ending in '\'
     // FROM or COPY --from naming a transport that reads the host (oci:, dir:,
-    // docker-archive:...), or with $, quotes or backslashes before its first ':'.
+    // docker-archive:...), or with $, quotes, backticks or backslashes anywhere.
     ImageTransport = 19,
     // No FROM at all: empty, only comments and blank lines, or only ARGs
     // (the builder fails with "no contents" or ErrNoFROM).
     NoStage = 20,
+    // A --mount that passes every check above, a clean type=cache included:
+    // buildah keeps the cache on the host and follows links a step plants in
+    // it, so no mount of a build step is confined (SECURITY.md, "Postures").
+    MountRefused = 21,
 };
-inline constexpr ScreenReason kLastScreenReason = ScreenReason::NoStage;
+inline constexpr ScreenReason kLastScreenReason = ScreenReason::MountRefused;
 
 // Which flag or --mount key a refusal is about. Wire values are the order
 // (None = 0); append only.

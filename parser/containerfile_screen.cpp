@@ -315,9 +315,13 @@ Check screen_mount_option(std::string_view option, bool& typed, bool& targeted) 
     return std::nullopt;
 }
 
-// A --mount value: type=cache and target=/abs, sharing= at most. buildah's
-// type defaults to bind (the context, or an image with from=), and it carries
-// one mount's type over to the next --mount that names none.
+// A --mount value is refused whatever it says. The checks before the last
+// line only name the worst thing in it: buildah's type defaults to bind (the
+// context, or an image with from=), and it carries one mount's type over to
+// the next --mount that names none. Even type=cache,target=/abs is not
+// confined: buildah keeps it in $TMPDIR/buildah-cache-*/<target> and follows
+// a link that an earlier step planted there when it mounts it (SECURITY.md,
+// "Postures").
 Check screen_mount(std::string_view value) {
     bool typed = false, targeted = false;
     for (;;) {
@@ -328,7 +332,7 @@ Check screen_mount(std::string_view value) {
     }
     if (!typed) return Refusal{ScreenReason::MountNotCache, ScreenFlag::MountType};
     if (!targeted) return Refusal{ScreenReason::MountTargetNotAbsolute, ScreenFlag::MountTarget};
-    return std::nullopt;
+    return Refusal{ScreenReason::MountRefused, ScreenFlag::Mount};
 }
 
 // The transports containers/image registers (alltransports), but "docker":
@@ -350,12 +354,14 @@ bool is_local_transport(std::string_view prefix) {
 }
 
 // FROM's image and COPY --from: libimage reads "<transport>:<rest>" whenever
-// the part before the first ':' names a transport. That part must be plain:
-// a $ could expand to a transport, quotes and backslashes are removed first.
+// the part before the first ':' names a transport. The whole reference must
+// be plain: a $ could expand to a transport or to another image than the one
+// a person was shown (`FROM localhost/x:${TAG}`), quotes and backslashes are
+// removed first.
 Check screen_image(std::string_view ref, ScreenFlag flag) {
+    if (ref.find_first_of("$'\"\\`") != npos) return Refusal{ScreenReason::ImageTransport, flag};
     const std::size_t colon = ref.find(':');
     const std::string_view prefix = ref.substr(0, colon);
-    if (prefix.find_first_of("$'\"\\`") != npos) return Refusal{ScreenReason::ImageTransport, flag};
     if (colon != npos && is_local_transport(prefix)) {
         return Refusal{ScreenReason::ImageTransport, flag};
     }

@@ -31,10 +31,17 @@ bool is_engine_verb(Verb verb) {
 }
 
 EngineHold engine_hold(const Config& config) {
+    // Without an engine user the engine runs as the person: whatever a
+    // builder feature no screen knew reaches is theirs (buildah followed a
+    // link a build step planted in its own cache; SECURITY.md, "Postures").
+    constexpr const char* kSameUser =
+        "the engine runs as you, so a builder feature the screen does not know reaches your "
+        "files (it happened: buildah follows links a build step plants in its own cache); an "
+        "engine user contains it (`hostbridge engine setup`, docs/ENGINE-USER.md)";
     if (config.backend.kind == BackendKind::Stack) {
-        // `start` is the approved script's; its build is its own command,
-        // whose base images the bridge cannot check (docs/BUILDS.md).
-        return {"",
+        // A stack builds with its own command, whose base images the bridge
+        // cannot check (docs/BUILDS.md); its `start` may build as well.
+        return {config.engine ? "" : kSameUser,
                 "a stack builds with its own command: the bridge hands it a screened snapshot "
                 "where install recorded a context, but cannot check which base images that "
                 "command lets a FROM name (their ONBUILD triggers run unscreened)"};
@@ -49,8 +56,8 @@ EngineHold engine_hold(const Config& config) {
             "swap while a container starts, and the engine user resolves them by path",
             ""};
     }
-    // Both verbs start containers from bind sources the agent can swap.
-    const char* both = nullptr;
+    // Where the engine runs as the person, a more particular reason first.
+    const char* both = kSameUser;
     if (config.backend.flavour != ComposeFlavour::PodmanCompose) {
         both =
             "with docker, bind sources in the checkout are resolved by the daemon at every "
@@ -65,14 +72,7 @@ EngineHold engine_hold(const Config& config) {
             "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
             "swap while a container starts";
     }
-    if (both != nullptr) return {both, both};
-    if (config.build && config.build->buildah.empty()) {
-        return {"",
-                "no buildah is recorded, so base images' ONBUILD triggers cannot be checked "
-                "(every rebuild is refused until buildah is installed and `hostbridge upgrade` "
-                "runs)"};
-    }
-    return {};
+    return {both, both};
 }
 
 EngineGuarded hold_engine_verbs(std::string_view text, const EngineHold& hold) {

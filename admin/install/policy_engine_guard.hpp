@@ -1,12 +1,11 @@
-// Which of `up` and `rebuild` may run unattended on this install. Where the
-// engine reads nothing of the agent's that the bridge did not make safe
-// (podman-compose, rootless: builds from screened snapshots with no base
-// image's triggers, bind sources pinned; docs/BUILDS.md, docs/COMPOSE.md),
-// both are seeded `auto`. Elsewhere (docker, rootful podman, binds accepted
-// unpinned, a stack's own build) `install` seeds them `ask`, `install` and
-// `upgrade` turn an `auto` for them back into `ask` and say why, and
-// `doctor` warns about one set back by hand (SECURITY.md, "What is not
-// defended").
+// Which of `up` and `rebuild` may run unattended on this install: only
+// where an escape through the engine is contained, that is with an engine
+// user (docs/ENGINE-USER.md) whose podman reads nothing of the agent's that
+// the bridge did not make safe. Everywhere else (the engine run as the
+// person, docker, rootful podman, binds accepted unpinned, a stack's own
+// build) `install` seeds them `ask`, `install` and `upgrade` turn an `auto`
+// for them back into `ask` and say why, and `doctor` warns about one set
+// back by hand (SECURITY.md, "Postures").
 #pragma once
 
 #include <array>

@@ -73,12 +73,11 @@ STACK
     grep -q "stack ran: status" <<<"$out" || fail "status output: $out"
     pass "a request fired the drain through the path unit"
 
-    # The person holds up (a stack's up is seeded auto:
-    # admin/install/policy_engine_guard.hpp), allows the agent's up, and the drain
-    # that takes the decision up runs it.
+    # up is held for a person (without an engine user the engine runs as
+    # the person: admin/install/policy_engine_guard.hpp); the person allows
+    # the agent's up, and the drain that takes the decision up runs it.
     local policy=${XDG_CONFIG_HOME:-$HOME/.config}/hostbridge/$slug/policy.conf
-    grep -qx MODE_up=auto "$policy" || fail "a stack install did not seed MODE_up=auto: $(grep MODE_up "$policy")"
-    sed -i 's/^MODE_up=auto$/MODE_up=ask/' "$policy"
+    grep -qx MODE_up=ask "$policy" || fail "a stack install without an engine user did not seed MODE_up=ask: $(grep MODE_up "$policy")"
     name=$("$p/untracked/hostbridge/request" --no-wait up) || fail "publish up"
     name=${name##*/}
     wait_for 30 '"$hb" pending --slug "$slug" 2>/dev/null | grep -qx "request: *$name"' ||
@@ -97,9 +96,6 @@ STACK
     kill -0 "$app" 2>/dev/null || fail "the app died with the oneshot"
     pass "up ran in a systemd-run scope under the hardening and outlived the oneshot"
     kill "$app"
-    # The person's policy as install seeded it again, so the install below
-    # has nothing to regenerate (AGENT.md follows the policy).
-    sed -i 's/^MODE_up=ask$/MODE_up=auto/' "$policy"
 
     out=$("$hb" install --project-dir "$p" --stack-bin "$p/stack" "${root_flag[@]}" 2>&1) ||
         fail "second install: $out"

@@ -24,16 +24,18 @@ Config safe_compose() {
     return c;
 }
 
-TEST(PolicyEngineGuard, OnlyRootlessPodmanComposeWithBuildahRunsBothUnattended) {
-    EXPECT_FALSE(engine_hold(safe_compose()).any());
-    Config no_build = safe_compose();
-    no_build.build.reset();  // nothing buildable: rebuild is denied anyway
-    EXPECT_FALSE(engine_hold(no_build).any());
-
-    Config no_buildah = safe_compose();
-    no_buildah.build->buildah.clear();
-    EXPECT_TRUE(engine_hold(no_buildah).up.empty());
-    EXPECT_NE(engine_hold(no_buildah).rebuild.find("ONBUILD"), std::string::npos);
+TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythingPinned) {
+    // A builder feature no screen knew reached the host here (SECURITY.md,
+    // "Postures"): without an engine user nothing that feeds the engine
+    // runs unattended, however much the bridge makes safe.
+    for (Config c : {safe_compose(), [] {
+                         Config no_build = safe_compose();
+                         no_build.build.reset();
+                         return no_build;
+                     }()}) {
+        EXPECT_NE(engine_hold(c).up.find("the engine runs as you"), std::string::npos);
+        EXPECT_NE(engine_hold(c).rebuild.find("engine setup"), std::string::npos);
+    }
 
     Config rootful = safe_compose();
     rootful.pins.reset();
@@ -64,7 +66,7 @@ TEST(PolicyEngineGuard, OnlyRootlessPodmanComposeWithBuildahRunsBothUnattended) 
 
     Config stack;
     stack.backend.kind = BackendKind::Stack;
-    EXPECT_TRUE(engine_hold(stack).up.empty());
+    EXPECT_NE(engine_hold(stack).up.find("the engine runs as you"), std::string::npos);
     EXPECT_NE(engine_hold(stack).rebuild.find("its own command"), std::string::npos);
 }
 

@@ -60,7 +60,7 @@ ARG NODE_VERSION=20
 FROM --platform=linux/amd64 node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
+RUN npm ci --omit=dev
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -79,16 +79,14 @@ CMD ["/app/server.js"]
 )");
 }
 
-TEST(ContainerfileScreen, APythonFileWithAPipCacheMountIsAccepted) {
+TEST(ContainerfileScreen, APythonFileIsAccepted) {
     expect_accepted(R"(FROM python:3.12-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /srv
 COPY requirements.txt .
-RUN --mount=type=cache,target=/root/.cache/pip pip install -r requirements.txt
-RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
-    --mount=type=cache,target=/var/lib/apt,sharing=private \
-    apt-get update && apt-get install -y --no-install-recommends libpq5
+RUN pip install -r requirements.txt
+RUN apt-get update && apt-get install -y --no-install-recommends libpq5
 COPY app/ ./app/
 VOLUME ["/srv/data"]
 STOPSIGNAL SIGTERM
@@ -108,7 +106,7 @@ TEST(ContainerfileScreen, JsonFormCmdEntrypointAndShellAreAccepted) {
 TEST(ContainerfileScreen, LowerCaseAndMixedCaseInstructionsAreAccepted) {
     expect_accepted(
         "from alpine\n"
-        "run --mount=type=cache,target=/var/cache/apk apk add git\n"
+        "run apk add git\n"
         "Copy --chown=1:1 a /a\n"
         "wOrKdIr /a\n"
         "cmd [\"sh\"]\n");
@@ -147,13 +145,24 @@ TEST(ContainerfileScreen, TheLastOfTwoBackslashesContinuesTheLine) {
 }
 
 TEST(ContainerfileScreen, AFlagSplitAcrossAContinuationIsReadJoined) {
-    expect_accepted("FROM a\nRUN --mount=type=ca\\\nche,target=/c true\n");
+    // Joined, the first is a clean cache mount (refused last, as every
+    // mount is) and the second a bind (refused by its type).
+    expect_refused("FROM a\nRUN --mount=type=ca\\\nche,target=/c true\n", R::MountRefused, 2,
+                   F::Mount);
     expect_refused("FROM a\nRUN --mount=type=bi\\\nnd,target=/h true\n", R::MountNotCache, 2,
                    F::MountType);
 }
 
 TEST(ContainerfileScreen, HeadingArgsBeforeTheFirstFromAreAccepted) {
-    expect_accepted("ARG BASE_TAG=3.20\nARG OTHER\nFROM alpine:${BASE_TAG}\nRUN true\n");
+    expect_accepted("ARG BASE_TAG=3.20\nARG OTHER\nFROM alpine:3.20\nRUN echo ${BASE_TAG}\n");
+}
+
+TEST(ContainerfileScreen, ADollarAnywhereInAnImageReferenceIsRefused) {
+    // The image built must be the one a person reads: an ARG could name any
+    // other image of the host's store after the first colon too.
+    expect_refused("ARG TAG=1\nFROM localhost/x:${TAG}\n", R::ImageTransport, 2);
+    expect_refused("FROM a\nFROM localhost/x:$TAG\n", R::ImageTransport, 2);
+    expect_refused("FROM a@sha256:\"x\"\n", R::ImageTransport, 1);
 }
 
 TEST(ContainerfileScreen, RegistryImagesWithPortsAndTagsAreAccepted) {
@@ -176,8 +185,13 @@ TEST(ContainerfileScreen, HereStringsAndShiftsAreNotHeredocs) {
 }
 
 TEST(ContainerfileScreen, AnOnbuildOfAPlainInstructionIsAccepted) {
-    expect_accepted(
-        "FROM a\nONBUILD COPY . /src\nONBUILD RUN --mount=type=cache,target=/c make -C /src\n");
+    expect_accepted("FROM a\nONBUILD COPY . /src\nONBUILD RUN make -C /src\n");
+}
+
+TEST(ContainerfileScreen, AMountSmuggledThroughAnOnbuildIsRefused) {
+    // A later stage FROM this one would run the trigger's mount unscreened.
+    expect_refused("FROM a AS s\nONBUILD RUN --mount=type=cache,target=/c true\nFROM s\n",
+                   R::MountRefused, 2, F::Mount);
 }
 
 TEST(ContainerfileScreen, AByteOrderMarkOnTheFirstLineIsSkipped) {
@@ -207,7 +221,7 @@ TEST(ContainerfileScreen, UnderABacktickEscapeABackslashDoesNotContinue) {
     expect_refused(
         "# escape=`\n"
         "FROM a\n"
-        "RUN --mount=type=cache,target=/c echo \\\n"
+        "RUN echo \\\n"
         "RUN --mount=type=bind,target=/h cat /h/x\n",
         R::MountNotCache, 4, F::MountType);
 }
@@ -218,7 +232,7 @@ TEST(ContainerfileScreen, AnEscapeDirectiveOnLineThreeIsOnlyAComment) {
         "FROM a\n"
         "# a comment first\n"
         "# escape=`\n"
-        "RUN --mount=type=cache,target=/c echo \\\n"
+        "RUN echo \\\n"
         "RUN --mount=type=bind,target=/h cat /h/x\n");
 }
 
@@ -295,7 +309,7 @@ TEST(ContainerfileScreen, ALineOver65535BytesIsRefusedBecauseBuildahStopsReading
 }
 
 TEST(ContainerfileScreen, AMebibyteOfContinuationLinesIsScreenedInOnePass) {
-    std::string file = "FROM a\nRUN --mount=type=cache,target=/c echo \\\n";
+    std::string file = "FROM a\nRUN echo \\\n";
     while (file.size() < kMaxContainerfileBytes - 100) file += "x \\\n";
     file += "y\n";
     expect_accepted(file);
@@ -405,8 +419,18 @@ TEST(ContainerfileScreen, ACacheMountNeedsAnAbsoluteTarget) {
                    F::MountTarget);
 }
 
+TEST(ContainerfileScreen, ACleanCacheMountIsRefusedToo) {
+    // buildah follows a link an earlier step planted in its cache dir on
+    // the host (tests/e2e/build_attacks.sh shows it reaching the host).
+    for (const char* m : {"type=cache,target=/c", "target=/c,type=cache",
+                          "type=cache,target=/c,sharing=locked", "type=cache,target=/c/h"}) {
+        SCOPED_TRACE(m);
+        expect_refused(std::string("FROM a\nRUN --mount=") + m + " true\n", R::MountRefused, 2,
+                       F::Mount);
+    }
+}
+
 TEST(ContainerfileScreen, SharingMustBeSharedPrivateOrLocked) {
-    expect_accepted("FROM a\nRUN --mount=type=cache,target=/c,sharing=shared true\n");
     expect_refused("FROM a\nRUN --mount=type=cache,target=/c,sharing=rshared true\n",
                    R::MountSharingValue, 2, F::MountSharing);
 }
@@ -423,9 +447,12 @@ TEST(ContainerfileScreen, AMountValueThatDoesNotSplitCleanlyIsRefused) {
                    F::Mount);
 }
 
-TEST(ContainerfileScreen, EveryMountOfARunIsScreened) {
+TEST(ContainerfileScreen, TheFirstMountOfARunIsTheVerdict) {
     expect_refused(
         "FROM a\nRUN --mount=type=cache,target=/c \\\n    --mount=type=bind,target=/h true\n",
+        R::MountRefused, 2, F::Mount);
+    expect_refused(
+        "FROM a\nRUN --mount=type=bind,target=/h \\\n    --mount=type=cache,target=/c true\n",
         R::MountNotCache, 2, F::MountType);
 }
 
@@ -438,7 +465,7 @@ TEST(ContainerfileScreen, RunTakesOnlyTheMountFlag) {
 }
 
 TEST(ContainerfileScreen, FlagsEndAtTheFirstWordThatIsNotOne) {
-    expect_accepted("FROM a\nRUN --mount=type=cache,target=/c ls --mount=type=bind\n");
+    expect_accepted("FROM a\nRUN ls --mount=type=bind\n");
 }
 
 // ------------------------------------------------------------ flags
@@ -523,7 +550,7 @@ TEST(ContainerfileScreen, AHeredocIsRefusedAtItsRunLineWhateverItsBodySays) {
 TEST(ContainerfileScreen, EveryHeredocSpellingIsRefused) {
     for (const char* line : {"RUN <<EOF", "RUN cat <<-EOF", "RUN cat << 'EOF'", "RUN cat <<\"EOF\"",
                              "RUN python3 <<_END_", "COPY <<EOF /x", "ADD <<EOF /x",
-                             "RUN --mount=type=cache,target=/c sh <<x"}) {
+                             "RUN echo x && sh <<x"}) {
         SCOPED_TRACE(line);
         expect_refused(std::string("FROM a\n") + line + "\nhello\nEOF\n", R::Heredoc, 2);
     }
@@ -592,7 +619,8 @@ TEST(ContainerfileScreen, AFromThroughAHostTransportIsRefused) {
 TEST(ContainerfileScreen, AFromThatCouldExpandToATransportIsRefused) {
     expect_refused("ARG BASE=oci:/home/u/layout\nFROM $BASE\n", R::ImageTransport, 2);
     expect_refused("FROM \"oci\":/home/u/layout\n", R::ImageTransport, 1);
-    expect_accepted("ARG V=3.12\nFROM python:${V}-slim\n");
+    // After the first colon too: any other image of the host's store.
+    expect_refused("ARG V=3.12\nFROM python:${V}-slim\n", R::ImageTransport, 2);
 }
 
 TEST(ContainerfileScreen, ACopyFromAHostTransportIsRefused) {

@@ -476,14 +476,13 @@ install_bridge() {
             grep -qx 'compose flavour: podman-compose (from `version`)' "$run_dir/install.log"
     fi
     # What the seeded policy holds for a person (admin/install/policy_engine_guard.hpp):
-    # a stack's rebuild (its build is its own command); with podman-compose
-    # nothing rootless (snapshots, trigger check, pinned binds) and both up
-    # and rebuild rootful (bind sources resolved by path).
-    local want_up=auto want_rebuild=auto
-    if [ "$backend" = stack ]; then
-        want_rebuild=ask
-    elif [ "$rootful" -eq 1 ]; then
-        want_up=ask want_rebuild=ask
+    # without an engine user the engine runs as the person, and up and
+    # rebuild wait for a person; with one, both run unattended (a stack's
+    # rebuild still waits: its build is its own command).
+    local want_up=ask want_rebuild=ask
+    if [ -n "$engine_user" ]; then
+        want_up=auto
+        [ "$backend" = stack ] || want_rebuild=auto
     fi
     check "the seeded policy has MODE_up=$want_up and MODE_rebuild=$want_rebuild" \
         eval 'grep -qx "MODE_up=$want_up" "$config_dir/policy.conf" && grep -qx "MODE_rebuild=$want_rebuild" "$config_dir/policy.conf"'
