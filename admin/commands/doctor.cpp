@@ -700,19 +700,23 @@ class Doctor {
     // install or upgrade.
     void check_engine_verbs(const common::Policy& policy) {
         const EngineHold hold = engine_hold(c_);
+        EngineHold named;  // the reasons of the verbs set back only
         std::string automatic;
         for (Verb verb : kEngineVerbs) {
             if (hold.of(verb).empty()) continue;
             const std::string key(verb_info(verb).policy_key);
+            const std::size_t before = automatic.size();
             if (policy.mode(verb) == common::Mode::Auto) automatic += " " + key + "=auto";
             for (const auto& rule : policy.service_rules) {
                 if (rule.verb == verb && rule.mode.mode == common::Mode::Auto) {
                     automatic += " " + key + "." + rule.service + "=auto";
                 }
             }
+            if (automatic.size() != before)
+                (verb == Verb::Up ? named.up : named.rebuild) = hold.of(verb);
         }
         if (automatic.empty()) return;
-        warn(c_.policy_file + " has" + automatic + "; " + engine_hold_reason(hold) +
+        warn(c_.policy_file + " has" + automatic + "; " + engine_hold_reason(named) +
              "; `hostbridge install` and `upgrade` set them to ask");
     }
 

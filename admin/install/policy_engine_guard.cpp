@@ -104,7 +104,7 @@ std::string engine_hold_reason(const EngineHold& hold) {
     if (hold.up == hold.rebuild) {
         return hold.up.empty() ? std::string()
                                : "up and rebuild are held for a person (ask): " + hold.up +
-                                     " (SECURITY.md, \"What is not defended\")";
+                                     " (SECURITY.md, \"Two postures\")";
     }
     std::string out;
     for (Verb verb : kEngineVerbs) {
@@ -112,7 +112,7 @@ std::string engine_hold_reason(const EngineHold& hold) {
         out += (out.empty() ? "" : "; ") + std::string(verb_name(verb)) +
                " is held for a person (ask): " + hold.of(verb);
     }
-    return out + " (SECURITY.md, \"What is not defended\")";
+    return out + " (SECURITY.md, \"Two postures\")";
 }
 
 }  // namespace hb::admin

@@ -67,9 +67,10 @@ TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     EXPECT_EQ(m["format"], 1);
     EXPECT_EQ(m["services"], nlohmann::json({"api", "db", "web", "worker"}));
     EXPECT_EQ(m["buildable"], nlohmann::json({"api", "web"}));
-    // A stack install is seeded so (admin/install/policy_engine_guard.hpp).
+    // A stack install without an engine user is seeded so
+    // (admin/install/policy_engine_guard.hpp).
     EXPECT_EQ(verb_mode(m, "rebuild"), "ask");
-    EXPECT_EQ(verb_mode(m, "up"), "auto");
+    EXPECT_EQ(verb_mode(m, "up"), "ask");
     EXPECT_EQ(verb_mode(m, "restart"), "auto");
     EXPECT_EQ(m["limits"]["mutating"]["count"], 20);
     EXPECT_EQ(m["ttl_seconds"], 600);

@@ -237,7 +237,7 @@ TEST_F(Doctor, WarnsWhenUpOrRebuildRunUnattended) {
     }
     write_file(policy, text + "MODE_rebuild.api=auto\n");
     const Ran d = doctor();
-    // A stack install holds rebuild, not up (admin/install/policy_engine_guard.hpp).
+    // Only what was set back by hand is named (up stays ask here).
     EXPECT_TRUE(contains(d.out, "WARNING: " + policy +
                                     " has MODE_rebuild=auto MODE_rebuild.api=auto; rebuild is "
                                     "held for a person (ask): a stack builds"))

@@ -49,22 +49,24 @@ TEST_F(Install, FirstRunCreatesEverythingAndSecondRunChangesNothing) {
 // Issue 27, item 0: until builds run from host-owned snapshots, a build
 // reads the agent's Containerfile as the host user (SECURITY.md, "What is
 // not defended"), so up and rebuild are held for a person.
-// A stack install: its `start` is the approved script's, its build its own
-// command, whose base images the bridge cannot check
+// A stack install without an engine user: its `start` runs as the person,
+// its build is its own command, whose base images the bridge cannot check
 // (admin/install/policy_engine_guard.hpp; the compose installs are
 // PolicyEngineGuard.* and tests/e2e/bind_pin_attack.sh's).
-TEST_F(Install, SeedsRebuildAsAskAndSaysWhy) {
+TEST_F(Install, SeedsUpAndRebuildAsAskAndSaysWhy) {
     Ran run = home.hostbridge(install_args(project));
     ASSERT_EQ(run.code, 0) << run.out << run.err;
-    EXPECT_TRUE(
-        contains(run.out, "policy.conf: seeded (every verb auto but rebuild, down and init: ask)"))
+    EXPECT_TRUE(contains(
+        run.out, "policy.conf: seeded (every verb auto but up, rebuild, down and init: ask)"))
         << run.out;
     EXPECT_TRUE(contains(run.out,
                          "rebuild is held for a person (ask): a stack builds with its "
                          "own command"))
         << run.out;
+    EXPECT_TRUE(contains(run.out, "up is held for a person (ask): the engine runs as you"))
+        << run.out;
     const std::string text = read_file(home.config_dir("demo-app") + "/policy.conf");
-    EXPECT_TRUE(has_line(text, "MODE_up=auto")) << text;
+    EXPECT_TRUE(has_line(text, "MODE_up=ask")) << text;
     EXPECT_TRUE(has_line(text, "MODE_rebuild=ask")) << text;
     EXPECT_TRUE(has_line(text, "MODE_restart=auto")) << text;
     // What stops or destroys the application waits for a person too.
@@ -72,7 +74,7 @@ TEST_F(Install, SeedsRebuildAsAskAndSaysWhy) {
     EXPECT_TRUE(has_line(text, "MODE_init=ask")) << text;
 }
 
-TEST_F(Install, AReinstallOrUpgradeTurnsAutoRebuildIntoAsk) {
+TEST_F(Install, AReinstallOrUpgradeTurnsAutoUpAndRebuildIntoAsk) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     const std::string mine =
@@ -81,12 +83,12 @@ TEST_F(Install, AReinstallOrUpgradeTurnsAutoRebuildIntoAsk) {
     write_file(policy, mine);
     Ran again = home.hostbridge(install_args(project));
     ASSERT_EQ(again.code, 0) << again.out << again.err;
-    EXPECT_TRUE(
-        contains(again.out, "policy.conf: MODE_rebuild.api, MODE_rebuild changed from auto to ask"))
+    EXPECT_TRUE(contains(
+        again.out, "policy.conf: MODE_up, MODE_rebuild.api, MODE_rebuild changed from auto to ask"))
         << again.out;
     EXPECT_TRUE(contains(again.out, "a stack builds with its own command")) << again.out;
     EXPECT_EQ(read_file(policy),
-              "# mine\nMODE_ping=auto\nMODE_up=auto\nMODE_rebuild.api=ask\nMODE_rebuild=ask\n"
+              "# mine\nMODE_ping=auto\nMODE_up=ask\nMODE_rebuild.api=ask\nMODE_rebuild=ask\n"
               "MODE_rebuild.web=deny\nMODE_restart=auto\n# MODE_up=auto stays a comment\n"
               "MODE_down=ask");
     // Nothing left to change: a third run leaves the file alone.

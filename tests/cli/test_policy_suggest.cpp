@@ -98,13 +98,13 @@ TEST_F(Suggest, UsedVerbsAreAutoWithHowOftenAndSinceWhen) {
     const common::Policy p = parsed(run.out);
     EXPECT_EQ(p.mode(Verb::Ping), Mode::Auto);
     EXPECT_EQ(p.mode(Verb::Status), Mode::Auto);
-    // A stack install: its up is the approved script's `start`, which this
-    // install does not hold for a person (admin/install/policy_engine_guard.hpp).
-    EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
+    // A stack install without an engine user: up is held for a person
+    // however often it ran (admin/install/policy_engine_guard.hpp).
+    EXPECT_EQ(p.mode(Verb::Up), Mode::Ask);
     EXPECT_TRUE(has_line(run.out, "MODE_status=auto")) << run.out;
     const std::string status = comment_before(run.out, "MODE_status=auto");
     EXPECT_TRUE(contains(status, "# status: ran 3 times, 20")) << status;  // from .. to
-    const std::string up = comment_before(run.out, "MODE_up=auto");
+    const std::string up = comment_before(run.out, "MODE_up=ask");
     EXPECT_TRUE(contains(up, "# up: ran once, at 20")) << up;
     // Only api's logs ran: logs is denied but for api.
     EXPECT_TRUE(has_line(run.out, "MODE_logs=deny")) << run.out;

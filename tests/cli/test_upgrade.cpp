@@ -130,9 +130,9 @@ TEST_F(Upgrade, ReplacesEveryCopyByRenameAndRendersTheFilesAgain) {
 // An install from before issue 27 has the old seeded policy (every verb
 // auto): upgrade holds up and rebuild for a person and says why, for every
 // install, and leaves the rest of each file as the person wrote it.
-// Both installs are stacks: rebuild is held, up is theirs
+// Both installs are stacks without an engine user: both are held
 // (admin/install/policy_engine_guard.hpp).
-TEST_F(Upgrade, HoldsRebuildForAPersonInEveryStackInstall) {
+TEST_F(Upgrade, HoldsUpAndRebuildForAPersonInEveryStackInstall) {
     for (const std::string& slug : {std::string("alpha"), std::string("beta")}) {
         write_file(home.config_dir(slug) + "/policy.conf",
                    "MODE_ping=auto\nMODE_up=auto\nMODE_rebuild=auto\nMODE_restart=auto\n");
@@ -141,11 +141,13 @@ TEST_F(Upgrade, HoldsRebuildForAPersonInEveryStackInstall) {
     ASSERT_EQ(run.code, 0) << run.out << run.err;
     for (const std::string& slug : {std::string("alpha"), std::string("beta")}) {
         EXPECT_EQ(read_file(home.config_dir(slug) + "/policy.conf"),
-                  "MODE_ping=auto\nMODE_up=auto\nMODE_rebuild=ask\nMODE_restart=auto\n")
+                  "MODE_ping=auto\nMODE_up=ask\nMODE_rebuild=ask\nMODE_restart=auto\n")
             << slug;
     }
-    EXPECT_TRUE(contains(run.out, "MODE_rebuild changed from auto to ask")) << run.out;
+    EXPECT_TRUE(contains(run.out, "MODE_up, MODE_rebuild changed from auto to ask")) << run.out;
     EXPECT_TRUE(contains(run.out, "a stack builds with its own command")) << run.out;
+    EXPECT_TRUE(contains(run.out, "up is held for a person (ask): the engine runs as you"))
+        << run.out;
 }
 
 TEST_F(Upgrade, AnInstallWithoutItsRecordFailsAndTheOthersStillUpgrade) {

@@ -402,9 +402,9 @@ TEST_F(BuildSnapshot, AThousandMebibytesOfHolesAreRefusedBeforeAnythingIsWritten
     }
     const auto t0 = std::chrono::steady_clock::now();
     const std::string why = refusal();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
     EXPECT_EQ(why,
               "build context web/sparse: a sparse file (1048576000 bytes long, a hole from byte "
               "0): its copy would write bytes the checkout does not hold; a build context holds "

@@ -548,9 +548,9 @@ TEST(ContainerfileScreen, AHeredocIsRefusedAtItsRunLineWhateverItsBodySays) {
 }
 
 TEST(ContainerfileScreen, EveryHeredocSpellingIsRefused) {
-    for (const char* line : {"RUN <<EOF", "RUN cat <<-EOF", "RUN cat << 'EOF'", "RUN cat <<\"EOF\"",
-                             "RUN python3 <<_END_", "COPY <<EOF /x", "ADD <<EOF /x",
-                             "RUN echo x && sh <<x"}) {
+    for (const char* line :
+         {"RUN <<EOF", "RUN cat <<-EOF", "RUN cat << 'EOF'", "RUN cat <<\"EOF\"",
+          "RUN python3 <<_END_", "COPY <<EOF /x", "ADD <<EOF /x", "RUN echo x && sh <<x"}) {
         SCOPED_TRACE(line);
         expect_refused(std::string("FROM a\n") + line + "\nhello\nEOF\n", R::Heredoc, 2);
     }
