@@ -73,11 +73,9 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
 TEST(PolicyEngineGuard, TheReasonNamesEachHeldVerb) {
     EXPECT_EQ(engine_hold_reason(EngineHold{}), "");
     EXPECT_EQ(engine_hold_reason(kBoth),
-              "up and rebuild are held for a person (ask): why (SECURITY.md, \"What is not "
-              "defended\")");
+              "up and rebuild are held for a person (ask): why (SECURITY.md, \"Two postures\")");
     EXPECT_EQ(engine_hold_reason(EngineHold{"", "no buildah"}),
-              "rebuild is held for a person (ask): no buildah (SECURITY.md, \"What is not "
-              "defended\")");
+              "rebuild is held for a person (ask): no buildah (SECURITY.md, \"Two postures\")");
 }
 
 TEST(PolicyEngineGuard, OnlyTheHeldVerbsLinesChange) {
