@@ -559,13 +559,14 @@ void check_budget(const Config& config) {
 }
 
 Config read_config(const json& root) {
-    const Object top(root, "",
-                     {"version",     "slug",     "project_dir",    "spool_dir",    "state_dir",
-                      "policy_file", "parser",   "allow_root",     "file_mode",    "agent_gid",
-                      "backend",     "services", "buildable",      "tcb",          "limits",
-                      "timeouts",    "drain",    "retention",      "systemd",      "join_network",
-                      "run_dir",     "rendered", "checkout_paths", "audit_budget", "build",
-                      "pins",        "settle",   "unpinned_binds", "engine"});
+    const Object top(
+        root, "",
+        {"version",     "slug",     "project_dir",    "spool_dir",    "state_dir",
+         "policy_file", "parser",   "allow_root",     "file_mode",    "agent_gid",
+         "backend",     "services", "buildable",      "tcb",          "limits",
+         "timeouts",    "drain",    "retention",      "systemd",      "join_network",
+         "run_dir",     "rendered", "checkout_paths", "audit_budget", "build",
+         "pins",        "settle",   "unpinned_binds", "engine",       "accept_uncontained_engine"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -637,6 +638,9 @@ Config read_config(const json& root) {
         }
     }
     if (const json* engine = top.optional("engine")) c.engine = engine_identity(*engine, c);
+    if (const json* accept = top.optional("accept_uncontained_engine")) {
+        c.accept_uncontained_engine = boolean(*accept, "accept_uncontained_engine");
+    }
     check_budget(c);
     return c;
 }

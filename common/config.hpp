@@ -266,6 +266,11 @@ struct Config {
     std::vector<std::string> unpinned_binds;
     // Absent: the engine runs as the person (docs/ENGINE-USER.md).
     std::optional<EngineIdentity> engine;
+    // "accept_uncontained_engine": true only where the person said so
+    // (`install --accept-uncontained-engine`): the executor then runs an
+    // engine verb the policy says auto although an escape through the
+    // engine would reach the person (common/engine_hold.hpp).
+    bool accept_uncontained_engine = false;
     bool operator==(const Config&) const = default;
 };
 

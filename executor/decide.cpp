@@ -13,6 +13,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "common/engine_hold.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
 #include "executor/argv_table.hpp"
@@ -342,7 +343,11 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
 
     // Read on every request, so an edit to policy.conf takes effect at once.
     const Policy policy = load_policy(config.policy_file, config.services);
-    const Mode mode = policy.mode(verb, service);
+    // An engine verb runs unattended only where an escape through the
+    // engine is contained, whatever policy.conf says: a line set back to
+    // auto by hand (or by a later tool) is still held for a person, unless
+    // bridge.json says the person accepted it (common/engine_hold.hpp).
+    const Mode mode = common::effective_mode(config, policy, verb, service);
     if (mode == Mode::Deny) {
         return refusal(FinalState::Denied, ReasonCode::PolicyDeny,
                        policy.deny_detail(verb, service));

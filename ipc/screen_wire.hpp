@@ -62,7 +62,7 @@ enum class ScreenReason : std::uint8_t {
     NoStage = 20,
     // A --mount that passes every check above, a clean type=cache included:
     // buildah keeps the cache on the host and follows links a step plants in
-    // it, so no mount of a build step is confined (SECURITY.md, "Postures").
+    // it, so no mount of a build step is confined (SECURITY.md, "Two postures").
     MountRefused = 21,
 };
 inline constexpr ScreenReason kLastScreenReason = ScreenReason::MountRefused;

@@ -321,7 +321,7 @@ Check screen_mount_option(std::string_view option, bool& typed, bool& targeted) 
 // the next --mount that names none. Even type=cache,target=/abs is not
 // confined: buildah keeps it in $TMPDIR/buildah-cache-*/<target> and follows
 // a link that an earlier step planted there when it mounts it (SECURITY.md,
-// "Postures").
+// "Two postures").
 Check screen_mount(std::string_view value) {
     bool typed = false, targeted = false;
     for (;;) {

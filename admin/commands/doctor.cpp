@@ -700,6 +700,16 @@ class Doctor {
     // install or upgrade.
     void check_engine_verbs(const common::Policy& policy) {
         const EngineHold hold = engine_hold(c_);
+        if (c_.accept_uncontained_engine) {
+            if (hold.any()) {
+                warn(
+                    "bridge.json accepts an uncontained engine "
+                    "(accept_uncontained_engine, from `install --accept-uncontained-engine`): "
+                    "up and rebuild run unattended where the policy says auto, although " +
+                    engine_hold_reason(hold));
+            }
+            return;
+        }
         EngineHold named;  // the reasons of the verbs set back only
         std::string automatic;
         for (Verb verb : kEngineVerbs) {
@@ -717,7 +727,8 @@ class Doctor {
         }
         if (automatic.empty()) return;
         warn(c_.policy_file + " has" + automatic + "; " + engine_hold_reason(named) +
-             "; `hostbridge install` and `upgrade` set them to ask");
+             "; the executor holds them for a person all the same, and `hostbridge install` "
+             "and `upgrade` set them to ask");
     }
 
     // Requests waiting for a person: the agent waits too, until their TTL.

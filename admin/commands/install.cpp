@@ -566,6 +566,7 @@ class Installer {
         c.policy_file = paths_.policy_file;
         c.parser = paths_.parser;
         c.allow_root = o_.allow_root;
+        c.accept_uncontained_engine = o_.accept_uncontained_engine;
         c.file_mode = o_.file_mode;
         c.agent_gid = o_.agent_gid;
         c.backend = backend_;
@@ -793,7 +794,16 @@ class Installer {
         auto policy = read_file_if_exists(paths_.policy_file);
         if (!policy)
             return fail("cannot check " + paths_.policy_file + ": " + policy.error().message);
-        const EngineHold hold = engine_hold(config_);
+        // Accepted by the person (--accept-uncontained-engine): nothing is
+        // held or rewritten, and install says what that means each time.
+        const EngineHold risk = engine_hold(config_);
+        const EngineHold hold = config_.accept_uncontained_engine ? EngineHold{} : risk;
+        if (config_.accept_uncontained_engine && risk.any()) {
+            report_.note(
+                "  WARNING: --accept-uncontained-engine: up and rebuild run unattended "
+                "where policy.conf says auto, although " +
+                engine_hold_reason(risk));
+        }
         if (!policy->has_value()) {
             auto seeded = write_file_atomic(
                 paths_.policy_file,

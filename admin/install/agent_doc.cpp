@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "client/request/request_wait.hpp"
+#include "common/engine_hold.hpp"
 #include "executor/argv_table.hpp"
 
 namespace hb::admin {
@@ -33,16 +34,20 @@ std::string policy_section(const Config& config, const common::Policy& policy) {
         if (mode == common::Mode::Ask) ask.push_back(what);
         if (mode == common::Mode::Auto) allowed.push_back(what);
     };
+    // As the executor applies them (common/engine_hold.hpp).
+    const auto mode_of = [&](Verb verb, std::string_view service = {}) {
+        return common::effective_mode(config, policy, verb, service);
+    };
     for (Verb verb : kAllVerbs) {
-        const common::Mode mode = policy.mode(verb);
+        const common::Mode mode = mode_of(verb);
         if (verb_offered(verb, config) && mode != common::Mode::Auto) {
             file(mode, std::string(verb_name(verb)));
         }
     }
     for (const auto& rule : policy.service_rules) {
         if (!verb_offered(rule.verb, config)) continue;
-        const common::Mode mode = policy.mode(rule.verb, rule.service);
-        if (mode == policy.mode(rule.verb)) continue;
+        const common::Mode mode = mode_of(rule.verb, rule.service);
+        if (mode == mode_of(rule.verb)) continue;
         file(mode, std::string(verb_name(rule.verb)) + " " + rule.service);
     }
     std::ostringstream o;

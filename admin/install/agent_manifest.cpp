@@ -10,6 +10,7 @@
 
 #include "admin/install/agent_doc.hpp"
 #include "admin/util/fs_util.hpp"
+#include "common/engine_hold.hpp"
 #include "executor/argv_table.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
@@ -35,6 +36,10 @@ std::string render_agent_manifest(const Config& config, const common::Policy& po
                                   const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
     nlohmann::json verbs = nlohmann::json::array();
+    // As the executor applies them (common/engine_hold.hpp).
+    const auto mode_of = [&](Verb verb, std::string_view service = {}) {
+        return common::effective_mode(config, policy, verb, service);
+    };
     for (Verb verb : kAllVerbs) {
         // The same verbs AGENT.md lists for this install.
         if (!verb_offered(verb, config)) continue;
@@ -45,13 +50,13 @@ std::string render_agent_manifest(const Config& config, const common::Policy& po
         // (admin/install/agent_doc.cpp): a line not understood denies both alike.
         for (const auto& rule : policy.service_rules) {
             if (rule.verb != verb) continue;
-            const common::Mode mode = policy.mode(verb, rule.service);
-            if (mode != policy.mode(verb))
+            const common::Mode mode = mode_of(verb, rule.service);
+            if (mode != mode_of(verb))
                 services[rule.service] = std::string(common::mode_name(mode));
         }
         nlohmann::json item = {{"verb", std::string(verb_name(verb))},
                                {"arg", arg_word(verb_arg_kind(verb))},
-                               {"mode", std::string(common::mode_name(policy.mode(verb)))}};
+                               {"mode", std::string(common::mode_name(mode_of(verb)))}};
         if (!services.empty()) item["service_modes"] = services;
         verbs.push_back(item);
     }

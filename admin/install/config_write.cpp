@@ -133,6 +133,7 @@ std::string serialize_config(const Config& config) {
         }
     }
     if (!config.unpinned_binds.empty()) j["unpinned_binds"] = config.unpinned_binds;
+    if (config.accept_uncontained_engine) j["accept_uncontained_engine"] = true;
     if (config.pins) {
         j["pins"] = {{"engine", config.pins->engine},
                      {"executor", config.pins->executor},

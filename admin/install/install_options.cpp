@@ -82,6 +82,11 @@ policy.conf once, installs the executor and parser, drops the agent client
   --agent-gid GID        the agent runs as another uid in group GID: tmp/ and
                          requests/ become 2770 in that group
   --allow-root           let the drain run as root (CI, throwaway machines only)
+  --accept-uncontained-engine
+                         let up and rebuild run unattended where policy.conf says
+                         auto although no engine user contains an escape through
+                         the engine (without it they wait for a person there;
+                         SECURITY.md, "Two postures")
   --no-systemd           write the units but do not enable them (run `watch` instead)
   --force                take over a slug installed for another project dir
 
@@ -91,20 +96,35 @@ Exit: 0 installed (or nothing to change), 1 failed, 2 usage error.
 namespace {
 
 const OptionSpec kSpecs[] = {
-    {"project-dir", true, false},     {"slug", true, false},
-    {"spool", true, false},           {"backend", true, false},
-    {"stack-bin", true, false},       {"compose-file", true, false},
-    {"compose-cmd", true, false},     {"services", true, false},
-    {"buildable", true, false},       {"tcb", true, true},
-    {"agent-container", true, false}, {"network", true, false},
-    {"engine", true, false},          {"rate-limit", true, false},
-    {"read-rate-limit", true, false}, {"ttl", true, false},
-    {"max-held", true, false},        {"verb-timeout", true, true},
-    {"file-mode", true, false},       {"agent-gid", true, false},
-    {"allow-root", false, false},     {"no-systemd", false, false},
-    {"force", false, false},          {"build-context", true, true},
-    {"containerfile", true, true},    {"unpinned-bind", true, true},
-    {"stack-project", true, false},   {"engine-user", true, false},
+    {"project-dir", true, false},
+    {"slug", true, false},
+    {"spool", true, false},
+    {"backend", true, false},
+    {"stack-bin", true, false},
+    {"compose-file", true, false},
+    {"compose-cmd", true, false},
+    {"services", true, false},
+    {"buildable", true, false},
+    {"tcb", true, true},
+    {"agent-container", true, false},
+    {"network", true, false},
+    {"engine", true, false},
+    {"rate-limit", true, false},
+    {"read-rate-limit", true, false},
+    {"ttl", true, false},
+    {"max-held", true, false},
+    {"verb-timeout", true, true},
+    {"file-mode", true, false},
+    {"agent-gid", true, false},
+    {"allow-root", false, false},
+    {"no-systemd", false, false},
+    {"force", false, false},
+    {"build-context", true, true},
+    {"containerfile", true, true},
+    {"unpinned-bind", true, true},
+    {"stack-project", true, false},
+    {"engine-user", true, false},
+    {"accept-uncontained-engine", false, false},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -365,6 +385,7 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         }
     }
     o.allow_root = a.has("allow-root");
+    o.accept_uncontained_engine = a.has("accept-uncontained-engine");
     o.no_systemd = a.has("no-systemd");
     o.force = a.has("force");
     return o;
@@ -430,6 +451,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
     }
     if (o.agent_gid) add("--agent-gid", std::to_string(*o.agent_gid));
     if (o.allow_root) re.emplace_back("--allow-root");
+    if (o.accept_uncontained_engine) re.emplace_back("--accept-uncontained-engine");
     if (o.no_systemd) re.emplace_back("--no-systemd");
     return re;
 }

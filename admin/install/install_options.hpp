@@ -52,6 +52,9 @@ struct InstallOptions {
     mode_t file_mode = 0644;
     std::optional<gid_t> agent_gid;
     bool allow_root = false;
+    // --accept-uncontained-engine: up and rebuild may run unattended although
+    // the engine runs as the person (common/engine_hold.hpp); never implied.
+    bool accept_uncontained_engine = false;
     bool no_systemd = false;
     bool force = false;
 };

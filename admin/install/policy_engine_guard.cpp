@@ -23,58 +23,6 @@ bool is_held_key(std::string_view key, const EngineHold& hold) {
 
 }  // namespace
 
-bool is_engine_verb(Verb verb) {
-    for (Verb engine : kEngineVerbs) {
-        if (verb == engine) return true;
-    }
-    return false;
-}
-
-EngineHold engine_hold(const Config& config) {
-    // Without an engine user the engine runs as the person: whatever a
-    // builder feature no screen knew reaches is theirs (buildah followed a
-    // link a build step planted in its own cache; SECURITY.md, "Postures").
-    constexpr const char* kSameUser =
-        "the engine runs as you, so a builder feature the screen does not know reaches your "
-        "files (it happened: buildah follows links a build step plants in its own cache); an "
-        "engine user contains it (`hostbridge engine setup`, docs/ENGINE-USER.md)";
-    if (config.backend.kind == BackendKind::Stack) {
-        // A stack builds with its own command, whose base images the bridge
-        // cannot check (docs/BUILDS.md); its `start` may build as well.
-        return {config.engine ? "" : kSameUser,
-                "a stack builds with its own command: the bridge hands it a screened snapshot "
-                "where install recorded a context, but cannot check which base images that "
-                "command lets a FROM name (their ONBUILD triggers run unscreened)"};
-    }
-    // An engine user's podman resolves bind sources by path, as that user
-    // (docs/ENGINE-USER.md); its builds are refused by the executor until a
-    // remote ONBUILD check exists, which no policy needs to hold.
-    if (config.engine) {
-        if (config.unpinned_binds.empty()) return {};
-        return {
-            "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
-            "swap while a container starts, and the engine user resolves them by path",
-            ""};
-    }
-    // Where the engine runs as the person, a more particular reason first.
-    const char* both = kSameUser;
-    if (config.backend.flavour != ComposeFlavour::PodmanCompose) {
-        both =
-            "with docker, bind sources in the checkout are resolved by the daemon at every "
-            "start, where the agent can swap them, and docker's builder was never tried "
-            "against the screen";
-    } else if (!config.pins) {
-        both =
-            "with rootful podman, bind sources in the checkout are resolved by path at every "
-            "start, where the agent can swap them (only rootless podman's are pinned)";
-    } else if (!config.unpinned_binds.empty()) {
-        both =
-            "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
-            "swap while a container starts";
-    }
-    return {both, both};
-}
-
 EngineGuarded hold_engine_verbs(std::string_view text, const EngineHold& hold) {
     EngineGuarded out;
     std::size_t pos = 0;

@@ -1,11 +1,7 @@
-// Which of `up` and `rebuild` may run unattended on this install: only
-// where an escape through the engine is contained, that is with an engine
-// user (docs/ENGINE-USER.md) whose podman reads nothing of the agent's that
-// the bridge did not make safe. Everywhere else (the engine run as the
-// person, docker, rootful podman, binds accepted unpinned, a stack's own
-// build) `install` seeds them `ask`, `install` and `upgrade` turn an `auto`
-// for them back into `ask` and say why, and `doctor` warns about one set
-// back by hand (SECURITY.md, "Postures").
+// The policy side of common/engine_hold.hpp: where an engine verb is held
+// for a person, `install` seeds it `ask`, `install` and `upgrade` turn an
+// `auto` for it back into `ask` and say why, and `doctor` warns about one
+// set back by hand (SECURITY.md, "Two postures").
 #pragma once
 
 #include <array>
@@ -14,24 +10,15 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "common/engine_hold.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::admin {
 
-// The verbs that have the engine read the agent's build inputs or start
-// containers from checkout paths.
-inline constexpr std::array<Verb, 2> kEngineVerbs = {Verb::Up, Verb::Rebuild};
-bool is_engine_verb(Verb verb);
-
-// Why each engine verb is held for a person on `config`'s install: empty
-// when it may run unattended.
-struct EngineHold {
-    std::string up;
-    std::string rebuild;
-    [[nodiscard]] const std::string& of(Verb verb) const { return verb == Verb::Up ? up : rebuild; }
-    [[nodiscard]] bool any() const { return !up.empty() || !rebuild.empty(); }
-};
-EngineHold engine_hold(const Config& config);
+using common::engine_hold;
+using common::EngineHold;
+using common::is_engine_verb;
+using common::kEngineVerbs;
 
 struct EngineGuarded {
     std::string text;                  // the file with those lines changed

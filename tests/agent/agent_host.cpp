@@ -77,6 +77,9 @@ AgentHost::AgentHost(const HostOptions& options) {
     config.policy_file = policy_file;
     config.parser = HB_PARSER_BIN;
     config.allow_root = true;
+    // The MCP tools run up and rebuild as the policy says; the hold for an
+    // engine run as the person is DecideAsk's (common/engine_hold.hpp).
+    config.accept_uncontained_engine = true;
     config.backend.kind = BackendKind::Stack;
     config.backend.argv = {stack};
     config.services = {"api", "slow", "worker"};

@@ -26,7 +26,7 @@ Config safe_compose() {
 
 TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythingPinned) {
     // A builder feature no screen knew reached the host here (SECURITY.md,
-    // "Postures"): without an engine user nothing that feeds the engine
+    // "Two postures"): without an engine user nothing that feeds the engine
     // runs unattended, however much the bridge makes safe.
     for (Config c : {safe_compose(), [] {
                          Config no_build = safe_compose();
@@ -68,6 +68,21 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
     stack.backend.kind = BackendKind::Stack;
     EXPECT_NE(engine_hold(stack).up.find("the engine runs as you"), std::string::npos);
     EXPECT_NE(engine_hold(stack).rebuild.find("its own command"), std::string::npos);
+}
+
+TEST(PolicyEngineGuard, TheExecutorHoldsOnlyEngineVerbsAndOnlyWhereNotAccepted) {
+    Config c = safe_compose();
+    EXPECT_TRUE(common::held_for_containment(c, Verb::Up));
+    EXPECT_TRUE(common::held_for_containment(c, Verb::Rebuild));
+    for (Verb verb : {Verb::Restart, Verb::Status, Verb::Logs, Verb::Down, Verb::Ping})
+        EXPECT_FALSE(common::held_for_containment(c, verb)) << verb_name(verb);
+    c.accept_uncontained_engine = true;
+    EXPECT_FALSE(common::held_for_containment(c, Verb::Up));
+    EXPECT_FALSE(common::held_for_containment(c, Verb::Rebuild));
+    Config engine = safe_compose();
+    engine.pins.reset();
+    engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
+    EXPECT_FALSE(common::held_for_containment(engine, Verb::Rebuild));
 }
 
 TEST(PolicyEngineGuard, TheReasonNamesEachHeldVerb) {

@@ -184,16 +184,18 @@ if [ "$won" -ge 40 ]; then pass "the harness wins against the unprotected path (
 
 out=$("$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
     --compose-cmd "$work/racebin/podman-compose" --slug "$slug" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1) ||
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine 2>&1) ||
     die "hostbridge install: $out"
 config=$HOME/.config/hostbridge/$slug/bridge.json
 policy=$HOME/.config/hostbridge/$slug/policy.conf
-# Rootless podman-compose with every bind pinned: nothing holds up for a
-# person (admin/install/policy_engine_guard.hpp), so install seeds it auto.
-if grep -qx MODE_up=auto "$policy" && ! grep -q "held for a person" <<<"$out"; then
-    pass "a rootless podman-compose install with pinned binds seeds MODE_up=auto"
+# Rootless podman-compose with every bind pinned: the binds hold nothing,
+# but the engine runs as the person (common/engine_hold.hpp); the person
+# accepted that here, so install seeds up auto and says what it means.
+if grep -qx MODE_up=auto "$policy" && grep -q "WARNING: --accept-uncontained-engine: up and rebuild run unattended" <<<"$out" &&
+    ! grep -q "unpinned" <<<"$out"; then
+    pass "a rootless podman-compose install with pinned binds, the uncontained engine accepted, seeds MODE_up=auto and warns"
 else
-    fail "the seeded policy holds up: $(grep '^MODE_up' "$policy"); $out"
+    fail "the seeded policy holds up or install said nothing: $(grep '^MODE_up' "$policy"); $out"
 fi
 python3 - "$config" <<'PY' || die "bridge.json pins no bind source: $(cat "$config")"
 import json, sys

@@ -183,10 +183,27 @@ else
     check "rootless podman-compose, no engine user: install seeds up and rebuild ask, saying why" \
         eval 'grep -qx MODE_up=ask "$policy" && grep -qx MODE_rebuild=ask "$policy" && grep -q "up and rebuild are held for a person (ask): the engine runs as you" <<<"$out"'
 fi
-# This test is about what a build may read, not about the person's approval:
-# up and rebuild run unattended here, as a person may set them by hand.
+# Set back to auto by hand: the executor still holds them for a person,
+# since no engine user contains an escape (common/engine_hold.hpp).
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
 grep -qx MODE_rebuild=auto "$policy" || die "cannot set MODE_rebuild=auto in $policy"
+client=$P/untracked/hostbridge/request
+"${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" drain --config "$config" "${root_flag[@]}" \
+    </dev/null >>"$work/watch.log" 2>&1
+held_name=$("$client" --no-wait rebuild app 2>&1)
+held_name=${held_name##*/}
+"${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" drain --config "$config" "${root_flag[@]}" \
+    </dev/null >>"$work/watch.log" 2>&1
+check "MODE_rebuild=auto set by hand: the executor holds the rebuild for a person all the same" \
+    grep -q '"state": *"pending"' "$P/untracked/hostbridge/responses/$held_name.response.json"
+# This test is about what a build may read, not about the person's approval:
+# the person accepts an uncontained engine, and up and rebuild run unattended.
+out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
+    --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
+    "${root_flag[@]}" 2>&1) || die "hostbridge install --accept-uncontained-engine: $out"
+check "install --accept-uncontained-engine says what it accepts" \
+    grep -q "WARNING: --accept-uncontained-engine: up and rebuild run unattended" <<<"$out"
 python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["build"]; assert [s["service"] for s in b["services"]] == ["app", "db"], b' \
     "$config" || die "bridge.json records no build for app and db: $(cat "$config")"
 client=$P/untracked/hostbridge/request

@@ -167,11 +167,13 @@ root_flag=()
 [ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
 out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
     --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1) ||
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
+    "${root_flag[@]}" 2>&1) ||
     die "hostbridge install: $out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
-# The person opts in to unattended up and rebuild (seeded ask: SECURITY.md,
-# "What is not defended"): this test measures the run tree, not the builder.
+# The person opts in to unattended up and rebuild (seeded ask, and held by
+# the executor without --accept-uncontained-engine: SECURITY.md, "Two
+# postures"): this test measures the run tree, not the builder.
 policy=$work/home/.config/hostbridge/$slug/policy.conf
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
 grep -qx MODE_up=auto "$policy" && grep -qx MODE_rebuild=auto "$policy" ||

@@ -161,11 +161,14 @@ root_flag=()
 [ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
 out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
     --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1) ||
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
+    "${root_flag[@]}" 2>&1) ||
     die "hostbridge install: $out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
 audit=$work/home/.local/state/hostbridge/$slug/audit.jsonl
 policy=$work/home/.config/hostbridge/$slug/policy.conf
+# This test measures verified outcomes, not who approves: up runs
+# unattended, as the person accepted (--accept-uncontained-engine).
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_restart=ask$/MODE_restart=auto/' "$policy"
 settle=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])).get("settle")))' "$config")
 check "install recorded the settle step for project $name ($settle)" \

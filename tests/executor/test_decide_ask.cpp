@@ -129,6 +129,38 @@ TEST(DecideAsk, IsHeldPendingThenRunsOnceAllowed) {
     EXPECT_EQ(f.recorded().size(), 1u);
 }
 
+// Round 4: a policy line set back to auto by hand (or by a later tool) let
+// a build run unattended as the person. Without an engine user the
+// executor holds up and rebuild anyway (common/engine_hold.hpp); other
+// verbs run as the policy says.
+TEST(DecideAsk, EngineVerbsAreHeldForContainmentWhateverThePolicySays) {
+    StackFixture f;
+    f.config["accept_uncontained_engine"] = false;
+    f.write_config();
+    f.policy_all_auto_but("MODE_up=auto\n");
+    const std::string up = f.publish("up");
+    const std::string rebuild = f.publish("rebuild", "api");
+    const std::string restart = f.publish("restart", "api");
+    f.drain();
+    EXPECT_EQ(f.state_of(up), "pending");
+    EXPECT_EQ(f.state_of(rebuild), "pending");
+    EXPECT_EQ(f.state_of(restart), "done");
+    EXPECT_EQ(f.recorded(), (Calls{{f.in_tree("stack"), "restart", "api"}}));
+    // A person's allow runs it, as any held request.
+    ASSERT_TRUE(decide(f, rebuild, true));
+    f.drain();
+    EXPECT_EQ(f.state_of(rebuild), "done");
+    EXPECT_EQ(f.recorded().size(), 2u);
+
+    // What the person accepted in bridge.json (`install
+    // --accept-uncontained-engine`) runs as the policy says.
+    f.config["accept_uncontained_engine"] = true;
+    f.write_config();
+    const std::string again = f.publish("rebuild", "web");
+    f.drain();
+    EXPECT_EQ(f.state_of(again), "done");
+}
+
 TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
     StackFixture f;
     f.policy_all_auto_but("MODE_restart.db=ask\n");
