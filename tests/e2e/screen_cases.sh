@@ -198,6 +198,8 @@ declare -A expect_rc=(
     # LABEL a=b RUN --mount=...: buildah wants key=value of every word.
     [38-empty-cont-then-instr]=fail
 )
+# 35 asks for linux/amd64; the base image is the host's own architecture.
+[ "$(uname -m)" = x86_64 ] || expect_rc[35-from-platform]=any
 accepted=""
 for f in "$work/files"/*; do
     c=$(basename -- "$f")
@@ -209,7 +211,7 @@ for f in "$work/files"/*; do
     got=ok
     [ "$BUILD_RC" -eq 0 ] || got=fail
     why=""
-    [ "$got" = "$want" ] || why="$why; the build ended $got (exit $BUILD_RC), expected $want"
+    [ "$got" = "$want" ] || [ "$want" = any ] || why="$why; the build ended $got (exit $BUILD_RC), expected $want"
     leaked "$log" && why="$why; the secret's token is in the build log"
     secret_same || why="$why; the secret dir changed"
     grep -q '^PROBE-MOUNT:' "$log" && why="$why; a step got a mount: $(grep -m1 '^PROBE-MOUNT:' "$log")"
@@ -218,7 +220,7 @@ for f in "$work/files"/*; do
     podman image exists "localhost/${name}_absent:latest" && why="$why; the absent image was pulled"
     if [ -z "$why" ]; then
         end="built"
-        [ "$got" = ok ] || end="failed as expected: $(grep -m1 '^Error:' "$log" | head -c 140)"
+        [ "$got" = ok ] || end="failed ($want expected): $(grep -m1 '^Error:' "$log" | head -c 140)"
         pass "accepted $c: $end; nothing reached the secret dir, no mount, no RUN flag"
         grep '^STEP' "$log" | sed 's/^/    buildah: /'
     else
