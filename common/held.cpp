@@ -60,6 +60,7 @@ std::string render_held(const HeldRequest& h) {
     if (h.window.lines != 0) j["lines"] = h.window.lines;
     if (h.window.since_ns != kNoTime)
         j["since"] = format_cursor(LogCursor{h.window.since_ns, h.window.since_seen});
+    if (!h.snapshot.empty()) j["snapshot"] = h.snapshot;
     return j.dump(2) + "\n";
 }
 
@@ -118,6 +119,11 @@ Result<HeldRequest> parse_held(std::string_view text) {
         h.window.since_seen = cursor->seen;
     }
     if (!is_valid_log_window(h.window)) return make_error("the window is out of range");
+    if (const auto snapshot = j.find("snapshot"); snapshot != j.end()) {
+        if (!snapshot->is_string() || !sys::is_lower_hex(snapshot->get<std::string>(), 64))
+            return make_error("\"snapshot\" is not 64 lowercase hex digits");
+        h.snapshot = snapshot->get<std::string>();
+    }
     if (h.window.given() && h.verb != Verb::Logs) return make_error("a window on a verb but logs");
     return h;
 }

@@ -50,6 +50,10 @@ struct HeldRequest {
     // logs: the lines asked for (docs/PROTOCOL.md, "Following logs"); only a
     // request with the same window merges into this one.
     LogWindow window;
+    // A build: the hash of the snapshot taken when it was held, the one the
+    // person is shown and the only one that builds (executor/build_input.hpp);
+    // empty otherwise.
+    std::string snapshot;
     bool operator==(const HeldRequest&) const = default;
 };
 

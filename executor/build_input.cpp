@@ -21,6 +21,7 @@ namespace {
 
 constexpr const char* kBuildDir = ".hostbridge-build";  // as snapshot_dir(), argv_table.cpp
 constexpr const char* kTmpDir = ".hostbridge-tmp";
+constexpr const char* kHeldDir = ".hostbridge-held";  // one dir per held request
 constexpr int kDirOpen = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 // A directory of ours directly under run_dir, made 0700 when missing.
@@ -78,9 +79,70 @@ Result<UniqueFd> open_containerfile(const std::string& snapshot, const std::stri
     return file;
 }
 
+// The Containerfile of the snapshot at `dir` through the screen in the
+// sandbox: empty when accepted, else the refusal's sentence.
+Result<void> screen_snapshot(const Config& config, const ServiceBuild& build,
+                             const std::string& dir) {
+    auto containerfile = open_containerfile(dir, build.containerfile);
+    if (!containerfile) return containerfile.error();
+    auto verdict = screen_in_sandbox(config.parser, containerfile->get());
+    if (!verdict) return make_error(build.containerfile + ": " + verdict.error().message);
+    if (verdict->reason != ScreenReason::None) {
+        std::string where = build.containerfile;
+        if (verdict->line != 0) where += " line " + std::to_string(verdict->line);
+        if (verdict->flag != ScreenFlag::None) {
+            where += ": " + std::string(screen_flag_name(verdict->flag));
+        }
+        return make_error(where + ": " + std::string(screen_reason_text(verdict->reason)));
+    }
+    return {};
+}
+
+std::string held_root(const Config& config, const std::string& request) {
+    return config.run_dir + "/" + kHeldDir + "/" + request;
+}
+
 }  // namespace
 
-Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index) {
+Result<std::string> hold_build(const Config& config, const std::string& request,
+                               std::size_t index) {
+    if (index >= config.services.size()) return make_error("no such service");
+    const std::string& service = config.services[index];
+    const ServiceBuild* build = find_build(config.build, service);
+    if (build == nullptr) return make_error("bridge.json records no build for " + service);
+    auto run = open_run_dir(config.run_dir);
+    if (!run) return run.error();
+    auto held = own_subdir(run->get(), config.run_dir, kHeldDir);
+    if (!held) return held.error();
+    if (::mkdirat(held->get(), request.c_str(), 0700) != 0 && errno != EEXIST) {
+        return make_error(sys::errno_text("cannot create " + held_root(config, request)));
+    }
+    const std::string dest = held_root(config, request) + "/" + service;
+    const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
+    auto snapshot = take_snapshot(config.project_dir, build->context, dest, budget);
+    Result<void> screened =
+        snapshot ? screen_snapshot(config, *build, dest) : Result<void>(snapshot.error());
+    if (!screened) {
+        (void)remove_tree(held->get(), request);  // nothing is held: nothing kept
+        return screened.error();
+    }
+    return snapshot->sha256;
+}
+
+void sweep_held_builds(const Config& config, const std::function<bool(const std::string&)>& live) {
+    auto run = open_run_dir(config.run_dir);
+    if (!run) return;
+    UniqueFd held(::openat(run->get(), kHeldDir, kDirOpen));
+    if (!held) return;
+    std::vector<std::string> names;
+    if (!sys::list_dir(held.get(), names)) return;
+    for (const std::string& name : names) {
+        if (!live(name)) (void)remove_tree(held.get(), name);
+    }
+}
+
+Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
+                                             const HeldBuild* held) {
     if (index >= config.services.size()) return make_error("no such service");
     const std::string& service = config.services[index];
     const ServiceBuild* build = find_build(config.build, service);
@@ -98,21 +160,24 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
     }
 
     const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
-    auto snapshot =
-        take_snapshot(config.project_dir, build->context, snapshot_dir(config, service), budget);
+    // A held build copies what the person was shown (host-owned, in
+    // run_dir) and checks it is still that; any other takes the checkout.
+    auto snapshot = held ? take_snapshot(held_root(config, held->request), service,
+                                         snapshot_dir(config, service), budget)
+                         : take_snapshot(config.project_dir, build->context,
+                                         snapshot_dir(config, service), budget);
+    if (!snapshot && held) {
+        return make_error("the snapshot held for a person could not be read: " +
+                          snapshot.error().message);
+    }
     if (!snapshot) return snapshot.error();
-
-    auto containerfile = open_containerfile(snapshot->dir, build->containerfile);
-    if (!containerfile) return containerfile.error();
-    auto verdict = screen_in_sandbox(config.parser, containerfile->get());
-    if (!verdict) return make_error(build->containerfile + ": " + verdict.error().message);
-    if (verdict->reason != ScreenReason::None) {
-        std::string where = build->containerfile;
-        if (verdict->line != 0) where += " line " + std::to_string(verdict->line);
-        if (verdict->flag != ScreenFlag::None) {
-            where += ": " + std::string(screen_flag_name(verdict->flag));
-        }
-        return make_error(where + ": " + std::string(screen_reason_text(verdict->reason)));
+    if (held && snapshot->sha256 != held->sha256) {
+        return make_error("the snapshot held for a person is not the one shown (" +
+                          snapshot->sha256.substr(0, 16) + " where " + held->sha256.substr(0, 16) +
+                          " was shown)");
+    }
+    if (auto screened = screen_snapshot(config, *build, snapshot->dir); !screened) {
+        return screened.error();
     }
 
     // podman's builder runs base images' ONBUILD triggers, which no screen

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -19,7 +20,27 @@ namespace hb::exec {
 // Containerfile. The value is the audit detail (the snapshot's hash, files
 // and bytes); an error is the refusal's sentence, naming the checkout path
 // or the Containerfile's line and flag.
-Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index);
+// With `held`, the build reads the snapshot taken when that request was
+// held (hold_build) instead of a new one: it is copied to where the builder
+// reads and refused unless its hash is the one the person was shown.
+struct HeldBuild {
+    std::string request;  // the held request's name (on-schema)
+    std::string sha256;   // the snapshot hash its record names
+};
+Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
+                                             const HeldBuild* held = nullptr);
+
+// Takes services[index]'s snapshot for a request held for a person, into
+// <run_dir>/.hostbridge-held/<request>/<service>, and screens it as a build
+// would: the person is shown its hash and its Containerfile, and exactly
+// it is built once allowed (docs/BUILDS.md, "Held builds"). The value is
+// the snapshot's hash; an error is the refusal's sentence.
+Result<std::string> hold_build(const Config& config, const std::string& request, std::size_t index);
+
+// Removes every <run_dir>/.hostbridge-held/<name> for which `live(name)` is
+// false (the hold ended: run, denied, expired, or a crash), never
+// following a link.
+void sweep_held_builds(const Config& config, const std::function<bool(const std::string&)>& live);
 
 // Removes the build's TMPDIR (prepare_build made it anew and empty), never
 // following a link: nothing a build step left there outlives the build.

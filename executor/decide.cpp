@@ -327,7 +327,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
 
 // Everything of decide_and_run but the window's audit detail.
 Decision decide(DrainContext& context, const Claimed& request, const Verdict& verdict,
-                Approval approval) {
+                Approval approval, const HeldBuild* held_build) {
     const Config& config = context.config;
     if (!verdict.verb) return refusal(FinalState::Denied, ReasonCode::ParserFailure);
     const Verb verb = *verdict.verb;
@@ -408,6 +408,15 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     if (mode == Mode::Ask && approval != Approval::Given) {
         Decision held = refusal(FinalState::Held, ReasonCode::AwaitingApproval);
         held.command = symbolic_command(verb, arg, config, verdict.window);
+        // What the builder will read is fixed now, and shown (drain_held.cpp).
+        for (const Step& step : plan) {
+            if (!step.snapshot_of) continue;
+            if (held.hold_snapshot_of) {
+                return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
+                               "a plan with more than one build cannot be held for a person");
+            }
+            held.hold_snapshot_of = step.snapshot_of;
+        }
         return held;
     }
     if (auto tree = build_run_tree(config); !tree) return gate_refusal(tree.error().message);
@@ -423,7 +432,7 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     std::optional<nlohmann::ordered_json> build_detail;
     for (const Step& step : plan) {
         if (!step.snapshot_of) continue;
-        auto prepared = prepare_build(config, *step.snapshot_of);
+        auto prepared = prepare_build(config, *step.snapshot_of, held_build);
         if (!prepared) {
             return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
                            prepared.error().message);
@@ -436,8 +445,8 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
 }  // namespace
 
 Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
-                        Approval approval) {
-    Decision d = decide(context, request, verdict, approval);
+                        Approval approval, const HeldBuild* held) {
+    Decision d = decide(context, request, verdict, approval, held);
     // The window asked for, and the cursor answered, in the audit record
     // of whatever became of the request (docs/AUDIT-LOG.md).
     if (verdict.window.given()) {

@@ -12,6 +12,7 @@
 
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
+#include "executor/build_input.hpp"
 #include "executor/responses.hpp"
 #include "executor/spool.hpp"
 #include "ipc/wire.hpp"
@@ -47,6 +48,9 @@ struct Decision {
     std::optional<std::string> log;           // "archive/<name>.log" when a command ran
     std::optional<std::int64_t> duration_ms;  // the command's run time
     std::string command;                      // Held: what would run, in docs/ARGV-TABLE.md's names
+    // Held: the service whose build the person is shown a snapshot of
+    // (executor/build_input.hpp, hold_build), taken when a record is made.
+    std::optional<std::size_t> hold_snapshot_of;
     // The audit record's `detail` for a build: the snapshot's hash, files
     // and bytes, and the image id the builder wrote (docs/AUDIT-LOG.md).
     std::optional<nlohmann::ordered_json> audit_detail;
@@ -75,8 +79,9 @@ Decision refusal(FinalState state, ReasonCode reason, const std::string& detail 
 enum class Approval { None, Given };
 
 // Decides (docs/DECIDE-AND-RUN.md, "The gates, in order") and runs.
-// Called for an Accept verdict, and for a held request a person allowed.
+// Called for an Accept verdict, and for a held request a person allowed;
+// `held` then names the snapshot the person was shown, which is what builds.
 Decision decide_and_run(DrainContext& context, const Claimed& request, const Verdict& verdict,
-                        Approval approval = Approval::None);
+                        Approval approval = Approval::None, const HeldBuild* held = nullptr);
 
 }  // namespace hb::exec

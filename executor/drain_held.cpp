@@ -13,6 +13,7 @@
 #include "executor/drain.hpp"
 #include "executor/drain_finish.hpp"
 #include "executor/notify.hpp"
+#include "executor/rate_limiter.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 
@@ -125,6 +126,19 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
                            " s of its TTL left, too little for a person to act");
     }
     HeldRequest record;
+    if (held.hold_snapshot_of) {
+        // A snapshot costs a copy of the context: a slot of the verb's
+        // window, as a build that runs (it takes another then).
+        const Admission admission = RateLimiter(config_).try_admit(rate_class(*verdict.verb));
+        if (!admission.admitted())
+            return refusal(FinalState::Denied, ReasonCode::RateLimited, admission.detail);
+        auto snapshot = hold_build(config_, name, *held.hold_snapshot_of);
+        if (!snapshot) {
+            return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
+                           snapshot.error().message);
+        }
+        record.snapshot = *snapshot;
+    }
     record.request = name;
     record.verb = *verdict.verb;
     record.service = service;
@@ -238,6 +252,13 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
         }
         next_expiry_ = std::min(next_expiry_.value_or(held->expires_at), held->expires_at);
     }
+    // The snapshots of holds that ended (run, denied, expired, or left by a
+    // crash): only a record or a taken record keeps its own.
+    sweep_held_builds(config_, [&](const std::string& request) {
+        return is_request_name(request) &&
+               (sys::exists_at(fd, request) ||
+                sys::exists_at(fd, request + std::string(kTakenSuffix)));
+    });
     return budget_reached;
 }
 
@@ -307,7 +328,9 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
             verdict.requested_at = held.requested_at;
             verdict.window = held.window;
             DrainContext context{config_, spool_, audit_, responses_};
-            outcome = decide_and_run(context, Claimed{held.request}, verdict, Approval::Given);
+            const HeldBuild build{held.request, held.snapshot};
+            outcome = decide_and_run(context, Claimed{held.request}, verdict, Approval::Given,
+                                     held.snapshot.empty() ? nullptr : &build);
             if (outcome.state == FinalState::Held) outcome = denied(ReasonCode::AwaitingApproval);
         }
     }

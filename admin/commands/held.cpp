@@ -3,10 +3,15 @@
 // the drain wrote in <state_dir>/held and publishes a decision next to one
 // (common/held.hpp); the executor runs or refuses it, checking every gate
 // again (docs/DECIDE-AND-RUN.md, "Held for a person").
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <thread>
@@ -19,7 +24,9 @@
 #include "common/config.hpp"
 #include "common/held.hpp"
 #include "ipc/request_name.hpp"
+#include "ipc/screen_wire.hpp"
 #include "ipc/sys.hpp"
+#include "ipc/unique_fd.hpp"
 
 namespace hb::admin {
 
@@ -152,7 +159,40 @@ Result<common::HeldRequest> read_held(int held_fd, const std::string& name) {
     return held;
 }
 
-void show(const common::HeldRequest& held, std::time_t now) {
+// The Containerfile of the snapshot taken when `held` was held, the one
+// that builds once allowed (executor/build_input.hpp, hold_build): read
+// beneath it with no link followed, every line made visible.
+void show_held_build(const Config& config, const common::HeldRequest& held) {
+    const ServiceBuild* build = held.service ? find_build(config.build, *held.service) : nullptr;
+    if (build == nullptr) return;
+    std::cout << "snapshot:  " << held.snapshot << " (what builds once allowed)\n";
+    const std::string dir =
+        config.run_dir + "/.hostbridge-held/" + held.request + "/" + *held.service;
+    UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    open_how how{};
+    how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd =
+        root ? ::syscall(SYS_openat2, root.get(), build->containerfile.c_str(), &how, sizeof how)
+             : -1;
+    UniqueFd file(static_cast<int>(fd));
+    std::string text;
+    if (!file || !sys::read_all(file.get(), text, kMaxContainerfileBytes)) {
+        std::cout << "           (its " << visible(build->containerfile)
+                  << " cannot be read: " << std::strerror(errno) << ")\n";
+        return;
+    }
+    std::cout << visible(build->containerfile) << " as it builds (screened):\n";
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::cout << "  | " << visible(text.substr(start, end - start)) << "\n";
+        start = end + 1;
+    }
+}
+
+void show(const common::HeldRequest& held, std::time_t now, const Config& config) {
     std::cout << "request:   " << held.request << "\n"
               << "digest:    " << common::held_short_digest(held) << "\n"
               << "verb:      " << verb_name(held.verb) << "\n"
@@ -164,6 +204,7 @@ void show(const common::HeldRequest& held, std::time_t now) {
         std::cout << "merged:    " << held.merged.size()
                   << " later request(s) for the same get the same answer\n";
     }
+    if (!held.snapshot.empty()) show_held_build(config, held);
 }
 
 // The executor takes the decision up now: the installed service, or a
@@ -293,7 +334,7 @@ int decide(Invocation& in, bool allow) {
         return kExitFailure;
     }
     const std::time_t now = std::time(nullptr);
-    show(*held, now);
+    show(*held, now, opened->config);
     // The decision names one record: the one whose digest the person read
     // in `pending` or the notification, or the one shown just now and
     // confirmed on this terminal. Never a request held later under NAME.
@@ -372,7 +413,7 @@ int run_pending(Invocation& in) {
             continue;
         }
         if (shown++ > 0) std::cout << "\n";
-        show(*held, now);
+        show(*held, now, opened->config);
     }
     if (shown == 0) std::cout << "no request waits for a person\n";
     return kExitOk;

@@ -126,6 +126,35 @@ TEST_F(Held, PendingListsItAndAllowRunsIt) {
     EXPECT_EQ(calls().size(), 1u);
 }
 
+// A held build shows the snapshot the drain took when it held it (its hash
+// is part of the digest the person names) and the Containerfile that will
+// build, every byte of the agent's made visible (executor/build_input.hpp).
+TEST_F(Held, PendingAndAllowShowTheHeldSnapshotAndItsContainerfile) {
+    write_file(project.dir + "/web/Containerfile",
+               "FROM scratch\nLABEL note=\"\xe2\x80\xae evil\"\nCOPY index.html /www/\n");
+    write_file(project.dir + "/web/index.html", "<h1>web</h1>\n");
+    ASSERT_EQ(
+        home.hostbridge(install_args(project, {"--no-systemd", "--build-context", "web=web"})).code,
+        0);
+    // rebuild is seeded ask (no engine user: common/engine_hold.hpp).
+    drain = exec_start_of(home, "demo-app");
+    const std::string web = hold("rebuild", "web");
+    const Ran pending = admin({"pending"});
+    EXPECT_EQ(pending.code, 0) << pending.err;
+    EXPECT_TRUE(contains(pending.out, "snapshot:  ")) << pending.out;
+    EXPECT_TRUE(contains(pending.out, "Containerfile as it builds (screened):\n  | FROM scratch\n"))
+        << pending.out;
+    EXPECT_FALSE(contains(pending.out, "\xe2\x80\xae")) << pending.out;  // U+202E shown, not sent
+    EXPECT_TRUE(contains(pending.out, "  | COPY index.html /www/\n")) << pending.out;
+
+    // The agent's later edit is not what builds, nor what is shown.
+    write_file(project.dir + "/web/Containerfile", "FROM scratch\nCOPY . /www/\n");
+    const Ran allow = admin({"allow", web, digest(web)});
+    EXPECT_EQ(allow.code, 0) << allow.out << allow.err;
+    EXPECT_TRUE(contains(allow.out, "  | COPY index.html /www/\n")) << allow.out;
+    EXPECT_EQ(response(web)["state"], "done") << response(web).dump();
+}
+
 TEST_F(Held, TwoAllowsAtOnceRunItExactlyOnce) {
     const std::string db = hold("restart", "db");
     const std::string d = digest(db);

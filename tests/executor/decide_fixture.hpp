@@ -256,4 +256,20 @@ class StackFixture : public DrainFixture {
     }
 };
 
+// The stack backend with a context recorded by `install --build-context`:
+// `rebuild S` is still `$STACK build S`, but the stack is handed a
+// host-owned snapshot with a screened Containerfile, never the checkout
+// (docs/BUILDS.md, "The stack backend").
+inline void record_stack_build(StackFixture& f, const std::string& containerfile_text) {
+    fs::create_directories(f.project + "/services/web");
+    write_file(f.project + "/services/web/Containerfile", containerfile_text);
+    write_file(f.project + "/services/web/index.html", "<h1>web</h1>\n");
+    f.config["build"] = {
+        {"max_files", 100},
+        {"max_bytes", 1 << 20},
+        {"services",
+         {{{"service", "web"}, {"context", "services/web"}, {"containerfile", "Containerfile"}}}}};
+    f.write_config();
+}
+
 }  // namespace hb::test

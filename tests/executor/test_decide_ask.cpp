@@ -161,6 +161,67 @@ TEST(DecideAsk, EngineVerbsAreHeldForContainmentWhateverThePolicySays) {
     EXPECT_EQ(f.state_of(again), "done");
 }
 
+// Round 4: what a person allowed was read from the checkout when the build
+// ran, after they had looked. The snapshot is taken when the request is
+// held, its hash is in the digest they name, and exactly it is built.
+TEST(DecideAsk, AHeldBuildRunsTheSnapshotShownNotTheCheckoutOfLater) {
+    StackFixture f;
+    hb::test::record_stack_build(f, "FROM scratch\nCOPY index.html /www/\n");
+    f.policy_all_auto_but("MODE_rebuild=ask\n");
+    const std::string name = f.publish("rebuild", "web");
+    f.drain();
+    ASSERT_EQ(f.state_of(name), "pending") << f.reason_of(name);
+    const common::HeldRequest held = held_record(f, name);
+    ASSERT_EQ(held.snapshot.size(), 64u);
+    const std::string shown = f.root + "/run/.hostbridge-held/" + name + "/web";
+    EXPECT_EQ(hb::test::read_file(shown + "/index.html"), "<h1>web</h1>\n");
+    EXPECT_TRUE(f.recorded().empty());
+
+    // The agent rewrites the context while the person reads `pending`.
+    hb::test::write_file(f.project + "/services/web/index.html", "<h1>evil</h1>\n");
+    hb::test::write_file(f.project + "/services/web/Containerfile", "FROM scratch\nCOPY . /www/\n");
+    ASSERT_TRUE(decide(f, name, true));
+    f.drain();
+    EXPECT_EQ(f.state_of(name), "done") << f.reason_of(name);
+    EXPECT_EQ(hb::test::read_file(f.root + "/run/.hostbridge-build/web/index.html"),
+              "<h1>web</h1>\n");
+    const auto done = f.audit_for(name, "succeeded");
+    ASSERT_EQ(done.size(), 1U);
+    EXPECT_EQ(done[0]["detail"]["snapshot_sha256"], held.snapshot);
+    // Its snapshot goes with the hold.
+    EXPECT_FALSE(hb::test::fs::exists(f.root + "/run/.hostbridge-held/" + name));
+}
+
+TEST(DecideAsk, AHeldBuildWhoseSnapshotChangedIsRefusedAndARefusedOneIsNeverHeld) {
+    StackFixture f;
+    hb::test::record_stack_build(f, "FROM scratch\nCOPY index.html /www/\n");
+    f.policy_all_auto_but("MODE_rebuild=ask\n");
+    const std::string name = f.publish("rebuild", "web");
+    f.drain();
+    ASSERT_EQ(f.state_of(name), "pending") << f.reason_of(name);
+    // Changed where only the host writes: not what the person was shown.
+    hb::test::write_file(f.root + "/run/.hostbridge-held/" + name + "/web/index.html", "x\n");
+    ASSERT_TRUE(decide(f, name, true));
+    f.drain();
+    EXPECT_EQ(f.state_of(name), "denied");
+    EXPECT_NE(f.reason_of(name).find("the snapshot held for a person is not the one shown"),
+              std::string::npos)
+        << f.reason_of(name);
+    EXPECT_TRUE(f.recorded().empty());
+
+    // A Containerfile the screen refuses is answered at once: no person is
+    // asked about a build that would be refused.
+    hb::test::write_file(f.project + "/services/web/Containerfile",
+                         "FROM scratch\nRUN --mount=type=cache,target=/c true\n");
+    const std::string refused = f.publish("rebuild", "web");
+    f.drain();
+    EXPECT_EQ(f.state_of(refused), "denied");
+    EXPECT_NE(f.reason_of(refused).find("RUN --mount is refused"), std::string::npos)
+        << f.reason_of(refused);
+    EXPECT_FALSE(hb::test::fs::exists(held_dir(f) + "/" + refused));
+    EXPECT_FALSE(hb::test::fs::exists(f.root + "/run/.hostbridge-held/" + refused));
+}
+
 TEST(DecideAsk, APersonsDenialIsTheAnswerWithTheirReason) {
     StackFixture f;
     f.policy_all_auto_but("MODE_restart.db=ask\n");

@@ -360,21 +360,7 @@ TEST(DecideVerbs, TheCommandGetsTheDrainsXdgRuntimeDirAndNothingElseOfItsEnviron
     EXPECT_EQ(seen, expected);
 }
 
-// The stack backend with a context recorded by `install --build-context`:
-// `rebuild S` is still `$STACK build S`, but the stack is handed a
-// host-owned snapshot with a screened Containerfile, never the checkout
-// (docs/BUILDS.md, "The stack backend").
-void record_stack_build(StackFixture& f, const std::string& containerfile_text) {
-    hb::test::fs::create_directories(f.project + "/services/web");
-    hb::test::write_file(f.project + "/services/web/Containerfile", containerfile_text);
-    hb::test::write_file(f.project + "/services/web/index.html", "<h1>web</h1>\n");
-    f.config["build"] = {
-        {"max_files", 100},
-        {"max_bytes", 1 << 20},
-        {"services",
-         {{{"service", "web"}, {"context", "services/web"}, {"containerfile", "Containerfile"}}}}};
-    f.write_config();
-}
+using hb::test::record_stack_build;
 
 TEST(DecideVerbs, AStackRebuildWithARecordedContextIsHandedTheScreenedSnapshot) {
     StackFixture f;
