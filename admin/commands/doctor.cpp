@@ -103,6 +103,7 @@ class Doctor {
             return finish();
         }
         c_ = std::move(*config);
+        report_posture();
         ok("config " + paths_.config_file + " (project " + c_.project_dir + ")");
         check_units();
         check_binaries();
@@ -121,6 +122,31 @@ class Doctor {
     }
 
   private:
+    // First, before any check: whose files an escape through the engine
+    // reaches, and so which engine verbs wait for a person (SECURITY.md,
+    // "Two postures"; common/engine_hold.hpp).
+    void report_posture() {
+        const EngineHold hold = engine_hold(c_);
+        std::string held;
+        for (Verb verb : kEngineVerbs) {
+            if (!hold.of(verb).empty())
+                held += (held.empty() ? "" : " and ") + std::string(verb_name(verb));
+        }
+        std::string line = c_.engine ? "posture: engine user " + c_.engine->user +
+                                           ": an escape through the engine reaches that user's "
+                                           "files, not yours"
+                                     : "posture: the engine runs as you: an escape through the "
+                                       "engine reaches your files";
+        if (held.empty()) {
+            line += "; up and rebuild run unattended where the policy says auto";
+        } else if (c_.accept_uncontained_engine) {
+            line += "; " + held + " run unattended where the policy says auto, as accepted";
+        } else {
+            line += "; " + held + " wait for a person whatever the policy says";
+        }
+        std::cout << visible(line) << "\n";
+    }
+
     // Every line quotes names and paths the agent may have chosen.
     void ok(const std::string& what) { std::cout << "ok:      " << visible(what) << "\n"; }
     void info(const std::string& what) { std::cout << "info:    " << visible(what) << "\n"; }

@@ -1,6 +1,7 @@
 // `hostbridge install`: puts the bridge in front of a project, or brings an
 // existing install up to date. Everything is validated before the first
 // write; every item reports "no change" when it already is as it should be.
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -798,6 +799,15 @@ class Installer {
         // held or rewritten, and install says what that means each time.
         const EngineHold risk = engine_hold(config_);
         const EngineHold hold = config_.accept_uncontained_engine ? EngineHold{} : risk;
+        // The contained posture is one root command away: say which.
+        if (config_.backend.kind == BackendKind::Compose && !config_.engine &&
+            !config_.accept_uncontained_engine && risk.any()) {
+            const passwd* me = ::getpwuid(::geteuid());
+            report_.note(
+                "  to let them run unattended, contain the engine first (as root, "
+                "once; docs/ENGINE-USER.md):\n    sudo hostbridge engine setup --slug " +
+                config_.slug + " --user " + (me != nullptr ? me->pw_name : "YOU"));
+        }
         if (config_.accept_uncontained_engine && risk.any()) {
             report_.note(
                 "  WARNING: --accept-uncontained-engine: up and rebuild run unattended "

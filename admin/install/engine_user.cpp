@@ -78,6 +78,11 @@ std::string engine_service_unit_text(const std::string& person, const std::strin
            "# The containers' conmon processes outlive a restart of the service.\n"
            "KillMode=process\n"
            "Delegate=true\n"
+           "# Builds keep their temporary files (buildah's cache of a mount among\n"
+           "# them) in the engine user's 0700 home, not in the /var/tmp every user\n"
+           "# shares (SECURITY.md, \"Two postures\").\n"
+           "Environment=TMPDIR=%h/engine/tmp\n"
+           "ExecStartPre=/bin/mkdir -p -m 0700 %h/engine/tmp\n"
            "ExecStart=" +
            podman + " system service --time=0\n";
 }

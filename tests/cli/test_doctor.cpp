@@ -57,6 +57,12 @@ TEST_F(Doctor, AFreshNoSystemdInstallIsHealthy) {
     EXPECT_EQ(run.code, 0) << run.out;
     EXPECT_TRUE(has_line(run.out, "healthy"));
     EXPECT_TRUE(contains(run.out, "info:    installed with --no-systemd")) << run.out;
+    // The posture first (SECURITY.md, "Two postures").
+    const std::vector<std::string> lines = split_lines(run.out);
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines[1],
+              "posture: the engine runs as you: an escape through the engine reaches your files; "
+              "up and rebuild wait for a person whatever the policy says");
     // Found from the project's directory without --slug, too.
     Ran here = home.hostbridge({"doctor"}, project.dir + "/untracked");
     EXPECT_EQ(here.code, 0) << here.out << here.err;

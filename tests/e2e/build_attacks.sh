@@ -182,6 +182,8 @@ if [ "$(id -u)" -eq 0 ]; then
 else
     check "rootless podman-compose, no engine user: install seeds up and rebuild ask, saying why" \
         eval 'grep -qx MODE_up=ask "$policy" && grep -qx MODE_rebuild=ask "$policy" && grep -q "up and rebuild are held for a person (ask): the engine runs as you" <<<"$out"'
+    check "install prints the one root command that contains the engine" \
+        grep -q "sudo hostbridge engine setup --slug $slug --user $(id -un)" <<<"$out"
 fi
 # Set back to auto by hand: the executor still holds them for a person,
 # since no engine user contains an escape (common/engine_hold.hpp).
