@@ -70,6 +70,12 @@ minimal executor applies a policy, a rate limit and an integrity gate over
 the trusted project files, runs one command from a fixed argv table
 (compose or the project's own stack script), audits it and answers.
 
+Builds and container starts run unattended only where the engine runs as
+a user of its own: sudo hostbridge engine setup makes one, so that an
+escape through the builder or the runtime reaches that user's files, not
+yours. Without it, up and rebuild wait for a person (hostbridge pending,
+hostbridge allow) whatever the policy says.
+
 This package holds the admin tool hostbridge (install, doctor, approve,
 audit, list, upgrade, uninstall), the executor and the parser it copies
 into each project, hostbridge-agent (the agent's static client and MCP

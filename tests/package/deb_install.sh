@@ -73,6 +73,13 @@ grep -q podman <<<"$recommends" && grep -q buildah <<<"$recommends" &&
     grep -q podman-compose <<<"$recommends" && ! grep -q docker <<<"$recommends$suggests" &&
     pass "Recommends: $recommends" || fail "Recommends: '$recommends'"
 grep -q systemd <<<"$suggests" && pass "Suggests: $suggests" || fail "Suggests: '$suggests'"
+# The description says which posture runs builds unattended (SECURITY.md,
+# "Two postures").
+description=$(dpkg-deb -f "$deb" Description)
+grep -q 'sudo hostbridge engine setup' <<<"$description" &&
+    grep -q 'wait for a person' <<<"$description" &&
+    pass "Description: names the engine user and what waits without one" ||
+    fail "Description: '$description'"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/hostbridge ./usr/lib/hostbridge/hostbridge-executor \
     ./usr/lib/hostbridge/hostbridge-parser ./usr/lib/hostbridge/hostbridge-agent \

@@ -73,8 +73,18 @@ rate_count=${BASH_REMATCH[1]}
 loop_mutating=0
 if [ "$backend" = compose ]; then
     rate_count=$((rate_count + 2))
-    rate_limit=$rate_count/${BASH_REMATCH[2]}
 fi
+# A build held for a person takes a slot when it is held (its snapshot is
+# taken then) and another when it runs (executor/drain_held.cpp): the stack
+# session holds one rebuild, the compose loop three; with an engine user
+# they run unattended. The install gets those slots too.
+held_builds=0
+if [ -z "$engine_user" ]; then
+    held_builds=1
+    [ "$backend" = compose ] && held_builds=3
+fi
+rate_count=$((rate_count + held_builds))
+rate_limit=$rate_count/${BASH_REMATCH[2]}
 [ -n "$project_dir" ] || usage
 case $project_dir in /*) ;; *) project_dir=$PWD/$project_dir ;; esac
 
@@ -777,10 +787,11 @@ cmd_session() {
     # the hostbridge-agent request restart, rebuild, the restart the
     # integrity gate refused (probing the gate is not free:
     # docs/DECIDE-AND-RUN.md), restart, join-network, restart api under the
-    # per-service rule, the `down` a person allowed, the `up` after it. The
-    # dry-run `down`, the refused `restart db` and the held `down` the person
-    # denied used none.
-    local used=$((10 + loop_mutating))
+    # per-service rule, the `down` a person allowed, the `up` after it; and
+    # one more for each build held for a person (held_builds). The dry-run
+    # `down`, the refused `restart db` and the held `down` the person denied
+    # used none.
+    local used=$((10 + loop_mutating + held_builds))
     local allowed=$((rate_count - used)) burst
     [ "$allowed" -ge 0 ] || allowed=0
     burst=$((allowed + 1))
