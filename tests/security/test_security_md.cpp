@@ -44,7 +44,9 @@ const std::set<std::string> kGates = {
     // A person in the loop (executor/drain_held.cpp).
     "a person in the loop (`ask`)",
     // What the engine builds from (executor/build_input.cpp, docs/BUILDS.md).
-    "builds read only a screened snapshot"};
+    "builds read only a screened snapshot",
+    // What a person allowed is what builds (executor/build_input.cpp, hold_build).
+    "a person allows the build they were shown"};
 
 struct GateRow {
     std::string gate;
