@@ -98,6 +98,15 @@ Result<void> screen_snapshot(const Config& config, const ServiceBuild& build,
     return {};
 }
 
+// services[index]'s build as bridge.json records it, or why there is none.
+Result<const ServiceBuild*> recorded_build(const Config& config, std::size_t index) {
+    if (index >= config.services.size()) return make_error("no such service");
+    const ServiceBuild* build = find_build(config.build, config.services[index]);
+    if (build == nullptr)
+        return make_error("bridge.json records no build for " + config.services[index]);
+    return build;
+}
+
 std::string held_root(const Config& config, const std::string& request) {
     return config.run_dir + "/" + kHeldDir + "/" + request;
 }
@@ -106,10 +115,10 @@ std::string held_root(const Config& config, const std::string& request) {
 
 Result<std::string> hold_build(const Config& config, const std::string& request,
                                std::size_t index) {
-    if (index >= config.services.size()) return make_error("no such service");
+    auto recorded = recorded_build(config, index);
+    if (!recorded) return recorded.error();
+    const ServiceBuild* build = *recorded;
     const std::string& service = config.services[index];
-    const ServiceBuild* build = find_build(config.build, service);
-    if (build == nullptr) return make_error("bridge.json records no build for " + service);
     auto run = open_run_dir(config.run_dir);
     if (!run) return run.error();
     auto held = own_subdir(run->get(), config.run_dir, kHeldDir);
@@ -143,10 +152,10 @@ void sweep_held_builds(const Config& config, const std::function<bool(const std:
 
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
                                              const HeldBuild* held) {
-    if (index >= config.services.size()) return make_error("no such service");
+    auto recorded = recorded_build(config, index);
+    if (!recorded) return recorded.error();
+    const ServiceBuild* build = *recorded;
     const std::string& service = config.services[index];
-    const ServiceBuild* build = find_build(config.build, service);
-    if (build == nullptr) return make_error("bridge.json records no build for " + service);
 
     auto run = open_run_dir(config.run_dir);
     if (!run) return run.error();
