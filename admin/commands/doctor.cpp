@@ -538,6 +538,7 @@ class Doctor {
     // lies in a dir named like the checkout's.
     std::string compose_project() const {
         if (c_.build) return c_.build->project;
+        if (c_.settle) return c_.settle->project;
         const std::string dir = c_.backend.file.substr(0, c_.backend.file.rfind('/'));
         return compose_project_name(dir.substr(dir.rfind('/') + 1));
     }

@@ -25,7 +25,7 @@ const char* const kInstallHelp =
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
                           [--file-mode OCTAL] [--agent-gid GID] [--allow-root]
-                          [--no-systemd] [--force]
+                          [--no-systemd] [--force] [--rename-project]
 
 Puts the bridge in front of a project checkout, or updates it: run it again
 at any time; it says what changed. It checks that DIR is the top of a git
@@ -84,6 +84,9 @@ policy.conf once, installs the executor and parser, drops the agent client
   --allow-root           let the drain run as root (CI, throwaway machines only)
   --no-systemd           write the units but do not enable them (run `watch` instead)
   --force                take over a slug installed for another project dir
+  --rename-project       compose: move an install that recorded an older compose
+                         project name to this install's own (docs/COMPOSE.md,
+                         "The project's name"; install prints the steps first)
 
 Exit: 0 installed (or nothing to change), 1 failed, 2 usage error.
 )";
@@ -105,6 +108,7 @@ const OptionSpec kSpecs[] = {
     {"force", false, false},          {"build-context", true, true},
     {"containerfile", true, true},    {"unpinned-bind", true, true},
     {"stack-project", true, false},   {"engine-user", true, false},
+    {"rename-project", false, false},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -367,6 +371,9 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     o.allow_root = a.has("allow-root");
     o.no_systemd = a.has("no-systemd");
     o.force = a.has("force");
+    o.rename_project = a.has("rename-project");
+    if (o.rename_project && o.backend == BackendKind::Stack)
+        return make_error("--rename-project is for the compose backend");
     return o;
 }
 
