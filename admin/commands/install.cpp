@@ -581,8 +581,9 @@ class Installer {
         }
         compose_project_ = own;
         if (kept.empty() || kept == own) {
-            report_.item("compose project " + own,
-                         "run compose by hand on it with -p " + own + " (docs/COMPOSE.md)");
+            // "no change" once recorded: a re-install that changes nothing says so.
+            report_.item("compose project " + own + " (run compose by hand with -p " + own + ")",
+                         kept == own ? "no change" : "named");
             return refuse_foreign_containers(own, false);
         }
         std::string compose;
