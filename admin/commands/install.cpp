@@ -1,6 +1,7 @@
 // `hostbridge install`: puts the bridge in front of a project, or brings an
 // existing install up to date. Everything is validated before the first
 // write; every item reports "no change" when it already is as it should be.
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -629,6 +630,11 @@ class Installer {
             return std::nullopt;
         RunOptions options;
         options.timeout = std::chrono::seconds(20);
+        // HOME from the password database, as the executor's rows get it
+        // (executor/runner.cpp, child_environment): rootless podman finds its
+        // store there, whatever HOME install was run with.
+        if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr)
+            options.env_set.push_back(std::string("HOME=") + pw->pw_dir);
         auto listed = run_process({build_engine_, "ps", "-a", "--filter",
                                    "label=com.docker.compose.project=" + name, "--format",
                                    "{{.Names}}\t{{index .Labels "
