@@ -23,7 +23,8 @@
 #  3. install refuses a project name whose containers another checkout
 #     made (B run by hand with -p A's name), naming the clash.
 #
-# Rootful podman when run as root (rootless otherwise); the containers.conf
+# Rootful podman when run as root (rootless otherwise, or as root with
+# --rootless: a throwaway ordinary user); the containers.conf
 # of examples/demo-app. Everything made is named after hbpn<pid> and
 # removed on exit; tools/e2e/leftovers.sh must then find nothing. Exit 77,
 # reason printed, where podman, podman-compose or a static busybox is
@@ -31,7 +32,8 @@
 # shellcheck disable=SC2016
 set -uo pipefail
 
-[ $# -eq 1 ] || { echo "usage: project_names.sh BIN_DIR" >&2; exit 64; }
+[ $# -eq 1 ] || { [ $# -eq 2 ] && [ "$2" = --rootless ]; } ||
+    { echo "usage: project_names.sh BIN_DIR [--rootless]" >&2; exit 64; }
 bin=$(readlink -f -- "$1")
 repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../..")
 hb=$bin/hostbridge
@@ -41,6 +43,13 @@ skip() {
     echo "SKIP: $*"
     exit 77
 }
+# --rootless: as root, the same as a throwaway ordinary user, whose
+# rootless podman is what round 4's attack met (re-project-collision.sh).
+if [ "${2:-}" = --rootless ]; then
+    [ "$(id -u)" -eq 0 ] || skip "already rootless: e2e_project_names runs as $(id -un)"
+    command -v setpriv >/dev/null || skip "setpriv is not installed"
+    exec "$repo/tools/e2e/run-as-test-user.sh" hb-e2e-pn "$bin" tests/e2e/project_names.sh
+fi
 for tool in podman podman-compose python3 sha256sum; do
     command -v "$tool" >/dev/null || skip "$tool is not installed"
 done
