@@ -233,10 +233,15 @@ TEST_F(ComposeInstall, TheProjectNameIsTheCheckoutsOwnAndAnOlderOneIsKeptUntilRe
     EXPECT_TRUE(contains(again.err, "keeps the compose project name demo-app")) << again.err;
     EXPECT_TRUE(contains(again.out, "-p demo-app -f")) << again.out;
     EXPECT_TRUE(contains(again.out, "--rename-project")) << again.out;
+    Ran checked = doctor();
+    EXPECT_TRUE(contains(
+        checked.out, "the compose project name demo-app is not this checkout's own (" + own + ")"))
+        << checked.out;
 
     Ran renamed = install_with_podman_compose({"--rename-project"});
     ASSERT_EQ(renamed.code, 0) << renamed.out << renamed.err;
     EXPECT_EQ(home.bridge_json("demo-app")["settle"]["project"], own);
+    EXPECT_FALSE(contains(doctor().out, "is not this checkout's own"));
     // Not recorded: once moved, the recorded name is the install's own.
     EXPECT_FALSE(
         contains(read_file(home.config_dir("demo-app") + "/install.json"), "rename-project"));
