@@ -582,6 +582,7 @@ class Installer {
         }
         compose_project_ = own;
         if (kept.empty() || kept == own) {
+            note_hand_run_stack(own);
             // "no change" once recorded: a re-install that changes nothing says so.
             report_.item("compose project " + own + " (run compose by hand with -p " + own + ")",
                          kept == own ? "no change" : "named");
@@ -625,7 +626,12 @@ class Installer {
     // one is only warned about, so an upgrade still lands. The label is no
     // boundary (the agent's image can carry it): this catches the person's
     // own clash, not an attack.
-    std::optional<Stop> refuse_foreign_containers(const std::string& name, bool kept) {
+    // The containers of the compose project `name` as (name, the directory
+    // podman-compose made each from: its com.docker.compose.project.working_dir
+    // label); nullopt when they cannot be listed, or there is no podman-compose
+    // on the person's own engine to ask.
+    using Listed = std::vector<std::pair<std::string, std::string>>;
+    std::optional<Listed> list_compose_project(const std::string& name) const {
         if (build_engine_.empty() || engine_ || backend_.flavour != ComposeFlavour::PodmanCompose)
             return std::nullopt;
         RunOptions options;
@@ -641,10 +647,47 @@ class Installer {
                                    "\"com.docker.compose.project.working_dir\"}}"},
                                   options);
         if (!listed || !listed->ok()) {
-            print_warning(kCmd, "cannot list the containers of the compose project " + name +
-                                    ": whether another checkout runs it is unknown");
+            print_warning(kCmd, "cannot list the containers of the compose project " + name);
             return std::nullopt;
         }
+        Listed out;
+        std::size_t at = 0;
+        while (at < listed->out.size()) {
+            std::size_t end = listed->out.find('\n', at);
+            if (end == std::string::npos) end = listed->out.size();
+            const std::string line = listed->out.substr(at, end - at);
+            at = end + 1;
+            const std::size_t tab = line.find('\t');
+            if (tab != std::string::npos)
+                out.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+        }
+        return out;
+    }
+
+    // A stack the person started by hand in the checkout, without -p, runs
+    // as the basename's project, not the bridge's: say how to move it, or
+    // the bridge's verbs would find no container.
+    void note_hand_run_stack(const std::string& own) const {
+        const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
+        const std::string plain = compose_project_name(dir.substr(dir.rfind('/') + 1));
+        if (plain.empty() || plain == own) return;
+        auto listed = list_compose_project(plain);
+        if (!listed) return;
+        std::string names;
+        for (const auto& [name, from] : *listed)
+            if (from == dir) names += (names.empty() ? "" : ", ") + visible(name);
+        if (names.empty()) return;
+        std::cout << "note: the stack runs by hand as the compose project " << plain << " ("
+                  << names << "), not as the bridge's " << own
+                  << " (docs/COMPOSE.md, \"The project's name\"): bring it down and up "
+                     "under the bridge's name, e.g.\n    podman-compose -f "
+                  << shell_quote(backend_.file) << " down && podman-compose -p " << own << " -f "
+                  << shell_quote(backend_.file) << " up -d\n";
+    }
+
+    std::optional<Stop> refuse_foreign_containers(const std::string& name, bool kept) {
+        auto listed = list_compose_project(name);
+        if (!listed) return std::nullopt;
         const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
         const std::string base = project_dir_.substr(project_dir_.rfind('/') + 1);
         std::string tree = paths_.run_dir + "/" + base + dir.substr(project_dir_.size());
@@ -654,18 +697,9 @@ class Installer {
             std::free(real);
         }
         std::vector<std::string> foreign;
-        std::size_t at = 0;
-        while (at < listed->out.size()) {
-            std::size_t end = listed->out.find('\n', at);
-            if (end == std::string::npos) end = listed->out.size();
-            const std::string line = listed->out.substr(at, end - at);
-            at = end + 1;
-            const std::size_t tab = line.find('\t');
-            if (tab == std::string::npos) continue;
-            const std::string from = line.substr(tab + 1);
+        for (const auto& [container, from] : *listed)
             if (from != dir && from != tree)
-                foreign.push_back(visible(line.substr(0, tab)) + " (from " + visible(from) + ")");
-        }
+                foreign.push_back(visible(container) + " (from " + visible(from) + ")");
         if (foreign.empty()) return std::nullopt;
         std::string names;
         for (const auto& f : foreign) names += (names.empty() ? "" : ", ") + f;

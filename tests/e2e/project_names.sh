@@ -21,7 +21,9 @@
 #     logs show A's container's output and never B's; A's status never
 #     names B's container;
 #  3. install refuses a project name whose containers another checkout
-#     made (B run by hand with -p A's name), naming the clash.
+#     made (B run by hand with -p A's name), naming the clash;
+#  4. install notes a stack run by hand in A without -p (the basename's
+#     project, not the bridge's) and prints the commands that move it.
 #
 # Rootful podman when run as root (rootless otherwise, or as root with
 # --rootless: a throwaway ordinary user); the containers.conf
@@ -237,6 +239,20 @@ rc=$?
 check "install: refuses A's name while B's containers carry it, naming the clash and -p ($rc)" \
     eval '[ "$rc" -eq 1 ] && grep -q "already has containers this checkout did not make" <<<"$out" && grep -q "from $B" <<<"$out"'
 [ "$rc" -eq 1 ] || printf '%s\n' "$out" | tail -n 10
+
+# ------------------------------------------------------------------ 4: a stack run by hand in A
+
+# B's projects gone, the person runs A itself by hand without -p: that is
+# the basename's project, not the bridge's, and install says how to move it.
+(cd "$B" && timeout 120 podman-compose -p "$own" down >>"$work/b-clash.log" 2>&1)
+(cd "$B" && timeout 120 podman-compose down >>"$work/b-clash.log" 2>&1)
+(cd "$A" && timeout 120 podman-compose up -d --no-build >"$work/a-hand.log" 2>&1)
+out=$(install_a)
+rc=$?
+check "install: notes that A runs by hand as $old_rule, not as $own, with the commands that move it ($rc)" \
+    eval '[ "$rc" -eq 0 ] && grep -q "the stack runs by hand as the compose project $old_rule (${old_rule}_app_1), not as the bridge.s $own" <<<"$out" && grep -q -- "-p $own -f" <<<"$out"'
+[ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 10
+(cd "$A" && timeout 120 podman-compose down >>"$work/a-hand.log" 2>&1)
 
 echo "project_names: $(($(date +%s) - t_start)) s"
 [ "$failures" -eq 0 ]
