@@ -190,10 +190,10 @@ int run_approve(Invocation& in) {
         if (config->build && config->backend.kind == BackendKind::Compose) {
             std::vector<std::string> notes;
             const std::string engine = config->build->engine;
-            builds = plan_builds(
-                {project, config->backend.file, config->backend.flavour, engine, &model->builds,
-                 &config->buildable, &config->build, config->build->buildah},
-                notes);
+            builds = plan_builds({project, config->backend.file, config->backend.flavour, engine,
+                                  &model->builds, &config->buildable, &config->build,
+                                  config->build->buildah, config->build->project},
+                                 notes);
             for (const auto& note : notes) print_warning(kCmd, note);
         }
     }

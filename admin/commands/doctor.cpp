@@ -111,6 +111,7 @@ class Doctor {
         check_spool_dirs();
         check_tcb();
         check_compose();
+        check_project_name();
         check_unpinned_containers();
         check_builder();
         check_engine_identity();
@@ -461,6 +462,21 @@ class Doctor {
     // source is neither a pin nor a path those files name was created before
     // pinning or by hand (a swap won then is stored for good: podman-compose
     // realpath()s it), and every start resolves that path again.
+    // A compose project name a hand-run compose also derives (an install
+    // from before install_project_name, admin/compose/build_plan.hpp): a
+    // clone with the same directory name shares its images and containers
+    // (docs/COMPOSE.md, "The project's name").
+    void check_project_name() {
+        if (c_.backend.kind != BackendKind::Compose || (!c_.build && !c_.settle)) return;
+        const std::string own = install_project_name(c_.project_dir, c_.backend.file);
+        const std::string name = compose_project();
+        if (name == own) return;
+        warn("the compose project name " + name + " is not this checkout's own (" + own +
+             "): podman-compose run by hand without -p in another checkout of the same "
+             "directory name shares its images and containers; `hostbridge install --slug " +
+             c_.slug + "` prints the steps to move it (--rename-project)");
+    }
+
     void check_unpinned_containers() {
         if (!c_.pins || c_.pins->sources.empty()) return;
         const std::string& engine = c_.pins->engine;
@@ -564,6 +580,7 @@ class Doctor {
     // lies in a dir named like the checkout's.
     std::string compose_project() const {
         if (c_.build) return c_.build->project;
+        if (c_.settle) return c_.settle->project;
         const std::string dir = c_.backend.file.substr(0, c_.backend.file.rfind('/'));
         return compose_project_name(dir.substr(dir.rfind('/') + 1));
     }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <initializer_list>
 #include <iostream>
 #include <map>
@@ -557,6 +559,164 @@ class Installer {
         }
     }
 
+    // The compose project name (admin/compose/build_plan.hpp,
+    // install_project_name). An install that recorded another one keeps it:
+    // its containers, named volumes ({project}_{vol}) and default network
+    // carry it, and a new name would leave them behind silently. It moves
+    // only with --rename-project, after the steps printed here.
+    std::optional<Stop> choose_compose_project() {
+        const std::string own = install_project_name(project_dir_, backend_.file);
+        std::string kept;
+        if (previous_ && previous_->backend.kind == BackendKind::Compose) {
+            if (previous_->build && !previous_->build->project.empty()) {
+                kept = previous_->build->project;
+            } else if (previous_->settle) {
+                kept = previous_->settle->project;
+            } else {
+                // Such an install ran compose without -p: podman-compose
+                // named the project after the rendered file's directory, which
+                // is named like the checkout's (executor/run_tree.hpp).
+                const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
+                kept = compose_project_name(dir.substr(dir.rfind('/') + 1));
+            }
+        }
+        compose_project_ = own;
+        if (kept.empty() || kept == own) {
+            note_hand_run_stack(own);
+            // "no change" once recorded: a re-install that changes nothing says so.
+            report_.item("compose project " + own + " (run compose by hand with -p " + own + ")",
+                         kept == own ? "no change" : "named");
+            return refuse_foreign_containers(own, false);
+        }
+        std::string compose;
+        for (const std::string& word : backend_.argv)
+            compose += (compose.empty() ? "" : " ") + shell_quote(word);
+        const std::string file = shell_quote(backend_.file);
+        if (o_.rename_project) {
+            report_.item("compose project " + own, "renamed from " + kept + " (--rename-project)");
+            print_warning(kCmd, "the containers, named volumes and network of the project " + kept +
+                                    " are left as they are; remove them once moved: " + compose +
+                                    " -p " + kept + " -f " + file + " down");
+            return refuse_foreign_containers(own, false);
+        }
+        compose_project_ = kept;
+        report_.item("compose project " + kept, "kept from the previous install");
+        print_warning(
+            kCmd,
+            "this install keeps the compose project name " + kept +
+                ", which podman-compose run by hand without -p in another checkout with the same "
+                "directory name also derives: the agent's rebuild would replace that project's "
+                "image and container (issue 44). To move it to " +
+                own + " (docs/COMPOSE.md, \"The project's name\"):");
+        std::cout << "    " << compose << " -p " << kept << " -f " << file << " down\n"
+                  << "    # copy each named volume that holds data: podman volume export " << kept
+                  << "_VOL | podman volume import " << own << "_VOL (create it first)\n"
+                  << "    " << self_command() << " install --slug " << slug_
+                  << " --rename-project ...the options it was installed with...\n"
+                  << "    # then --network " << own << "_default for join-network, if it named "
+                  << kept << "_default\n";
+        return refuse_foreign_containers(kept, true);
+    }
+
+    // Containers of the project `name` that compose created from another
+    // directory than the checkout's compose dir or its run tree copy
+    // (podman-compose 1.0.3 labels each com.docker.compose.project.working_dir):
+    // another checkout's, run by hand. The agent's rebuild would remove them
+    // and its logs read them (issue 44 item 3). Refused for a new name; a kept
+    // one is only warned about, so an upgrade still lands. The label is no
+    // boundary (the agent's image can carry it): this catches the person's
+    // own clash, not an attack.
+    // The containers of the compose project `name` as (name, the directory
+    // podman-compose made each from: its com.docker.compose.project.working_dir
+    // label); nullopt when they cannot be listed, or there is no podman-compose
+    // on the person's own engine to ask.
+    using Listed = std::vector<std::pair<std::string, std::string>>;
+    std::optional<Listed> list_compose_project(const std::string& name) const {
+        if (build_engine_.empty() || engine_ || backend_.flavour != ComposeFlavour::PodmanCompose)
+            return std::nullopt;
+        RunOptions options;
+        options.timeout = std::chrono::seconds(20);
+        // HOME from the password database, as the executor's rows get it
+        // (executor/runner.cpp, child_environment): rootless podman finds its
+        // store there, whatever HOME install was run with.
+        if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr)
+            options.env_set.push_back(std::string("HOME=") + pw->pw_dir);
+        auto listed = run_process({build_engine_, "ps", "-a", "--filter",
+                                   "label=com.docker.compose.project=" + name, "--format",
+                                   "{{.Names}}\t{{index .Labels "
+                                   "\"com.docker.compose.project.working_dir\"}}"},
+                                  options);
+        if (!listed || !listed->ok()) {
+            print_warning(kCmd, "cannot list the containers of the compose project " + name);
+            return std::nullopt;
+        }
+        Listed out;
+        std::size_t at = 0;
+        while (at < listed->out.size()) {
+            std::size_t end = listed->out.find('\n', at);
+            if (end == std::string::npos) end = listed->out.size();
+            const std::string line = listed->out.substr(at, end - at);
+            at = end + 1;
+            const std::size_t tab = line.find('\t');
+            if (tab != std::string::npos)
+                out.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+        }
+        return out;
+    }
+
+    // A stack the person started by hand in the checkout, without -p, runs
+    // as the basename's project, not the bridge's: say how to move it, or
+    // the bridge's verbs would find no container.
+    void note_hand_run_stack(const std::string& own) const {
+        const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
+        const std::string plain = compose_project_name(dir.substr(dir.rfind('/') + 1));
+        if (plain.empty() || plain == own) return;
+        auto listed = list_compose_project(plain);
+        if (!listed) return;
+        std::string names;
+        for (const auto& [name, from] : *listed)
+            if (from == dir) names += (names.empty() ? "" : ", ") + visible(name);
+        if (names.empty()) return;
+        std::cout << "note: the stack runs by hand as the compose project " << plain << " ("
+                  << names << "), not as the bridge's " << own
+                  << " (docs/COMPOSE.md, \"The project's name\"): bring it down and up "
+                     "under the bridge's name, e.g.\n    podman-compose -f "
+                  << shell_quote(backend_.file) << " down && podman-compose -p " << own << " -f "
+                  << shell_quote(backend_.file) << " up -d\n";
+    }
+
+    std::optional<Stop> refuse_foreign_containers(const std::string& name, bool kept) {
+        auto listed = list_compose_project(name);
+        if (!listed) return std::nullopt;
+        const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
+        const std::string base = project_dir_.substr(project_dir_.rfind('/') + 1);
+        std::string tree = paths_.run_dir + "/" + base + dir.substr(project_dir_.size());
+        // podman-compose records the realpath() of the file's directory.
+        if (char* real = ::realpath(tree.c_str(), nullptr); real != nullptr) {
+            tree = real;
+            std::free(real);
+        }
+        std::vector<std::string> foreign;
+        for (const auto& [container, from] : *listed)
+            if (from != dir && from != tree)
+                foreign.push_back(visible(container) + " (from " + visible(from) + ")");
+        if (foreign.empty()) return std::nullopt;
+        std::string names;
+        for (const auto& f : foreign) names += (names.empty() ? "" : ", ") + f;
+        const std::string what =
+            "the compose project " + name +
+            " already has containers this checkout did not make: " + names +
+            ". The agent's rebuild would replace them and its logs read them. Run that other "
+            "project by hand with its own name (podman-compose -p OTHER-NAME ...), after "
+            "podman-compose -p " +
+            name + " down in its directory";
+        if (kept) {
+            print_warning(kCmd, what);
+            return std::nullopt;
+        }
+        return fail(what);
+    }
+
     std::optional<Stop> build_config() {
         Config& c = config_;
         c.slug = slug_;
@@ -628,10 +788,11 @@ class Installer {
                 return fail(
                     "--build-context is for the stack backend: with compose, each "
                     "service's context comes from the compose file");
+            if (auto stop = choose_compose_project()) return stop;
             std::vector<std::string> notes;
             c.build = plan_builds(
                 {project_dir_, backend_.file, backend_.flavour, build_engine_, &compose_builds_,
-                 &buildable_, previous_ ? &previous_->build : nullptr, buildah_},
+                 &buildable_, previous_ ? &previous_->build : nullptr, buildah_, compose_project_},
                 notes);
             for (const auto& note : notes) print_warning(kCmd, note);
         } else if (!o_.build_contexts.empty()) {
@@ -646,10 +807,7 @@ class Installer {
             // the project's containers is asked about them after each start.
             // Only where it was tried on the real engine (tests/e2e/settle.sh:
             // podman); docker's answers stay the exit code alone.
-            const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
-            const std::string project =
-                c.build ? c.build->project : compose_project_name(dir.substr(dir.rfind('/') + 1));
-            if (!project.empty()) c.settle = SettleSettings{build_engine_, project, 30};
+            c.settle = SettleSettings{build_engine_, compose_project_, 30};
         }
         // A stack that labels its containers as compose does (docs/COMPOSE.md,
         // "A stack's services"): the same rows find them, on podman.
@@ -1024,6 +1182,7 @@ class Installer {
     Backend backend_;
     std::string flavour_how_;  // how install told the compose flavour
     std::optional<JoinNetwork> join_network_;
+    std::string compose_project_;  // choose_compose_project()
     std::string systemd_run_;
     std::string notify_send_;
     std::map<std::string, std::string> built_binaries_;

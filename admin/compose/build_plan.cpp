@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "admin/util/fs_util.hpp"
+#include "common/sha256.hpp"
 
 namespace hb::admin {
 namespace {
@@ -39,6 +40,14 @@ std::string compose_project_name(const std::string& dir_basename) {
     return out;
 }
 
+std::string install_project_name(const std::string& project_dir, const std::string& compose_file) {
+    const std::string dir = compose_file.substr(0, compose_file.rfind('/'));
+    std::string base = compose_project_name(dir.substr(dir.rfind('/') + 1));
+    if (base.size() > 52) base.resize(52);
+    const std::string hash = common::sha256_hex(project_dir).substr(0, 8);
+    return base.empty() ? "hb" + hash : base + "_hb" + hash;
+}
+
 std::optional<BuildSettings> plan_builds(const BuildPlanInput& in,
                                          std::vector<std::string>& notes) {
     if (in.builds == nullptr || in.buildable == nullptr || in.buildable->empty()) {
@@ -48,12 +57,9 @@ std::optional<BuildSettings> plan_builds(const BuildPlanInput& in,
         notes.push_back("no podman or docker found to build with: every rebuild is refused");
         return std::nullopt;
     }
-    const std::string dir = in.compose_file.substr(0, in.compose_file.rfind('/'));
-    const std::string project = compose_project_name(dir.substr(dir.rfind('/') + 1));
+    const std::string& project = in.project;
     if (project.empty()) {
-        notes.push_back(
-            "the compose file's directory name gives no project name: every "
-            "rebuild is refused");
+        notes.push_back("no compose project name: every rebuild is refused");
         return std::nullopt;
     }
     BuildSettings settings;

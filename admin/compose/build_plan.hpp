@@ -19,6 +19,16 @@ namespace hb::admin {
 // lower case, only [-_a-z0-9] kept. Empty when nothing is left.
 std::string compose_project_name(const std::string& dir_basename);
 
+// The compose project name an install passes as -p to every compose row (its
+// containers' com.docker.compose.project, its images' and containers' names):
+// compose_project_name(basename of the compose file's directory), cut to 52
+// characters, then "_hb" and the first 8 hex digits of the SHA-256 of the
+// canonical project dir; "hb" and the digits when the basename gives nothing.
+// A hand-run podman-compose without -p derives only the first part, so a
+// clone of the same repository run by hand never shares it (issue 44 item 3;
+// docs/COMPOSE.md, "The project's name").
+std::string install_project_name(const std::string& project_dir, const std::string& compose_file);
+
 struct BuildPlanInput {
     std::string project_dir;   // canonical
     std::string compose_file;  // absolute
@@ -32,6 +42,9 @@ struct BuildPlanInput {
     // Absolute buildah (podman-compose), or empty when none was found: it
     // reads base images' ONBUILD triggers (executor/base_triggers.hpp).
     std::string buildah;
+    // The compose project name (install_project_name, or the one an older
+    // install recorded): images and container names derive from it.
+    std::string project;
 };
 
 // nullopt (every rebuild refused, with a note saying why) when there is no

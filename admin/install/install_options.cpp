@@ -25,7 +25,7 @@ const char* const kInstallHelp =
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
                           [--file-mode OCTAL] [--agent-gid GID] [--allow-root]
-                          [--no-systemd] [--force]
+                          [--no-systemd] [--force] [--rename-project]
 
 Puts the bridge in front of a project checkout, or updates it: run it again
 at any time; it says what changed. It checks that DIR is the top of a git
@@ -89,6 +89,9 @@ policy.conf once, installs the executor and parser, drops the agent client
                          SECURITY.md, "Two postures")
   --no-systemd           write the units but do not enable them (run `watch` instead)
   --force                take over a slug installed for another project dir
+  --rename-project       compose: move an install that recorded an older compose
+                         project name to this install's own (docs/COMPOSE.md,
+                         "The project's name"; install prints the steps first)
 
 Exit: 0 installed (or nothing to change), 1 failed, 2 usage error.
 )";
@@ -125,6 +128,7 @@ const OptionSpec kSpecs[] = {
     {"stack-project", true, false},
     {"engine-user", true, false},
     {"accept-uncontained-engine", false, false},
+    {"rename-project", false, false},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -388,6 +392,9 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     o.accept_uncontained_engine = a.has("accept-uncontained-engine");
     o.no_systemd = a.has("no-systemd");
     o.force = a.has("force");
+    o.rename_project = a.has("rename-project");
+    if (o.rename_project && o.backend == BackendKind::Stack)
+        return make_error("--rename-project is for the compose backend");
     return o;
 }
 

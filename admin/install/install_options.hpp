@@ -57,6 +57,8 @@ struct InstallOptions {
     bool accept_uncontained_engine = false;
     bool no_systemd = false;
     bool force = false;
+    // Not recorded for upgrade: once renamed, bridge.json holds the new name.
+    bool rename_project = false;
 };
 
 Result<InstallOptions> parse_install_options(int argc, char** argv);

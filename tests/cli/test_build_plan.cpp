@@ -20,6 +20,10 @@ class Project {
         tmp_.write("My.Demo-App/" + rel, text);
     }
     [[nodiscard]] const std::string& root() const { return root_; }
+    // What install passes (admin/commands/install.cpp, choose_compose_project).
+    [[nodiscard]] std::string project() const {
+        return install_project_name(root_, root_ + "/compose.yaml");
+    }
 
     std::optional<BuildSettings> plan(ComposeFlavour flavour, std::vector<std::string>& notes,
                                       std::vector<std::string> buildable) const {
@@ -33,7 +37,7 @@ class Project {
         const std::string buildah =
             flavour == ComposeFlavour::PodmanCompose ? "/usr/bin/buildah" : "";
         return plan_builds({root_, root_ + "/compose.yaml", flavour, engine, &builds_, &buildable_,
-                            nullptr, buildah},
+                            nullptr, buildah, project()},
                            notes);
     }
 
@@ -57,15 +61,18 @@ TEST(BuildPlan, RecordsContextContainerfileImageAndContainerAsPodmanComposeNames
     const auto plan = p.plan(ComposeFlavour::PodmanCompose, notes, {"api", "web"});
     ASSERT_TRUE(plan);
     EXPECT_TRUE(notes.empty());
-    EXPECT_EQ(plan->project, "mydemo-app");  // podman-compose's normalisation
+    // podman-compose's normalisation of the basename, then this checkout's own part.
+    const std::string project = p.project();
+    EXPECT_EQ(plan->project, project);
+    EXPECT_EQ(project.substr(0, 13), "mydemo-app_hb");
     EXPECT_EQ(plan->engine, "/usr/bin/podman");
     EXPECT_EQ(plan->network, "none");
     ASSERT_EQ(plan->services.size(), 2u);
     const ServiceBuild& api = plan->services[0];
     EXPECT_EQ(api.context, "api");
     EXPECT_EQ(api.containerfile, "Dockerfile");  // the first of the names that exists
-    EXPECT_EQ(api.image, "mydemo-app_api");
-    EXPECT_EQ(api.container, "mydemo-app_api_1");
+    EXPECT_EQ(api.image, project + "_api");
+    EXPECT_EQ(api.container, project + "_api_1");
     const ServiceBuild& web = plan->services[1];
     EXPECT_EQ(web.context, "web");
     EXPECT_EQ(web.containerfile, "docker/Web.Containerfile");
@@ -84,7 +91,7 @@ TEST(BuildPlan, DockerComposeNamesImagesWithADash) {
     ASSERT_EQ(plan->services.size(), 1u);
     EXPECT_EQ(plan->services[0].context, ".");
     EXPECT_EQ(plan->services[0].containerfile, "Dockerfile");
-    EXPECT_EQ(plan->services[0].image, "mydemo-app-api");
+    EXPECT_EQ(plan->services[0].image, p.project() + "-api");
 }
 
 // Whatever the bridge cannot build from a snapshot exactly as compose would
@@ -113,13 +120,36 @@ TEST(BuildPlan, NoEngineOrNoProjectNameMeansNoBuilds) {
     std::vector<std::string> buildable = {"api"};
     std::vector<std::string> notes;
     EXPECT_FALSE(plan_builds({"/p/x", "/p/x/compose.yaml", ComposeFlavour::PodmanCompose, "",
-                              &builds, &buildable, nullptr, "/usr/bin/buildah"},
+                              &builds, &buildable, nullptr, "/usr/bin/buildah", "x_hb12345678"},
                              notes));
-    EXPECT_FALSE(plan_builds({"/p/...", "/p/.../compose.yaml", ComposeFlavour::PodmanCompose,
-                              "/usr/bin/podman", &builds, &buildable, nullptr, "/usr/bin/buildah"},
-                             notes));
+    EXPECT_FALSE(
+        plan_builds({"/p/...", "/p/.../compose.yaml", ComposeFlavour::PodmanCompose,
+                     "/usr/bin/podman", &builds, &buildable, nullptr, "/usr/bin/buildah", ""},
+                    notes));
     EXPECT_EQ(notes.size(), 2u);
     EXPECT_EQ(compose_project_name("_My App!"), "myapp");
+}
+
+// Issue 44 item 3: two checkouts with one directory name get two names, and
+// neither is what podman-compose 1.0.3 derives by hand (the basename alone).
+TEST(BuildPlan, TheProjectNameIsTheBasenameAndAHashOfTheCheckout) {
+    const std::string mine = install_project_name("/home/a/raproj", "/home/a/raproj/compose.yaml");
+    const std::string other =
+        install_project_name("/home/a/own/raproj", "/home/a/own/raproj/compose.yaml");
+    EXPECT_NE(mine, other);
+    EXPECT_NE(mine, compose_project_name("raproj"));
+    // The rule docs/COMPOSE.md gives: `printf %s /home/a/raproj | sha256sum`.
+    EXPECT_EQ(mine, "raproj_hbbf952f42");
+    EXPECT_TRUE(is_project_name(mine));
+    // The compose file's directory names it, the checkout's path hashes it.
+    EXPECT_EQ(install_project_name("/p/x", "/p/x/deploy/compose.yaml").substr(0, 9), "deploy_hb");
+    // Nothing left of the basename, or a long one: still a valid name.
+    EXPECT_EQ(install_project_name("/p/...", "/p/.../compose.yaml").substr(0, 2), "hb");
+    EXPECT_TRUE(is_project_name(install_project_name("/p/...", "/p/.../compose.yaml")));
+    const std::string long_dir = "/p/" + std::string(80, 'a');
+    const std::string long_name = install_project_name(long_dir, long_dir + "/compose.yaml");
+    EXPECT_EQ(long_name.size(), 63u);
+    EXPECT_TRUE(is_project_name(long_name));
 }
 
 TEST(BuilderCheck, PodmanBeforeTheFixesSaysOnlyTheSnapshotAndScreenStandBetween) {

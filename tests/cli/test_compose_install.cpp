@@ -26,13 +26,14 @@ class ComposeInstall : public ::testing::Test {
     }
     // The compose backend with Debian's podman-compose (the fixture's own
     // install is the stack backend).
-    Ran install_with_podman_compose() {
+    Ran install_with_podman_compose(const std::vector<std::string>& extra = {}) {
         std::vector<std::string> args = {
             "install",       "--project-dir", project.dir,
             "--backend",     "compose",       "--compose-file",
             project.compose, "--compose-cmd", "/usr/bin/podman-compose",
             "--no-systemd"};
         if (::geteuid() == 0) args.push_back("--allow-root");
+        args.insert(args.end(), extra.begin(), extra.end());
         return home.hostbridge(args);
     }
     Ran approve() const { return home.hostbridge({"approve", "--slug", "demo-app", "--yes"}); }
@@ -197,6 +198,53 @@ TEST_F(ComposeInstall, TheAgentIsToldOfVerifiedOutcomesExactlyWhereBridgeJsonHas
     EXPECT_EQ(plain_manifest["verified_outcomes"], false);
     EXPECT_EQ(plain_manifest["log_window"], false);
     EXPECT_FALSE(contains(read_file(project.spool() + "/AGENT.md"), "settled"));
+}
+
+// Issue 44 item 3: the compose project name is the checkout's own (the
+// basename and a hash of its path, admin/compose/build_plan.hpp), never what a
+// hand-run podman-compose derives. An install that recorded another keeps it,
+// printing the steps, until --rename-project (docs/COMPOSE.md, "The project's
+// name").
+TEST_F(ComposeInstall, TheProjectNameIsTheCheckoutsOwnAndAnOlderOneIsKeptUntilRenamed) {
+    if (::access("/usr/bin/podman-compose", X_OK) != 0 || ::access("/usr/bin/podman", X_OK) != 0)
+        GTEST_SKIP() << "no /usr/bin/podman-compose or /usr/bin/podman";
+    Ran installed = install_with_podman_compose();
+    ASSERT_EQ(installed.code, 0) << installed.out << installed.err;
+    nlohmann::json config = home.bridge_json("demo-app");
+    const std::string own =
+        "demo-app_hb" + common::sha256_hex(config["project_dir"].get<std::string>()).substr(0, 8);
+    EXPECT_EQ(config["settle"]["project"], own) << config;
+    if (config.contains("build")) {
+        EXPECT_EQ(config["build"]["project"], own);
+        for (const auto& s : config["build"]["services"]) {
+            EXPECT_EQ(s["container"], own + "_" + s["service"].get<std::string>() + "_1");
+        }
+    }
+    EXPECT_TRUE(contains(installed.out, "-p " + own)) << installed.out;
+
+    // An install from before: bridge.json names the project as podman-compose
+    // does by hand. Upgrade (install again) keeps it and says how to move.
+    config["settle"]["project"] = "demo-app";
+    if (config.contains("build")) config["build"]["project"] = "demo-app";
+    write_file(home.config_dir("demo-app") + "/bridge.json", config.dump(2) + "\n", 0644);
+    Ran again = install_with_podman_compose();
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["settle"]["project"], "demo-app");
+    EXPECT_TRUE(contains(again.err, "keeps the compose project name demo-app")) << again.err;
+    EXPECT_TRUE(contains(again.out, "-p demo-app -f")) << again.out;
+    EXPECT_TRUE(contains(again.out, "--rename-project")) << again.out;
+    Ran checked = doctor();
+    EXPECT_TRUE(contains(
+        checked.out, "the compose project name demo-app is not this checkout's own (" + own + ")"))
+        << checked.out;
+
+    Ran renamed = install_with_podman_compose({"--rename-project"});
+    ASSERT_EQ(renamed.code, 0) << renamed.out << renamed.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["settle"]["project"], own);
+    EXPECT_FALSE(contains(doctor().out, "is not this checkout's own"));
+    // Not recorded: once moved, the recorded name is the install's own.
+    EXPECT_FALSE(
+        contains(read_file(home.config_dir("demo-app") + "/install.json"), "rename-project"));
 }
 
 // docker's daemon (and podman as root) resolve a bind source by path at

@@ -70,9 +70,9 @@ fi
 hb=$bin/hostbridge
 name=hbbp$$
 work=$(mktemp -d "$HOME/$name.XXXXXX")
-P=$work/$name # the checkout; its basename is the compose project name
+P=$work/$name # the checkout; install names its compose project after it (pname, below)
 slug=$name
-container=${name}_app_1
+container="" # app's, once pname is known
 watch_pid=""
 export CONTAINERS_CONF=$work/containers.conf
 cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
@@ -84,7 +84,7 @@ fi
 cleanup() {
     [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
     podman rm -f -t 0 "$container" >/dev/null 2>&1
-    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    podman network exists "${pname:-$name}_default" 2>/dev/null && podman network rm -f "${pname:-$name}_default" >/dev/null 2>&1
     podman rmi -f "localhost/$name:1" >/dev/null 2>&1
     [ -e "$P/src.real" ] && rm -f "$P/src" && mv "$P/src.real" "$P/src"
     rm -rf -- "$work"
@@ -94,6 +94,10 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 # shellcheck source=tests/e2e/verdicts.sh
 . "$repo/tests/e2e/verdicts.sh"
+# The compose project install names; the harness's own compose runs use it
+# (-p), as a person's runs by hand on the bridge's project do (docs/COMPOSE.md).
+pname=$(compose_project_of "$P")
+container=${pname}_app_1
 
 # ------------------------------------------------------------------ the home, the project, the image
 
@@ -166,7 +170,7 @@ stored_source() {
 
 # ------------------------------------------------------------------ 1. the harness attacks
 
-compose=("$work/racebin/podman-compose" -f "$P/compose.yaml")
+compose=("$work/racebin/podman-compose" -p "$pname" -f "$P/compose.yaml")
 "${compose[@]}" up -d >"$work/control.log" 2>&1 || die "control: podman-compose up: $(tail -5 "$work/control.log")"
 [ "$(seen)" = checkout ] || die "control: app does not show the checkout's src after up ($(seen))"
 won=0

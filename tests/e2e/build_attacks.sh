@@ -74,7 +74,7 @@ busybox=$(command -v busybox) || skip "busybox is not installed"
 t_start=$(date +%s)
 name=hbba$$
 work=$(mktemp -d "/tmp/$name.XXXXXX")
-P=$work/$name # the checkout; its basename is the compose project name
+P=$work/$name # the checkout; install names its compose project after it (pname, below)
 slug=$name
 watch_pid="" http_pid=""
 export CONTAINERS_CONF=$work/containers.conf
@@ -90,10 +90,10 @@ cleanup() {
     for pid in $watch_pid $http_pid; do
         kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
     done
-    ids=$(podman ps -aq --filter "label=io.podman.compose.project=$name" 2>/dev/null)
+    ids=$(podman ps -aq --filter "label=io.podman.compose.project=${pname:-$name}" 2>/dev/null)
     # shellcheck disable=SC2086 # a list of IDs
     [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
-    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    podman network exists "${pname:-$name}_default" 2>/dev/null && podman network rm -f "${pname:-$name}_default" >/dev/null 2>&1
     ids=$(podman images -aq --filter "label=io.hostbridge.test=$name" 2>/dev/null | sort -u)
     # shellcheck disable=SC2086
     [ -z "$ids" ] || podman rmi -f $ids >/dev/null 2>&1
@@ -105,6 +105,7 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 # shellcheck source=tests/e2e/verdicts.sh
 . "$repo/tests/e2e/verdicts.sh"
+pname=$(compose_project_of "$P") # the compose project install names
 
 # ------------------------------------------------------------------ the host's secrets
 
@@ -246,7 +247,7 @@ check "rebuild db: exit 0" test "$REQ_RC" -eq 0
 request rebuild app
 check "rebuild app: exit 0" test "$REQ_RC" -eq 0
 [ "$REQ_RC" -eq 0 ] || show
-app_c=${name}_app_1 db_c=${name}_db_1
+app_c=${pname}_app_1 db_c=${pname}_db_1
 db_id=$(inspect "$db_c" '{{.Id}}')
 detail=$(last_audit succeeded)
 audited_image=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("image_id",""))' "$detail")
@@ -610,10 +611,10 @@ reset_app
 # ------------------------------------------------------------------ 4: up never builds
 
 podman rm -f -t 0 "$app_c" >/dev/null 2>&1
-podman rmi -f "localhost/${name}_app:latest" >/dev/null 2>&1
+podman rmi -f "localhost/${pname}_app:latest" >/dev/null 2>&1
 request up
-check "up with app's image deleted builds nothing: no ${name}_app image afterwards" \
-    eval '[ -z "$(image_id "localhost/${name}_app:latest")" ]'
+check "up with app's image deleted builds nothing: no ${pname}_app image afterwards" \
+    eval '[ -z "$(image_id "localhost/${pname}_app:latest")" ]'
 
 # ------------------------------------------------------------------ 5: the detectors are live
 

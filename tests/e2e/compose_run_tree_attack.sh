@@ -70,7 +70,7 @@ secs() { printf '%d.%01d s' $(($1 / 1000)) $((($1 % 1000) / 100)); }
 # images (and their label), the bridge's slug, the temp dir.
 name=hbce$$
 work=$(mktemp -d "/tmp/$name.XXXXXX")
-P=$work/$name # the checkout; its basename is the compose project name
+P=$work/$name # the checkout; install names its compose project after it (pname, below)
 slug=$name
 watch_pid="" attacker_pid=""
 export CONTAINERS_CONF=$work/containers.conf
@@ -88,13 +88,13 @@ cleanup() {
     for pid in $attacker_pid $watch_pid; do
         kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
     done
-    ids=$(podman ps -aq --filter "label=io.podman.compose.project=$name" 2>/dev/null)
+    ids=$(podman ps -aq --filter "label=io.podman.compose.project=${pname:-$name}" 2>/dev/null)
     # shellcheck disable=SC2086 # a list of IDs
     [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
-    for c in "${name}_evil_1" "${name}_app_evil" "${name}_app_approved" "${name}_check"; do
+    for c in "${pname:-$name}_evil_1" "${name}_app_evil" "${name}_app_approved" "${name}_check"; do
         podman container exists "$c" 2>/dev/null && podman rm -f -t 0 "$c" >/dev/null 2>&1
     done
-    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    podman network exists "${pname:-$name}_default" 2>/dev/null && podman network rm -f "${pname:-$name}_default" >/dev/null 2>&1
     ids=$(podman images -aq --filter "label=io.hostbridge.test=$name" 2>/dev/null | sort -u)
     # shellcheck disable=SC2086
     [ -z "$ids" ] || podman rmi -f $ids >/dev/null 2>&1
@@ -105,6 +105,7 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 # shellcheck source=tests/e2e/verdicts.sh
 . "$repo/tests/e2e/verdicts.sh"
+pname=$(compose_project_of "$P") # the compose project install names
 
 # ------------------------------------------------------------------ the project
 
@@ -260,7 +261,7 @@ request() {
 probes() { grep -c '^probe ' "$work/attack.log" 2>/dev/null; }
 exists() { podman container exists "$1" 2>/dev/null; }
 evil_seen() { # what any evil run would have left
-    exists "${name}_evil_1" || exists "${name}_app_evil" || [ -e "$work/marker/evil-ran" ]
+    exists "${pname}_evil_1" || exists "${name}_app_evil" || [ -e "$work/marker/evil-ran" ]
 }
 inspect() { podman container inspect --format "$2" "$1" 2>/dev/null; }
 app=${name}_app_approved
@@ -269,7 +270,9 @@ app=${name}_app_approved
 # ------------------------------------------------------------------ 2, 3: up -d twice, restart, under attack
 
 # up never builds (docs/BUILDS.md): the person builds the first image.
-podman build -q -t "localhost/${name}_app:latest" -f "$P/Containerfile" "$P" >"$work/build.log" 2>&1 ||
+# Tagged as up names app's image in the bridge's project, and as the evil
+# file names it.
+podman build -q -t "localhost/${pname}_app:latest" -t "localhost/${name}_app:latest" -f "$P/Containerfile" "$P" >"$work/build.log" 2>&1 ||
     { tail -n 20 "$work/build.log"; die "podman build of the first image"; }
 start_attacker
 restore
@@ -291,7 +294,7 @@ check "second up under attack: exit 0" test "$REQ_RC" -eq 0
 id2=$(inspect "$app" '{{.Id}} {{.Created}}')
 check "the second up -d recreated nothing: ${id1:0:12} ${id1#* } unchanged" test -n "$id1" -a "$id1" = "$id2"
 check "only $app in the project" \
-    test "$(podman ps -a --filter "label=io.podman.compose.project=$name" --format '{{.Names}}')" = "$app"
+    test "$(podman ps -a --filter "label=io.podman.compose.project=$pname" --format '{{.Names}}')" = "$app"
 before=$(inspect "$app" '{{.State.StartedAt}}')
 restore
 request restart app
@@ -381,11 +384,12 @@ check "rebuild app (container_name interpolated): refused, exit 70, nothing buil
 # Only the probe watch matters now: the attacker runs, the swaps are moot.
 start_attacker
 cp "$work/evil/compose.yaml" "$work/evil/.env" "$P/"
-(cd "$P" && timeout 120 podman-compose -f "$P/compose.yaml" up -d >"$work/control.log" 2>&1)
+# The bridge's project (-p, docs/COMPOSE.md), as a person runs compose by hand.
+(cd "$P" && timeout 120 podman-compose -p "$pname" -f "$P/compose.yaml" up -d >"$work/control.log" 2>&1)
 sleep 1
 stop_attacker
-msg="control: podman-compose on the checkout's evil files opens the probe, creates ${name}_evil_1 and ${name}_app_evil, leaves the marker"
-if [ "$(probes)" -ge 1 ] && exists "${name}_evil_1" && exists "${name}_app_evil" && [ -e "$work/marker/evil-ran" ]; then
+msg="control: podman-compose on the checkout's evil files opens the probe, creates ${pname}_evil_1 and ${name}_app_evil, leaves the marker"
+if [ "$(probes)" -ge 1 ] && exists "${pname}_evil_1" && exists "${name}_app_evil" && [ -e "$work/marker/evil-ran" ]; then
     pass "$msg"
 else
     fail "$msg"

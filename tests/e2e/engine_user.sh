@@ -51,6 +51,7 @@ if [ "${1:-}" = --inner ]; then
     ehome=$(getent passwd "$engine" | cut -d: -f6)
     puid=$(id -u "$person")
     P=$phome/$name
+    pname=$(compose_project_of "$P") # the compose project install names
     socket=$ehome/engine/podman.sock
     config=$phome/.config/hostbridge/$slug/bridge.json
     audit=$phome/.local/state/hostbridge/$slug/audit.jsonl
@@ -113,7 +114,7 @@ if [ "${1:-}" = --inner ]; then
     request up
     check "up through the socket: done (rc $REQ_RC, $(q 'r["state"]'))" test "$REQ_RC" -eq 0
     [ "$REQ_RC" -eq 0 ] || printf '%s\n' "$REQ_OUT" | tail -n 20
-    web=${name}_web_1
+    web=${pname}_web_1
     check "web's container is the engine user's" eval 'remote container exists "$web"'
     check "and not the person's own (their own podman has no such container)" \
         eval '! as_person podman container exists "$web" 2>/dev/null'
@@ -142,8 +143,8 @@ if [ "${1:-}" = --inner ]; then
     check "logs web: done, with web's marker line" eval '[ "$REQ_RC" -eq 0 ] && [[ $REQ_OUT == *ENGINE-WEB-UP* ]]'
     request join-network
     nets=$(remote inspect --format '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' "$name-agent")
-    check "join-network: done, the agent's container joined ${name}_default ($nets)" \
-        eval '[ "$REQ_RC" -eq 0 ] && [[ " $nets" == *" ${name}_default "* ]]'
+    check "join-network: done, the agent's container joined ${pname}_default ($nets)" \
+        eval '[ "$REQ_RC" -eq 0 ] && [[ " $nets" == *" ${pname}_default "* ]]'
     [ "$REQ_RC" -eq 0 ] || printf '%s\n' "$REQ_OUT" | tail -n 10
     # An image with a trigger in the engine's store refuses every build;
     # removed, the build runs, and web runs the new image.
@@ -233,7 +234,7 @@ if [ "${1:-}" = --inner ]; then
     # shellcheck disable=SC2086 # a list of ids
     [ -z "$ids" ] || remote rm -f -t 0 $ids >/dev/null 2>&1
     remote network rm -f "$name-agent-net" >/dev/null 2>&1
-    remote network rm -f "${name}_default" >/dev/null 2>&1
+    remote network rm -f "${pname}_default" >/dev/null 2>&1
     rm -f "/tmp/$name-config" "/tmp/$name-audit" "/tmp/$name-watch.log"
     [ "$failures" -eq 0 ]
     exit
@@ -273,6 +274,7 @@ trap 'echo interrupted; exit 130' INT TERM HUP
 "$repo/tools/e2e/stage.sh" "$stage" "$bin" || die "stage"
 phome=$("$repo/tools/e2e/testuser.sh" create "$person") || exit $?
 P=$phome/$name
+pname=$(compose_project_of "$P") # the compose project install names
 as_person() {
     setpriv --reuid="$person" --regid="$person" --init-groups -- env -i PATH="$PATH" \
         HOME="$phome" USER="$person" LOGNAME="$person" "$@"
@@ -308,7 +310,7 @@ chmod -R go+rX "$stage/trigger-img"
 as_person sh -c "cd $P && git init -q . && git add -A && git -c user.email=t@example.invalid -c user.name=t commit -qm app" ||
     die "git init of $P"
 out=$(as_person "$stage/bin/hostbridge" install --project-dir "$P" --backend compose --compose-file compose.yaml \
-    --compose-cmd podman-compose --slug "$slug" --agent-container "$name-agent" --network "${name}_default" \
+    --compose-cmd podman-compose --slug "$slug" --agent-container "$name-agent" --network "${pname}_default" \
     --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1) || die "install as $person: $out"
 policy=$phome/.config/hostbridge/$slug/policy.conf
 sed -i 's/=ask$/=auto/' "$policy"

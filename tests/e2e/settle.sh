@@ -64,7 +64,7 @@ busybox=$(command -v busybox) || skip "busybox is not installed"
 t_start=$(date +%s)
 name=hbst$$
 work=$(mktemp -d "/tmp/$name.XXXXXX")
-P=$work/$name # the checkout; its basename is the compose project name
+P=$work/$name # the checkout; install names its compose project after it (pname, below)
 slug=$name
 image=localhost/$name:1
 watch_pid=""
@@ -78,10 +78,10 @@ fi
 cleanup() {
     local ids
     [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
-    ids=$(podman ps -aq --filter "label=io.podman.compose.project=$name" 2>/dev/null)
+    ids=$(podman ps -aq --filter "label=io.podman.compose.project=${pname:-$name}" 2>/dev/null)
     # shellcheck disable=SC2086 # a list of IDs
     [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
-    podman network exists "${name}_default" 2>/dev/null && podman network rm -f "${name}_default" >/dev/null 2>&1
+    podman network exists "${pname:-$name}_default" 2>/dev/null && podman network rm -f "${pname:-$name}_default" >/dev/null 2>&1
     podman rmi -f "$image" >/dev/null 2>&1
     rm -rf -- "$work"
 }
@@ -90,6 +90,7 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 # shellcheck source=tests/e2e/verdicts.sh
 . "$repo/tests/e2e/verdicts.sh"
+pname=$(compose_project_of "$P") # the compose project install names
 
 # ------------------------------------------------------------------ the image and the project
 
@@ -171,9 +172,9 @@ policy=$work/home/.config/hostbridge/$slug/policy.conf
 # unattended, as the person accepted (--accept-uncontained-engine).
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_restart=ask$/MODE_restart=auto/' "$policy"
 settle=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])).get("settle")))' "$config")
-check "install recorded the settle step for project $name ($settle)" \
+check "install recorded the settle step for project $pname ($settle)" \
     python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["project"]==sys.argv[2] and s["seconds"]==30 and s["engine"].endswith("/podman")' \
-    "$settle" "$name"
+    "$settle" "$pname"
 sed -i 's/"seconds": 30/"seconds": 10/' "$config"
 client=$P/untracked/hostbridge/request
 [ -x "$client" ] || die "install dropped no client at $client"
@@ -223,7 +224,7 @@ check "the escape byte in sick's log is JSON text, shown visibly by the client (
 
 # ------------------------------------------------------------------ 2: restart web
 
-web_c=${name}_web_1
+web_c=${pname}_web_1
 before=$(inspect "$web_c" '{{.State.StartedAt}}')
 request restart web
 after=$(inspect "$web_c" '{{.State.StartedAt}}')
@@ -249,7 +250,7 @@ check "status: done with every service in services ($(q 'sorted(s)'))" \
 check "status says web ok, sick unhealthy, crash exited ($(q '[(k, v["problem"]) for k, v in sorted(s.items())]'))" \
     test "$(q 's["web"]["settled"], s["sick"]["containers"][0]["health"], s["crash"]["containers"][0]["state"]')" = "('ok', 'unhealthy', 'exited')"
 check "status's text has a line per service and the ps text" \
-    eval 'grep -q "hostbridge: web: running, healthy" "$work/out" && grep -q "${name}_web_1" "$work/out"'
+    eval 'grep -q "hostbridge: web: running, healthy" "$work/out" && grep -q "${pname}_web_1" "$work/out"'
 check "status carries no log lines (logs is its own verb)" \
     test "$(q '[v["log"] for v in s.values()]')" = "[None, None, None, None]"
 
@@ -283,12 +284,12 @@ check "health: web ok, and its text says so; sick's log lines are in the answer"
 # The first run's 60 bursts, all there before the restart (waited for, not
 # timed: 600 s is a hang guard).
 for _ in $(seq 3000); do
-    podman logs "${name}_chatty_1" 2>/dev/null | grep -q '^L60-c$' && break
+    podman logs "${pname}_chatty_1" 2>/dev/null | grep -q '^L60-c$' && break
     sleep 0.2
 done
 request restart chatty
 check "restart chatty: done (its second run writes while it is followed)" test "$(q 'r["state"]')" = done
-follow=$(python3 - "$P/untracked/hostbridge" "${name}_chatty_1" <<'PY' 2>&1
+follow=$(python3 - "$P/untracked/hostbridge" "${pname}_chatty_1" <<'PY' 2>&1
 import datetime, json, os, secrets, subprocess, sys, time
 spool, container = sys.argv[1], sys.argv[2]
 

@@ -16,3 +16,15 @@ die() {
     echo "FAIL: $*"
     exit 1
 }
+# compose_project_of DIR: the compose project name `hostbridge install`
+# gives a checkout DIR (canonical) whose compose file lies in DIR
+# (admin/compose/build_plan.hpp, install_project_name): the basename as
+# podman-compose 1.0.3 normalises it, cut to 52, then _hb and 8 hex digits
+# of sha256(DIR). Runs by hand on the same project pass -p with it.
+compose_project_of() {
+    local dir base
+    dir=$(readlink -f -- "$1") || dir=$1
+    # shellcheck disable=SC2018,SC2019 # project names are ASCII
+    base=$(basename -- "$dir" | tr 'A-Z' 'a-z' | tr -cd 'a-z0-9_-' | sed 's/^[-_]*//' | cut -c1-52)
+    printf '%s%s\n' "${base:+${base}_}hb" "$(printf %s "$dir" | sha256sum | cut -c1-8)"
+}

@@ -529,7 +529,8 @@ std::string render_doc() {
     md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`; `$ENGINE` in a\n";
     md += "  build step is `build.engine`, in a pin step `pins.engine`. `$PROJECT`:\n";
     md += "  `build.project` (or, with no build, `settle.project`), the compose project\n";
-    md += "  name. `$BUILDAH`: `build.buildah` (podman-compose), which reads base\n";
+    md += "  name, the checkout's own (docs/COMPOSE.md, \"The project's name\").\n";
+    md += "  `$BUILDAH`: `build.buildah` (podman-compose), which reads base\n";
     md += "  images' ONBUILD triggers before a build.\n";
     md += "- `$PROJECT_DIR`, `$RUN_DIR`, `$EXECUTOR`: `project_dir`, `run_dir` and\n";
     md += "  `pins.executor`, in the pin step that starts `up`, `restart` and `rebuild`\n";

@@ -131,8 +131,12 @@ if [ -n "$engine_user" ]; then
     export CONTAINER_HOST=unix://$engine_socket
 fi
 if [ "$backend" = compose ]; then
-    app_net=${project}_default
-    ctr() { printf '%s_%s_1' "$project" "$1"; }
+    # The compose project install names the checkout (docs/COMPOSE.md, "The
+    # project's name"): the basename, _hb, 8 hex digits of sha256 of its path.
+    # The session's own compose run passes it with -p, as a person would.
+    cproject=${project}_hb$(printf %s "$(readlink -f -- "$P")" | sha256sum | cut -c1-8)
+    app_net=${cproject}_default
+    ctr() { printf '%s_%s_1' "$cproject" "$1"; }
 else
     app_net=$project-network
     ctr() { printf '%s-%s' "$project" "$1"; }
@@ -414,11 +418,14 @@ stack_up() {
         "$P/stack" start >"$log" 2>&1 || { indent <"$log"; die "./stack start failed"; }
         ok "./stack start: $(tail -n 1 "$log") ($(secs $(($(now_ms) - t0))))"
     else
-        "$P/stack" prepare >"$log" 2>&1 || { indent <"$log"; die "./stack prepare failed"; }
-        podman-compose -f "$P/compose.yaml" up -d >>"$log" 2>&1 ||
+        # podman-compose sets COMPOSE_PROJECT_NAME to the -p it runs under,
+        # which compose.yaml's db image names: prepare builds it so.
+        COMPOSE_PROJECT_NAME=$cproject "$P/stack" prepare >"$log" 2>&1 ||
+            { indent <"$log"; die "./stack prepare failed"; }
+        podman-compose -p "$cproject" -f "$P/compose.yaml" up -d >>"$log" 2>&1 ||
             { tail -n 30 "$log" | indent; die "podman-compose up -d failed"; }
         wait_for 60 api_healthy || { tail -n 30 "$log" | indent; die "api not serving after compose up"; }
-        ok "podman-compose -f compose.yaml up -d: db, api, worker, web up ($(secs $(($(now_ms) - t0))))"
+        ok "podman-compose -p $cproject -f compose.yaml up -d: db, api, worker, web up ($(secs $(($(now_ms) - t0))))"
     fi
 }
 
