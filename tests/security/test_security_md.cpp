@@ -46,7 +46,9 @@ const std::set<std::string> kGates = {
     // What the engine builds from (executor/build_input.cpp, docs/BUILDS.md).
     "builds read only a screened snapshot",
     // What a person allowed is what builds (executor/build_input.cpp, hold_build).
-    "a person allows the build they were shown"};
+    "a person allows the build they were shown",
+    // Names no hand-run compose derives (admin/compose/build_plan.cpp).
+    "a project's engine names are its own"};
 
 struct GateRow {
     std::string gate;
