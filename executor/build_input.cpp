@@ -104,7 +104,8 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
 
     auto containerfile = open_containerfile(snapshot->dir, build->containerfile);
     if (!containerfile) return containerfile.error();
-    auto verdict = screen_in_sandbox(config.parser, containerfile->get());
+    auto verdict =
+        screen_in_sandbox(config.parser, build_allowed_images(*config.build), containerfile->get());
     if (!verdict) return make_error(build->containerfile + ": " + verdict.error().message);
     if (verdict->reason != ScreenReason::None) {
         std::string where = build->containerfile;
