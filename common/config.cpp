@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ipc/image_ref.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -443,11 +444,11 @@ ServiceBuild service_build(const json& value, const std::string& key, const Conf
 
 std::optional<BuildSettings> build_settings(const json& value, const Config& config) {
     const bool stack = config.backend.kind == BackendKind::Stack;
-    const Object obj(value, "build",
-                     stack
-                         ? std::vector<std::string_view>{"max_files", "max_bytes", "services"}
-                         : std::vector<std::string_view>{"engine", "buildah", "project", "network",
-                                                         "max_files", "max_bytes", "services"});
+    const Object obj(
+        value, "build",
+        stack ? std::vector<std::string_view>{"max_files", "max_bytes", "services", "base_images"}
+              : std::vector<std::string_view>{"engine", "buildah", "project", "network",
+                                              "max_files", "max_bytes", "services", "base_images"});
     BuildSettings out;
     // The compose backend's build step is the bridge's own argv; a stack
     // builds with its own command, so it has no engine, project or network.
@@ -479,6 +480,24 @@ std::optional<BuildSettings> build_settings(const json& value, const Config& con
             invalid(index_key(obj.key("services"), i) + ".service",
                     "is out of order or listed twice (the list is sorted by service)");
         out.services.push_back(std::move(build));
+    }
+    if (const json* bases = obj.optional("base_images")) {
+        if (!bases->is_array()) invalid(obj.key("base_images"), "must be an array of strings");
+        if (bases->size() > kMaxBaseImages)
+            invalid(obj.key("base_images"),
+                    "must list at most " + std::to_string(kMaxBaseImages) + " images");
+        std::vector<std::string> list;
+        for (std::size_t i = 0; i < bases->size(); ++i) {
+            const std::string key = index_key(obj.key("base_images"), i);
+            const std::string ref = string((*bases)[i], key);
+            // Stored canonical, so the executor sends them as they are.
+            if (canonical_image_ref(ref) != ref)
+                invalid(key, "must be an image reference in canonical form (docs/BUILDS.md)");
+            if (!list.empty() && ref <= list.back())
+                invalid(key, "is out of order or listed twice (the list is sorted)");
+            list.push_back(ref);
+        }
+        out.base_images = std::move(list);
     }
     return out;
 }
@@ -718,6 +737,17 @@ bool is_project_name(std::string_view name) {
                                   c == '-';
                        }) &&
            name[0] != '-' && name[0] != '_';
+}
+
+std::vector<std::string> build_allowed_images(const BuildSettings& build) {
+    std::vector<std::string> out = build.base_images.value_or(std::vector<std::string>{});
+    for (const ServiceBuild& s : build.services) {
+        // A tag install wrote that has no canonical form allows nothing.
+        if (auto image = canonical_image_ref(s.image)) out.push_back(std::move(*image));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 const ServiceBuild* find_build(const std::optional<BuildSettings>& build,

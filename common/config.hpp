@@ -141,8 +141,19 @@ struct BuildSettings {
     std::uint64_t max_files = 20000;       // entries in one snapshot
     std::uint64_t max_bytes = 1ULL << 30;  // bytes of regular files in one snapshot
     std::vector<ServiceBuild> services;    // sorted by service, each buildable
+    // The images besides the services' own that a FROM or COPY --from may
+    // name (`install --base-image`), canonical, sorted, unique
+    // (ipc/image_ref.hpp); nullopt in an install older than the list, which
+    // `upgrade` fills from its Containerfiles (docs/BUILDS.md).
+    std::optional<std::vector<std::string>> base_images;
     bool operator==(const BuildSettings&) const = default;
 };
+
+inline constexpr std::size_t kMaxBaseImages = 64;  // with the services', in one ScreenRequest
+
+// The canonical images a build may name: base_images and each service's
+// own tag (executor/screen_client.cpp sends them to the screen).
+std::vector<std::string> build_allowed_images(const BuildSettings& build);
 
 // "pins" in bridge.json (compose backend, rootless podman): the checkout
 // paths the rendered compose file bind-mounts. runc resolves a bind source

@@ -16,11 +16,13 @@ constexpr int kScreenTimeoutMs = 10000;
 
 }  // namespace
 
-Result<ScreenVerdict> screen_in_sandbox(const std::string& parser_path, int fd) {
+Result<ScreenVerdict> screen_in_sandbox(const std::string& parser_path,
+                                        const std::vector<std::string>& allowed, int fd) {
     constexpr std::uint32_t kSeq = 1;
-    auto bytes = ask_oneshot_reader(parser_path,
-                                    {"--screen", "the screen", kScreenAnswerSize, kScreenTimeoutMs},
-                                    encode_screen_request(kSeq), fd);
+    auto request = encode_screen_request({kSeq, allowed});
+    if (!request) return make_error("the images a build may name: " + request.error().message);
+    auto bytes = ask_oneshot_reader(
+        parser_path, {"--screen", "the screen", kScreenAnswerSize, kScreenTimeoutMs}, *request, fd);
     if (!bytes) return bytes.error();
     auto answer = decode_screen_answer(*bytes);
     if (!answer) return make_error("garbage from the screen: " + answer.error().message);

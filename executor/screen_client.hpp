@@ -5,15 +5,19 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ipc/result.hpp"
 #include "ipc/screen_wire.hpp"
 
 namespace hb::exec {
 
-// Screens the file open at `fd` (read from its current offset). An error
-// means the screen could not answer (crash, hang, garbage): the build is
-// refused then, as for a refusal.
-Result<ScreenVerdict> screen_in_sandbox(const std::string& parser_path, int fd);
+// Screens the file open at `fd` (read from its current offset); a FROM or
+// COPY --from may name `allowed` (canonical, sorted, unique: common/config's
+// build_allowed_images). An error means the screen could not answer (crash,
+// hang, garbage) or the list does not fit the wire: the build is refused
+// then, as for a refusal.
+Result<ScreenVerdict> screen_in_sandbox(const std::string& parser_path,
+                                        const std::vector<std::string>& allowed, int fd);
 
 }  // namespace hb::exec

@@ -2,8 +2,9 @@
 """Writes the seed corpus in fuzz/corpus/ (run once; the output is committed).
 
 validate/: "<basename>\n<body>" inputs, valid requests and hostile ones.
-wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request)
-then a message in the layout of ipc/wire.cpp.
+wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request,
+3 screen request) then a message in the layout of ipc/wire.cpp (3:
+ipc/screen_wire.cpp).
 screen/: Containerfiles, honest ones and one of each refusal.
 loglines/: 8 window bytes, then `podman logs --timestamps` output.
 image/: docker-archive tars as podman 4.3's `save` writes them (small
@@ -117,6 +118,17 @@ def wire_seeds():
     write("wire", "request-restart", b"\x02" + request(7, name("restart")))
     write("wire", "request-long", b"\x02" + request(0xFFFFFFFF, "n" * 255))
     write("wire", "request-odd-bytes", b"\x02" + request(1, "\x01 ;$(x)..\n"))
+    write("wire", "screen-request-images",
+          b"\x03" + screen_request(3, ["alpine:latest", "docker.io/library/debian:12",
+                                       "localhost/app_web:latest", "sha256:" + "c" * 64]))
+    write("wire", "screen-request-none", b"\x03" + screen_request(1, []))
+
+
+def screen_request(seq, images):
+    out = struct.pack("<II", 0x48425332, seq) + bytes([len(images)])
+    for i in images:
+        out += bytes([len(i)]) + i.encode()
+    return out
 
 
 def screen_seeds():
@@ -143,6 +155,9 @@ def screen_seeds():
         "bom-nbsp": "\ufeffFROM a\nRUN\u00a0--mount=type=bind,target=/h true\n",
         "continuation-at-eof": "FROM a\n\\\nONBUILD RUN echo \\\\",
         "no-from": "ENV A=b\nFROM a\n",
+        "stages-and-images": "FROM alpine AS base\nFROM base AS two\nCOPY --from=0 /a /a\n"
+        "COPY --from=localhost/app_web /b /b\nFROM scratch\nCOPY --from=two / /\n"
+        "COPY --from=localhost/other_private /secret /x\nFROM sha256:" + "c" * 64 + "\n",
     }
     for k, v in seeds.items():
         write("screen", k, v)

@@ -2,17 +2,20 @@
 // whatever they accept re-encodes to exactly the same bytes (no two byte
 // strings mean the same message, so nothing can be smuggled in padding).
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "fuzz/check.hpp"
 #include "fuzz/entry.hpp"
+#include "ipc/image_ref.hpp"
+#include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::fuzz {
 
 void wire_one(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return;
-    const int selector = data[0] % 3;
+    const int selector = data[0] % 4;
     if (selector == 0) {
         if (size < 2) return;
         const std::size_t services = data[1] % (kMaxServices + 1);
@@ -26,6 +29,19 @@ void wire_one(const std::uint8_t* data, std::size_t size) {
         return;
     }
     const std::span<const std::uint8_t> msg(data + 1, size - 1);
+    if (selector == 3) {
+        // The screen's request: its images are a set, each in canonical form.
+        auto q = decode_screen_request(msg);
+        if (!q) return;
+        auto again = encode_screen_request(*q);
+        HB_FUZZ_CHECK(again.ok());
+        HB_FUZZ_CHECK(std::equal(msg.begin(), msg.end(), again->begin(), again->end()));
+        HB_FUZZ_CHECK(q->images.size() <= kMaxScreenImages);
+        HB_FUZZ_CHECK(std::adjacent_find(q->images.begin(), q->images.end(),
+                                         std::greater_equal<>()) == q->images.end());
+        for (const auto& image : q->images) HB_FUZZ_CHECK(canonical_image_ref(image) == image);
+        return;
+    }
     if (selector == 1) {
         auto s = decode_startup(msg);
         if (!s) return;

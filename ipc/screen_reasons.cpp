@@ -38,6 +38,10 @@ constexpr auto kReasonTexts = dense_names<kLastScreenReason>(
         "no FROM: the file is empty, or holds only comments, blank lines or ARGs",
         "RUN --mount is refused, type=cache too: buildah keeps the cache on the host and "
         "follows links a build step plants in it",
+        "FROM and COPY --from may name only an earlier stage, scratch, an image this install "
+        "builds or a base image the person listed (hostbridge install --base-image REF; "
+        "docs/BUILDS.md)",
+        "FROM must be FROM [--platform=P] IMAGE [AS NAME], a plain stage name",
     },
     "unknown reason");
 

@@ -8,17 +8,58 @@ namespace hb {
 
 using le::get_u32, le::put_u32;
 
-std::array<std::uint8_t, kScreenRequestSize> encode_screen_request(std::uint32_t seq) {
-    std::array<std::uint8_t, kScreenRequestSize> out{};
+namespace {
+
+// The one rule both ends hold the list to: it is a set, in one spelling.
+Result<void> check_images(const std::vector<std::string>& images) {
+    if (images.size() > kMaxScreenImages) return make_error("screen request: too many images");
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        const std::string& image = images[i];
+        if (image.empty() || image.size() > kMaxImageRefBytes)
+            return make_error("screen request: an image of a wrong length");
+        if (canonical_image_ref(image) != image)
+            return make_error("screen request: an image not in canonical form");
+        if (i > 0 && images[i - 1] >= image)
+            return make_error("screen request: images out of order or repeated");
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> encode_screen_request(const ScreenRequest& request) {
+    if (auto ok = check_images(request.images); !ok) return ok.error();
+    std::vector<std::uint8_t> out(9);
     put_u32(out.data(), kScreenMagic);
-    put_u32(out.data() + 4, seq);
+    put_u32(out.data() + 4, request.seq);
+    out[8] = static_cast<std::uint8_t>(request.images.size());
+    for (const std::string& image : request.images) {
+        out.push_back(static_cast<std::uint8_t>(image.size()));
+        out.insert(out.end(), image.begin(), image.end());
+    }
     return out;
 }
 
-Result<std::uint32_t> decode_screen_request(std::span<const std::uint8_t> bytes) {
-    if (bytes.size() != kScreenRequestSize) return make_error("screen request: wrong size");
+Result<ScreenRequest> decode_screen_request(std::span<const std::uint8_t> bytes) {
+    if (bytes.size() < 9 || bytes.size() > kScreenRequestMax)
+        return make_error("screen request: wrong size");
     if (get_u32(bytes.data()) != kScreenMagic) return make_error("screen request: bad magic");
-    return get_u32(bytes.data() + 4);
+    ScreenRequest request;
+    request.seq = get_u32(bytes.data() + 4);
+    const std::size_t count = bytes[8];
+    if (count > kMaxScreenImages) return make_error("screen request: too many images");
+    std::size_t at = 9;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (at >= bytes.size()) return make_error("screen request: cut short");
+        const std::size_t length = bytes[at++];
+        if (length == 0 || bytes.size() - at < length)
+            return make_error("screen request: an image of a wrong length");
+        request.images.emplace_back(reinterpret_cast<const char*>(bytes.data() + at), length);
+        at += length;
+    }
+    if (at != bytes.size()) return make_error("screen request: bytes after the last image");
+    if (auto ok = check_images(request.images); !ok) return ok.error();
+    return request;
 }
 
 std::array<std::uint8_t, kScreenAnswerSize> encode_screen_answer(const ScreenAnswer& answer) {
@@ -50,8 +91,9 @@ Result<ScreenAnswer> decode_screen_answer(std::span<const std::uint8_t> bytes) {
         (a.verdict.line != 0 || a.verdict.flag != ScreenFlag::None)) {
         return make_error("screen answer: an acceptance with a line or flag");
     }
-    // Every refusal but TooLarge names its line.
-    const bool whole_file = a.verdict.reason == ScreenReason::TooLarge;
+    // Every refusal but TooLarge and NoStage (about the whole file) names its line.
+    const bool whole_file =
+        a.verdict.reason == ScreenReason::TooLarge || a.verdict.reason == ScreenReason::NoStage;
     if (a.verdict.reason != ScreenReason::None && !whole_file && a.verdict.line == 0) {
         return make_error("screen answer: a refusal without a line");
     }

@@ -5,8 +5,12 @@
 // with the file's fd attached; the screen answers one ScreenAnswer: a
 // reason, a flag and a line number, never agent text. The executor
 // bounds-checks every field before it believes it (executor/screen_client.cpp).
+// The request carries the images a FROM or COPY --from may name, host
+// text from bridge.json, canonical (ipc/image_ref.hpp), sorted and unique.
 //
-//   ScreenRequest (8 bytes):  0 u32 magic "HBS1"   4 u32 seq
+//   ScreenRequest (<= kScreenRequestMax bytes):
+//                            0 u32 magic "HBS2"   4 u32 seq   8 u8 image count
+//                            9 per image: u8 length (1..255), bytes
 //   ScreenAnswer (16 bytes):  0 u32 magic   4 u32 seq   8 u32 line
 //                            12 u8 reason  13 u8 flag  14 u16 zero
 #pragma once
@@ -15,8 +19,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "ipc/image_ref.hpp"
 #include "ipc/result.hpp"
 
 namespace hb {
@@ -64,8 +71,15 @@ enum class ScreenReason : std::uint8_t {
     // buildah keeps the cache on the host and follows links a step plants in
     // it, so no mount of a build step is confined (SECURITY.md, "Two postures").
     MountRefused = 21,
+    // FROM or COPY --from naming none of: an earlier stage (its AS name or
+    // index), scratch, an image the request allows (ipc/image_ref.hpp), e.g.
+    // a person's private image whose files the build log would show.
+    ImageNotAllowed = 22,
+    // FROM that is not `FROM [--platform=P] IMAGE [AS NAME]`, or a stage name
+    // with $, quotes, backticks or backslashes.
+    BadFrom = 23,
 };
-inline constexpr ScreenReason kLastScreenReason = ScreenReason::MountRefused;
+inline constexpr ScreenReason kLastScreenReason = ScreenReason::BadFrom;
 
 // Which flag or --mount key a refusal is about. Wire values are the order
 // (None = 0); append only.
@@ -118,14 +132,28 @@ std::string_view screen_flag_name(ScreenFlag flag);
 // A short fixed sentence, e.g. "RUN --mount must say type=cache ...".
 std::string_view screen_reason_text(ScreenReason reason);
 
-inline constexpr std::uint32_t kScreenMagic = 0x48425331;  // "HBS1"
-inline constexpr std::size_t kScreenRequestSize = 8;
+// "HBS2" since the request carries images; the answer keeps its layout.
+inline constexpr std::uint32_t kScreenMagic = 0x48425332;
+// A person's base images (bridge.json allows 64) and the services' tags.
+inline constexpr std::size_t kMaxScreenImages = 128;
+inline constexpr std::size_t kScreenRequestMax = 9 + kMaxScreenImages * (1 + kMaxImageRefBytes);
 inline constexpr std::size_t kScreenAnswerSize = 16;
 // Lines past this cannot come from a file of kMaxContainerfileBytes.
 inline constexpr std::uint32_t kMaxScreenLine = kMaxContainerfileBytes + 1;
 
-std::array<std::uint8_t, kScreenRequestSize> encode_screen_request(std::uint32_t seq);
-Result<std::uint32_t> decode_screen_request(std::span<const std::uint8_t> bytes);
+struct ScreenRequest {
+    std::uint32_t seq = 0;
+    std::vector<std::string> images;  // canonical, sorted, unique
+
+    bool operator==(const ScreenRequest&) const = default;
+};
+// Refuses more than kMaxScreenImages images, and one that is not canonical,
+// out of order or repeated.
+Result<std::vector<std::uint8_t>> encode_screen_request(const ScreenRequest& request);
+// Refuses a wrong magic, a short or long message, a count past
+// kMaxScreenImages, an empty or non-canonical image, images out of order or
+// repeated, and bytes after the last image.
+Result<ScreenRequest> decode_screen_request(std::span<const std::uint8_t> bytes);
 
 struct ScreenAnswer {
     std::uint32_t seq = 0;

@@ -10,12 +10,14 @@
 // refusal is the verdict.
 #include "parser/containerfile_screen.hpp"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "ipc/enum_names.hpp"
+#include "ipc/image_ref.hpp"
 
 namespace hb::parser {
 namespace {
@@ -353,19 +355,62 @@ bool is_local_transport(std::string_view prefix) {
     return false;
 }
 
+struct Reading {
+    char escape = '\\';
+    bool seen_from = false;
+    // Each stage's AS name so far ("" for none), in file order; the last is
+    // the stage being read.
+    std::vector<std::string> stages;
+    std::span<const std::string> allowed;
+    std::vector<std::string>* collect = nullptr;  // containerfile_images: collect, never refuse
+};
+
+// buildah uses a stage for COPY --from=X only when X names an earlier stage
+// (its AS name, or its index: stage_executor.go, `other.index < s.index`),
+// and for FROM X when an earlier stage is named X; otherwise X is an image.
+// An index is not taken for FROM: were buildah to read `FROM 0` as an image,
+// "0" would be the prefix of some image's id.
+bool names_earlier_stage(std::string_view ref, const Reading& reading, bool index_too) {
+    const std::size_t earlier =
+        reading.stages.size() - (index_too && !reading.stages.empty() ? 1 : 0);
+    for (std::size_t i = 0; i < earlier; ++i) {
+        if (reading.stages[i] == ref) return true;
+        if (index_too && std::to_string(i) == ref) return true;
+    }
+    return false;
+}
+
+// After the transport check: an earlier stage, scratch (FROM only: it is no
+// image), or an allowed image (ipc/image_ref.hpp's comparison).
+Check screen_image_allowed(std::string_view ref, ScreenFlag flag, Reading& reading, bool onbuild) {
+    const bool copy = flag == ScreenFlag::From;
+    if (!onbuild && names_earlier_stage(ref, reading, copy)) return std::nullopt;
+    if (!copy && ref == "scratch") return std::nullopt;
+    const std::optional<std::string> canonical = canonical_image_ref(ref);
+    if (!canonical) return Refusal{ScreenReason::ImageNotAllowed, flag};
+    if (reading.collect != nullptr) {
+        reading.collect->push_back(*canonical);
+        return std::nullopt;
+    }
+    for (const std::string& image : reading.allowed) {
+        if (image_refs_match(*canonical, image)) return std::nullopt;
+    }
+    return Refusal{ScreenReason::ImageNotAllowed, flag};
+}
+
 // FROM's image and COPY --from: libimage reads "<transport>:<rest>" whenever
 // the part before the first ':' names a transport. The whole reference must
 // be plain: a $ could expand to a transport or to another image than the one
 // a person was shown (`FROM localhost/x:${TAG}`), quotes and backslashes are
 // removed first.
-Check screen_image(std::string_view ref, ScreenFlag flag) {
+Check screen_image(std::string_view ref, ScreenFlag flag, Reading& reading, bool onbuild) {
     if (ref.find_first_of("$'\"\\`") != npos) return Refusal{ScreenReason::ImageTransport, flag};
     const std::size_t colon = ref.find(':');
     const std::string_view prefix = ref.substr(0, colon);
     if (colon != npos && is_local_transport(prefix)) {
         return Refusal{ScreenReason::ImageTransport, flag};
     }
-    return std::nullopt;
+    return screen_image_allowed(ref, flag, reading, onbuild);
 }
 
 // Bytes whose meaning in a flag depends on who reads it: imagebuilder's flag
@@ -383,7 +428,7 @@ bool has_odd_flag_byte(std::string_view word) {
 
 // One word starting with "--". A $ first, whatever else is wrong: ARG and ENV
 // values are substituted into every flag of RUN, COPY, ADD and FROM.
-Check screen_flag(Instr instr, std::string_view word) {
+Check screen_flag(Instr instr, std::string_view word, Reading& reading, bool onbuild) {
     const std::size_t eq = word.find('=');
     const std::string_view name = word.substr(2, eq == npos ? npos : eq - 2);
     const ScreenFlag flag = flag_named(name);
@@ -397,21 +442,21 @@ Check screen_flag(Instr instr, std::string_view word) {
     if (eq == npos || eq + 1 == word.size()) return Refusal{ScreenReason::OddFlagSyntax, flag};
     const std::string_view value = word.substr(eq + 1);
     if (flag == ScreenFlag::Mount) return screen_mount(value);
-    if (flag == ScreenFlag::From) return screen_image(value, flag);
+    if (flag == ScreenFlag::From) return screen_image(value, flag, reading, onbuild);
     return std::nullopt;
 }
 
 // imagebuilder's extractBuilderFlags, for every instruction: each word that
 // starts with "--" is a flag, up to the first word that does not. `rest` is
 // left at that word.
-Check screen_flags(Instr instr, std::string_view& rest) {
+Check screen_flags(Instr instr, std::string_view& rest, Reading& reading, bool onbuild) {
     for (;;) {
         rest = trim_left(rest);
         if (!rest.starts_with("--")) return std::nullopt;
         const std::size_t end = find_blank(rest);
         const std::string_view word = rest.substr(0, end);
         rest.remove_prefix(word.size());
-        if (Check r = screen_flag(instr, word)) return r;
+        if (Check r = screen_flag(instr, word, reading, onbuild)) return r;
     }
 }
 
@@ -503,16 +548,46 @@ Check screen_add_sources(std::string_view args) {
     return std::nullopt;
 }
 
+bool plain_stage_name(std::string_view name) {
+    if (name.find_first_of("$'\"\\`") != npos) return false;
+    // All digits would read as another stage's index.
+    return !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// `IMAGE [AS NAME]` after FROM's flags (imagebuilder's extractNameFromNode:
+// "as" in any case, the name as written). The stage is registered after its
+// image is judged: `FROM x AS x` names an image x unless an earlier stage is
+// x. A repeated name is refused: which stage buildah's map would hold for it
+// is not one the screen could be sure of.
+Check screen_from(std::string_view args, Reading& reading) {
+    const auto [image, after] = split_word(args);
+    if (image.empty()) return Refusal{ScreenReason::BadFrom};
+    std::string_view name;
+    if (!after.empty()) {
+        const auto [as, rest] = split_word(after);
+        const auto [stage, extra] = split_word(rest);
+        if (!equals_ascii_ci(as, "as") || stage.empty() || !extra.empty() ||
+            !plain_stage_name(stage))
+            return Refusal{ScreenReason::BadFrom};
+        if (std::find(reading.stages.begin(), reading.stages.end(), stage) != reading.stages.end())
+            return Refusal{ScreenReason::BadFrom};
+        name = stage;
+    }
+    if (Check r = screen_image(image, ScreenFlag::None, reading, false)) return r;
+    reading.stages.emplace_back(name);
+    return std::nullopt;
+}
+
 // An instruction after its word: flags, then what its dispatcher would make
 // of the rest.
-Check screen_body(Instr instr, std::string_view rest) {
-    if (Check r = screen_flags(instr, rest)) return r;
+Check screen_body(Instr instr, std::string_view rest, Reading& reading, bool onbuild) {
+    if (Check r = screen_flags(instr, rest, reading, onbuild)) return r;
     const std::string_view args = trim(rest);
     if ((instr == Instr::Run || instr == Instr::Copy || instr == Instr::Add) && has_heredoc(args)) {
         return Refusal{ScreenReason::Heredoc};
     }
     if (instr == Instr::Add) return screen_add_sources(args);
-    if (instr == Instr::From) return screen_image(split_word(args).first, ScreenFlag::None);
+    if (instr == Instr::From) return screen_from(args, reading);
     return std::nullopt;
 }
 
@@ -523,8 +598,8 @@ Check screen_body(Instr instr, std::string_view rest) {
 // reason, BadOnbuild, so the message says why); a trailing backslash (left by
 // a backtick escape, or by a file ending in a continuation) would join the
 // next trigger to this one.
-Check screen_onbuild(std::string_view rest) {
-    if (Check r = screen_flags(Instr::Onbuild, rest)) return r;
+Check screen_onbuild(std::string_view rest, Reading& reading) {
+    if (Check r = screen_flags(Instr::Onbuild, rest, reading, true)) return r;
     const std::string_view trigger = trim(rest);
     if (trigger.empty() || trigger.back() == '\\') return Refusal{ScreenReason::BadOnbuild};
     const auto [word, inner] = split_word(trigger);
@@ -533,20 +608,16 @@ Check screen_onbuild(std::string_view rest) {
     if (instr == Instr::Onbuild || instr == Instr::From || instr == Instr::Maintainer) {
         return Refusal{ScreenReason::BadOnbuild};
     }
-    return screen_body(instr, inner);
+    return screen_body(instr, inner, reading, true);
 }
-
-struct Reading {
-    char escape = '\\';
-    bool seen_from = false;
-};
 
 // One logical line (continuations joined), as splitCommand cuts it.
 Check screen_instruction(std::string_view line, Reading& reading) {
     const auto [word, rest] = split_word(trim(line));
     const Instr instr = instruction_named(word);
     if (instr == Instr::Unknown) return Refusal{ScreenReason::UnknownInstruction};
-    if (Check r = instr == Instr::Onbuild ? screen_onbuild(rest) : screen_body(instr, rest)) {
+    if (Check r = instr == Instr::Onbuild ? screen_onbuild(rest, reading)
+                                          : screen_body(instr, rest, reading, false)) {
         return r;
     }
     // Heading ARGs are the only instructions a stage may start with: the
@@ -617,10 +688,9 @@ bool strip_continuation(std::string_view& line, char escape) {
 // The loop of imagebuilder's Parse: directives on the first line (a second
 // escape directive right after is an error there), comments and blank lines
 // skipped, continuations joined into `joined` without separators.
-ScreenVerdict screen_lines(std::string_view text, std::string& joined) {
+ScreenVerdict screen_lines(std::string_view text, std::string& joined, Reading& reading) {
     static constexpr std::string_view kBom = "\xEF\xBB\xBF";
     LineReader lines(text);
-    Reading reading;
     bool directives_open = true, escape_seen = false;
     while (const std::optional<std::string_view> first = lines.next()) {
         std::string_view line = *first;
@@ -660,7 +730,9 @@ ScreenVerdict screen_lines(std::string_view text, std::string& joined) {
 
 }  // namespace
 
-ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes) noexcept {
+namespace {
+
+ScreenVerdict screen_with(std::span<const std::uint8_t> bytes, Reading& reading) noexcept {
     if (bytes.size() > kMaxContainerfileBytes) {
         return {ScreenReason::TooLarge, 0, ScreenFlag::None};
     }
@@ -668,12 +740,37 @@ ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes) noexcept
     if (const ScreenVerdict v = check_bytes(text); v.reason != ScreenReason::None) return v;
     try {
         std::string joined;
-        joined.reserve(text.size());  // the only allocation: no instruction is longer
-        return screen_lines(text, joined);
+        joined.reserve(text.size());  // no instruction is longer
+        return screen_lines(text, joined, reading);
     } catch (...) {
-        // Out of memory for one buffer of at most 1 MiB: refused, never thrown.
+        // Out of memory for at most a few MiB: refused, never thrown.
         return {ScreenReason::TooLarge, 0, ScreenFlag::None};
     }
+}
+
+}  // namespace
+
+ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes,
+                                   std::span<const std::string> allowed) noexcept {
+    Reading reading;
+    reading.allowed = allowed;
+    return screen_with(bytes, reading);
+}
+
+NamedImages containerfile_images(std::span<const std::uint8_t> bytes) noexcept {
+    NamedImages out;
+    Reading reading;
+    try {
+        std::vector<std::string> images;
+        reading.collect = &images;
+        out.verdict = screen_with(bytes, reading);
+        std::sort(images.begin(), images.end());
+        images.erase(std::unique(images.begin(), images.end()), images.end());
+        out.images = std::move(images);
+    } catch (...) {
+        out.verdict = {ScreenReason::TooLarge, 0, ScreenFlag::None};
+    }
+    return out;
 }
 
 }  // namespace hb::parser

@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ipc/screen_wire.hpp"
 
@@ -24,8 +26,24 @@ namespace hb::parser {
 // builds what it has read so far. Longer lines are refused.
 inline constexpr std::size_t kMaxContainerfileLineBytes = 65535;
 
-// Screens a whole Containerfile. Never throws; allocates one buffer of at
-// most the input's size, reused for every instruction (linear time).
-ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes) noexcept;
+// Screens a whole Containerfile. `allowed` are the images a FROM or COPY
+// --from may name besides earlier stages and `FROM scratch`: canonical,
+// sorted, unique (ipc/image_ref.hpp; the executor's ScreenRequest). Never
+// throws; allocates one buffer of at most the input's size, reused for
+// every instruction, and a copy of each stage name.
+ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes,
+                                   std::span<const std::string> allowed) noexcept;
+
+// The admin tool's reading, on the host (install and upgrade record what
+// an install's Containerfiles name, admin/install/base_images.hpp): the same
+// screen, but every image a FROM or COPY --from names other than a stage or
+// scratch is collected, canonical, sorted and unique, instead of refused.
+// The verdict is the screen's otherwise (a name with no canonical form is
+// still ImageNotAllowed).
+struct NamedImages {
+    ScreenVerdict verdict;
+    std::vector<std::string> images;
+};
+NamedImages containerfile_images(std::span<const std::uint8_t> bytes) noexcept;
 
 }  // namespace hb::parser

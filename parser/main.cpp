@@ -114,17 +114,17 @@ int run() {
 // The build-input screen: one Containerfile per message, until EOF.
 int run_screen() {
     for (;;) {
-        auto msg = hb::recv_message(kSocket, hb::kScreenRequestSize, hb::FdPolicy::ExactlyOne);
+        auto msg = hb::recv_message(kSocket, hb::kScreenRequestMax, hb::FdPolicy::ExactlyOne);
         if (!msg) return stop(msg, kExitProtocol);
         if (msg->kind == hb::Received::Kind::Eof) return 0;
-        auto seq = hb::decode_screen_request(msg->bytes);
-        if (!seq) return stop(seq, kExitProtocol);
+        auto request = hb::decode_screen_request(msg->bytes);
+        if (!request) return stop(request, kExitProtocol);
         auto bytes = read_body(msg->fd.get(), hb::kMaxContainerfileBytes);
         msg->fd.reset();
         if (!bytes) return stop(bytes, kExitIo);
         hb::ScreenAnswer answer;
-        answer.seq = *seq;
-        answer.verdict = hb::parser::screen_containerfile(*bytes);
+        answer.seq = request->seq;
+        answer.verdict = hb::parser::screen_containerfile(*bytes, request->images);
         const auto out = hb::encode_screen_answer(answer);
         if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
     }

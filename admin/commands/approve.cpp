@@ -229,6 +229,16 @@ int run_approve(Invocation& in) {
         }
     }
     if (render && !show_rendered(*paths, *render)) return kExitFailure;
+    // What the approved builds' FROM and COPY --from may name, unchanged by
+    // approve (docs/BUILDS.md, "What a build may name").
+    if (const auto& b = builds; b && !b->services.empty()) {
+        std::cout << "base images a build may name (besides its stages, scratch and the "
+                     "services' images):";
+        if (!b->base_images || b->base_images->empty()) std::cout << " none";
+        if (b->base_images)
+            for (const auto& image : *b->base_images) std::cout << " " << visible(image);
+        std::cout << "\n";
+    }
     std::cout.flush();
 
     if (!args->has("yes")) {

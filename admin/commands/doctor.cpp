@@ -672,7 +672,27 @@ class Doctor {
         return pw != nullptr && pw->pw_name != nullptr ? pw->pw_name : std::to_string(::geteuid());
     }
 
+    // What a build's FROM and COPY --from may name (docs/BUILDS.md, "What a
+    // build may name"): shown so the person sees what their builds can read.
+    void show_base_images() {
+        if (!c_.build || c_.build->services.empty()) return;
+        if (!c_.build->base_images) {
+            warn(
+                "this install records no base images (older than the list): a build may name "
+                "only its stages, scratch and the services' images until `" +
+                self_command() + " upgrade` records what its Containerfiles name");
+            return;
+        }
+        std::string list;
+        for (const auto& image : *c_.build->base_images) list += " " + image;
+        info(
+            "base images a build may name (besides its stages, scratch and the services' "
+            "images):" +
+            (list.empty() ? std::string(" none") : list));
+    }
+
     void check_builder() {
+        show_base_images();
         // Nothing to build: install records no build settings then
         // (admin/compose/build_plan.cpp), and no rebuild is offered to be refused.
         if (c_.backend.kind != BackendKind::Compose || c_.buildable.empty()) return;

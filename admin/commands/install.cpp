@@ -20,6 +20,7 @@
 #include "admin/compose/unpinned_binds.hpp"
 #include "admin/install/agent_doc.hpp"
 #include "admin/install/agent_manifest.hpp"
+#include "admin/install/base_images.hpp"
 #include "admin/install/config_write.hpp"
 #include "admin/install/engine_user.hpp"
 #include "admin/install/git.hpp"
@@ -800,6 +801,25 @@ class Installer {
                                             previous_ ? &previous_->build : nullptr);
             if (!builds) return fail(builds.error().message);
             c.build = std::move(*builds);
+        }
+        if (c.build) {
+            // What a build's FROM and COPY --from may name (admin/install/base_images.hpp).
+            BaseImagePlan bases = plan_base_images(
+                project_dir_, *c.build, previous_ ? &previous_->build : nullptr, o_.base_images);
+            c.build->base_images = bases.images;
+            for (const auto& note : bases.notes) print_warning(kCmd, note);
+            if (!bases.from_containerfiles.empty()) {
+                std::cout << "base images recorded from the Containerfiles (an install older "
+                             "than the list; check them: a build may now name each):\n";
+                for (const auto& image : bases.from_containerfiles)
+                    std::cout << "  " << visible(image) << "\n";
+            }
+            std::cout << "base images a build may name:";
+            if (bases.images.empty())
+                std::cout << " none (only its stages, scratch and the "
+                             "services' images)";
+            for (const auto& image : bases.images) std::cout << " " << visible(image);
+            std::cout << "\n";
         }
         if (backend_.kind == BackendKind::Compose &&
             backend_.flavour == ComposeFlavour::PodmanCompose && !build_engine_.empty()) {

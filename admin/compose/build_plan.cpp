@@ -67,6 +67,7 @@ std::optional<BuildSettings> plan_builds(const BuildPlanInput& in,
         settings.network = (*in.previous)->network;
         settings.max_files = (*in.previous)->max_files;
         settings.max_bytes = (*in.previous)->max_bytes;
+        settings.base_images = (*in.previous)->base_images;
     }
     settings.engine = in.engine;
     settings.project = project;
@@ -138,6 +139,7 @@ Result<BuildSettings> plan_stack_builds(
     if (previous != nullptr && *previous) {
         settings.max_files = (*previous)->max_files;
         settings.max_bytes = (*previous)->max_bytes;
+        settings.base_images = (*previous)->base_images;
     }
     for (const auto& [service, context] : contexts) {
         if (!std::binary_search(buildable.begin(), buildable.end(), service))

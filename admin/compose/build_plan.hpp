@@ -36,8 +36,8 @@ struct BuildPlanInput {
     std::string engine;  // absolute podman or docker, or empty when none was found
     const std::vector<ComposeBuild>* builds = nullptr;
     const std::vector<std::string>* buildable = nullptr;
-    // What a person set by hand in the previous bridge.json (network and
-    // budgets) is kept.
+    // What a person set by hand in the previous bridge.json (network,
+    // budgets, base images) is kept.
     const std::optional<BuildSettings>* previous = nullptr;
     // Absolute buildah (podman-compose), or empty when none was found: it
     // reads base images' ONBUILD triggers (executor/base_triggers.hpp).

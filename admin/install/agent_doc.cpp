@@ -209,12 +209,14 @@ std::string render_agent_doc(const Config& config, const common::Policy& policy,
         // Containerfile is written to pass it.
         o << "A `rebuild` copies the service's build context first and builds from the "
           << "copy:\nsymlinks must stay inside the context, no FIFOs or sockets. Its "
-          << "Containerfile may use\n`RUN --mount=type=cache,target=/abs/path` "
-          << "(and `sharing=`) and no other mount,\nno `$` in any flag, no heredocs, "
-          << "no `ADD` of a URL. Build steps have no network,\nand base images are never "
-          << "pulled: ask the person to pull one you need. Finish your edits\nbefore you "
-          << "ask for a `rebuild`: a file caught half-written when the host copies\nit is "
-          << "refused (an empty Containerfile has no FROM).\n\n";
+          << "Containerfile may use\nno `RUN --mount` at all, no `$` in any flag, no "
+          << "heredocs, no `ADD` of a URL.\n`FROM` and `COPY --from` may name only an "
+          << "earlier stage, `scratch`, the\nservices' own images and the base images the "
+          << "person listed (`hostbridge doctor`\nshows them): ask the person for another. "
+          << "Build steps have no network, and base\nimages are never pulled: ask the "
+          << "person to pull one you need. Finish your edits\nbefore you ask for a "
+          << "`rebuild`: a file caught half-written when the host copies\nit is refused "
+          << "(an empty Containerfile has no FROM).\n\n";
     }
     o << policy_section(config, policy) << "## Answers\n\n"
       << "| state | meaning |\n|---|---|\n"

@@ -122,6 +122,7 @@ std::string serialize_config(const Config& config) {
             j["build"] = {{"max_files", b.max_files},
                           {"max_bytes", b.max_bytes},
                           {"services", std::move(services)}};
+            if (b.base_images) j["build"]["base_images"] = *b.base_images;
         } else {
             j["build"] = {{"engine", b.engine}};
             if (!b.buildah.empty()) j["build"]["buildah"] = b.buildah;
@@ -130,6 +131,7 @@ std::string serialize_config(const Config& config) {
             j["build"]["max_files"] = b.max_files;
             j["build"]["max_bytes"] = b.max_bytes;
             j["build"]["services"] = std::move(services);
+            if (b.base_images) j["build"]["base_images"] = *b.base_images;
         }
     }
     if (!config.unpinned_binds.empty()) j["unpinned_binds"] = config.unpinned_binds;

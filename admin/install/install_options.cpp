@@ -10,6 +10,7 @@
 #include "admin/util/args.hpp"
 #include "admin/util/fs_util.hpp"
 #include "admin/util/slug.hpp"
+#include "ipc/image_ref.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::admin {
@@ -20,6 +21,7 @@ const char* const kInstallHelp =
                           [--compose-file FILE] [--compose-cmd CMD]
                           [--services a,b,c] [--buildable a,b] [--tcb FILE]...
                           [--build-context S=DIR [--containerfile S=FILE]]...
+                          [--base-image REF]...
                           [--stack-project NAME] [--engine-user NAME]
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
@@ -53,6 +55,10 @@ policy.conf once, installs the executor and parser, drops the agent client
                          HOSTBRIDGE_BUILD_CONTEXT (repeatable; docs/BUILDS.md)
   --containerfile S=FILE S's Containerfile, relative to its context (default
                          Containerfile); screened before every build
+  --base-image REF       an image a build may start FROM or copy files from,
+                         besides its own stages, scratch and the services'
+                         images (repeatable; `alpine` is docker.io/library/
+                         alpine:latest; docs/BUILDS.md, "What a build may name")
   --stack-project NAME   stack backend: its containers run on podman, labelled
                          com.docker.compose.project=NAME and
                          com.docker.compose.service=SERVICE; up, restart and
@@ -129,6 +135,7 @@ const OptionSpec kSpecs[] = {
     {"engine-user", true, false},
     {"accept-uncontained-engine", false, false},
     {"rename-project", false, false},
+    {"base-image", true, true},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -288,6 +295,19 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
                               ": must not end in .in (buildah preprocesses those)");
         o.containerfiles.push_back(*pair);
     }
+    for (const auto& text : a.all("base-image")) {
+        auto image = canonical_image_ref(text);
+        if (!image)
+            return make_error("--base-image " + text +
+                              ": not an image reference the bridge compares (docs/BUILDS.md, "
+                              "\"What a build may name\")");
+        o.base_images.push_back(std::move(*image));
+    }
+    std::sort(o.base_images.begin(), o.base_images.end());
+    o.base_images.erase(std::unique(o.base_images.begin(), o.base_images.end()),
+                        o.base_images.end());
+    if (o.base_images.size() > kMaxBaseImages)
+        return make_error("--base-image: at most " + std::to_string(kMaxBaseImages) + " images");
     for (const auto& text : a.all("unpinned-bind")) {
         if (!is_checkout_path(text) || text == ".")
             return make_error("--unpinned-bind " + text +
@@ -437,6 +457,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
     for (const auto& [service, file] : o.containerfiles)
         add("--containerfile", service + "=" + file);
     for (const auto& path : o.unpinned_binds) add("--unpinned-bind", path);
+    for (const auto& image : o.base_images) add("--base-image", image);
     if (o.stack_project) add("--stack-project", *o.stack_project);
     if (o.engine_user) add("--engine-user", *o.engine_user);
     if (o.agent_container) add("--agent-container", *o.agent_container);

@@ -41,6 +41,9 @@ struct InstallOptions {
     // Compose bind sources below the checkout root accepted unpinned
     // (docker, podman as root): admin/compose/unpinned_binds.hpp. Sorted, unique.
     std::vector<std::string> unpinned_binds;
+    // Images a build may name (`--base-image`), canonical (ipc/image_ref.hpp),
+    // sorted, unique: added to bridge.json's build.base_images.
+    std::vector<std::string> base_images;
     std::optional<std::string> agent_container;
     std::optional<std::string> network;
     std::optional<std::string> engine;

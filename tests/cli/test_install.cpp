@@ -166,6 +166,61 @@ TEST_F(Install, AStackRecordsTheBuildContextsItIsGivenAndRefusesBadOnes) {
     EXPECT_TRUE(contains(compose.err, "--build-context is for the stack backend")) << compose.err;
 }
 
+// What a build may name (docs/BUILDS.md, "What a build may name"):
+// --base-image is recorded canonical and shown; a Containerfile naming an
+// image no build may is pointed out; an upgrade of an install older than
+// the list records what its Containerfiles name and shows it; doctor shows it.
+TEST_F(Install, RecordsBaseImagesAndAnUpgradeFillsThemFromTheContainerfiles) {
+    write_file(project.dir + "/services/web/Containerfile",
+               "FROM docker.io/library/alpine:3.20 AS base\nFROM base\n"
+               "COPY --from=localhost/tools:1 /t /t\nCOPY --from=0 /a /a\n");
+    write_file(project.dir + "/services/api/Containerfile", "FROM scratch\nCOPY a /a\n");
+    const std::vector<std::string> extra = {"--build-context", "web=services/web",
+                                            "--build-context", "api=services/api",
+                                            "--base-image",    "alpine:3.20"};
+    Ran run = home.hostbridge(install_args(project, extra));
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    auto build = home.bridge_json("demo-app")["build"];
+    EXPECT_EQ(build["base_images"], nlohmann::json::parse(R"(["alpine:3.20"])")) << build;
+    EXPECT_TRUE(contains(run.out, "base images a build may name: alpine:3.20\n")) << run.out;
+    EXPECT_TRUE(contains(run.err,
+                         "a Containerfile names localhost/tools:1, which no build may "
+                         "name"))
+        << run.err;
+    const std::string record = read_file(home.config_dir("demo-app") + "/install.json");
+    EXPECT_TRUE(contains(record, "\"--base-image\"") && contains(record, "\"alpine:3.20\""))
+        << record;
+
+    // An install older than the list: bridge.json without build.base_images.
+    const std::string config = home.config_dir("demo-app") + "/bridge.json";
+    auto older = home.bridge_json("demo-app");
+    older["build"].erase("base_images");
+    write_file(config, older.dump(2) + "\n");
+    Ran upgrade = home.hostbridge({"upgrade", "--slug", "demo-app"});
+    ASSERT_EQ(upgrade.code, 0) << upgrade.out << upgrade.err;
+    build = home.bridge_json("demo-app")["build"];
+    // docker.io/library/alpine:3.20 is allowed already (alpine:3.20); the
+    // stage and the index are stages.
+    EXPECT_EQ(build["base_images"],
+              nlohmann::json::parse(R"(["alpine:3.20", "localhost/tools:1"])"))
+        << build;
+    EXPECT_TRUE(contains(upgrade.out, "base images recorded from the Containerfiles"))
+        << upgrade.out;
+    EXPECT_TRUE(contains(upgrade.out, "  localhost/tools:1\n")) << upgrade.out;
+
+    // Kept by the next install, and shown by doctor.
+    Ran again = home.hostbridge(install_args(project, extra));
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["build"]["base_images"], build["base_images"]);
+    EXPECT_FALSE(contains(again.out, "recorded from the Containerfiles")) << again.out;
+    Ran doctor = home.hostbridge({"doctor", "--slug", "demo-app"});
+    EXPECT_TRUE(contains(doctor.out, "images): alpine:3.20 localhost/tools:1\n")) << doctor.out;
+
+    Ran bad = home.hostbridge(install_args(project, {"--base-image", "cafe"}));
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_TRUE(contains(bad.err, "--base-image cafe: not an image reference")) << bad.err;
+}
+
 // A stack labelling its containers as compose does (docs/COMPOSE.md, "A
 // stack's services"): --stack-project writes `settle` with the podman on
 // PATH, the agent is told of verified outcomes, and a re-install keeps it.

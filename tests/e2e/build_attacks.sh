@@ -166,8 +166,12 @@ root_flag=()
 [ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
 out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
     --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1) ||
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" \
+    --base-image "localhost/${name}_base:latest" --base-image "localhost/${name}_evilbase:latest" \
+    --base-image "docker.io/hostbridge-test/${name}-absent:latest" 2>&1) ||
     die "hostbridge install: $out"
+check "install shows the base images a build may name" \
+    grep -q "base images a build may name: .*localhost/${name}_base:latest" <<<"$out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
 run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_dir"])' "$config") ||
     die "bridge.json names no run_dir"
@@ -410,6 +414,68 @@ else
     show
 fi
 rm "$P/app" && mv "$work/app-moved" "$P/app"
+
+# Issue 44 item 4 (round 4, re-build-misc.sh b): the build runs as the
+# person, so a FROM or COPY --from could read any image in their store; a
+# token baked into another project's private image reached the build log.
+# The screen lets a build name only its stages, scratch, the services' own
+# images and the listed base images (docs/BUILDS.md, "What a build may name").
+private=localhost/${name}_private:latest
+ptoken="PRIVATE-$name-$RANDOM$RANDOM"
+mkdir -p "$work/private"
+echo "$ptoken" >"$work/private/token"
+printf 'FROM scratch\nLABEL io.hostbridge.test=%s\nCOPY token /token\n' "$name" >"$work/private/Containerfile"
+podman build -q -t "$private" "$work/private" >/dev/null 2>&1 || die "cannot build $private"
+private_id=$(image_id "$private")
+ptoken_leaked() { grep -rqs -- "$ptoken" "$P/untracked" "$work/watch.log"; }
+attack_file <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+COPY --from=$private /token /token
+RUN ["/bin/cat", "/token"]
+EOF
+control=$(podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" 2>&1)
+check "control: plain podman build with COPY --from=$private prints the private image's token" \
+    grep -qF -- "$ptoken" <<<"$control"
+podman rmi -f "localhost/${name}_control:latest" >/dev/null 2>&1
+request rebuild app
+refused "COPY --from another project's private image" "line 4: --from: FROM and COPY --from may name only"
+check "the private image's token never reached the agent's files" eval '! ptoken_leaked'
+for ref in "$private" "${name}_private" "$private_id"; do
+    attack_file <<EOF
+FROM $ref
+LABEL io.hostbridge.test=$name
+RUN ["/bin/cat", "/token"]
+EOF
+    request rebuild app
+    refused "FROM the private image as ${ref:0:40}" "line 1: FROM and COPY --from may name only"
+done
+attack_file <<EOF
+FROM scratch AS $name
+COPY --from=$name /token /token
+EOF
+request rebuild app
+refused "COPY --from its own stage's name (buildah reads it as an image)" "line 2: --from:"
+check "the private image's token never reached the agent's files" eval '! ptoken_leaked'
+# A base the person listed (install --base-image) still builds, in either spelling.
+mkdir -p "$work/base"
+cp -a "$P/app/rootfs" "$work/base/rootfs"
+printf 'FROM scratch\nLABEL io.hostbridge.test=%s\nCOPY rootfs/ /\n' "$name" >"$work/base/Containerfile"
+podman build -q -t "localhost/${name}_base:latest" "$work/base" >/dev/null 2>&1 || die "cannot build the base"
+for ref in "localhost/${name}_base:latest" "${name}_base"; do
+    attack_file <<EOF
+FROM $ref
+LABEL io.hostbridge.test=$name
+COPY version.txt /version.txt
+CMD ["/bin/sleep", "100000"]
+EOF
+    request rebuild app
+    check "FROM $ref, a listed base image: the rebuild goes live (exit $REQ_RC)" test "$REQ_RC" -eq 0
+    [ "$REQ_RC" -eq 0 ] || show
+done
+running_image=$(inspect "$app_c" '{{.Image}}')
+reset_app
 
 # ------------------------------------------------------------------ 2b: variations
 

@@ -2,8 +2,11 @@
 // rejection test for every field of every decoder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "ipc/log_cursor.hpp"
@@ -548,9 +551,85 @@ TEST(ScreenWire, AnAnswerRoundTrips) {
     ASSERT_TRUE(back) << back.error().message;
     EXPECT_EQ(back->seq, 42u);
     EXPECT_EQ(back->verdict, a.verdict);
-    auto seq = decode_screen_request(encode_screen_request(9));
-    ASSERT_TRUE(seq);
-    EXPECT_EQ(*seq, 9u);
+}
+
+TEST(ScreenWire, ARequestCarriesItsImages) {
+    const ScreenRequest none{9, {}};
+    auto bytes = encode_screen_request(none);
+    ASSERT_TRUE(bytes) << bytes.error().message;
+    EXPECT_EQ(bytes->size(), 9u);
+    auto back = decode_screen_request(*bytes);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, none);
+
+    const ScreenRequest some{7,
+                             {"alpine:latest", "docker.io/library/debian:12",
+                              "localhost/app_web:latest", "sha256:" + std::string(64, 'a')}};
+    bytes = encode_screen_request(some);
+    ASSERT_TRUE(bytes) << bytes.error().message;
+    back = decode_screen_request(*bytes);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, some);
+
+    // The most the wire carries: kMaxScreenImages of the longest.
+    ScreenRequest full{1, {}};
+    for (std::size_t i = 0; i < kMaxScreenImages; ++i) {
+        std::string name = "localhost/" + std::string(3, static_cast<char>('a' + i / 26 % 26)) +
+                           std::string(1, static_cast<char>('a' + i % 26));
+        name += "/" + std::string(kMaxImageRefBytes - name.size() - 8, 'x') + ":latest";
+        full.images.push_back(name);
+    }
+    std::sort(full.images.begin(), full.images.end());
+    bytes = encode_screen_request(full);
+    ASSERT_TRUE(bytes) << bytes.error().message;
+    EXPECT_EQ(bytes->size(), kScreenRequestMax);
+    back = decode_screen_request(*bytes);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, full);
+    full.images.push_back("zz:latest");
+    EXPECT_FALSE(encode_screen_request(full));
+}
+
+// The list is a set in one spelling: what the executor cannot send, the
+// screen does not take either.
+TEST(ScreenWire, RequestsOutOfShapeAreRefused) {
+    EXPECT_FALSE(encode_screen_request({1, {"b:latest", "a:latest"}}));  // out of order
+    EXPECT_FALSE(encode_screen_request({1, {"a:latest", "a:latest"}}));  // repeated
+    EXPECT_FALSE(encode_screen_request({1, {"alpine"}}));                // not canonical
+    EXPECT_FALSE(encode_screen_request({1, {""}}));
+
+    const auto request = [](std::vector<std::uint8_t> tail) {
+        std::vector<std::uint8_t> out = {0x32, 0x53, 0x42, 0x48, 1, 0, 0, 0};
+        out.insert(out.end(), tail.begin(), tail.end());
+        return out;
+    };
+    const auto image = [](std::string_view text) {
+        std::vector<std::uint8_t> out = {static_cast<std::uint8_t>(text.size())};
+        out.insert(out.end(), text.begin(), text.end());
+        return out;
+    };
+    const auto cat = [](std::vector<std::uint8_t> a, const std::vector<std::uint8_t>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    };
+    ASSERT_TRUE(decode_screen_request(request({0})));
+    ASSERT_TRUE(decode_screen_request(request(cat({1}, image("a:latest")))));
+    EXPECT_FALSE(decode_screen_request(request({})));                             // no count
+    EXPECT_FALSE(decode_screen_request(request({0, 0})));                         // trailing
+    EXPECT_FALSE(decode_screen_request(request({1})));                            // cut short
+    EXPECT_FALSE(decode_screen_request(request({1, 0})));                         // empty image
+    EXPECT_FALSE(decode_screen_request(request(cat({1}, image("a")))));           // not canonical
+    EXPECT_FALSE(decode_screen_request(request(cat({1}, image("a:latest\n")))));  // not canonical
+    EXPECT_FALSE(decode_screen_request(request({1, 9, 'a', ':'})));               // past the end
+    EXPECT_FALSE(decode_screen_request(
+        request(cat(cat({2}, image("b:latest")), image("a:latest")))));  // out of order
+    EXPECT_FALSE(decode_screen_request(
+        request(cat(cat({2}, image("a:latest")), image("a:latest")))));  // repeated
+    EXPECT_FALSE(decode_screen_request(request({static_cast<std::uint8_t>(kMaxScreenImages + 1)})));
+    auto bytes = request({0});
+    bytes[0] ^= 1;  // magic
+    EXPECT_FALSE(decode_screen_request(bytes));
+    EXPECT_FALSE(decode_screen_request(std::span(bytes).first(8)));
 }
 
 // A compromised screen gets nothing past the bounds checks: a value outside
@@ -564,6 +643,7 @@ TEST(ScreenWire, AnswersOutsideTheVocabularyAreGarbage) {
     EXPECT_FALSE(decode_screen_answer(answer_bytes(0, 1, 0)));   // accepted, with a flag
     EXPECT_FALSE(decode_screen_answer(answer_bytes(6, 17, 0)));  // refused, no line
     EXPECT_TRUE(decode_screen_answer(answer_bytes(1, 0, 0)));    // too large: no line
+    EXPECT_TRUE(decode_screen_answer(answer_bytes(20, 0, 0)));   // no FROM at all: no line
     EXPECT_TRUE(decode_screen_answer(answer_bytes(last_reason, last_flag, 1)));
     auto bytes = answer_bytes(6, 17, 1);
     bytes[14] = 1;  // padding

@@ -20,7 +20,7 @@ declare -A may=(
     # audit/ over it and not over each other; commands/ on top.
     [admin/util]="client/request common ipc sandbox"
     [admin/compose]="admin/util client/request common ipc"
-    [admin/install]="admin/util client/request common executor ipc packaging units"
+    [admin/install]="admin/util client/request common executor ipc packaging parser units"
     [admin/audit]="admin/util client/request common executor ipc"
     [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common executor ipc packaging"
 )
