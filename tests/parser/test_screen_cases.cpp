@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/image_ref.hpp"
 #include "parser/containerfile_screen.hpp"
 
 namespace hb::parser {
@@ -66,10 +67,10 @@ constexpr ScreenCase kScreenCases[] = {
     {"23-onbuild-escape", {R::BadOnbuild, 3, F::None}},
     {"24-cache-nested", {R::MountRefused, 2, F::Mount}},
     {"25-cache-root", {R::MountRefused, 2, F::Mount}},
-    // An image already on the host, named plainly: the builder decides
-    // (--pull=never: one that is not there fails the build).
-    {"26-copy-from-image", {R::None, 0, F::None}},
-    {"27-from-any", {R::None, 0, F::None}},
+    // An image on the host the install did not list (round 4 printed a
+    // token baked into another project's): refused, naming the line.
+    {"26-copy-from-image", {R::ImageNotAllowed, 2, F::From}},
+    {"27-from-any", {R::ImageNotAllowed, 1, F::None}},
     {"28-volume-run", {R::None, 0, F::None}},
     // `# escape=` past line 1 is a comment, here inside a continuation.
     {"29-escape-in-cont", {R::MountRefused, 2, F::Mount}},
@@ -99,7 +100,10 @@ ScreenVerdict screen_case_file(std::string_view name) {
     std::ifstream in(kCasesDir + "/" + std::string(name), std::ios::binary);
     EXPECT_TRUE(in) << "cannot read " << kCasesDir << "/" << name;
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
-    return screen_containerfile(bytes);
+    // The red team's base image, as the person would list it
+    // (`install --base-image`); any other image a case names is refused.
+    static const std::vector<std::string> kAllowed = {"localhost/rabase:latest"};
+    return screen_containerfile(bytes, kAllowed);
 }
 
 std::string show(const ScreenVerdict& v) {
