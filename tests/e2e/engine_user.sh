@@ -312,6 +312,14 @@ as_person sh -c "cd $P && git init -q . && git add -A && git -c user.email=t@exa
 out=$(as_person "$stage/bin/hostbridge" install --project-dir "$P" --backend compose --compose-file compose.yaml \
     --compose-cmd podman-compose --slug "$slug" --agent-container "$name-agent" --network "${pname}_default" \
     --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1) || die "install as $person: $out"
+# install asked the person's own podman which containers carry the project's
+# name (admin/commands/install.cpp): its first podman call here, outside the
+# namespace whose /run/user the session gives the person, so podman's store
+# recorded run dirs the session cannot use (its builds then failed "mkdir
+# /run/user/...: permission denied"). The store starts again, empty as it
+# was; a person's login session has one runtime dir throughout.
+rm -rf "$phome/.local/share/containers" "/tmp/containers-user-$(id -u "$person")" \
+    "/tmp/podman-run-$(id -u "$person")"
 policy=$phome/.config/hostbridge/$slug/policy.conf
 sed -i 's/=ask$/=auto/' "$policy"
 

@@ -152,7 +152,8 @@ root_flag=()
 install_a() {
     "${bridge[@]}" "$hb" install --project-dir "$A" --backend compose --compose-file compose.yaml \
         --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
-        --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd "${root_flag[@]}" 2>&1
+        --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
+        "${root_flag[@]}" 2>&1
 }
 out=$(install_a) || die "hostbridge install: $out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
@@ -166,8 +167,9 @@ check "install: bridge.json's build names A's image and container after it" \
     python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["build"]; s=b["services"][0]; assert b["project"]==sys.argv[2] and s["image"]==sys.argv[2]+"_app" and s["container"]==sys.argv[2]+"_app_1", b' \
     "$config" "$own"
 check "install: prints the -p to run compose by hand on A's project" grep -q -- "-p $own" <<<"$out"
-# Up and rebuild run unattended here (build_attacks.sh does the same): the
-# test is about names, not about the person's approval.
+# Up and rebuild run unattended here, as the person accepted
+# (--accept-uncontained-engine; build_attacks.sh does the same): the test is
+# about names, not about the person's approval.
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
 client=$A/untracked/hostbridge/request
 [ -x "$client" ] || die "install dropped no client at $client"
