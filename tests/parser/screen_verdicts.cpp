@@ -1,9 +1,10 @@
 // screen-verdicts [--allow REF]... FILE...: prints, for each FILE, the
 // Containerfile screen's verdict as `<reason> <line> <flag> FILE` (the wire
 // numbers of ipc/screen_wire.hpp; 0 0 0 = accepted), with the REFs as the
-// images a build may name (bridge.json's base images, ipc/image_ref.hpp). Test-only: tests/e2e/screen_cases.sh
-// builds what it accepts with the real podman. The shipped binaries have no
-// such mode (the executor screens through hostbridge-parser --screen's socket).
+// images a build may name (bridge.json's base images, ipc/image_ref.hpp).
+// Test-only: tests/e2e/screen_cases.sh builds what it accepts with the real
+// podman. The shipped binaries have no such mode (the executor screens
+// through hostbridge-parser --screen's socket).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
