@@ -91,6 +91,9 @@ if [ "${1:-}" = --inner ]; then
     check "doctor, home 0700: $engine cannot pass it" \
         eval '[[ $doc == *"ok:      $engine cannot pass your home $phome"* ]]'
     chmod "$hmode" "$phome"
+    # web binds ./data, which the engine user resolves by path: it needs to
+    # pass the directories above it (docs/ENGINE-USER.md, "Bind sources").
+    setfacl -m "u:$engine:x" "$phome" "$P"
 
     # The image and the agent's container live in the engine's storage.
     out=$(remote build -q -t "localhost/$name:1" "$stage/engine-img" 2>&1) || die "build of the image through the socket: $out"
@@ -228,6 +231,32 @@ if [ "${1:-}" = --inner ]; then
         test "$got" = "read-key wrote-config "
     cp -p "/tmp/$name-config" "$config"
 
+    # web's bind source ./data is accepted unpinned. The agent swaps it for
+    # a link to the person's ~/.ssh after the gate's walk, as the engine
+    # starts (the compose CLI's wrapper, armed): up and restart are not held
+    # for a person (a hold would leave them pending past the timeout), and
+    # the engine user's container reads no key; the person's own podman,
+    # given the same path, reads it.
+    for verb in up restart; do
+        args=("$verb")
+        [ "$verb" = restart ] && args+=(web)
+        request down
+        : >"$stage/race-armed"
+        REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 120 "${args[@]}" 2>&1)
+        rm -f "$stage/race-armed"
+        RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+        state=$(q 'r["state"]')
+        seen=$(remote exec "$web" cat /data/id_ed25519 2>&1)
+        swapped=$(test -L "$P/data" && echo swapped)
+        check "$verb with ./data swapped for a link to ~/.ssh as the engine starts (${swapped:-not swapped}): answered unattended ($state), no key in the answer or the container" \
+            eval '[ "$swapped" = swapped ] && [[ $state == done || $state == failed ]] && [[ $REQ_OUT$RESP$seen != *KEY-$name* ]]'
+        [[ $state == done || $state == failed ]] || printf '%s\n' "$REQ_OUT" | tail -n 5
+        n=$(as_person env CONTAINERS_CONF="$stage/examples/demo-app/containers.conf" podman run --rm \
+            -v "$P/data:/data" "localhost/$name:1" cat /data/id_ed25519 2>&1 | grep -c "KEY-$name")
+        check "the same bind on $person's own podman reads the key ($n lines)" test "$n" -ge 1
+        as_person sh -c "cd '$P' && if [ -L data ]; then rm data && mv data.real data; fi"
+    done
+
     kill -TERM "$watch" 2>/dev/null
     wait "$watch" 2>/dev/null
     ids=$(remote ps -aq 2>/dev/null)
@@ -302,16 +331,33 @@ services:
       context: .
       dockerfile: Containerfile
     command: ["/bin/sh", "-c", "echo ENGINE-WEB-UP; exec sleep 100000"]
+    volumes:
+      - ./data:/data
 EOF
+as_person sh -c "mkdir -p $P/data && echo DATA-$name >$P/data/marker" || die "the bind source"
 printf 'FROM localhost/%s:1\nRUN echo rebuilt >/rebuilt\n' "$name" | as_person sh -c "cat >$P/Containerfile"
+# The compose CLI install records: the real one, after the agent's swap of
+# ./data for a link to ~/.ssh when armed (phase 4; tests/e2e/bind_pin_attack.sh
+# races the same way).
+mkdir -p "$stage/racebin"
+cat >"$stage/racebin/podman-compose" <<EOF
+#!/bin/sh
+case " \$* " in
+    *" restart "* | *" up "* | *" start "*)
+        if [ -e $stage/race-armed ]; then mv $P/data $P/data.real && ln -s $phome/.ssh $P/data; fi ;;
+esac
+exec /usr/bin/podman-compose "\$@"
+EOF
+chmod 0755 "$stage/racebin" "$stage/racebin/podman-compose"
 mkdir -p "$stage/trigger-img"
 printf 'FROM localhost/%s:1\nONBUILD RUN echo TRIGGERED\n' "$name" >"$stage/trigger-img/Containerfile"
 chmod -R go+rX "$stage/trigger-img"
 as_person sh -c "cd $P && git init -q . && git add -A && git -c user.email=t@example.invalid -c user.name=t commit -qm app" ||
     die "git init of $P"
 out=$(as_person "$stage/bin/hostbridge" install --project-dir "$P" --backend compose --compose-file compose.yaml \
-    --compose-cmd podman-compose --slug "$slug" --agent-container "$name-agent" --network "${pname}_default" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1) || die "install as $person: $out"
+    --compose-cmd "$stage/racebin/podman-compose" --slug "$slug" --agent-container "$name-agent" --network "${pname}_default" \
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --unpinned-bind data --no-systemd 2>&1) ||
+    die "install as $person: $out"
 # install asked the person's own podman which containers carry the project's
 # name (admin/commands/install.cpp): its first podman call here, outside the
 # namespace whose /run/user the session gives the person, so podman's store
