@@ -248,7 +248,7 @@ if [ "${1:-}" = --inner ]; then
         state=$(q 'r["state"]')
         seen=$(remote exec "$web" cat /data/id_ed25519 2>&1)
         swapped=$(test -L "$P/data" && echo swapped)
-        check "$verb with ./data swapped for a link to ~/.ssh as the engine starts (${swapped:-not swapped}): answered unattended ($state), no key in the answer or the container" \
+        check "$verb with ./data swapped for a link to ~/.ssh as the engine starts (${swapped:-not swapped}): answered unattended ($state), no key in the answer or the container (it saw: ${seen:0:80})" \
             eval '[ "$swapped" = swapped ] && [[ $state == done || $state == failed ]] && [[ $REQ_OUT$RESP$seen != *KEY-$name* ]]'
         [[ $state == done || $state == failed ]] || printf '%s\n' "$REQ_OUT" | tail -n 5
         n=$(as_person env CONTAINERS_CONF="$stage/examples/demo-app/containers.conf" podman run --rm \
