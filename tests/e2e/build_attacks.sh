@@ -390,13 +390,26 @@ sparse_ms=$((($(date +%s%N) - t0) / 1000000))
 refused "a 1000 MiB sparse file in the context (answered in $sparse_ms ms)" "app/sparse: a sparse file"
 check "nothing of the sparse file was written to the host (no snapshot left)" \
     eval '[ -z "$(find "$run_dir/.hostbridge-build" -name sparse 2>/dev/null)" ]'
+# The control: a copy that reads and writes every byte, as the snapshot
+# once did, puts the whole gibibyte on the host's disk.
+cat "$P/app/sparse" >"$work/sparse-copy"
+written=$(du -m "$work/sparse-copy" | cut -f1)
+check "control: a byte-for-byte copy of it writes $written MiB to the host's disk" test "$written" -ge 1000
+rm -f "$work/sparse-copy"
 rm -f "$P/app/sparse"
 
 # A link planted in the build's TMPDIR before the drain runs (as a cache
 # step would have left it): each build starts from an empty TMPDIR and
-# none outlives its build.
-mkdir -p "$run_dir/.hostbridge-tmp/buildah-cache-$(id -u)/c"
-ln -sfn "$secret" "$run_dir/.hostbridge-tmp/buildah-cache-$(id -u)/c/h"
+# none outlives its build. buildah 1.28 keeps a cache in
+# $TMPDIR/buildah-cache as root (measured) and buildah-cache-<uid> where
+# rootless (round 4): planted in both, as the control in part 5 does.
+plant_cache_link() { # TMPDIR
+    local dir
+    for dir in buildah-cache "buildah-cache-$(id -u)"; do
+        mkdir -p "$1/$dir/c" && ln -sfn "$secret" "$1/$dir/c/h"
+    done
+}
+plant_cache_link "$run_dir/.hostbridge-tmp"
 request rebuild app
 check "a link planted in the build's TMPDIR: the honest rebuild goes through, the TMPDIR is gone after it" \
     eval '[ "$REQ_RC" -eq 0 ] && [ ! -e "$run_dir/.hostbridge-tmp" ] && [ ! -L "$run_dir/.hostbridge-tmp" ] && secret_same'
@@ -717,6 +730,21 @@ EOF
 mkdir -p "$work/control-tmp"
 control=$(TMPDIR=$work/control-tmp podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" 2>&1)
 check "control: plain podman build with two clean cache mounts prints the secret through a planted link" \
+    grep -qF -- "$token" <<<"$control"
+grep -qF -- "$token" <<<"$control" || tail -n 5 <<<"$control"
+podman unshare rm -rf "$work/control-tmp" 2>/dev/null || rm -rf "$work/control-tmp"
+# A link left in a kept TMPDIR (round 4: one rebuild planted it, a later
+# one followed it), planted as part 2 plants it in the bridge's: a later
+# build with a single clean cache mount reads through it.
+plant_cache_link "$work/control-tmp"
+attack_file <<EOF
+FROM scratch
+LABEL io.hostbridge.test=$name
+COPY rootfs/ /
+RUN --mount=type=cache,target=/c/h cat /c/h/id_rsa
+EOF
+control=$(TMPDIR=$work/control-tmp podman build --no-cache -t "localhost/${name}_control:latest" "$P/app" 2>&1)
+check "control: a link planted in a kept TMPDIR, a later build with one clean cache mount prints the secret" \
     grep -qF -- "$token" <<<"$control"
 grep -qF -- "$token" <<<"$control" || tail -n 5 <<<"$control"
 podman unshare rm -rf "$work/control-tmp" 2>/dev/null || rm -rf "$work/control-tmp"
