@@ -259,12 +259,4 @@ done
 
 trap - EXIT
 cleanup
-if [ -x "$repo/tools/e2e/leftovers.sh" ]; then
-    out=$("$repo/tools/e2e/leftovers.sh" "$name" 2>&1)
-    rc=$?
-    check "nothing of the run is left (tools/e2e/leftovers.sh $name)" test "$rc" -eq 0
-    [ "$rc" -eq 0 ] || printf '%s\n' "$out"
-fi
-echo "runtime: $(($(date +%s) - t_start)) s"
-if [ "$failures" -eq 0 ]; then echo "every check passed"; else echo "$failures check(s) FAILED"; fi
-[ "$failures" -eq 0 ]
+finish_e2e "$name" "$(($(date +%s) - t_start)) s"

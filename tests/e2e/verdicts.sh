@@ -28,3 +28,18 @@ compose_project_of() {
     base=$(basename -- "$dir" | tr 'A-Z' 'a-z' | tr -cd 'a-z0-9_-' | sed 's/^[-_]*//' | cut -c1-52)
     printf '%s%s\n' "${base:+${base}_}hb" "$(printf %s "$dir" | sha256sum | cut -c1-8)"
 }
+# finish_e2e NAME RUNTIME: the end of a script whose cleanup ran:
+# tools/e2e/leftovers.sh must find nothing named after NAME; prints the
+# runtime and the count, and fails when any check did.
+finish_e2e() {
+    local out rc
+    if [ -x "$repo/tools/e2e/leftovers.sh" ]; then
+        out=$("$repo/tools/e2e/leftovers.sh" "$1" 2>&1)
+        rc=$?
+        check "nothing of the run is left (tools/e2e/leftovers.sh $1)" test "$rc" -eq 0
+        [ "$rc" -eq 0 ] || printf '%s\n' "$out"
+    fi
+    echo "runtime: $2"
+    if [ "$failures" -eq 0 ]; then echo "every check passed"; else echo "$failures check(s) FAILED"; fi
+    [ "$failures" -eq 0 ]
+}
