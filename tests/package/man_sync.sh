@@ -59,6 +59,14 @@ same "hostbridge(1) OPTIONS" "$("$bin/hostbridge" --help | grep -vE '^  [a-z]+  
 for c in $commands; do
     same "hostbridge(1) $c" "$("$bin/hostbridge" "$c" --help | options)" \
         "$(section "$page" "^[.]SS \"hostbridge $c\"\$" | options)"
+    # The usage lines (up to the first blank one) name every option the
+    # text explains on a line of its own: install's once left out
+    # --unpinned-bind.
+    explained=$("$bin/hostbridge" "$c" --help | grep -E '^ +--[a-z]' | sed 's/^ *//; s/ .*//' | options)
+    usage=$("$bin/hostbridge" "$c" --help | awk '/^$/ {exit} {print}' | options)
+    missing=$(comm -23 <(echo "$explained") <(echo "$usage") | grep -vx -e '' -e --help | tr '\n' ' ')
+    [ -z "$missing" ] && pass "hostbridge $c --help: its usage names every option it explains" ||
+        fail "hostbridge $c --help: its usage lacks [${missing% }]"
 done
 
 page=$man/hostbridge-executor.8
