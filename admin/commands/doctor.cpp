@@ -680,7 +680,7 @@ class Doctor {
             warn(
                 "this install records no base images (older than the list): a build may name "
                 "only its stages, scratch and the services' images until `" +
-                self_command() + " upgrade` records what its Containerfiles name");
+                self_command() + " install` lists others with --base-image");
             return;
         }
         std::string list;

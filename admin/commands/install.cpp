@@ -808,11 +808,11 @@ class Installer {
                 project_dir_, *c.build, previous_ ? &previous_->build : nullptr, o_.base_images);
             c.build->base_images = bases.images;
             for (const auto& note : bases.notes) print_warning(kCmd, note);
-            if (!bases.from_containerfiles.empty()) {
-                std::cout << "base images recorded from the Containerfiles (an install older "
-                             "than the list; check them: a build may now name each):\n";
-                for (const auto& image : bases.from_containerfiles)
-                    std::cout << "  " << visible(image) << "\n";
+            if (bases.older_install) {
+                std::cout << "base images: this install is older than the list, and none is "
+                             "taken from its Containerfiles (the agent writes them); list each "
+                             "a build may name with --base-image, with the options it was "
+                             "installed with (docs/BUILDS.md, \"What a build may name\")\n";
             }
             std::cout << "base images a build may name:";
             if (bases.images.empty())

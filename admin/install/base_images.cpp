@@ -83,17 +83,11 @@ BaseImagePlan plan_base_images(const std::string& project_dir, const BuildSettin
     std::sort(named.begin(), named.end());
     named.erase(std::unique(named.begin(), named.end()), named.end());
 
-    // An install older than the list: what its builds name now is what the
-    // person ran them with; recorded, and shown to be checked.
-    if (had_install && !had_list) {
-        with_services.base_images = plan.images;
-        const std::vector<std::string> allowed = build_allowed_images(with_services);
-        for (const std::string& image : named) {
-            if (!allowed_by(allowed, image)) plan.from_containerfiles.push_back(image);
-        }
-        plan.images.insert(plan.images.end(), plan.from_containerfiles.begin(),
-                           plan.from_containerfiles.end());
-    }
+    // An install older than the list gets none from its Containerfiles:
+    // the agent writes them, and would choose which of the person's images
+    // its builds may read (a planted `FROM localhost/private` before an
+    // upgrade). Each is named below, with the option that lists it.
+    plan.older_install = had_install && !had_list;
     std::sort(plan.images.begin(), plan.images.end());
     plan.images.erase(std::unique(plan.images.begin(), plan.images.end()), plan.images.end());
     if (plan.images.size() > kMaxBaseImages) {

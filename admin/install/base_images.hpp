@@ -1,10 +1,10 @@
 // bridge.json's build.base_images: the images besides the services' own a
 // build's FROM or COPY --from may name (docs/BUILDS.md, "What a build may
 // name"). install keeps the recorded list and adds `--base-image`s; an
-// install older than the list (build.base_images absent) is given what its
-// current Containerfiles name, read with the screen's own reading
-// (parser/containerfile_screen.hpp), so its rebuilds keep working after
-// `upgrade`; install shows what it recorded.
+// install older than the list (build.base_images absent) is given only its
+// `--base-image`s: what its current Containerfiles name, read with the
+// screen's own reading (parser/containerfile_screen.hpp), is named for the
+// person to list, never recorded from files the agent writes.
 #pragma once
 
 #include <optional>
@@ -17,9 +17,9 @@ namespace hb::admin {
 
 struct BaseImagePlan {
     std::vector<std::string> images;  // for build.base_images: canonical, sorted, unique
-    // Read from the Containerfiles (an upgrade of an install without the
-    // list); the person is shown these to check.
-    std::vector<std::string> from_containerfiles;
+    // An upgrade of an install without the list: nothing is taken from the
+    // Containerfiles (the agent writes them); the notes name what they name.
+    bool older_install = false;
     // One sentence per Containerfile that could not be read, and per image
     // a Containerfile names that the list does not allow.
     std::vector<std::string> notes;

@@ -169,8 +169,9 @@ TEST_F(Install, AStackRecordsTheBuildContextsItIsGivenAndRefusesBadOnes) {
 // What a build may name (docs/BUILDS.md, "What a build may name"):
 // --base-image is recorded canonical and shown; a Containerfile naming an
 // image no build may is pointed out; an upgrade of an install older than
-// the list records what its Containerfiles name and shows it; doctor shows it.
-TEST_F(Install, RecordsBaseImagesAndAnUpgradeFillsThemFromTheContainerfiles) {
+// the list takes none from its Containerfiles (the agent's) and names each
+// with the option that lists it; doctor shows the list.
+TEST_F(Install, RecordsBaseImagesAndAnUpgradeTakesNoneFromTheContainerfiles) {
     write_file(project.dir + "/services/web/Containerfile",
                "FROM docker.io/library/alpine:3.20 AS base\nFROM base\n"
                "COPY --from=localhost/tools:1 /t /t\nCOPY --from=0 /a /a\n");
@@ -199,22 +200,24 @@ TEST_F(Install, RecordsBaseImagesAndAnUpgradeFillsThemFromTheContainerfiles) {
     Ran upgrade = home.hostbridge({"upgrade", "--slug", "demo-app"});
     ASSERT_EQ(upgrade.code, 0) << upgrade.out << upgrade.err;
     build = home.bridge_json("demo-app")["build"];
-    // docker.io/library/alpine:3.20 is allowed already (alpine:3.20); the
-    // stage and the index are stages.
-    EXPECT_EQ(build["base_images"],
-              nlohmann::json::parse(R"(["alpine:3.20", "localhost/tools:1"])"))
-        << build;
-    EXPECT_TRUE(contains(upgrade.out, "base images recorded from the Containerfiles"))
-        << upgrade.out;
-    EXPECT_TRUE(contains(upgrade.out, "  localhost/tools:1\n")) << upgrade.out;
+    // Nothing is taken from the Containerfiles, which the agent writes: an
+    // agent that planted `FROM localhost/tools:1` before the upgrade would
+    // otherwise choose an image of the person's its builds may read. The
+    // upgrade says so and names the image with the option that lists it.
+    EXPECT_EQ(build["base_images"], nlohmann::json::parse(R"(["alpine:3.20"])")) << build;
+    EXPECT_TRUE(contains(upgrade.out, "none is taken from its Containerfiles")) << upgrade.out;
+    EXPECT_TRUE(
+        contains(upgrade.err, "a Containerfile names localhost/tools:1, which no build may name"))
+        << upgrade.err;
+    EXPECT_TRUE(contains(upgrade.err, "--base-image localhost/tools:1")) << upgrade.err;
 
     // Kept by the next install, and shown by doctor.
     Ran again = home.hostbridge(install_args(project, extra));
     ASSERT_EQ(again.code, 0) << again.out << again.err;
     EXPECT_EQ(home.bridge_json("demo-app")["build"]["base_images"], build["base_images"]);
-    EXPECT_FALSE(contains(again.out, "recorded from the Containerfiles")) << again.out;
+    EXPECT_FALSE(contains(again.out, "none is taken")) << again.out;
     Ran doctor = home.hostbridge({"doctor", "--slug", "demo-app"});
-    EXPECT_TRUE(contains(doctor.out, "images): alpine:3.20 localhost/tools:1\n")) << doctor.out;
+    EXPECT_TRUE(contains(doctor.out, "images): alpine:3.20\n")) << doctor.out;
 
     Ran bad = home.hostbridge(install_args(project, {"--base-image", "cafe"}));
     EXPECT_EQ(bad.code, 2);
