@@ -804,10 +804,13 @@ class Installer {
         }
         if (c.build) {
             // What a build's FROM and COPY --from may name (admin/install/base_images.hpp).
-            BaseImagePlan bases = plan_base_images(
-                project_dir_, *c.build, previous_ ? &previous_->build : nullptr, o_.base_images);
+            BaseImagePlan bases =
+                plan_base_images(project_dir_, *c.build, previous_ ? &previous_->build : nullptr,
+                                 o_.base_images, o_.dropped_base_images);
             c.build->base_images = bases.images;
             for (const auto& note : bases.notes) print_warning(kCmd, note);
+            for (const auto& image : bases.dropped)
+                std::cout << "base image taken off the list: " << visible(image) << "\n";
             if (bases.older_install) {
                 std::cout << "base images: this install is older than the list, and none is "
                              "taken from its Containerfiles (the agent writes them); list each "

@@ -55,7 +55,8 @@ bool allowed_by(const std::vector<std::string>& allowed, const std::string& imag
 
 BaseImagePlan plan_base_images(const std::string& project_dir, const BuildSettings& build,
                                const std::optional<BuildSettings>* previous,
-                               const std::vector<std::string>& options) {
+                               const std::vector<std::string>& options,
+                               const std::vector<std::string>& drops) {
     BaseImagePlan plan;
     const bool had_install = previous != nullptr && previous->has_value();
     const bool had_list = had_install && (*previous)->base_images.has_value();
@@ -90,6 +91,16 @@ BaseImagePlan plan_base_images(const std::string& project_dir, const BuildSettin
     plan.older_install = had_install && !had_list;
     std::sort(plan.images.begin(), plan.images.end());
     plan.images.erase(std::unique(plan.images.begin(), plan.images.end()), plan.images.end());
+    // A drop takes off every listed spelling of the image it names.
+    std::erase_if(plan.images, [&](const std::string& image) {
+        if (!allowed_by(drops, image)) return false;
+        plan.dropped.push_back(image);
+        return true;
+    });
+    for (const std::string& drop : drops) {
+        if (!allowed_by(plan.dropped, drop))
+            plan.notes.push_back("--drop-base-image " + drop + ": it is not listed");
+    }
     if (plan.images.size() > kMaxBaseImages) {
         plan.notes.push_back("more than " + std::to_string(kMaxBaseImages) +
                              " base images: only the first are kept");

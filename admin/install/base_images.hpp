@@ -16,7 +16,8 @@
 namespace hb::admin {
 
 struct BaseImagePlan {
-    std::vector<std::string> images;  // for build.base_images: canonical, sorted, unique
+    std::vector<std::string> images;   // for build.base_images: canonical, sorted, unique
+    std::vector<std::string> dropped;  // listed before, taken off by a drop
     // An upgrade of an install without the list: nothing is taken from the
     // Containerfiles (the agent writes them); the notes name what they name.
     bool older_install = false;
@@ -31,6 +32,7 @@ struct BaseImagePlan {
 // only, at most kMaxContainerfileBytes).
 BaseImagePlan plan_base_images(const std::string& project_dir, const BuildSettings& build,
                                const std::optional<BuildSettings>* previous,
-                               const std::vector<std::string>& options);
+                               const std::vector<std::string>& options,
+                               const std::vector<std::string>& drops = {});
 
 }  // namespace hb::admin

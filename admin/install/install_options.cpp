@@ -23,7 +23,7 @@ const char* const kInstallHelp =
                           [--build-context S=DIR [--containerfile S=FILE]]...
                           [--stack-project NAME] [--engine-user NAME]
                           [--unpinned-bind PATH]...
-                          [--base-image REF]...
+                          [--base-image REF]... [--drop-base-image REF]...
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
@@ -61,6 +61,8 @@ policy.conf once, installs the executor and parser, drops the agent client
                          besides its own stages, scratch and the services'
                          images (repeatable; `alpine` is docker.io/library/
                          alpine:latest; docs/BUILDS.md, "What a build may name")
+  --drop-base-image REF  take REF off the recorded list of base images
+                         (repeatable; refused together with --base-image REF)
   --stack-project NAME   stack backend: its containers run on podman, labelled
                          com.docker.compose.project=NAME and
                          com.docker.compose.service=SERVICE; up, restart and
@@ -138,6 +140,7 @@ const OptionSpec kSpecs[] = {
     {"accept-uncontained-engine", false, false},
     {"rename-project", false, false},
     {"base-image", true, true},
+    {"drop-base-image", true, true},
 };
 
 // S=VALUE of --build-context and --containerfile: a service name and a
@@ -297,17 +300,27 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
                               ": must not end in .in (buildah preprocesses those)");
         o.containerfiles.push_back(*pair);
     }
-    for (const auto& text : a.all("base-image")) {
-        auto image = canonical_image_ref(text);
-        if (!image)
-            return make_error("--base-image " + text +
-                              ": not an image reference the bridge compares (docs/BUILDS.md, "
-                              "\"What a build may name\")");
-        o.base_images.push_back(std::move(*image));
+    for (const char* option : {"base-image", "drop-base-image"}) {
+        auto& list =
+            std::string_view(option) == "base-image" ? o.base_images : o.dropped_base_images;
+        for (const auto& text : a.all(option)) {
+            auto image = canonical_image_ref(text);
+            if (!image)
+                return make_error("--" + std::string(option) + " " + text +
+                                  ": not an image reference the bridge compares (docs/BUILDS.md, "
+                                  "\"What a build may name\")");
+            list.push_back(std::move(*image));
+        }
+        std::sort(list.begin(), list.end());
+        list.erase(std::unique(list.begin(), list.end()), list.end());
     }
-    std::sort(o.base_images.begin(), o.base_images.end());
-    o.base_images.erase(std::unique(o.base_images.begin(), o.base_images.end()),
-                        o.base_images.end());
+    for (const auto& drop : o.dropped_base_images) {
+        for (const auto& image : o.base_images) {
+            if (image_refs_match(image, drop))
+                return make_error("--base-image " + image + " and --drop-base-image " + drop +
+                                  ": choose one");
+        }
+    }
     if (o.base_images.size() > kMaxBaseImages)
         return make_error("--base-image: at most " + std::to_string(kMaxBaseImages) + " images");
     for (const auto& text : a.all("unpinned-bind")) {
@@ -460,6 +473,8 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
         add("--containerfile", service + "=" + file);
     for (const auto& path : o.unpinned_binds) add("--unpinned-bind", path);
     for (const auto& image : o.base_images) add("--base-image", image);
+    // Not --drop-base-image: bridge.json's list is what it changed, and a
+    // replay by `upgrade` would only say the image is not listed.
     if (o.stack_project) add("--stack-project", *o.stack_project);
     if (o.engine_user) add("--engine-user", *o.engine_user);
     if (o.agent_container) add("--agent-container", *o.agent_container);

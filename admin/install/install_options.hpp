@@ -44,6 +44,8 @@ struct InstallOptions {
     // Images a build may name (`--base-image`), canonical (ipc/image_ref.hpp),
     // sorted, unique: added to bridge.json's build.base_images.
     std::vector<std::string> base_images;
+    // `--drop-base-image`: canonical, sorted, unique; taken off the list.
+    std::vector<std::string> dropped_base_images;
     std::optional<std::string> agent_container;
     std::optional<std::string> network;
     std::optional<std::string> engine;

@@ -219,6 +219,21 @@ TEST_F(Install, RecordsBaseImagesAndAnUpgradeTakesNoneFromTheContainerfiles) {
     Ran doctor = home.hostbridge({"doctor", "--slug", "demo-app"});
     EXPECT_TRUE(contains(doctor.out, "images): alpine:3.20\n")) << doctor.out;
 
+    // Taken off by a drop, in another spelling; a drop and an add of one
+    // image together are refused.
+    std::vector<std::string> drop = {"--build-context", "web=services/web", "--build-context",
+                                     "api=services/api", "--drop-base-image",
+                                     "docker.io/library/alpine:3.20"};
+    Ran dropped = home.hostbridge(install_args(project, drop));
+    ASSERT_EQ(dropped.code, 0) << dropped.out << dropped.err;
+    EXPECT_EQ(home.bridge_json("demo-app")["build"]["base_images"], nlohmann::json::array());
+    EXPECT_TRUE(contains(dropped.out, "base image taken off the list: alpine:3.20\n"))
+        << dropped.out;
+    drop.insert(drop.end(), {"--base-image", "alpine:3.20"});
+    Ran both = home.hostbridge(install_args(project, drop));
+    EXPECT_EQ(both.code, 2);
+    EXPECT_TRUE(contains(both.err, "choose one")) << both.err;
+
     Ran bad = home.hostbridge(install_args(project, {"--base-image", "cafe"}));
     EXPECT_EQ(bad.code, 2);
     EXPECT_TRUE(contains(bad.err, "--base-image cafe: not an image reference")) << bad.err;
