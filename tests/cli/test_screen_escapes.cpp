@@ -293,11 +293,21 @@ TEST_F(ScreenEscapes, EveryHostileStringReachesEveryScreenEscaped) {
             record.arg = cut;
             record.reason = cut;
             ASSERT_TRUE(log->append(record));
+            // A service that ran, as `policy suggest` reads the log.
+            common::AuditRecord ran;
+            ran.event = common::AuditEvent::Succeeded;
+            ran.request = "20261207T000000Z-restart-0123456789abcdef.json";
+            ran.verb = hb::Verb::Restart;
+            ran.arg = cut;
+            ran.exit_code = 0;
+            ASSERT_TRUE(log->append(ran));
         }
     }
     check(on_a_terminal({"audit", "--slug", "demo-app"}), "audit");
     check(on_a_terminal({"audit", "--slug", "demo-app", "--json"}), "audit --json");
     check(on_a_terminal({"audit", "--all"}), "audit --all");
+    // policy suggest names only what it counts as ran (none of these).
+    EXPECT_CLEAN(on_a_terminal({"policy", "suggest", "--slug", "demo-app"}), "policy suggest");
     EXPECT_CLEAN(on_a_terminal({"list"}), "list");
 
     // allow and deny quote the name they were given (the generator's
