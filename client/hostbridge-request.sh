@@ -359,7 +359,7 @@ function utf8(cp) {
 function plain(t) { gsub(/%/, "%%", t); return t }
 # Visible mode (the reason of a pending answer, shown as is on a terminal):
 # control characters and the invisible ones that reorder or hide text
-# become escapes, as hostbridge request shows them (client/request/visible.hpp).
+# become escapes, as hostbridge request shows them (display/visible.hpp).
 function esc_cp(cp) {
     if (cp == 10) return "\\134n"
     if (cp == 9) return "\\134t"

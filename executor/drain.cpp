@@ -488,9 +488,12 @@ Result<void> Drain::quarantine_stuck(const std::vector<std::string>& names) {
     if (moved == 0) return {};
     AuditRecord r;
     r.event = AuditEvent::Quarantined;
-    r.reason =
-        std::to_string(moved) +
-        " .stuck-* entries moved from requests/ to quarantine/ in one batch (first: " + first + ")";
+    // The name is the agent's: escaped as the log escapes `request`
+    // (docs/AUDIT-LOG.md), so the stored reason holds no byte a reader of
+    // the log (the admin tool, jq, an older hostbridge) could show raw.
+    r.reason = std::to_string(moved) +
+               " .stuck-* entries moved from requests/ to quarantine/ in one batch (first: " +
+               sys::escape_unprintable(first) + ")";
     return logged_or_stop(audit_.append(r), "else ");
 }
 

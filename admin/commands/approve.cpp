@@ -18,13 +18,13 @@
 #include "admin/util/fs_util.hpp"
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "admin/util/args.hpp"
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "ipc/request_name.hpp"
@@ -30,9 +30,9 @@
 
 namespace hb::admin {
 
-using client::table_cell;
-using client::visible;
-using client::visible_json;
+using display::table_cell;
+using display::visible;
+using display::visible_json;
 
 namespace {
 
@@ -79,7 +79,7 @@ const OptionSpec kSpecs[] = {
 // A full request name (51 bytes at most) fits its column.
 constexpr std::size_t kRequestWidth = 52;
 
-// One cell, as client/request/visible.hpp's table_cell makes it: no run of spaces, no
+// One cell, as display/visible.hpp's table_cell makes it: no run of spaces, no
 // line break, cut at `width`.
 std::string field(const nlohmann::json& j, const char* key, std::size_t width = 0) {
     if (!j.contains(key) || j[key].is_null()) return "-";

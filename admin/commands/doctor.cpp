@@ -41,7 +41,7 @@
 #include "admin/util/locate.hpp"
 #include "admin/util/process.hpp"
 #include "admin/util/slug.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "common/held.hpp"
@@ -56,7 +56,7 @@
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 namespace {
 

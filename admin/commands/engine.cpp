@@ -23,14 +23,14 @@
 #include "admin/util/paths.hpp"
 #include "admin/util/process.hpp"
 #include "admin/util/resolve_binary.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/config.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 namespace {
 

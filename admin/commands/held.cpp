@@ -20,7 +20,7 @@
 #include "admin/commands/commands.hpp"
 #include "admin/install/systemd_user.hpp"
 #include "admin/util/args.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/config.hpp"
 #include "common/held.hpp"
 #include "ipc/request_name.hpp"
@@ -30,7 +30,7 @@
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 namespace {
 
@@ -123,7 +123,7 @@ std::optional<int> check_allow(const ParsedArgs& args) {
 std::optional<int> check_deny(const ParsedArgs& args) {
     if (auto stop = check_name(args, "deny")) return stop;
     const std::string reason = args.get("reason").value_or("");
-    // One line that shows as itself (client/request/visible.hpp): no control byte, tab
+    // One line that shows as itself (display/visible.hpp): no control byte, tab
     // or newline, valid UTF-8, nothing that reorders text.
     if (reason.size() > kMaxReason || visible(reason) != reason) {
         print_error("deny", "--reason must be printable text of at most 200 bytes");

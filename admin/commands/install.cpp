@@ -41,7 +41,7 @@
 #include "admin/util/resolve_binary.hpp"
 #include "admin/util/slug.hpp"
 #include "client/embedded_client.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "common/policy.hpp"
@@ -49,7 +49,7 @@
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 namespace {
 

@@ -13,13 +13,13 @@
 #include "admin/install/versions.hpp"
 #include "admin/util/args.hpp"
 #include "admin/util/locate.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 
 namespace hb::admin {
 
-using client::table_cell;
+using display::table_cell;
 
 namespace {
 
@@ -97,7 +97,7 @@ int run_list(Invocation& in) {
             units = ::lstat(p.wants_link.c_str(), &st) == 0 ? "enabled" : "disabled";
         }
         // The log and the config are host files, but quote what others chose,
-        // one line a row (client/request/visible.hpp, table_cell).
+        // one line a row (display/visible.hpp, table_cell).
         std::cout << std::left << std::setw(20) << table_cell(slug) << "  " << std::setw(40)
                   << table_cell(project) << "  " << std::setw(12) << table_cell(units) << "  "
                   << std::setw(10) << table_cell(binary_version(p.executor).value_or("?")) << "  "

@@ -9,7 +9,7 @@
 #include "admin/commands/commands.hpp"
 #include "admin/util/args.hpp"
 #include "client/request/request.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "packaging/version.hpp"
 
 namespace {
@@ -70,7 +70,7 @@ int dispatch(int argc, char** argv) {
     if (command == "request")
         return hb::client::run_request(argc - 2, argv + 2, "hostbridge request",
                                        hb::admin::audit_check);
-    std::cerr << "hostbridge: unknown command " << hb::client::visible(command)
+    std::cerr << "hostbridge: unknown command " << hb::display::visible(command)
               << "; see hostbridge --help\n";
     return hb::admin::kExitUsage;
 }

@@ -18,12 +18,12 @@
 #include "admin/util/args.hpp"
 #include "admin/util/change_view.hpp"
 #include "admin/util/fs_util.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/config.hpp"
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 // down and init stop or reset things; up and rebuild, where the install
 // holds them, have the engine read what the bridge cannot make safe

@@ -15,12 +15,12 @@
 #include "admin/util/fs_util.hpp"
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/config.hpp"
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 namespace {
 

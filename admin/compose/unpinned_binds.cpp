@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <set>
 
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& binds,
                                            const std::vector<std::string>& accepted,

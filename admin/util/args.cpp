@@ -1,13 +1,13 @@
 #include "admin/util/args.hpp"
 
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 
 #include <cstdio>
 #include <iostream>
 
 namespace hb::admin {
 
-using client::visible;
+using display::visible;
 
 bool ParsedArgs::has(std::string_view name) const {
     return values.count(std::string(name)) > 0;

@@ -11,18 +11,20 @@
 #include "admin/util/fs_util.hpp"
 #include "admin/util/process.hpp"
 #include "admin/util/resolve_binary.hpp"
-#include "client/request/visible.hpp"
 #include "common/sha256.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 
-using client::is_plain_text;
-using client::visible;
-using client::visible_text;
+using display::is_plain_text;
+using display::visible;
+using display::visible_text;
 
 namespace {
 
 constexpr std::size_t kRow = 16;
+// Rows that repeat the ones before them, from how many on said in one line.
+constexpr std::size_t kRowsToFold = 4;
 
 // A private temp file holding one side of the diff; removed on scope exit.
 class TempFile {
@@ -142,7 +144,34 @@ std::string hex_dump(char sign, const std::string& data, std::size_t begin, std:
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
     end = std::min(end, data.size());
-    for (std::size_t row = begin - begin % kRow; row < end; row += kRow) {
+    const std::size_t first = begin - begin % kRow;
+    // How many whole rows from `row` on repeat the `period` rows before
+    // them, byte for byte.
+    const auto repeating = [&](std::size_t row, std::size_t period) {
+        std::size_t rows = 0;
+        while (row >= first + period * kRow && row + kRow <= end &&
+               data.compare(row, kRow, data, row - period * kRow, kRow) == 0) {
+            ++rows;
+            row += kRow;
+        }
+        return rows;
+    };
+    for (std::size_t row = first; row < end; row += kRow) {
+        // A flood (30,000 U+3000 are 5,625 rows) is said in one line, as
+        // hexdump's `*` does, so the rows around it stay on the screen;
+        // which bytes those rows hold is still exact.
+        std::size_t period = 1;
+        while (period <= 4 && repeating(row, period) < kRowsToFold) ++period;
+        if (period <= 4) {
+            const std::size_t rows = repeating(row, period);
+            char line[128];
+            std::snprintf(line, sizeof line,
+                          "%c *         (%zu rows, to %08zx, repeat the %zu row%s above them)\n",
+                          sign, rows, row + rows * kRow - 1, period, period == 1 ? "" : "s");
+            out += line;
+            row += (rows - 1) * kRow;
+            continue;
+        }
         char head[32];
         std::snprintf(head, sizeof head, "%c %08zx  ", sign, row);
         out += head;

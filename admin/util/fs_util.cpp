@@ -15,13 +15,13 @@
 #include <random>
 #include <vector>
 
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::admin {
 
-using client::is_plain_text;
+using display::visible;
 
 namespace {
 
@@ -307,9 +307,9 @@ std::string shell_quote(std::string_view word) {
         }
     }
     if (plain) return std::string(word);
-    if (!is_plain_text(word) || word.find_first_of("\n\t") != std::string_view::npos) {
-        // $'...' (bash, zsh, ksh, POSIX 2024 sh): a name with invisible
-        // bytes stays pasteable and shows every byte.
+    if (visible(word) != word) {
+        // $'...' (bash, zsh, ksh, POSIX 2024 sh): a name that does not show
+        // as itself (display/visible.hpp) stays pasteable and shows every byte.
         static constexpr char kHex[] = "0123456789abcdef";
         std::string out = "$'";
         for (char ch : word) {

@@ -15,7 +15,7 @@
 #include "client/request/request_message.hpp"
 #include "client/request/request_spool.hpp"
 #include "client/request/request_wait.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "ipc/json_depth.hpp"
 #include "ipc/unique_fd.hpp"
 #include "packaging/version.hpp"
@@ -46,8 +46,12 @@ class Writer {
     explicit Writer(int fd) : fd_(fd) {}
     void send(const json& message) {
         // Command output need not be UTF-8: invalid bytes become U+FFFD
-        // rather than an exception.
-        std::string line = message.dump(-1, ' ', false, json::error_handler_t::replace);
+        // rather than an exception. The line itself may reach a terminal
+        // (a person watching the server, a client's log): every character
+        // display/visible.hpp escapes is sent as a \uXXXX escape, the same
+        // JSON value.
+        std::string line =
+            display::visible_json(message.dump(-1, ' ', false, json::error_handler_t::replace));
         line += '\n';
         std::lock_guard lock(mutex_);
         std::string_view rest = line;
@@ -101,7 +105,7 @@ struct Outcome {
 // A string member made visible, or "?" (the file may be the agent's forgery).
 std::string visible_member(const json& object, const char* key) {
     const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? client::visible(it->get<std::string>()) : "?";
+    return it != object.end() && it->is_string() ? display::visible(it->get<std::string>()) : "?";
 }
 
 // One line per service of a settle step or of status and health's look
@@ -120,15 +124,15 @@ std::string services_text(const json& services) {
                         visible_member(c, "state") + ", health " + visible_member(c, "health");
                 if (const auto started = c.find("started_at");
                     started != c.end() && started->is_string())
-                    text += ", started " + client::visible(started->get<std::string>());
+                    text += ", started " + display::visible(started->get<std::string>());
                 text += ")";
             }
         }
         if (const auto problem = s.find("problem"); problem != s.end() && problem->is_string())
-            text += ": " + client::visible(problem->get<std::string>());
+            text += ": " + display::visible(problem->get<std::string>());
         text += "\n";
         if (const auto log = s.find("log"); log != s.end() && log->is_string())
-            text += "  last log lines:\n" + client::visible_text(log->get<std::string>()) + "\n";
+            text += "  last log lines:\n" + display::visible_text(log->get<std::string>()) + "\n";
     }
     return text;
 }
@@ -153,19 +157,19 @@ Outcome outcome_of(const client::Response& r, int ttl_seconds, bool held, bool w
     // Everything here may be the agent's own forgery (responses/ is in its
     // checkout) and a client may show it on a person's terminal: output
     // keeps its lines, every other control byte made visible
-    // (client/request/visible.hpp), as `hostbridge request` shows it.
+    // (display/visible.hpp), as `hostbridge request` shows it.
     Outcome o;
     o.state = client::state_name(r.state);
     o.exit_code = r.exit_code;
     o.services = r.services;
-    if (r.reason) o.reason = client::visible(*r.reason);
-    std::string output = client::visible_text(r.output.value_or(""));
+    if (r.reason) o.reason = display::visible(*r.reason);
+    std::string output = display::visible_text(r.output.value_or(""));
     // How the services settled comes first: it says whether the change is live.
     if (r.services && !r.services->empty())
         output = "Services:\n" + services_text(*r.services) + (output.empty() ? "" : "\n" + output);
     const std::string reason = o.reason.value_or("no reason given");
     if (windowed) {
-        if (r.cursor) o.cursor = client::visible(*r.cursor);
+        if (r.cursor) o.cursor = display::visible(*r.cursor);
         o.more = r.more;
     }
     switch (r.state) {
@@ -199,8 +203,8 @@ Outcome outcome_of(const client::Response& r, int ttl_seconds, bool held, bool w
                      ", so it did not run: " + reason + ".\nCall again if it is still needed.";
             break;
         default:
-            o.text =
-                "The host answered with an unknown state `" + client::visible(r.state_text) + "`.";
+            o.text = "The host answered with an unknown state " +
+                     client::shown_state(r.state_text) + ".";
             break;
     }
     if (!output.empty()) o.text += "\n\nOutput:\n" + output;
@@ -381,7 +385,7 @@ class Server {
         std::string last_state;
         auto tick = [&](const client::Response* seen) {
             if (!token || call.cancelled) return;
-            const std::string now_state = seen ? client::visible(seen->state_text) : "waiting";
+            const std::string now_state = seen ? client::shown_state(seen->state_text) : "waiting";
             const auto now = Clock::now();
             if (now_state == last_state &&
                 now - last_sent < std::chrono::seconds(options_.progress_interval_seconds))
@@ -400,9 +404,9 @@ class Server {
                 text =
                     "a person must approve this request on the host; waiting for their "
                     "decision" +
-                    (seen->expires_at_text ? " until " + client::visible(*seen->expires_at_text)
+                    (seen->expires_at_text ? " until " + display::visible(*seen->expires_at_text)
                                            : std::string()) +
-                    (seen->reason ? " (" + client::visible(*seen->reason) + ")" : std::string());
+                    (seen->reason ? " (" + display::visible(*seen->reason) + ")" : std::string());
             }
             out_.send({{"jsonrpc", "2.0"},
                        {"method", "notifications/progress"},
@@ -462,8 +466,9 @@ class Server {
                          "says why); do not retry in a loop.";
             } else {
                 o.text = "The host claimed the request" +
-                         (waited.last_state.empty() ? std::string()
-                                                    : " (state " + waited.last_state + ")") +
+                         (waited.last_state.empty()
+                              ? std::string()
+                              : " (state " + client::shown_state(waited.last_state) + ")") +
                          " but did not start it within " + within +
                          "; it may still run. Call `status` later before trying again.";
             }

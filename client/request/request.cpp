@@ -17,9 +17,13 @@
 #include "client/request/request_response.hpp"
 #include "client/request/request_spool.hpp"
 #include "client/request/request_wait.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 
 namespace hb::client {
+
+using display::visible;
+using display::visible_text;
+
 namespace {
 
 constexpr const char* kUsage =
@@ -319,7 +323,7 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
             break;
     }
     say("no answer from the host within " + std::to_string(timeout_seconds) + " s" +
-        (waited.last_state.empty() ? "" : " (last state: " + waited.last_state + ")"));
+        (waited.last_state.empty() ? "" : " (last state: " + shown_state(waited.last_state) + ")"));
     withdraw(spool, name);
     return kRequestNoAnswer;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "display/visible.hpp"
 #include "ipc/json_depth.hpp"
 
 namespace hb::client {
@@ -62,6 +63,15 @@ std::string_view state_name(ResponseState state) {
     for (const auto& [value, name] : kStates)
         if (value == state) return name;
     return "unknown";
+}
+
+std::string shown_state(std::string_view text) {
+    static constexpr std::array<std::string_view, kStates.size()> kNames = [] {
+        std::array<std::string_view, kStates.size()> names{};
+        for (std::size_t i = 0; i < kStates.size(); ++i) names[i] = kStates[i].second;
+        return names;
+    }();
+    return display::word(text, kNames);
 }
 
 Result<Response> parse_response(std::string_view text) {

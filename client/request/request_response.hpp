@@ -28,6 +28,10 @@ enum class ResponseState {
 
 [[nodiscard]] bool is_terminal(ResponseState state);
 [[nodiscard]] std::string_view state_name(ResponseState state);
+// A state as the host wrote it, for a person: a known state name as
+// itself, anything else marked and escaped (display::word), so a forged
+// state can neither act on a terminal nor read as a state or a sentence.
+[[nodiscard]] std::string shown_state(std::string_view text);
 
 struct Response {
     ResponseState state = ResponseState::Other;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/agent/agent_host.hpp"
+#include "tests/support/hostile_text.hpp"
 
 namespace hb::test {
 namespace {
@@ -103,6 +104,11 @@ class McpServerTest : public ::testing::Test {
     }
     void respond(const std::string& name, const json& body) {
         publish_response(host_->spool(), name, body.dump(2));
+    }
+    // The same for a body that need not be UTF-8 (a byte that is not, as U+FFFD).
+    void respond_any(const std::string& name, const json& body) {
+        publish_response(host_->spool(), name,
+                         body.dump(-1, ' ', false, json::error_handler_t::replace));
     }
     // Reads messages until the progress notification that says a person
     // must approve (the server read `pending`); false when none came.
@@ -526,6 +532,73 @@ TEST_F(McpServerTest, AForgedAnswerReachesTheClientWithItsControlBytesVisible) {
     }
     EXPECT_NE(text.find("all good\n\\x1b]52;c;"), std::string::npos) << text;
     EXPECT_NE(text.find("\\rhidden"), std::string::npos) << text;
+}
+
+// Issue 45, row 7: the agent takes the call's request out of requests/ and
+// answers it with a non-final state carrying U+202E and a C1 CSI. After the
+// take-up timeout the text said "The host claimed the request (state S)"
+// with S raw.
+TEST_F(McpServerTest, AForgedStateReachesTheClientEscaped) {
+    McpSession& s = start({}, false, {"--timeout", "2"});
+    s.initialize();
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 1},
+            {"method", "tools/call"},
+            {"params", {{"name", "status"}}}});
+    const std::string name = published();
+    std::filesystem::rename(host_->spool() + "/requests/" + name,
+                            host_->spool() + "/tmp/x-" + name);
+    respond(name, {{"state", "queued" + utf8_of(0x202e) + "denied :llac siht" + utf8_of(0x202c) +
+                                 utf8_of(0x9b) + "2J"},
+                   {"request", name}});
+    const std::string text = text_of(answer_to(1));
+    EXPECT_EQ(offence(text), "") << text;
+    EXPECT_NE(text.find("The host claimed the request (state ?\"queued\\u202edenied"),
+              std::string::npos)
+        << text;
+}
+
+// The property of tests/cli/test_screen_escapes.cpp for the MCP server:
+// every hostile string as a forged state, reason and output reaches the
+// client's text, its structured reason and its progress messages escaped.
+TEST_F(McpServerTest, EveryHostileStringReachesTheClientEscaped) {
+    const std::vector<std::string> hostile = hostile_strings();
+    std::string all;
+    for (const std::string& h : hostile)
+        if (h.size() < 4096) all += h;
+    McpSession& s = start({}, false, {"--timeout", "2"});
+    s.initialize();
+    // A forged final answer.
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 1},
+            {"method", "tools/call"},
+            {"params", {{"name", "down"}, {"_meta", {{"progressToken", "p"}}}}}});
+    std::string name = published();
+    json forged = host_response(name, "failed");
+    forged["exit_code"] = 1;
+    forged["reason"] = all;
+    forged["output"] = all + hostile.back();
+    respond_any(name, forged);
+    json answer = answer_to(1);
+    EXPECT_EQ(offence(text_of(answer)), "");
+    EXPECT_EQ(offence(answer["result"]["structuredContent"]["reason"].get<std::string>()), "");
+    // A forged state the server reports while it waits, and after.
+    s.send({{"jsonrpc", "2.0"},
+            {"id", 2},
+            {"method", "tools/call"},
+            {"params", {{"name", "status"}, {"_meta", {{"progressToken", "q"}}}}}});
+    name = published();
+    std::filesystem::rename(host_->spool() + "/requests/" + name,
+                            host_->spool() + "/tmp/x-" + name);
+    respond_any(name, host_response(name, all));
+    answer = answer_to(2);
+    EXPECT_EQ(offence(text_of(answer)), "");
+    for (const json& seen : s.seen) {
+        const json params = seen.value("params", json::object());
+        if (params.is_object() && params.contains("message")) {
+            EXPECT_EQ(offence(params["message"].get<std::string>()), "");
+        }
+    }
 }
 
 TEST_F(McpServerTest, MalformedMessagesGetErrorRepliesAndTheServerCarriesOn) {

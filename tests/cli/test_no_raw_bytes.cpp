@@ -13,7 +13,7 @@
 
 #include "admin/util/change_view.hpp"
 #include "admin/util/fs_util.hpp"
-#include "client/request/visible.hpp"
+#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/sha256.hpp"
 #include "tests/cli/cli_harness.hpp"
@@ -40,34 +40,34 @@ void expect_no_raw(const std::string& out, const std::string& where) {
         if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
             ADD_FAILURE() << where << ": raw byte 0x" << std::hex << int(c) << " at " << std::dec
                           << i << " in:\n"
-                          << client::visible_text(out);
+                          << display::visible_text(out);
             return;
         }
     }
     for (const std::string& raw : {kRlo, kLri, kPdi, kZwsp, kCsi, std::string("\xff")}) {
         EXPECT_EQ(out.find(raw), std::string::npos)
-            << where << ": raw " << client::visible(raw) << " in:\n"
-            << client::visible_text(out);
+            << where << ": raw " << display::visible(raw) << " in:\n"
+            << display::visible_text(out);
     }
 }
 
 TEST(Visible, EscapesEveryDangerousCharacterAndKeepsTheRest) {
-    EXPECT_EQ(client::visible(kHidden), "touch /tmp/x #\\r\\x1b[K+echo \"status checked\"");
-    EXPECT_EQ(client::visible(std::string("a\tb\nc\x7f\0z", 8)), "a\\tb\\nc\\x7f\\x00z");
-    EXPECT_EQ(client::visible_text("a\tb\nc\r\n"), "a\tb\nc\\r\n");
-    EXPECT_EQ(client::visible(kRlo + kLri + kPdi + kZwsp + kCsi),
+    EXPECT_EQ(display::visible(kHidden), "touch /tmp/x #\\r\\x1b[K+echo \"status checked\"");
+    EXPECT_EQ(display::visible(std::string("a\tb\nc\x7f\0z", 8)), "a\\tb\\nc\\x7f\\x00z");
+    EXPECT_EQ(display::visible_text("a\tb\nc\r\n"), "a\tb\nc\\r\n");
+    EXPECT_EQ(display::visible(kRlo + kLri + kPdi + kZwsp + kCsi),
               "\\u202e\\u2066\\u2069\\u200b\\u009b");
     // Invalid UTF-8: each byte as evidence, never "?".
-    EXPECT_EQ(client::visible("\xff\xc0\xaf\xed\xa0\x80x"), "\\xff\\xc0\\xaf\\xed\\xa0\\x80x");
-    EXPECT_EQ(client::visible("\xf3\xa0\x80\x81"), "\\U000e0001");  // a tag character
-    EXPECT_EQ(client::visible("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");
-    EXPECT_TRUE(client::is_plain_text("plain\ttext\n"));
-    EXPECT_FALSE(client::is_plain_text(kHidden));
-    EXPECT_FALSE(client::is_plain_text(std::string("a\0b", 3)));
-    EXPECT_FALSE(client::is_plain_text(kTrojan));
-    EXPECT_EQ(client::visible_json("{\"r\":\"" + kRlo + "\x7f" + "\"}"),
+    EXPECT_EQ(display::visible("\xff\xc0\xaf\xed\xa0\x80x"), "\\xff\\xc0\\xaf\\xed\\xa0\\x80x");
+    EXPECT_EQ(display::visible("\xf3\xa0\x80\x81"), "\\U000e0001");  // a tag character
+    EXPECT_EQ(display::visible("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");
+    EXPECT_TRUE(display::is_plain_text("plain\ttext\n"));
+    EXPECT_FALSE(display::is_plain_text(kHidden));
+    EXPECT_FALSE(display::is_plain_text(std::string("a\0b", 3)));
+    EXPECT_FALSE(display::is_plain_text(kTrojan));
+    EXPECT_EQ(display::visible_json("{\"r\":\"" + kRlo + "\x7f" + "\"}"),
               "{\"r\":\"\\u202e\\u007f\"}");
-    EXPECT_EQ(nlohmann::json::parse(client::visible_json("{\"r\":\"" + kRlo + "\"}"))["r"], kRlo);
+    EXPECT_EQ(nlohmann::json::parse(display::visible_json("{\"r\":\"" + kRlo + "\"}"))["r"], kRlo);
 }
 
 TEST(Visible, ShellQuoteStaysPasteableAndVisible) {
@@ -250,7 +250,7 @@ TEST_F(NoRaw, TheRequestClientOnATerminalShowsAForgedAnswerVisibly) {
     std::string shown = terminal.shown();
     // The terminal's own line ends (CR LF) are not the agent's.
     for (std::size_t at; (at = shown.find("\r\n")) != std::string::npos;) shown.erase(at, 1);
-    EXPECT_NE(shown.find("\\x1b]52"), std::string::npos) << client::visible_text(shown);
+    EXPECT_NE(shown.find("\\x1b]52"), std::string::npos) << display::visible_text(shown);
     expect_no_raw(shown, "hostbridge request on a terminal");
 }
 
@@ -258,7 +258,7 @@ TEST_F(NoRaw, ErrorMessagesQuoteVisibly) {
     Ran run = home.hostbridge({"doctor", "--slug", "x" + kHidden + kRlo});
     EXPECT_EQ(run.code, 2);
     expect_no_raw(run.err, "doctor --slug");
-    EXPECT_TRUE(contains(run.err, "x" + client::visible(kHidden) + "\\u202e")) << run.err;
+    EXPECT_TRUE(contains(run.err, "x" + display::visible(kHidden) + "\\u202e")) << run.err;
     Ran unknown = home.hostbridge({"\x1b]0;owned\x07"});
     expect_no_raw(unknown.err, "unknown command");
     EXPECT_TRUE(contains(unknown.err, "\\x1b]0;owned\\x07")) << unknown.err;

@@ -10,19 +10,20 @@ set -uo pipefail
 # room: the rooms its sources may include (itself always).
 declare -A may=(
     [ipc]="ipc"
+    [display]="display"
     [sandbox]="ipc"
     [common]="ipc"
     [parser]="ipc sandbox packaging"
     [executor]="common ipc sandbox packaging"
-    [client/request]="ipc"
-    [client/agent]="client/request ipc packaging"
+    [client/request]="display ipc"
+    [client/agent]="client/request display ipc packaging"
     # The admin tool's rooms: util/ at the bottom; compose/, install/ and
     # audit/ over it and not over each other; commands/ on top.
-    [admin/util]="client/request common ipc sandbox"
-    [admin/compose]="admin/util client/request common ipc"
-    [admin/install]="admin/util client/request common executor ipc packaging parser units"
-    [admin/audit]="admin/util client/request common executor ipc"
-    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common executor ipc packaging"
+    [admin/util]="common display ipc sandbox"
+    [admin/compose]="admin/util common display ipc"
+    [admin/install]="admin/util client/request common display executor ipc packaging parser units"
+    [admin/audit]="admin/util client/request common display executor ipc"
+    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display executor ipc packaging"
 )
 
 # The room of a path below the source dir: client/ and admin/ have a room
@@ -54,7 +55,7 @@ check() {
             bad=1
         fi
     done < <(cd "$src" && grep -rHoE '^#include "[a-z_]+/[^"]+"' --include='*.cpp' --include='*.hpp' \
-        ipc sandbox common parser executor client admin 2>/dev/null |
+        ipc display sandbox common parser executor client admin 2>/dev/null |
         sed -E 's/:#include "/::/; s/"$//')
     return "$bad"
 }
@@ -65,17 +66,19 @@ if [ "${1:-}" = --selftest ]; then
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
         "$tmp/admin/commands"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
-    printf '#include "client/request/ok.hpp"\n' >"$tmp/admin/util/ok.cpp"
+    printf '#include "display/ok.hpp"\n' >"$tmp/admin/util/ok.cpp"
     printf '#include "admin/util/ok.hpp"\n' >"$tmp/admin/compose/ok.cpp"
     printf '#include "admin/compose/ok.hpp"\n#include "client/embedded_client.hpp"\n' \
         >"$tmp/admin/commands/ok.cpp"
     out=$(check "$tmp") || { echo "layers selftest: a clean tree was refused ($out)"; exit 1; }
     # Each plant alone must be caught: the client including the admin tool,
-    # a room below including one above, two rooms side by side, a source
-    # in no room of the order.
+    # a room below including one above, two rooms side by side, the admin
+    # tool's lower rooms reaching into the client, a source in no room of
+    # the order.
     declare -A plants=(
         [client/request/bad.cpp]="admin/util/args.hpp"
         [admin/util/bad.cpp]="admin/commands/commands.hpp"
+        [admin/compose/bad2.cpp]="client/request/request.hpp"
         [admin/compose/bad.cpp]="admin/install/paths.hpp"
         [admin/bad.cpp]="ipc/a.hpp"
     )
