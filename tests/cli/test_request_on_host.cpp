@@ -190,7 +190,7 @@ TEST_F(RequestOnHost, AForgedWindowedAnswerNoDrainWroteShowsNoCursor) {
     EXPECT_EQ(f.err.find("more:"), std::string::npos) << f.err;
 }
 
-// rp-request-fakespool (issue 45): the agent plants an empty `src/.git/`
+// Issue 45, a planted spool: the agent plants an empty `src/.git/`
 // (git ignores it) and a spool of its own in src/, then answers whatever
 // lands there `done`. The person runs `hostbridge request status` in src/:
 // the request goes to the install's spool, which the drain answers.
@@ -239,7 +239,7 @@ TEST_F(RequestOnHost, ASpoolNoInstallServesIsRefused) {
         << elsewhere.err;
 }
 
-// rp-request-swap (issue 45): the agent replaces the person's `restart web`
+// Issue 45, a swapped request: the agent replaces the person's `restart web`
 // in requests/ by a same-named `restart api`, then rewrites the answer to
 // read as web's. The log's `started` event says api ran: never `done`.
 TEST_F(RequestOnHost, ARequestReplacedInTheSpoolIsReportedAsWhatRan) {
@@ -277,7 +277,7 @@ TEST_F(RequestOnHost, AWindowReplacedInTheSpoolIsReportedAsSuch) {
         << f.err;
 }
 
-// rp-request-untracked-link (issue 45): two installs of one person; the
+// Issue 45, a linked untracked/: two installs of one person; the
 // agent of A makes A's `untracked/` a link to B's. Every host client
 // pointed at A (by --project-dir, by the current directory; the host's
 // hostbridge-agent, request and mcp, as a host harness registers it)
