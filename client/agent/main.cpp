@@ -37,7 +37,10 @@ constexpr const char* kUsage =
     "\n"
     "The spool: --project-dir, else $HOSTBRIDGE_SPOOL, else the spool this binary lies in\n"
     "(SPOOL/bin/hostbridge-agent), else $REPO_ROOT/untracked/hostbridge, else\n"
-    "untracked/hostbridge in the git top level.\n";
+    "untracked/hostbridge in the git top level. On the host (this user has a\n"
+    "hostbridge config directory) only the spool of one of this user's installs:\n"
+    "the install whose project directory is DIR, else the one $HOSTBRIDGE_SPOOL\n"
+    "names, else the one whose project directory holds the current directory.\n";
 
 // The spool this binary was dropped into, if it runs from SPOOL/bin/.
 std::optional<std::string> own_spool() {
@@ -104,10 +107,11 @@ int run_mcp(int argc, char** argv) {
         return 64;
     }
     hb::agent::ServerOptions options;
-    options.spool = *spool;
+    options.spool = spool->path;
+    options.install = spool->install;
     options.take_up_timeout_seconds = timeout;
-    options.manifest =
-        hb::agent::load_manifest(manifest_path.value_or(*spool + "/bin/hostbridge-agent.json"));
+    options.manifest = hb::agent::load_manifest(
+        manifest_path.value_or(spool->path + "/bin/hostbridge-agent.json"));
     if (!options.manifest.found)
         std::fprintf(stderr,
                      "hostbridge-agent mcp: no tool manifest (%s): offering every verb; the "

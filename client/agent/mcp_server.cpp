@@ -364,7 +364,7 @@ class Server {
         auto fail = [&](const std::string& text) {
             out_.result(id, {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}});
         };
-        auto spool = client::Spool::open(options_.spool);
+        auto spool = client::Spool::open({options_.spool, options_.install});
         if (!spool) return fail("Cannot use the spool: " + spool.error().message);
         auto message = client::make_request(target.verb, target.service,
                                             client::LogWindow{target.lines, target.since});

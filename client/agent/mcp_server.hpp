@@ -4,14 +4,19 @@
 // waits for the answer the same way (client/request/request_wait.hpp); see docs/MCP.md.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "client/agent/tools.hpp"
+#include "client/request/host_install.hpp"
 
 namespace hb::agent {
 
 struct ServerOptions {
     std::string spool;  // an existing spool directory
+    // On the host: the install it belongs to, opened beneath its project
+    // dir (client/request/request_spool.hpp, Spool::open).
+    std::optional<client::HostInstall> install;
     Manifest manifest;
     int take_up_timeout_seconds = 120;
     int progress_interval_seconds = 5;

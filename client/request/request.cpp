@@ -34,7 +34,8 @@ constexpr const char* kUsage =
     "health, logs SERVICE, up, down, restart SERVICE, rebuild SERVICE, init,\n"
     "join-network). Which verbs and services are allowed is the host's decision.\n"
     "\n"
-    "  --project-dir DIR  the spool is DIR/untracked/hostbridge\n"
+    "  --project-dir DIR  the spool is DIR/untracked/hostbridge (on the host: the\n"
+    "                     spool of the install whose project directory is DIR)\n"
     "  --timeout SECONDS  how long to wait for the host to take the request up\n"
     "                     (default 120); once it runs, wait for the end; when a\n"
     "                     person must approve it, wait until it expires\n"
@@ -53,6 +54,10 @@ constexpr const char* kUsage =
     "\n"
     "Spool without --project-dir: $HOSTBRIDGE_SPOOL, else\n"
     "$REPO_ROOT/untracked/hostbridge, else untracked/hostbridge in the git top level.\n"
+    "On the host (this user has a hostbridge config directory) only the spool of\n"
+    "one of this user's installs: the one $HOSTBRIDGE_SPOOL names, else the one\n"
+    "whose project directory holds the current directory; nothing in the checkout\n"
+    "(.git, links) decides it.\n"
     "\n"
     "Exit: 0 done (output on stdout); 70 denied, expired or failed (output on\n"
     "stdout, reason on stderr); 75 no answer in time (a request the host never\n"
@@ -198,21 +203,51 @@ std::string answer_text(ResponseState state, std::optional<std::int64_t> exit_co
            (exit_code ? " exit code " + std::to_string(*exit_code) : std::string());
 }
 
+// A request as a person would type it: "`logs api --lines 5`".
+std::string described(std::string_view verb, const std::optional<std::string>& arg,
+                      const std::optional<std::string>& lines,
+                      const std::optional<std::string>& since) {
+    std::string text = "`" + visible(verb);
+    if (arg) text += " " + visible(*arg);
+    if (lines) text += " --lines " + visible(*lines);
+    if (since) text += " --since " + visible(*since);
+    return text + "`";
+}
+
+// What the log says the executor took the request to ask, when that is not
+// what this client sent: the agent replaced the file under the same name.
+std::optional<std::string> asked_otherwise(const Options& sent, const AuditCheck& check) {
+    if (!check.asked) return std::nullopt;
+    const RecordedAsk& asked = *check.asked;
+    // A refusal records only what it understood: no service for an unknown
+    // one, no window where it stopped before reading it. What ran records
+    // both.
+    const bool same_arg = (!asked.started && !asked.arg) || asked.arg == sent.arg;
+    const bool window_recorded = asked.started || asked.lines || asked.since;
+    const bool same_window =
+        !window_recorded || (asked.lines == sent.window.lines && asked.since == sent.window.since);
+    if (asked.verb == sent.verb && same_arg && same_window) return std::nullopt;
+    return std::string(asked.started ? "the bridge ran " : "the bridge took the request as ") +
+           described(asked.verb, asked.arg, asked.lines, asked.since) + ", not what you asked (" +
+           described(sent.verb, sent.arg, sent.window.lines, sent.window.since) +
+           "): the request file was replaced in requests/ (the agent can write there)";
+}
+
 // On the host, the answer is what the audit log records (the executor writes
 // the final event before the response, executor/drain.cpp Drain::finish):
 // the agent can forge responses/, not the log. No final event, an unreadable
-// log or another outcome is never reported as `done`.
-int report_checked(const Response& response, const std::string& spool_path,
+// log, another outcome or another request than the one sent is never
+// reported as `done`.
+int report_checked(const Response& response, const HostInstall& install, const Options& sent,
                    const std::string& name) {
-    auto checked = g_audit(spool_path, name);
+    auto checked = g_audit(install, name);
     if (!checked) {
         say("cannot read the audit log to confirm this answer (" + checked.error().message +
             "); what follows is the spool's answer, unconfirmed");
         report(response.state, response.reason, response.exit_code);
         return kRequestRefused;
     }
-    if (!*checked) return report(response.state, response.reason, response.exit_code);
-    const AuditCheck& check = **checked;
+    const AuditCheck& check = *checked;
     if (!check.outcome) {
         say("the audit log (" + visible(check.log) + ") records no end of request " + name +
             ": the executor did not write the answer in responses/ (the agent can write any "
@@ -223,6 +258,15 @@ int report_checked(const Response& response, const std::string& spool_path,
         return kRequestRefused;
     }
     const RecordedOutcome& recorded = *check.outcome;
+    if (auto otherwise = asked_otherwise(sent, check)) {
+        say(*otherwise + "; the log records `" + visible(recorded.event) + "`" +
+            (recorded.exit_code ? " exit code " + std::to_string(*recorded.exit_code)
+                                : std::string()) +
+            (response.output ? "; the output shown is the spool's and unconfirmed" : ""));
+        if (recorded.state != ResponseState::Done)
+            report(recorded.state, recorded.reason, recorded.exit_code);
+        return kRequestRefused;
+    }
     if (recorded.state != response.state || recorded.exit_code != response.exit_code) {
         say("the spool's answer (" + answer_text(response.state, response.exit_code) +
             ") is not what the audit log (" + visible(check.log) + ") records: `" +
@@ -253,15 +297,18 @@ void tell_window(const Response& response) {
 // clipboard write, a cursor move, a lone CR); through a pipe it stays byte
 // for byte, as docs/PROTOCOL.md promises scripts. The reason is one line,
 // always made visible.
-int finish(const Response& response, const std::string& spool_path, const std::string& name,
-           bool windowed) {
+int finish(const Response& response, const SpoolPlace& place, const Options& sent,
+           const std::string& name) {
     if (response.output) {
         write_all(STDOUT_FILENO,
                   ::isatty(STDOUT_FILENO) != 0 ? visible_text(*response.output) : *response.output);
     }
-    const int code = g_audit ? report_checked(response, spool_path, name)
-                             : report(response.state, response.reason, response.exit_code);
-    if (code == kRequestDone && windowed) tell_window(response);
+    // Only on the host (an install located in the person's config) is there
+    // a log to check against; a client in a container has none.
+    const int code = g_audit && place.install
+                         ? report_checked(response, *place.install, sent, name)
+                         : report(response.state, response.reason, response.exit_code);
+    if (code == kRequestDone && sent.window.any()) tell_window(response);
     return code;
 }
 
@@ -290,8 +337,9 @@ void withdraw(const Spool& spool, const std::string& name) {
             Spool::response_name(name));
 }
 
-int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& watch,
-                    int timeout_seconds, bool windowed) {
+int wait_for_answer(const Spool& spool, const SpoolPlace& place, const Options& sent,
+                    const std::string& name, ResponseWatch& watch) {
+    const int timeout_seconds = sent.timeout_seconds;
     bool told = false;
     auto on_tick = [&](const Response* latest) {
         if (told || latest == nullptr || latest->state != ResponseState::Pending) return;
@@ -303,7 +351,7 @@ int wait_for_answer(const Spool& spool, const std::string& name, ResponseWatch& 
     // A pending request is the host's, held for a person: never withdrawn.
     switch (waited.end) {
         case WaitResult::End::Answered:
-            return finish(waited.response, spool.path(), name, windowed);
+            return finish(waited.response, place, sent, name);
         case WaitResult::End::Signal:
             if (waited.pending()) {
                 say("interrupted: request " + name +
@@ -338,7 +386,8 @@ int run(int argc, char** argv) {
     }
 
     auto where = find_spool(options.project_dir);
-    // Not finding the spool is a usage error: the caller must point at it.
+    // Not finding the spool (on the host: no install of this user serving
+    // it) is a usage error: the caller must point at it.
     if (!where) {
         say(where.error().message);
         return kRequestUsage;
@@ -368,8 +417,7 @@ int run(int argc, char** argv) {
         say(published.error().message);
         return kRequestNoAnswer;
     }
-    return wait_for_answer(*spool, message->name, watch, options.timeout_seconds,
-                           options.window.any());
+    return wait_for_answer(*spool, *where, options, message->name, watch);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "client/request/host_install.hpp"
 #include "client/request/request_response.hpp"
 
 namespace hb::client {
@@ -31,14 +32,26 @@ struct RecordedOutcome {
     std::optional<std::int64_t> exit_code;
     std::optional<std::string> reason;
 };
+// What the executor took the request to ask: verb and service of its
+// `started` event (of the final event when it never started), the log
+// window of the final event's detail (docs/AUDIT-LOG.md). The agent can
+// replace a request file in requests/ under the same name.
+struct RecordedAsk {
+    bool started = false;
+    std::string verb;
+    std::optional<std::string> arg;
+    std::optional<std::string> lines;
+    std::optional<std::string> since;
+};
 struct AuditCheck {
     std::string log;                         // where it was read, for messages
     std::optional<RecordedOutcome> outcome;  // none: no final event names it
+    std::optional<RecordedAsk> asked;        // none: no event of it names a verb
 };
-// nullopt: no install of this user serves the spool (nothing to check
-// against); an error: the log of the install that does cannot be read.
-using AuditLookup = std::function<Result<std::optional<AuditCheck>>(
-    const std::string& spool_path, const std::string& request_name)>;
+// The install whose spool the client used (client/request/host_install.hpp);
+// an error: its log cannot be read.
+using AuditLookup =
+    std::function<Result<AuditCheck>(const HostInstall& install, const std::string& request_name)>;
 
 // argv[0] .. argv[argc - 1] are the arguments after the word `request`
 // (the admin tool calls run_request(argc - 2, argv + 2)). Returns the exit

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,36 @@ std::optional<std::string> git_top_level() {
     }
 }
 
+// An install's spool on the host: the project dir (the directories above
+// it are the person's own path, and install recorded it canonical), then
+// each component beneath it on the fd of the one before, never through a
+// link: `untracked/` is the agent's, and a link there would send the
+// person's request into another project's spool.
+Result<UniqueFd> open_beneath_project(const HostInstall& install) {
+    UniqueFd dir(
+        ::open(install.project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir)
+        return make_error("cannot open the project directory " + install.project_dir +
+                          " of install " + install.slug + ": " + errno_text());
+    std::string at = install.project_dir;
+    const std::string rel = install.spool_dir.substr(install.project_dir.size() + 1);
+    for (std::size_t start = 0; start < rel.size();) {
+        const std::size_t slash = std::min(rel.find('/', start), rel.size());
+        const std::string part = rel.substr(start, slash - start);
+        at += "/" + part;
+        UniqueFd next = open_dir_at(dir.get(), part.c_str());
+        if (!next) {
+            if (errno == ELOOP || errno == ENOTDIR)
+                return make_error(at + " is a symlink or not a directory; refusing the spool " +
+                                  install.spool_dir + " (the checkout is the agent's)");
+            return make_error("cannot open " + at + ": " + errno_text());
+        }
+        dir = std::move(next);
+        start = slash + 1;
+    }
+    return dir;
+}
+
 const char* env(const char* name) {
     const char* value = std::getenv(name);
     return value != nullptr && *value != '\0' ? value : nullptr;
@@ -59,28 +90,33 @@ bool is_spool(const std::string& dir) {
     return is_dir(dir + "/requests") && is_dir(dir + "/tmp") && is_dir(dir + "/responses");
 }
 
-Result<std::string> find_spool(const std::optional<std::string>& project_dir) {
+Result<SpoolPlace> find_spool(const std::optional<std::string>& project_dir) {
+    if (auto root = host_installs_root()) {
+        auto install = locate_host_install(*root, project_dir);
+        if (!install) return install.error();
+        return SpoolPlace{install->spool_dir, std::move(*install)};
+    }
     if (project_dir) {
         std::string spool = *project_dir + "/" + kDefaultSpoolRel;
-        if (is_spool(spool)) return spool;
+        if (is_spool(spool)) return SpoolPlace{spool, std::nullopt};
         return make_error(spool +
                           " is not a hostbridge spool; if this install put it elsewhere "
                           "(install --spool), set HOSTBRIDGE_SPOOL to it instead");
     }
     if (const char* spool = env("HOSTBRIDGE_SPOOL")) {
-        if (is_spool(spool)) return std::string(spool);
+        if (is_spool(spool)) return SpoolPlace{spool, std::nullopt};
         return make_error(std::string("HOSTBRIDGE_SPOOL=") + spool +
                           " is not a hostbridge spool (no requests/, tmp/ and responses/ in it)");
     }
     std::string tried;
     if (const char* repo_root = env("REPO_ROOT")) {
         std::string spool = std::string(repo_root) + "/" + kDefaultSpoolRel;
-        if (is_spool(spool)) return spool;
+        if (is_spool(spool)) return SpoolPlace{spool, std::nullopt};
         tried = spool;
     }
     if (auto top = git_top_level()) {
         std::string spool = *top + "/" + kDefaultSpoolRel;
-        if (is_spool(spool)) return spool;
+        if (is_spool(spool)) return SpoolPlace{spool, std::nullopt};
         tried += (tried.empty() ? "" : ", ") + spool;
     }
     return make_error("no hostbridge spool found" +
@@ -88,10 +124,17 @@ Result<std::string> find_spool(const std::optional<std::string>& project_dir) {
                       "; set HOSTBRIDGE_SPOOL to the spool directory or pass --project-dir");
 }
 
-Result<Spool> Spool::open(const std::string& path) {
-    // The spool dir itself is opened no-follow too (the directories above
-    // it are the person's own path).
-    UniqueFd root(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+Result<Spool> Spool::open(const SpoolPlace& place) {
+    const std::string& path = place.path;
+    UniqueFd root;
+    if (place.install) {
+        auto beneath = open_beneath_project(*place.install);
+        if (!beneath) return beneath.error();
+        root = std::move(*beneath);
+    } else {
+        // The spool dir itself is opened no-follow too.
+        root.reset(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    }
     if (!root) {
         struct stat st {};
         if ((errno == ELOOP || errno == ENOTDIR) && ::lstat(path.c_str(), &st) == 0 &&

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/agent/agent_host.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/process.hpp"
 
 int main(int argc, char** argv) {
@@ -45,6 +46,12 @@ int main(int argc, char** argv) {
     host.start();
     ::setenv("HOSTBRIDGE_SPOOL", host.spool().c_str(), 1);
     ::setenv("HB_AGENT_BIN", HB_AGENT_BIN, 1);
+    // The agent's side, as in its container: no host configuration. The
+    // runner's own ~/.config/hostbridge would make the client a host client
+    // that uses only this user's installs (docs/agent-clients.md, "On the host").
+    hb::test::TempDir agent_home{"agent-home"};
+    ::setenv("HOME", agent_home.path().c_str(), 1);
+    ::unsetenv("XDG_CONFIG_HOME");
     hb::test::Command command;
     command.argv.assign(argv + i, argv + argc);
     command.search_path = true;

@@ -1,8 +1,11 @@
 // `hostbridge request` run by a person on the host reports what the audit
 // log records, not what the agent may have written into responses/
-// (docs/PROTOCOL.md, "A client on the host"; admin/audit/request_audit.hpp). The
-// client is stopped (SIGSTOP) while the real drain answers and the agent's
-// forgery replaces that answer, so the interleaving is the same every run.
+// (docs/PROTOCOL.md, "A client on the host"; admin/audit/request_audit.hpp),
+// and uses only the spool of one of the person's installs, opened with no
+// link followed (docs/agent-clients.md, "On the host";
+// client/request/host_install.hpp). The client is stopped (SIGSTOP) while
+// the real drain answers and the agent's forgery replaces that answer, so
+// the interleaving is the same every run.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,12 +33,15 @@ class RequestOnHost : public ::testing::Test {
         ASSERT_EQ(run.code, 0) << run.out << run.err;
     }
 
-    // `hostbridge request VERB [ARG]` as the person runs it, in the background.
-    Child start(const std::vector<std::string>& request) {
-        std::vector<std::string> args = {"request", "--project-dir", project.dir, "--timeout",
-                                         "60"};
+    // `hostbridge request VERB [ARG]` as the person runs it, in the
+    // background: with --project-dir, or without it in `cwd`.
+    Child start(const std::vector<std::string>& request, const std::string& cwd = "") {
+        std::vector<std::string> args = {"request"};
+        if (cwd.empty()) args.insert(args.end(), {"--project-dir", project.dir});
+        args.insert(args.end(), {"--timeout", "60"});
         args.insert(args.end(), request.begin(), request.end());
         Command command = home.command(args);
+        if (!cwd.empty()) command.cwd = cwd;
         command.in = "";
         command.out = out_file();
         command.err = err_file();
@@ -89,7 +95,22 @@ class RequestOnHost : public ::testing::Test {
     // What the agent does from its container: a whole new file renamed over
     // the response.
     void forge(const std::string& name, const nlohmann::json& body) {
-        publish_response(project.spool(), name, body.dump());
+        forge_in(project.spool(), name, body);
+    }
+    // What the agent does before the drain takes the request up: a file of
+    // the same name renamed over it, `key` changed from `was` to `now`.
+    void replace(const std::string& name, const std::string& key, const std::string& was,
+                 const std::string& now) {
+        const std::string file = project.spool() + "/requests/" + name;
+        nlohmann::json body = nlohmann::json::parse(read_file(file));
+        ASSERT_EQ(body[key], was);
+        body[key] = now;
+        write_file(project.spool() + "/tmp/swap", body.dump() + "\n");
+        ASSERT_EQ(::rename((project.spool() + "/tmp/swap").c_str(), file.c_str()), 0);
+    }
+    static void forge_in(const std::string& spool, const std::string& name,
+                         const nlohmann::json& body) {
+        publish_response(spool, name, body.dump());
     }
 
     static nlohmann::json done_answer(const std::string& name, const std::string& output) {
@@ -168,6 +189,156 @@ TEST_F(RequestOnHost, AForgedWindowedAnswerNoDrainWroteShowsNoCursor) {
     EXPECT_EQ(f.err.find("cursor:"), std::string::npos) << f.err;
     EXPECT_EQ(f.err.find("more:"), std::string::npos) << f.err;
 }
+
+// Issue 45, a planted spool: the agent plants an empty `src/.git/`
+// (git ignores it) and a spool of its own in src/, then answers whatever
+// lands there `done`. The person runs `hostbridge request status` in src/:
+// the request goes to the install's spool, which the drain answers.
+TEST_F(RequestOnHost, AnEmptyGitAndASpoolPlantedInASubdirectoryAreNotUsed) {
+    const std::string fake = project.dir + "/src/untracked/hostbridge";
+    ASSERT_TRUE(::mkdir((project.dir + "/src").c_str(), 0755) == 0);
+    ASSERT_TRUE(::mkdir((project.dir + "/src/.git").c_str(), 0755) == 0);
+    for (const char* dir : {"tmp", "requests", "responses"})
+        write_file(fake + "/" + dir + "/.keep", "");
+    Child c = start({"status"}, project.dir + "/src");
+    std::string real, planted;
+    for (int i = 0; i < 300 && real.empty() && planted.empty(); ++i) {
+        real = wait_for_json(project.spool() + "/requests", std::chrono::milliseconds(50));
+        planted = wait_for_json(fake + "/requests", std::chrono::milliseconds(50));
+    }
+    if (!planted.empty())
+        forge_in(fake, planted, done_answer(planted, "all healthy (agent-forged)\n"));
+    if (!real.empty()) {
+        ASSERT_NO_FATAL_FAILURE(drain());
+    }
+    Finished f = resume_and_wait(c);
+    EXPECT_TRUE(planted.empty()) << "the request went to the agent's spool in src/";
+    EXPECT_FALSE(real.empty()) << "the request never reached the install's spool";
+    EXPECT_EQ(f.out.find("agent-forged"), std::string::npos) << f.out;
+    EXPECT_EQ(f.code, 0) << f.err;
+}
+
+// A spool that no install of this user serves is refused, named: there is
+// no log to check its answers against.
+TEST_F(RequestOnHost, ASpoolNoInstallServesIsRefused) {
+    const std::string fake = project.dir + "/src/untracked/hostbridge";
+    for (const char* dir : {"tmp", "requests", "responses"})
+        write_file(fake + "/" + dir + "/.keep", "");
+    Ran run = home.hostbridge({"request", "--no-wait", "ping"}, project.dir + "/src",
+                              {"HOSTBRIDGE_SPOOL=" + fake});
+    EXPECT_EQ(run.code, 64) << run.out << run.err;
+    EXPECT_NE(run.err.find("HOSTBRIDGE_SPOOL=" + fake +
+                           " is not the spool of any hostbridge install of yours"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(files_under(fake + "/requests"), std::vector<std::string>{".keep"});
+    // Outside every install, nothing is guessed either.
+    Ran elsewhere = home.hostbridge({"request", "--no-wait", "ping"}, root.path());
+    EXPECT_EQ(elsewhere.code, 64) << elsewhere.out << elsewhere.err;
+    EXPECT_NE(elsewhere.err.find("no hostbridge install of yours covers"), std::string::npos)
+        << elsewhere.err;
+}
+
+// Issue 45, a swapped request: the agent replaces the person's `restart web`
+// in requests/ by a same-named `restart api`, then rewrites the answer to
+// read as web's. The log's `started` event says api ran: never `done`.
+TEST_F(RequestOnHost, ARequestReplacedInTheSpoolIsReportedAsWhatRan) {
+    Child c = start({"restart", "web"});
+    const std::string name = published();
+    ASSERT_FALSE(name.empty());
+    stop(c);
+    ASSERT_NO_FATAL_FAILURE(replace(name, "arg", "web", "api"));
+    ASSERT_NO_FATAL_FAILURE(drain());
+    EXPECT_TRUE(has_line(read_file(project.calls), "restart api")) << read_file(project.calls);
+    nlohmann::json forged = done_answer(name, "stack ran: restart web\n");
+    forged["arg"] = "web";
+    forge(name, forged);
+    Finished f = resume_and_wait(c);
+    EXPECT_EQ(f.code, 70) << f.err;
+    EXPECT_NE(f.err.find("the bridge ran `restart api`, not what you asked (`restart web`)"),
+              std::string::npos)
+        << f.err;
+    EXPECT_NE(f.err.find("the log records `succeeded` exit code 0"), std::string::npos) << f.err;
+}
+
+// The same for the log window: the final event's detail records the
+// window the executor was asked for.
+TEST_F(RequestOnHost, AWindowReplacedInTheSpoolIsReportedAsSuch) {
+    Child c = start({"--lines", "5", "logs", "api"});
+    const std::string name = published();
+    ASSERT_FALSE(name.empty());
+    stop(c);
+    ASSERT_NO_FATAL_FAILURE(replace(name, "lines", "5", "7"));
+    ASSERT_NO_FATAL_FAILURE(drain());
+    Finished f = resume_and_wait(c);
+    EXPECT_EQ(f.code, 70) << f.err;
+    EXPECT_NE(f.err.find("`logs api --lines 7`, not what you asked (`logs api --lines 5`)"),
+              std::string::npos)
+        << f.err;
+}
+
+// Issue 45, a linked untracked/: two installs of one person; the
+// agent of A makes A's `untracked/` a link to B's. Every host client
+// pointed at A (by --project-dir, by the current directory; the host's
+// hostbridge-agent, request and mcp, as a host harness registers it)
+// refuses A's spool and writes nothing into B's, whose bridge would run it.
+class RequestUntrackedLink : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RequestUntrackedLink, AHostClientNeverFollowsALinkOutOfTheCheckout) {
+    TempDir root{"cli"};
+    Home home{root.path()};
+    Project a{root.path(), "demo-app"};
+    Project b{root.path(), "other-app"};
+    ASSERT_EQ(home.hostbridge(install_args(a, {"--no-systemd"})).code, 0);
+    ASSERT_EQ(home.hostbridge(install_args(b, {"--no-systemd"})).code, 0);
+    const std::string untracked = a.dir + "/untracked";
+    ASSERT_EQ(::rename(untracked.c_str(), (a.dir + "/untracked.real").c_str()), 0);
+    ASSERT_EQ(::symlink((b.dir + "/untracked").c_str(), untracked.c_str()), 0);
+    Command command = home.command({"request", "--project-dir", a.dir, "--no-wait", "ping"});
+    if (GetParam() == "cwd") command.argv = {command.argv[0], "request", "--no-wait", "ping"};
+    if (GetParam() == "agent")
+        command.argv = {std::string(HB_BIN_DIR) + "/hostbridge-agent",
+                        "request",
+                        "--project-dir",
+                        a.dir,
+                        "--no-wait",
+                        "ping"};
+    if (GetParam() == "mcp") {
+        // One tools/call, then the end of stdin ends the server (exit 0);
+        // the refusal is the call's answer.
+        command.argv = {std::string(HB_BIN_DIR) + "/hostbridge-agent",
+                        "mcp",
+                        "--project-dir",
+                        a.dir,
+                        "--timeout",
+                        "2"};
+        command.in = root.path() + "/in";
+        write_file(command.in,
+                   R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+                   R"("2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+                   "\n"
+                   R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+                   "\n"
+                   R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping",)"
+                   R"("arguments":{}}})"
+                   "\n");
+    }
+    command.cwd = a.dir;
+    command.out = root.path() + "/out";
+    command.err = root.path() + "/err";
+    const int code = Child(command).wait();
+    const std::string out = read_file(root.path() + "/out");
+    const std::string err = read_file(root.path() + "/err");
+    const std::string said = GetParam() == "mcp" ? out : err;
+    EXPECT_EQ(code == 0, GetParam() == "mcp") << out << err;
+    EXPECT_TRUE(contains(said, untracked + " is a symlink or not a directory")) << out << err;
+    EXPECT_TRUE(files_under(b.spool() + "/requests").empty())
+        << "the request landed in the other project's spool";
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, RequestUntrackedLink,
+                         ::testing::Values("project_dir", "cwd", "agent", "mcp"),
+                         [](const auto& param_info) { return param_info.param; });
 
 }  // namespace
 }  // namespace hb::test

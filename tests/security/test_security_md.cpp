@@ -34,7 +34,9 @@ const std::set<std::string> kGates = {
     "the agent's git configuration", "no write through `.git`",
     "helper programs outside the checkout", "nothing raw on a terminal",
     "admin tool follows no link", "stuck names drained", "every entry wakes `watch`",
-    "fixes reach every install",
+    // The host clients resolve the spool from the person's config
+    // (client/request/host_install.hpp), never from the checkout's layout.
+    "the person's client uses the person's install", "fixes reach every install",
     // The agent's MCP client (admin/install/agent_manifest.cpp) and the executor's
     // own boundary (executor/CMakeLists.txt, admin/).
     "the agent's client dropped without a link followed", "the tool manifest decides nothing",
