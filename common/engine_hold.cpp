@@ -25,12 +25,20 @@ EngineHold engine_hold(const Config& config) {
                 "where install recorded a context, but cannot check which base images that "
                 "command lets a FROM name (their ONBUILD triggers run unscreened)"};
     }
-    // An engine user contains an escape (SECURITY.md, "Two postures"). Its
-    // podman resolves bind sources by path, as that user: a source the agent
-    // swapped for a link reaches what that user may read, which is what an
-    // escape reaches anyway (e2e_engine_user), and `restart` re-resolves it
-    // unattended too. So nothing holds up there (docs/ENGINE-USER.md).
-    if (config.engine) return {};
+    // An engine user contains an escape (SECURITY.md, "Two postures"): a
+    // bind source swapped for a link mounts only what that user may read.
+    // But podman-compose runs as the person and, creating a container,
+    // makes the directories a swapped source names (its assert_volume,
+    // measured in e2e_engine_user), so binds accepted unpinned hold `up`.
+    // `restart` creates nothing (docs/ENGINE-USER.md).
+    if (config.engine) {
+        if (config.unpinned_binds.empty()) return {};
+        return {
+            "bridge.json accepts bind sources unpinned (unpinned_binds): the agent can swap one "
+            "for a link while compose creates a container, and podman-compose, run as you, "
+            "makes the directories the link names",
+            ""};
+    }
     // Where the engine runs as the person, a more particular reason first.
     const char* both = kSameUser;
     if (config.backend.flavour != ComposeFlavour::PodmanCompose) {

@@ -1,10 +1,8 @@
 // Which of `up` and `rebuild` may run unattended on an install: only where
 // an escape through the engine is contained, that is with an engine user
 // (docs/ENGINE-USER.md) whose podman reads nothing of the agent's that the
-// bridge did not make safe, and whose reach a swapped bind source does not
-// widen. Everywhere else (the engine run as the person, whether docker,
-// rootful podman or binds accepted unpinned, and a stack's own build) each
-// is held for a person. The executor holds them whatever policy.conf
+// bridge did not make safe. Everywhere else (the engine run as the person,
+// binds accepted unpinned, a stack's own build) each is held for a person. The executor holds them whatever policy.conf
 // says (executor/decide.cpp) unless bridge.json says the person accepted
 // it (accept_uncontained_engine); `install` and `upgrade` seed and set them
 // `ask` (admin/install/policy_engine_guard.hpp) and `doctor` warns. One

@@ -225,8 +225,13 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             std::string(request_nonce(request.name)) + (i == 0 ? "" : "-" + std::to_string(i));
         const Argv command = scoped_argv(step.argv, verb, config, nonce, user_manager_reachable());
         std::vector<std::string> env = run_tree_environment(config);
-        const std::vector<std::string> engine = engine_environment(config);
-        env.insert(env.end(), engine.begin(), engine.end());
+        auto engine = engine_environment(config);
+        if (!engine) {
+            result = RunResult{};
+            result.error = engine.error().message;
+            break;
+        }
+        env.insert(env.end(), engine->env.begin(), engine->env.end());
         if (step.snapshot_of) {
             const std::vector<std::string> build = build_environment(config, *step.snapshot_of);
             env.insert(env.end(), build.begin(), build.end());

@@ -53,7 +53,12 @@ EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_poi
         return out;
     }
     const Clock::time_point until = std::min(deadline, Clock::now() + kQueryTimeout);
-    auto child = Child::spawn(row, buffer->get(), {}, engine_environment(config), buffer->get());
+    auto engine = engine_environment(config);
+    if (!engine) {
+        out.failure = engine.error().message;
+        return out;
+    }
+    auto child = Child::spawn(row, buffer->get(), {}, engine->env, buffer->get());
     if (!child) {
         out.failure = child.error().message;
         return out;

@@ -219,8 +219,13 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
 
 RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
                     std::chrono::milliseconds timeout) {
-    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {},
-                          engine_environment(config));
+    auto engine = engine_environment(config);
+    if (!engine) {
+        RunResult failed;
+        failed.error = engine.error().message;
+        return failed;
+    }
+    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {}, engine->env);
 }
 
 std::string run_failure(const RunResult& r) {
@@ -256,9 +261,14 @@ std::vector<std::string> child_environment() {
     return env;
 }
 
-std::vector<std::string> engine_environment(const Config& config) {
-    if (!config.engine) return {};
-    return {"CONTAINER_HOST=unix://" + config.engine->socket};
+Result<EngineEnvironment> engine_environment(const Config& config) {
+    EngineEnvironment out;
+    if (!config.engine) return out;
+    auto socket = common::pin_engine_socket(*config.engine);
+    if (!socket) return socket.error();
+    out.env.push_back("CONTAINER_HOST=" + socket->container_host);
+    out.socket = std::move(*socket);
+    return out;
 }
 
 bool user_manager_reachable() {

@@ -10,11 +10,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/config.hpp"
+#include "common/engine_socket.hpp"
 #include "executor/argv_table.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
@@ -102,11 +104,18 @@ std::string run_failure(const RunResult& result);
 // it), LANG=C.UTF-8. Nothing else is inherited.
 std::vector<std::string> child_environment();
 
-// With an engine user (bridge.json "engine"): CONTAINER_HOST=unix://SOCKET,
-// which makes every podman the argv table runs, podman-compose's included,
-// a client of that user's service (docs/ENGINE-USER.md); empty otherwise.
-// Every command of the argv table gets it besides child_environment().
-std::vector<std::string> engine_environment(const Config& config);
+// With an engine user (bridge.json "engine"): CONTAINER_HOST naming that
+// user's socket as common/engine_socket.hpp pinned it, which makes every
+// podman the argv table runs, podman-compose's included, a client of that
+// user's service (docs/ENGINE-USER.md); `env` empty otherwise. Every
+// command of the argv table gets `env` besides child_environment(), and
+// the value stays open until the command ended. An error: the socket is
+// not the engine user's, and nothing runs.
+struct EngineEnvironment {
+    std::optional<common::PinnedEngineSocket> socket;
+    std::vector<std::string> env;
+};
+Result<EngineEnvironment> engine_environment(const Config& config);
 
 // True when a systemd user manager is reachable: $XDG_RUNTIME_DIR/systemd/private
 // is a socket. That private socket is what `systemd-run --user --scope` talks

@@ -41,13 +41,14 @@
 #include "admin/util/locate.hpp"
 #include "admin/util/process.hpp"
 #include "admin/util/slug.hpp"
-#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
+#include "common/engine_socket.hpp"
 #include "common/held.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
+#include "display/visible.hpp"
 #include "executor/argv_table.hpp"
 #include "executor/pin_check.hpp"
 #include "ipc/request_name.hpp"
@@ -590,10 +591,21 @@ class Doctor {
     // Who runs the engine, and what its escape would reach (docs/ENGINE-USER.md).
     void check_engine_identity() {
         if (c_.engine) {
-            struct stat st {};
             const std::string& socket = c_.engine->socket;
+            struct stat st {};
             if (::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
                 ::access(socket.c_str(), R_OK | W_OK) == 0) {
+                // As the drain connects (common/engine_socket.hpp): a link or
+                // another owner's socket there is what an escape as the engine
+                // user would leave.
+                if (auto pinned = common::pin_engine_socket(*c_.engine); !pinned) {
+                    problem(pinned.error().message +
+                                "; every command fails until it is the engine user's own socket "
+                                "again",
+                            {"sudo " + self_command() + " engine setup --slug " + paths_.slug +
+                             " --user " + self_name()});
+                    return;
+                }
                 ok("the engine runs as " + c_.engine->user + ", through " + socket +
                    ": an engine escape lands as that user (docs/ENGINE-USER.md)");
                 check_engine_user_reach(c_.engine->user);

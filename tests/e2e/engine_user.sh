@@ -209,6 +209,32 @@ if [ "${1:-}" = --inner ]; then
         test "$reached" = "read-key wrote-config wrote-audit opened-runtime-dir "
     cp -p "/tmp/$name-config" "$config" && cp -p "/tmp/$name-audit" "$audit"
 
+    # An escape as the engine user owns ~/engine: it puts a link to the
+    # person's own podman API socket (Podman Desktop, podman.socket) where
+    # its socket was. The person's podman client, given that name, reaches
+    # the person's own engine (the control); the drain connects only to the
+    # socket it opened without following a link, owned by the engine user
+    # (common/engine_socket.hpp): refused, and doctor names it.
+    own=/run/user/$puid/podman/hb-own.sock
+    as_person mkdir -p "/run/user/$puid/podman"
+    as_person podman system service --time=0 "unix://$own" >/dev/null 2>&1 &
+    own_svc=$!
+    for _ in $(seq 300); do [ -S "$own" ] && break; sleep 0.1; done
+    as_engine sh -c "mv '$socket' '$socket.real' && ln -s '$own' '$socket'"
+    root=$(as_person env CONTAINER_HOST="unix://$socket" podman info --format '{{.Store.GraphRoot}}' 2>&1)
+    check "control: through the linked name, $person's podman client reaches $person's own engine ($root)" \
+        eval '[[ $root == "$phome"/* ]]'
+    request restart web
+    check "restart web with the engine's socket a link to $person's own: refused, naming it ($(q 'r.get("reason","")' | head -c 140))" \
+        eval '[ "$REQ_RC" -ne 0 ] && [[ $(q "r.get(\"reason\",\"\")") == *"is a link, which the bridge never follows"* ]]'
+    doc=$(as_person "$stage/bin/hostbridge" doctor --slug "$slug" 2>&1)
+    check "doctor names the link as a problem" eval '[[ $doc == *"PROBLEM"*"is a link, which the bridge never follows"* ]]'
+    as_engine sh -c "rm '$socket' && mv '$socket.real' '$socket'"
+    kill "$own_svc" 2>/dev/null
+    wait "$own_svc" 2>/dev/null
+    request status
+    check "the socket back: status done" test "$REQ_RC" -eq 0
+
     # A build whose bind mount climbs to the person's home through a link
     # in its context, and a container binding the key's and the bridge's dirs.
     ctx=$phome/$name-hostile
@@ -232,30 +258,38 @@ if [ "${1:-}" = --inner ]; then
     cp -p "/tmp/$name-config" "$config"
 
     # web's bind source ./data is accepted unpinned. The agent swaps it for
-    # a link to the person's ~/.ssh after the gate's walk, as the engine
-    # starts (the compose CLI's wrapper, armed): up and restart are not held
-    # for a person (a hold would leave them pending past the timeout), and
-    # the engine user's container reads no key; the person's own podman,
-    # given the same path, reads it.
-    for verb in up restart; do
-        args=("$verb")
-        [ "$verb" = restart ] && args+=(web)
-        request down
-        : >"$stage/race-armed"
-        REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 120 "${args[@]}" 2>&1)
-        rm -f "$stage/race-armed"
-        RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
-        state=$(q 'r["state"]')
-        seen=$(remote exec "$web" cat /data/id_ed25519 2>&1)
-        swapped=$(test -L "$P/data" && echo swapped)
-        check "$verb with ./data swapped for a link to ~/.ssh as the engine starts (${swapped:-not swapped}): answered unattended ($state), no key in the answer or the container (it saw: ${seen:0:80})" \
-            eval '[ "$swapped" = swapped ] && [[ $state == done || $state == failed ]] && [[ $REQ_OUT$RESP$seen != *KEY-$name* ]]'
-        [[ $state == done || $state == failed ]] || printf '%s\n' "$REQ_OUT" | tail -n 5
-        n=$(as_person env CONTAINERS_CONF="$stage/examples/demo-app/containers.conf" podman run --rm \
-            -v "$P/data:/data" "localhost/$name:1" cat /data/id_ed25519 2>&1 | grep -c "KEY-$name")
-        check "the same bind on $person's own podman reads the key ($n lines)" test "$n" -ge 1
-        as_person sh -c "cd '$P' && if [ -L data ]; then rm data && mv data.real data; fi"
-    done
+    # a link as the engine starts (the compose CLI's wrapper, armed with the
+    # link's target). restart runs unattended: to the person's ~/.ssh, the
+    # engine user's container reads no key, while the person's own podman,
+    # given the same path, reads it. up waits for a person: podman-compose,
+    # run as the person, makes the directories a swapped source names
+    # (measured by hand below, as the drain would run it).
+    request down
+    printf '%s' "$phome/.ssh" >"$stage/race-armed"
+    REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 120 restart web 2>&1)
+    rm -f "$stage/race-armed"
+    RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+    state=$(q 'r["state"]')
+    seen=$(remote exec "$web" cat /data/id_ed25519 2>&1)
+    swapped=$(test -L "$P/data" && echo swapped)
+    check "restart with ./data swapped for a link to ~/.ssh as the engine starts (${swapped:-not swapped}): answered unattended ($state), no key in the answer or the container (it saw: ${seen:0:80})" \
+        eval '[ "$swapped" = swapped ] && [[ $state == done || $state == failed ]] && [[ $REQ_OUT$RESP$seen != *KEY-$name* ]]'
+    n=$(as_person env CONTAINERS_CONF="$stage/examples/demo-app/containers.conf" podman run --rm \
+        -v "$P/data:/data" "localhost/$name:1" cat /data/id_ed25519 2>&1 | grep -c "KEY-$name")
+    check "the same bind on $person's own podman reads the key ($n lines)" test "$n" -ge 1
+    as_person sh -c "cd '$P' && rm data && mv data.real data"
+    REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 5 up 2>&1)
+    RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+    check "up with a bind accepted unpinned: held for a person ($(q 'r["state"]'))" \
+        test "$(q 'r["state"]')" = pending
+    made=$phome/$name-made/by/compose
+    printf '%s' "$made" >"$stage/race-armed"
+    as_person sh -c "cd '$P' && CONTAINER_HOST=unix://$socket '$stage/racebin/podman-compose' -p '$pname' up -d" \
+        >/dev/null 2>&1
+    rm -f "$stage/race-armed"
+    check "why: podman-compose up with ./data swapped for a link to a path that is not there makes it, as $person ($(stat -c %U "$made" 2>&1))" \
+        test "$(stat -c %U "$made" 2>/dev/null)" = "$person"
+    as_person sh -c "cd '$P' && if [ -L data ]; then rm data && mv data.real data; fi; rm -rf '$phome/$name-made'"
 
     kill -TERM "$watch" 2>/dev/null
     wait "$watch" 2>/dev/null
@@ -337,14 +371,14 @@ EOF
 as_person sh -c "mkdir -p $P/data && echo DATA-$name >$P/data/marker" || die "the bind source"
 printf 'FROM localhost/%s:1\nRUN echo rebuilt >/rebuilt\n' "$name" | as_person sh -c "cat >$P/Containerfile"
 # The compose CLI install records: the real one, after the agent's swap of
-# ./data for a link to ~/.ssh when armed (phase 4; tests/e2e/bind_pin_attack.sh
-# races the same way).
+# ./data for a link to the path the armed file names (phase 4;
+# tests/e2e/bind_pin_attack.sh races the same way).
 mkdir -p "$stage/racebin"
 cat >"$stage/racebin/podman-compose" <<EOF
 #!/bin/sh
 case " \$* " in
     *" restart "* | *" up "* | *" start "*)
-        if [ -e $stage/race-armed ]; then mv $P/data $P/data.real && ln -s $phome/.ssh $P/data; fi ;;
+        if [ -e $stage/race-armed ]; then mv $P/data $P/data.real && ln -s "\$(cat $stage/race-armed)" $P/data; fi ;;
 esac
 exec /usr/bin/podman-compose "\$@"
 EOF

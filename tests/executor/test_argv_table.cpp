@@ -670,15 +670,14 @@ std::string render_doc() {
     md += "(`child_environment()`, executor/runner.cpp), plus what each row's section\n";
     md += "names (the run tree's variables: docs/DECIDE-AND-RUN.md). With an engine\n";
     md += "user (`engine` in `bridge.json`) every row also gets\n\n";
-    {
-        Config c = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
-        c.engine = EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/podman.sock"};
-        md += "    " + engine_environment(c).at(0) + "\n\n";
-    }
-    md += "(`engine.socket`; `engine_environment()`), which makes every podman it\n";
-    md += "runs, podman-compose's included, a client of the engine user's rootless\n";
-    md += "podman service (docs/ENGINE-USER.md). Nothing else of the drain's\n";
-    md += "environment reaches a command.\n";
+    md += "    CONTAINER_HOST=unix:///proc/$PID/fd/$FD\n\n";
+    md += "(`engine_environment()`): `$FD` is the drain's own descriptor of\n";
+    md += "`engine.socket`, opened with no link followed and checked to be a socket\n";
+    md += "the engine user owns (common/engine_socket.hpp; otherwise the row does\n";
+    md += "not run), `$PID` the drain's. That makes every podman it runs,\n";
+    md += "podman-compose's included, a client of the engine user's rootless podman\n";
+    md += "service (docs/ENGINE-USER.md), whatever the name is made to point at\n";
+    md += "meanwhile. Nothing else of the drain's environment reaches a command.\n";
     return md;
 }
 
