@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,17 @@ class Suggest : public ::testing::Test {
         std::vector<std::string> args = {"policy", "suggest", "--slug", "demo-app"};
         args.insert(args.end(), extra.begin(), extra.end());
         return home.hostbridge(args);
+    }
+
+    // A person's edit of policy.conf: each line that is exactly a key of
+    // `lines` becomes its value (lines of its own).
+    void edit_policy(const std::map<std::string, std::string>& lines) const {
+        std::string edited;
+        for (const auto& line : split_lines(read_file(policy_file))) {
+            const auto it = lines.find(line);
+            edited += (it == lines.end() ? line : it->second) + "\n";
+        }
+        write_file(policy_file, edited);
     }
 
     // The suggestion as the executor reads it, which must understand every
@@ -320,16 +332,8 @@ TEST_F(Suggest, APersonsTighterLinesAreNeverLoosened) {
     ran(Verb::Restart, "web");
     ran(Verb::Restart, "api");
     ran(Verb::Status);
-    std::string edited;
-    for (const auto& line : split_lines(read_file(policy_file))) {
-        if (line == "MODE_restart=auto")
-            edited += "MODE_restart=ask\nMODE_restart.api=deny\n";
-        else if (line == "MODE_status=auto")
-            edited += "MODE_status=dry-run\n";
-        else
-            edited += line + "\n";
-    }
-    write_file(policy_file, edited);
+    edit_policy({{"MODE_restart=auto", "MODE_restart=ask\nMODE_restart.api=deny"},
+                 {"MODE_status=auto", "MODE_status=dry-run"}});
     const auto held_as_written = [&](const std::string& text) {
         const common::Policy p = parsed(text);
         EXPECT_EQ(p.mode(Verb::Status), Mode::DryRun) << text;
@@ -369,16 +373,8 @@ TEST_F(Suggest, AVerbHeldForContainmentIsNeverProposedAuto) {
     ran(Verb::Up, "", 2);
     ran(Verb::Rebuild, "api");
     ran(Verb::Rebuild, "web");
-    std::string edited;
-    for (const auto& line : split_lines(read_file(policy_file))) {
-        if (line == "MODE_up=ask")
-            edited += "MODE_up=auto\n";
-        else if (line == "MODE_rebuild=ask")
-            edited += "MODE_rebuild=auto\nMODE_rebuild.web=auto\n";
-        else
-            edited += line + "\n";
-    }
-    write_file(policy_file, edited);
+    edit_policy({{"MODE_up=ask", "MODE_up=auto"},
+                 {"MODE_rebuild=ask", "MODE_rebuild=auto\nMODE_rebuild.web=auto"}});
     Ran run = suggest();
     ASSERT_EQ(run.code, 0) << run.err;
     const common::Policy p = parsed(run.out);
