@@ -116,14 +116,42 @@ Opened open_pinned(int dirfd, std::string_view rel_path, bool directory, Resolve
     return {UniqueFd(fd), FileState::Regular, {}};
 }
 
-Observed observe_pinned(int project_dirfd, std::string_view rel_path, Resolver resolver) {
+Observed check_extent(int fd, const struct stat& st) {
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size > kMaxPinnedBytes) {
+        return {FileState::TooLarge,
+                {},
+                std::to_string(size) + " bytes, over the " + std::to_string(kMaxPinnedBytes) +
+                    " a pinned file may hold"};
+    }
+    // A hole: SEEK_HOLE answers the file's end where there is none (and on
+    // a filesystem that cannot tell), as executor/build_snapshot.cpp's
+    // check_dense asks it.
+    if (size == 0) return {FileState::Regular, {}, {}};
+    const off_t hole = ::lseek(fd, 0, SEEK_HOLE);
+    if (hole < 0 || ::lseek(fd, 0, SEEK_SET) != 0)
+        return {FileState::Unreadable, {}, std::strerror(errno)};
+    if (static_cast<std::uint64_t>(hole) < size) {
+        return {FileState::Sparse,
+                {},
+                std::to_string(size) + " bytes long, a hole from byte " + std::to_string(hole)};
+    }
+    return {FileState::Regular, {}, {}};
+}
+
+Observed observe_pinned(int project_dirfd, std::string_view rel_path, Resolver resolver,
+                        Contents contents) {
     Opened opened = open_pinned(project_dirfd, rel_path, /*directory=*/false, resolver);
     if (!opened.fd) return {opened.state, {}, opened.error};
     struct stat st {};
     if (::fstat(opened.fd.get(), &st) != 0)
         return {FileState::Unreadable, {}, std::strerror(errno)};
     if (!S_ISREG(st.st_mode)) return {FileState::NotRegular, {}, {}};
-    auto hash = sha256_fd(opened.fd.get());
+    if (contents == Contents::TypeOnly) return {FileState::Regular, {}, {}};
+    if (Observed unfit = check_extent(opened.fd.get(), st); unfit.state != FileState::Regular)
+        return unfit;
+    // One byte past the bound: a file grown since the fstat is not read on.
+    auto hash = sha256_fd(opened.fd.get(), kMaxPinnedBytes);
     if (!hash) return {FileState::Unreadable, {}, hash.error().message};
     return {FileState::Regular, std::move(hash.value()), {}};
 }
@@ -139,7 +167,9 @@ GateReport check_tcb(const std::string& project_dir, const std::vector<TcbPin>& 
         return report;
     }
     for (const TcbPin& pin : pins) {
-        const Observed seen = observe_pinned(dir.get(), pin.path, resolver);
+        // Pinned absent: only whether it is there counts, never its bytes.
+        const Observed seen = observe_pinned(dir.get(), pin.path, resolver,
+                                             pin.sha256 ? Contents::Hash : Contents::TypeOnly);
         std::string problem;
         switch (seen.state) {
             case FileState::Regular:
@@ -164,6 +194,13 @@ GateReport check_tcb(const std::string& project_dir, const std::vector<TcbPin>& 
                 break;
             case FileState::Unreadable:
                 problem = "cannot be read (" + seen.error + ")";
+                break;
+            case FileState::TooLarge:
+                problem = "is too large to be a pinned file (" + seen.error + "); not read";
+                break;
+            case FileState::Sparse:
+                problem =
+                    "is a sparse file (" + seen.error + "), which no pinned file is; not read";
                 break;
         }
         if (!problem.empty()) report.problems.push_back({pin.path, std::move(problem)});

@@ -5,6 +5,9 @@
 // anywhere in the path.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,20 +29,40 @@ enum class FileState {
     NotRegular,  // a directory, FIFO, device, socket; or a path component is not a directory
     BadPath,     // empty, absolute, or with "." / ".." components
     Unreadable,  // anything else; error says why
+    TooLarge,    // a regular file over kMaxPinnedBytes, not read; error says its size
+    Sparse,      // a regular file with a hole (SEEK_HOLE), not read; error says where
 };
+
+// The most a pinned file may hold. install and `approve` read no more
+// (admin/install/tcb.cpp); the gate reads no more either, so a file the
+// agent grew (or made sparse: `truncate -s 4G` costs it nothing) is
+// refused from its fstat, not hashed for as long as it is long.
+inline constexpr std::uint64_t kMaxPinnedBytes = 16u << 20;
 
 struct Observed {
     FileState state = FileState::Unreadable;
-    std::string sha256;  // lowercase hex, Regular only
-    std::string error;   // Unreadable only
+    std::string sha256;  // lowercase hex, Regular when hashed
+    std::string error;   // Unreadable, TooLarge and Sparse
 };
 
-// Looks at one file `rel_path` beneath the directory `project_dirfd` and
-// hashes it if it is a regular file. Never follows a symlink, never blocks on
-// a FIFO. The drain's gate and `hostbridge doctor` (through check_tcb) use
-// this; install and `approve` hash what they pin in admin/install/tcb.cpp.
+// Whether observe_pinned reads a regular file it finds: a file pinned as
+// absent is wrong whatever it holds, so the gate only looks at its type.
+enum class Contents { Hash, TypeOnly };
+
+// Looks at one file `rel_path` beneath the directory `project_dirfd` and,
+// with Contents::Hash, hashes it if it is a regular file of at most
+// kMaxPinnedBytes without a hole (anything else is TooLarge or Sparse,
+// unread). Never follows a symlink, never blocks on a FIFO. The drain's
+// gate and `hostbridge doctor` (through check_tcb) use this; install and
+// `approve` hash what they pin in admin/install/tcb.cpp.
 Observed observe_pinned(int project_dirfd, std::string_view rel_path,
-                        Resolver resolver = Resolver::Openat2);
+                        Resolver resolver = Resolver::Openat2, Contents contents = Contents::Hash);
+
+// Whether the regular file `fd` (whose fstat is `st`) may be read as a
+// pinned file: Regular, or TooLarge or Sparse with why, found without
+// reading it; its offset is left at 0. observe_pinned asks it, and so
+// does admin/install/tcb.cpp before install, approve or doctor read one.
+Observed check_extent(int fd, const struct stat& st);
 
 // Opens `rel_path` beneath `dirfd` exactly as observe_pinned does (no
 // symlink anywhere, O_NONBLOCK, no ctty): a descriptor, or the FileState

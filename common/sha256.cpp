@@ -42,15 +42,19 @@ std::string sha256_hex(std::string_view bytes) {
     return hex;
 }
 
-Result<std::string> sha256_fd(int fd) {
+Result<std::string> sha256_fd(int fd, std::uint64_t max_bytes) {
     Ctx ctx = new_ctx();
     if (!ctx) return make_error("sha256: OpenSSL could not initialise a digest");
     char buf[64 * 1024];
+    std::uint64_t total = 0;
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return make_error(sys::errno_text("read failed"));
         if (n == 0) break;
+        total += static_cast<std::uint64_t>(n);
+        if (total > max_bytes)
+            return make_error("more than " + std::to_string(max_bytes) + " bytes");
         if (EVP_DigestUpdate(ctx.get(), buf, static_cast<std::size_t>(n)) != 1) {
             return make_error("sha256: OpenSSL digest update failed");
         }

@@ -2,6 +2,7 @@
 // installer's pins.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,7 +13,9 @@ namespace hb::common {
 // Hashes bytes.
 std::string sha256_hex(std::string_view bytes);
 
-// Hashes everything read from `fd` from its current offset to end of file.
-Result<std::string> sha256_fd(int fd);
+// Hashes everything read from `fd` from its current offset to end of file;
+// an error once more than `max_bytes` were read (the gate's bound,
+// common/integrity_gate.hpp).
+Result<std::string> sha256_fd(int fd, std::uint64_t max_bytes = UINT64_MAX);
 
 }  // namespace hb::common

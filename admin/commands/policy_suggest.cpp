@@ -145,14 +145,27 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
              std::to_string(last_seq) + ", " + visible(log.first) + " to " + visible(log.last) +
              ".\n";
     }
-    t += R"(# It allows exactly the verbs and services that ran a command (a `started`
-# event); a request that was refused, by the policy or any other check, does
-# not count. down, init, up and rebuild are `ask` (a person allows each one
-# on the host), never `auto`: what this learned from may have been a hostile
-# agent. So is whatever a person allowed (an `allowed` event): their say
-# stays theirs. Read it before you use it.
-#
-# One MODE_<verb>=MODE per line (auto, deny, dry-run, ask);
+    // Which verbs are never auto follows the install (issue 48: the header
+    // said up and rebuild never were while the body proposed MODE_up=auto).
+    std::vector<std::string> never_auto;
+    for (const Verb verb : kAllVerbs)
+        if (needs_a_person(verb, install.hold)) never_auto.emplace_back(verb_name(verb));
+    std::string held_list;
+    for (std::size_t i = 0; i < never_auto.size(); ++i)
+        held_list += (i == 0 ? "" : i + 1 == never_auto.size() ? " and " : ", ") + never_auto[i];
+    t +=
+        "# It allows exactly the verbs and services that ran a command (a `started`\n"
+        "# event); a request that was refused, by the policy or any other check, does\n"
+        "# not count. Never `auto`, but `ask` (a person allows each one on the host):\n"
+        "# " +
+        held_list + ". What this learned from may have been a hostile agent.\n" +
+        (install.hold.any()
+             ? ""
+             : "# up and rebuild are not held on this install (its engine user contains them).\n") +
+        "# Whatever a person allowed (an `allowed` event) is `ask` too: their say\n"
+        "# stays theirs. Read it before you use it.\n"
+        "#\n";
+    t += R"(# One MODE_<verb>=MODE per line (auto, deny, dry-run, ask);
 # MODE_<verb>.<service>=MODE decides for that service and wins over
 # MODE_<verb>. Fails CLOSED: a verb missing or listed twice is denied, and a
 # line this hostbridge does not understand denies every command.
@@ -162,10 +175,16 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         const VerbInfo& info = verb_info(verb);
         const std::string name(info.name);
         t += "\n";
+        // Each key after its comment, which is also why it is suggested.
+        auto key_line = [&](const std::string& key, const std::string& why, common::Mode mode) {
+            t += "# " + why + "\n" + key + "=" + std::string(common::mode_name(mode)) + "\n";
+            out.why[key] = why;
+        };
         if (!info.runs_command) {
-            t += "# " + name + " runs no command (the executor answers it): always auto";
-            if (pings > 0) t += "; answered " + std::to_string(pings) + " time(s)";
-            t += "\n" + key_of(verb) + "=auto\n";
+            key_line(key_of(verb),
+                     name + " runs no command (the executor answers it): always auto" +
+                         (pings > 0 ? "; answered " + std::to_string(pings) + " time(s)" : ""),
+                     common::Mode::Auto);
             out.verbs.emplace_back(verb, common::Mode::Auto);
             continue;
         }
@@ -178,7 +197,7 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
                 ? "; refused " + std::to_string(use->refused) + " time(s), which is not use"
                 : "";
         if (!use || use->ran.count == 0) {
-            t += "# " + name + ": never ran" + refused + "\n" + key_of(verb) + "=deny\n";
+            key_line(key_of(verb), name + ": never ran" + refused, common::Mode::Deny);
             out.verbs.emplace_back(verb, common::Mode::Deny);
             continue;
         }
@@ -187,9 +206,10 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
         if (kind == ArgKind::None) {
             const bool allowed = !needs_a_person(verb, install.hold) && use->allowed > 0;
             const common::Mode mode = allowed ? common::Mode::Ask : used;
-            t += "# " + name + ": " + use->ran.said() + refused +
-                 (allowed ? allowed_note(use->allowed) : person_note(verb, install.hold)) + "\n" +
-                 key_of(verb) + "=" + std::string(common::mode_name(mode)) + "\n";
+            key_line(key_of(verb),
+                     name + ": " + use->ran.said() + refused +
+                         (allowed ? allowed_note(use->allowed) : person_note(verb, install.hold)),
+                     mode);
             out.verbs.emplace_back(verb, mode);
             continue;
         }
@@ -221,19 +241,21 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
                                  [&](const std::string& sv) { return allowed_times(sv) > 0; });
         std::string listed;
         for (const auto& s : known) listed += (listed.empty() ? "" : ", ") + s;
-        t += "# " + name + ": " + use->ran.said() + refused;
+        std::string why = name + ": " + use->ran.said() + refused;
         if (every) {
-            t += ", for every " + std::string(kind == ArgKind::Buildable ? "buildable " : "") +
-                 "service of this install (" + listed + ")" +
-                 (all_allowed ? allowed_note(use->allowed) : person_note(verb, install.hold)) +
-                 "\n";
+            why += ", for every " + std::string(kind == ArgKind::Buildable ? "buildable " : "") +
+                   "service of this install (" + listed + ")" +
+                   (all_allowed ? allowed_note(use->allowed) : person_note(verb, install.hold));
         } else if (!known.empty()) {
-            t += ", for " + listed + " (" + std::to_string(known.size()) + " of its " +
-                 std::to_string(offered.size()) + (kind == ArgKind::Buildable ? " buildable" : "") +
-                 " services): only those are allowed\n";
+            why += ", for " + listed + " (" + std::to_string(known.size()) + " of its " +
+                   std::to_string(offered.size()) +
+                   (kind == ArgKind::Buildable ? " buildable" : "") +
+                   " services): only those are allowed";
         } else {
-            t += ", only for services this install does not offer for it: denied\n";
+            why += ", only for services this install does not offer for it: denied";
         }
+        out.why[key_of(verb)] = why;
+        t += "# " + why + "\n";
         if (!gone.empty()) {
             t += "# Named here, not in a key (a key naming a service this install does not\n"
                  "# offer would deny every command or have no effect):" +
@@ -252,11 +274,112 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
             // person allowed need a key of their own.
             if (every && allowed == 0) continue;
             const common::Mode mode = allowed > 0 ? common::Mode::Ask : used;
-            t += "# " + name + " " + service + ": " + use->service.at(service).said() +
-                 (allowed > 0 ? allowed_note(allowed) : person_note(verb, install.hold)) + "\n" +
-                 key_of(verb, service) + "=" + std::string(common::mode_name(mode)) + "\n";
+            key_line(key_of(verb, service),
+                     name + " " + service + ": " + use->service.at(service).said() +
+                         (allowed > 0 ? allowed_note(allowed) : person_note(verb, install.hold)),
+                     mode);
             out.service_rules.push_back({verb, service, mode});
         }
+    }
+    return out;
+}
+
+namespace {
+
+// How much a mode lets run: deny runs nothing, dry-run only answers, ask
+// runs what a person allows, auto runs it unattended.
+int looseness(common::Mode mode) {
+    switch (mode) {
+        case common::Mode::Deny:
+            return 0;
+        case common::Mode::DryRun:
+            return 1;
+        case common::Mode::Ask:
+            return 2;
+        case common::Mode::Auto:
+            return 3;
+    }
+    return 0;
+}
+
+common::Mode tighter(common::Mode a, common::Mode b) {
+    return looseness(b) < looseness(a) ? b : a;
+}
+
+std::string mode_text(common::Mode mode) {
+    return std::string(common::mode_name(mode));
+}
+
+// A KEY=value line of policy.conf: its key, or empty for a comment, a
+// blank line or anything else.
+std::string_view key_of_line(std::string_view line) {
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (line.empty() || line.front() == '#') return {};
+    const auto eq = line.find('=');
+    return eq == std::string_view::npos ? std::string_view() : line.substr(0, eq);
+}
+
+}  // namespace
+
+Result<Tightened> tighten_policy(std::string_view current, const Suggestion& learned,
+                                 std::span<const std::string> services,
+                                 std::span<const std::string> buildable) {
+    const common::Policy now = common::parse_policy(current, services);
+    if (!now.not_understood.empty()) {
+        return make_error("policy.conf " + now.not_understood +
+                          ", so every command is denied already; fix that line first");
+    }
+    const common::Policy learnt = common::parse_policy(learned.text, services);
+    const auto why_of = [&](const std::string& key, const std::string& fallback) {
+        const auto it = learned.why.find(key);
+        return it != learned.why.end() ? it->second : fallback;
+    };
+    Tightened out;
+    // A key line after its marker; `said` is the summary's middle.
+    auto mark = [&](const std::string& key, common::Mode mode, const std::string& said,
+                    const std::string& why) {
+        out.summary.push_back(key + ": " + said + " (" + why + ")");
+        return "# policy suggest: " + said + "; " + why + "\n" + key + "=" + mode_text(mode) + "\n";
+    };
+    std::size_t from = 0;
+    while (from < current.size()) {
+        const std::size_t nl = current.find('\n', from);
+        const std::size_t end = nl == std::string_view::npos ? current.size() : nl + 1;
+        std::string line(current.substr(from, end - from));
+        from = end;
+        const std::string key(key_of_line(line));
+        for (const Verb verb : kAllVerbs) {
+            const std::string base = key_of(verb);
+            if (key != base && !key.starts_with(base + ".")) continue;
+            const std::string service = key == base ? "" : key.substr(base.size() + 1);
+            // Only a line in force: a key set twice is denied whatever it says.
+            const common::VerbMode is = now.rule(verb, service);
+            if (is.source != common::ModeSource::Set) break;
+            const std::string was = mode_text(is.mode);
+            const common::Mode to = tighter(is.mode, learnt.mode(verb, service));
+            if (to != is.mode) {
+                line = mark(key, to, was + " -> " + mode_text(to),
+                            why_of(key, why_of(base, std::string(verb_name(verb)))));
+            }
+            if (!service.empty() || verb_arg_kind(verb) == ArgKind::None) break;
+            // The verb's own line: each service it covers that the learned
+            // policy holds apart from it keeps the tighter of the two.
+            const std::span<const std::string> offered =
+                verb_arg_kind(verb) == ArgKind::Buildable ? buildable : services;
+            for (const std::string& sv : offered) {
+                if (now.service_rule(verb, sv) != nullptr) continue;  // its own line
+                const common::Mode keep = tighter(is.mode, learnt.mode(verb, sv));
+                if (keep == to) continue;
+                if (!line.ends_with('\n')) line += '\n';
+                line += mark(key_of(verb, sv), keep,
+                             keep == is.mode
+                                 ? "added, stays " + was + " as " + key + " was"
+                                 : "added, " + was + " under " + key + " -> " + mode_text(keep),
+                             why_of(key_of(verb, sv), why_of(base, base)));
+            }
+            break;
+        }
+        out.text += line;
     }
     return out;
 }
@@ -267,21 +390,25 @@ constexpr std::string_view kCmd = "policy";
 
 const char* const kHelp = R"(usage: hostbridge policy suggest [--slug SLUG] [--write [--yes]]
 
-Reads the install's audit log and prints a complete policy.conf that allows
-exactly the verbs and services that ran a command (a `started` event), with
-a comment before each key saying how often and from when to when. A request
-refused by the policy or any other check is not use. down, init, up and
-rebuild are suggested as `ask` (a person allows each one on the host), never
-`auto`: what it learns from may have been a hostile agent; so is every verb
-or service a person allowed under `ask` (an `allowed` event). ping is always `auto`;
-every verb that never ran is `deny`. A verb that takes a service and ran for
-only some of them is `deny` with a MODE_<verb>.<service> key for each one
-that ran. Services the install no longer has are named in a comment only.
-An audit log that fails `hostbridge audit --verify` is refused.
+Learns from the install's audit log which verbs and services ran a command
+(a `started` event; a request refused by the policy or any other check is
+not use) and proposes the install's policy.conf, as it is now, with only
+the changes that tighten it: a key whose verb or service never ran becomes
+`deny`; down and init, and up and rebuild where the install holds them for
+a person (no engine user), become `ask`, never `auto`, and so does every
+verb or service a person allowed under `ask`. A line a person wrote is
+never loosened: a key is only ever made tighter (deny, dry-run, ask, auto,
+tightest first). A verb whose own line tightens while some of its services
+ran gets a MODE_<verb>.<service> key keeping each of those as it was.
+Every other line is kept; each changed or added key follows a comment
+starting "# policy suggest:", and a summary, one line per change, comes
+first (on stderr, above the file on stdout; with --write, above the diff).
+An audit log that fails `hostbridge audit --verify`, and a policy.conf with
+a line this hostbridge does not understand, are refused.
 
   --slug SLUG   the install (default: the one whose project holds the cwd)
   --write       replace the install's policy.conf with it (same file mode),
-                after showing the change and asking for confirmation
+                after showing the summary and the diff and asking
   --yes         with --write: replace it without asking (read the diff first)
 
 Nothing is written without --write. With --write, but neither --yes nor a
@@ -349,27 +476,37 @@ bool confirm() {
     return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES";
 }
 
-int write_policy(const Config& config, const std::string& text, bool yes) {
-    const std::string& path = config.policy_file;
-    auto old = read_file_if_exists(path, 1u << 20);
-    if (!old) {
-        print_error(kCmd, "cannot read " + path + ": " + old.error().message);
-        return kExitFailure;
+// Each change on a line of its own, for a person to read before the diff.
+void print_summary(std::ostream& out, const Tightened& t, const std::string& path) {
+    if (t.summary.empty()) {
+        out << visible(path)
+            << ": nothing to tighten; the audit log shows no use the policy allows beyond\n";
+        return;
     }
-    if (*old == text) {
-        std::cout << path << " already holds exactly this policy; nothing written\n";
+    out << visible(path) << ": " << t.summary.size()
+        << " change(s), each tightens it (nothing is loosened):\n";
+    for (const std::string& line : t.summary) out << "  " << line << "\n";
+}
+
+int write_policy(const Config& config, const std::string& old, const Tightened& tightened,
+                 bool yes) {
+    const std::string& path = config.policy_file;
+    const std::string& text = tightened.text;
+    if (old == text) {
+        std::cout << visible(path) << " already holds exactly this policy; nothing written\n";
         return kExitOk;
     }
     mode_t mode = 0644;
     struct stat st {};
-    if (old->has_value() && ::lstat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+    if (::lstat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
 
-    auto diff = render_change(path + " (now)", *old, path + " (suggested)", text);
+    auto diff = render_change(path + " (now)", old, path + " (suggested)", text);
     if (!diff) {
         print_error(kCmd, diff.error().message);
         return kExitFailure;
     }
-    std::cout << "=== " << visible(path) << ": the suggested policy replaces it\n" << *diff;
+    print_summary(std::cout, tightened, path);
+    std::cout << "=== " << visible(path) << ": with those changes\n" << *diff;
     std::cout.flush();
     if (!yes) {
         if (::isatty(STDIN_FILENO) == 0) {
@@ -387,7 +524,7 @@ int write_policy(const Config& config, const std::string& text, bool yes) {
     }
     // Replace only what was shown: an edit meanwhile is not overwritten.
     auto again = read_file_if_exists(path, 1u << 20);
-    if (!again || *again != *old) {
+    if (!again || !again->has_value() || **again != old) {
         print_error(kCmd, path + " changed while this ran; nothing was written, run it again");
         return kExitFailure;
     }
@@ -432,16 +569,38 @@ int run_policy(Invocation& in) {
                               problem + "); nothing is suggested");
         return kExitFailure;
     }
+    // Starts from the person's file: what they wrote is only ever tightened.
+    auto current = read_file_if_exists(config->policy_file, 1u << 20);
+    if (!current || !current->has_value()) {
+        print_error(kCmd, "cannot start from the current policy: " + visible(config->policy_file) +
+                              (current ? " is missing (every verb is denied now)"
+                                       : ": " + current.error().message));
+        print_fix(self_command() + " install --slug " + config->slug, true);
+        return kExitFailure;
+    }
+    auto tightened = tighten_policy(**current, suggestion, config->services, config->buildable);
+    if (!tightened) {
+        print_error(kCmd, "cannot start from the current policy: " + tightened.error().message);
+        return kExitFailure;
+    }
+    if (const common::Policy parsed = common::parse_policy(tightened->text, config->services);
+        !parsed.not_understood.empty()) {
+        print_error(kCmd, "internal error: the tightened policy would not be read as meant (" +
+                              parsed.not_understood + "); nothing is suggested");
+        return kExitFailure;
+    }
     if (suggestion.commands == 0) {
         print_warning(kCmd,
                       "the audit log shows no command that ran: every verb but ping is "
-                      "denied");
+                      "proposed denied");
     }
     if (!in.args.has("write")) {
-        std::cout << suggestion.text;
+        // The summary on stderr: stdout is the whole file, to read or keep.
+        print_summary(std::cerr, *tightened, config->policy_file);
+        std::cout << tightened->text;
         return kExitOk;
     }
-    return write_policy(*config, suggestion.text, in.args.has("yes"));
+    return write_policy(*config, **current, *tightened, in.args.has("yes"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "admin/install/policy_engine_guard.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "common/audit_log.hpp"
 #include "common/policy.hpp"
+#include "ipc/result.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::admin {
@@ -55,6 +57,8 @@ struct Suggestion {
     };
     std::vector<ServiceMode> service_rules;
     std::uint64_t commands = 0;  // `started` events learned from
+    // Each key's comment: why it has its mode ("status: ran 3 times, ...").
+    std::map<std::string, std::string> why;
 };
 
 // The policy that allows what ran: a verb with `started` events is `auto`
@@ -67,6 +71,28 @@ struct Suggestion {
 // in the header.
 Suggestion suggest_policy(std::span<const AuditUse> events, const InstallServices& install,
                           std::string_view slug);
+
+// What `policy suggest` proposes: the person's current policy.conf with
+// only the changes that tighten it (issue 45: it used to propose a fresh
+// file, turning a person's later `ask`, per-service `deny` or `dry-run`
+// back into `auto`). Each key the current file sets takes the tighter of
+// its mode and the learned one (deny, then dry-run, then ask, then auto);
+// where a verb's own line tightens, a service it still allows as before
+// gets a key of its own, and one the learned policy holds tighter gets one
+// too. Every other byte is kept; each changed or added key follows a
+// comment line starting "# policy suggest:" that says what it was and why.
+struct Tightened {
+    std::string text;
+    // One line per change, for above the diff: "MODE_health: auto -> deny
+    // (health: never ran)".
+    std::vector<std::string> summary;
+};
+
+// `current`: the policy.conf text. An error when it has a line this
+// hostbridge does not understand (then every command is denied already).
+Result<Tightened> tighten_policy(std::string_view current, const Suggestion& learned,
+                                 std::span<const std::string> services,
+                                 std::span<const std::string> buildable);
 
 // The verbs it never suggests `auto` for: what it learns from may have been
 // a hostile agent. down and init always; up and rebuild where `hold` holds

@@ -7,13 +7,15 @@
 #include <cstring>
 
 #include "admin/util/fs_util.hpp"
+#include "common/integrity_gate.hpp"
 #include "common/sha256.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::admin {
 namespace {
 
-constexpr std::size_t kMaxTcbFile = 16u << 20;
+// The gate reads no more either (common/integrity_gate.hpp).
+constexpr std::size_t kMaxTcbFile = common::kMaxPinnedBytes;
 
 Result<std::string> read_fd(int fd, const std::string& shown) {
     std::string content;
@@ -54,6 +56,15 @@ Result<TcbSnapshot> snapshot_tcb_file(const std::string& project_dir, const std:
             if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
                 return make_error(shown + " is not a regular file");
             }
+            // Too large or sparse: said from its fstat, never read.
+            if (const common::Observed unfit = common::check_extent(fd.get(), st);
+                unfit.state != common::FileState::Regular)
+                return make_error(shown +
+                                  (unfit.state == common::FileState::Sparse ? " is a sparse file ("
+                                   : unfit.state == common::FileState::TooLarge
+                                       ? " is larger than 16 MiB ("
+                                       : " cannot be read (") +
+                                  unfit.error + ")");
             auto content = read_fd(fd.get(), shown);
             if (!content) return content.error();
             snap.sha256 = common::sha256_hex(*content);

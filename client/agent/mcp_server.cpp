@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "client/request/request_message.hpp"
@@ -35,6 +36,11 @@ constexpr int kParseError = -32700;
 constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
+constexpr int kInternalError = -32603;
+// Calls in flight at once, one thread each: a burst past it is answered
+// at once with a tool error (docs/MCP.md), so the thread count stays
+// bounded whatever the client sends (a container's pids limit, issue 45).
+constexpr std::size_t kMaxCallsInFlight = 32;
 
 void log(const std::string& text) {
     std::fprintf(stderr, "hostbridge-agent mcp: %s\n", text.c_str());
@@ -266,13 +272,14 @@ class Server {
             out_.error(id, kInvalidParams, "params must be an object");
             return;
         }
-        if (method == "initialize") return initialize(id, params);
-        if (method == "ping") return out_.result(id, json::object());
-        if (method == "tools/list") {
-            return out_.result(id, {{"tools", tool_list(options_.manifest, structured_)}});
+        // Nothing a message makes fail ends the server: the message gets an
+        // error, later ones their answers.
+        try {
+            dispatch(id, method, params);
+        } catch (const std::exception& e) {
+            log(std::string("internal error: ") + e.what());
+            out_.error(id, kInternalError, std::string("internal error: ") + e.what());
         }
-        if (method == "tools/call") return call(id, params);
-        out_.error(id, kMethodNotFound, "method not found: " + method.substr(0, 64));
     }
 
     void too_long() { out_.error(nullptr, kParseError, "parse error: a message over 4 MiB"); }
@@ -282,6 +289,16 @@ class Server {
         UniqueFd cancel;
         std::atomic<bool> cancelled{false};
     };
+
+    void dispatch(const json& id, const std::string& method, const json& params) {
+        if (method == "initialize") return initialize(id, params);
+        if (method == "ping") return out_.result(id, json::object());
+        if (method == "tools/list") {
+            return out_.result(id, {{"tools", tool_list(options_.manifest, structured_)}});
+        }
+        if (method == "tools/call") return call(id, params);
+        out_.error(id, kMethodNotFound, "method not found: " + method.substr(0, 64));
+    }
 
     void notification(const std::string& method, const json& params) {
         if (method != "notifications/cancelled" || !params.is_object() ||
@@ -319,10 +336,7 @@ class Server {
         const json arguments = params.contains("arguments") ? params["arguments"] : json();
         CallCheck check = check_call(options_.manifest, params["name"], arguments);
         if (check.unknown_tool) return out_.error(id, kInvalidParams, check.error);
-        if (!check.target) {
-            return out_.result(
-                id, {{"content", {{{"type", "text"}, {"text", check.error}}}}, {"isError", true}});
-        }
+        if (!check.target) return tool_error(id, check.error);
         std::optional<json> progress_token;
         if (params.contains("_meta") && params["_meta"].is_object() &&
             params["_meta"].contains("progressToken")) {
@@ -331,18 +345,57 @@ class Server {
         }
         auto state = std::make_shared<Call>();
         state->cancel.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        std::string refused;  // answered after the lock is let go
         {
             std::lock_guard lock(mutex_);
-            calls_[id.dump()] = state;
             // Finished calls' threads are joined as new ones start: no growth.
             reap_locked();
-            threads_.emplace_back([this, id, target = *check.target, progress_token, state] {
-                run_call(id, target, progress_token, *state);
+            if (threads_.size() >= kMaxCallsInFlight) {
+                refused = "Too many calls at once: " + std::to_string(kMaxCallsInFlight) +
+                          " are waiting for the host, so this one was not sent to it. Wait for "
+                          "their answers, then call again.";
+            } else {
+                refused = start_call_locked(id, *check.target, progress_token, state);
+            }
+        }
+        if (!refused.empty()) tool_error(id, refused);
+    }
+
+    // A thread for the call, or why there is none (then it was not sent).
+    std::string start_call_locked(const json& id, const CallTarget& target,
+                                  const std::optional<json>& progress_token,
+                                  const std::shared_ptr<Call>& state) {
+        calls_[id.dump()] = state;
+        try {
+            threads_.emplace_back([this, id, target, progress_token, state] {
+                try {
+                    run_call(id, target, progress_token, *state);
+                } catch (const std::exception& e) {
+                    log(std::string("internal error in a call: ") + e.what());
+                    if (!state->cancelled)
+                        tool_error(id, std::string("The call failed inside the server (") +
+                                           e.what() +
+                                           "); the request may still run on the host. Call "
+                                           "`status` before trying again.");
+                }
                 std::lock_guard done_lock(mutex_);
                 calls_.erase(id.dump());
                 finished_.push_back(std::this_thread::get_id());
             });
+        } catch (const std::system_error& e) {
+            // No thread (a pids limit): this call is answered, the server
+            // carries on.
+            calls_.erase(id.dump());
+            log(std::string("cannot start a thread for a call: ") + e.what());
+            return std::string("The server could not start this call (") + e.what() +
+                   "), so it was not sent to the host. Wait for other calls to finish, then "
+                   "call again.";
         }
+        return {};
+    }
+
+    void tool_error(const json& id, const std::string& text) {
+        out_.result(id, {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}});
     }
 
     void reap_locked() {
@@ -361,9 +414,7 @@ class Server {
     void run_call(const json& id, const CallTarget& target, const std::optional<json>& token,
                   Call& call) {
         const auto start = Clock::now();
-        auto fail = [&](const std::string& text) {
-            out_.result(id, {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}});
-        };
+        auto fail = [&](const std::string& text) { tool_error(id, text); };
         auto spool = client::Spool::open({options_.spool, options_.install});
         if (!spool) return fail("Cannot use the spool: " + spool.error().message);
         auto message = client::make_request(target.verb, target.service,

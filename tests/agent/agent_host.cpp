@@ -119,20 +119,42 @@ void AgentHost::stop() {
     daemon_ = Child();
 }
 
+std::string AgentHost::hand_spool_to(uid_t uid) const {
+    for (std::string dir = spool_; dir.size() >= root_.size(); dir = fs::path(dir).parent_path())
+        fs::permissions(dir, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
+    for (const char* sub : {"requests", "tmp"}) {
+        if (::chown((spool_ + "/" + sub).c_str(), uid, uid) != 0)
+            throw std::runtime_error(std::string("chown ") + sub);
+    }
+    const std::string binary = root_ + "/hostbridge-agent";
+    fs::copy_file(HB_AGENT_BIN, binary, fs::copy_options::overwrite_existing);
+    fs::permissions(binary, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+    return binary;
+}
+
 std::string AgentHost::log() const {
     return read_file(root_ + "/watch.log");
 }
 
-McpSession::McpSession(const std::string& spool, const std::vector<std::string>& args) {
+McpSession::McpSession(const std::string& spool, const std::vector<std::string>& args,
+                       const std::optional<Confined>& confined) {
     int to_child[2], from_child[2];
     if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
         throw std::runtime_error("pipe");
     Command command;
-    command.argv = {HB_AGENT_BIN, "mcp"};
+    command.argv = {confined ? confined->binary : std::string(HB_AGENT_BIN), "mcp"};
     command.argv.insert(command.argv.end(), args.begin(), args.end());
     command.env = std::vector<std::string>{"PATH=/usr/bin:/bin", "HOSTBRIDGE_SPOOL=" + spool};
     command.err = capture_.path("stderr");
     command.fds = {{to_child[0], 0}, {from_child[1], 1}};
+    if (confined) {
+        command.uid = confined->uid;
+        // After the switch of uid (tests/support/process.cpp): the limit
+        // counts that uid's processes and threads, none but this one's.
+        const rlimit limit{confined->nproc, confined->nproc};
+        command.before_exec = [limit] { return ::setrlimit(RLIMIT_NPROC, &limit) == 0; };
+    }
     child_ = Child(command);
     ::close(to_child[0]);
     ::close(from_child[1]);

@@ -5,6 +5,7 @@
 // driven line by line over pipes, as an MCP client drives it.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -45,6 +46,10 @@ class AgentHost {
 
     void start();
     void stop();
+    // Lets `uid` (a user of the test's own, not root) use the spool as the
+    // agent does: the path to it searchable, requests/ and tmp/ its own.
+    // Returns a copy of hostbridge-agent it may run.
+    std::string hand_spool_to(uid_t uid) const;
     [[nodiscard]] const std::string& spool() const { return spool_; }
     [[nodiscard]] std::string manifest() const { return spool_ + "/bin/hostbridge-agent.json"; }
     [[nodiscard]] std::string log() const;
@@ -57,10 +62,19 @@ class AgentHost {
     Child daemon_;  // hostbridge-executor watch, once started
 };
 
+// The server run as `uid` (gid the same, no supplementary groups) with
+// RLIMIT_NPROC `nproc`: a pids limit of its own, as a container's.
+struct Confined {
+    uid_t uid;
+    rlim_t nproc;
+    std::string binary;  // AgentHost::hand_spool_to's copy
+};
+
 class McpSession {
   public:
     // Runs `hostbridge-agent mcp ARGS` with HOSTBRIDGE_SPOOL=spool.
-    McpSession(const std::string& spool, const std::vector<std::string>& args = {});
+    McpSession(const std::string& spool, const std::vector<std::string>& args = {},
+               const std::optional<Confined>& confined = std::nullopt);
     ~McpSession();
     McpSession(const McpSession&) = delete;
     McpSession& operator=(const McpSession&) = delete;
@@ -78,6 +92,7 @@ class McpSession {
                         const nlohmann::json& arguments = nlohmann::json::object());
     // Closes stdin; the exit code (-1 when it had to be killed).
     int close_and_wait();
+    [[nodiscard]] bool running() { return child_.running(); }
     [[nodiscard]] std::string err() const;
 
     std::vector<nlohmann::json> seen;

@@ -4,8 +4,12 @@
 // tests/agent/sdk (test_mcp_sdk).
 #include <gtest/gtest.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -648,6 +652,115 @@ TEST_F(McpServerTest, DeepNestingIsAnErrorReplyNotACrash) {
     ASSERT_TRUE(text);
     EXPECT_FALSE(text->contains("error")) << *text;
     EXPECT_EQ(s.request(3, "ping")["result"], json::object());
+    EXPECT_EQ(s.close_and_wait(), 0);
+}
+
+// A uid of the test's own: no passwd entry, so no other process of it
+// counts against its RLIMIT_NPROC.
+uid_t unused_uid() {
+    for (uid_t uid = 3000000000u + static_cast<uid_t>(::getpid());; ++uid)
+        if (::getpwuid(uid) == nullptr) return uid;
+}
+
+std::string burst_of(int from, int to, const std::string& tool) {
+    std::string lines;
+    for (int id = from; id <= to; ++id)
+        lines += json{{"jsonrpc", "2.0"},
+                      {"id", id},
+                      {"method", "tools/call"},
+                      {"params", {{"name", tool}}}}
+                     .dump() +
+                 "\n";
+    return lines;
+}
+
+// Issue 45: one thread per tools/call and no cap. Under a pids limit (a
+// container's; RLIMIT_NPROC 200 for a uid of its own here) starting the
+// 200th thread threw and the server exited 70: the calls after it and
+// the ping were never answered. Now the calls within the cap (32) get the
+// host's answers, every other call a tool error, and the server lives on.
+TEST_F(McpServerTest, ABurstUnderAPidsLimitIsAnsweredAndTheServerStaysUp) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the server as a uid of its own";
+    host_ = std::make_unique<AgentHost>();
+    const uid_t uid = unused_uid();
+    const std::string binary = host_->hand_spool_to(uid);
+    host_->start();
+    session_ = std::make_unique<McpSession>(
+        host_->spool(), std::vector<std::string>{"--timeout", "60"}, Confined{uid, 200, binary});
+    McpSession& s = *session_;
+    ASSERT_TRUE(s.initialize().contains("result")) << s.err();
+    s.send_raw(burst_of(1, 500, "status") + R"({"jsonrpc":"2.0","id":"alive","method":"ping"})" +
+               "\n");
+    std::map<std::string, json> answers;  // by id, dumped
+    while (answers.size() < 501) {
+        auto m = s.next(std::chrono::seconds(60));
+        ASSERT_TRUE(m) << answers.size()
+                       << " answers, then none; the server " +
+                              std::string(s.running() ? "runs" : "ended")
+                       << "\n"
+                       << s.err();
+        if (m->contains("id")) answers[(*m)["id"].dump()] = *m;
+    }
+    EXPECT_EQ(answers["\"alive\""]["result"], json::object());
+    std::size_t done = 0;
+    for (int id = 1; id <= 500; ++id) {
+        const json& a = answers[std::to_string(id)];
+        SCOPED_TRACE(a.dump());
+        ASSERT_TRUE(a.contains("result"));
+        if (a["result"]["isError"] == false) {
+            EXPECT_EQ(a["result"]["structuredContent"]["state"], "done");
+            EXPECT_EQ(text_of(a), "api: running\n");
+            ++done;
+        } else {
+            EXPECT_NE(text_of(a).find("Too many calls at once: 32 are waiting for the host"),
+                      std::string::npos);
+        }
+        if (id <= 32) {
+            EXPECT_EQ(a["result"]["isError"], false);  // within the cap
+        }
+    }
+    EXPECT_GE(done, 32u);
+    EXPECT_TRUE(s.running());
+    EXPECT_EQ(s.request(1000, "ping")["result"], json::object());
+    EXPECT_EQ(s.close_and_wait(), 0);
+}
+
+// Below the cap, a thread that cannot be started (the pids limit reached
+// first) is that call's tool error, not the server's end.
+TEST_F(McpServerTest, AThreadThatCannotStartIsThatCallsErrorOnly) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the server as a uid of its own";
+    host_ = std::make_unique<AgentHost>();
+    const uid_t uid = unused_uid();
+    const std::string binary = host_->hand_spool_to(uid);
+    // No bridge: each call waits a second for one, then is withdrawn.
+    session_ =
+        std::make_unique<McpSession>(host_->spool(), std::vector<std::string>{"--timeout", "1"},
+                                     Confined{uid, 4, binary});  // its main thread and 3 more
+    McpSession& s = *session_;
+    ASSERT_TRUE(s.initialize().contains("result")) << s.err();
+    s.send_raw(burst_of(1, 10, "status") + R"({"jsonrpc":"2.0","id":11,"method":"ping"})" + "\n");
+    std::size_t not_started = 0;
+    std::size_t waited = 0;
+    for (int seen = 0; seen < 11; ++seen) {
+        auto m = s.next(std::chrono::seconds(30));
+        ASSERT_TRUE(m) << s.err();
+        if ((*m)["id"] == 11) {
+            EXPECT_EQ((*m)["result"], json::object());
+            continue;
+        }
+        const std::string text = text_of(*m);
+        if (text.find("The server could not start this call") != std::string::npos)
+            ++not_started;
+        else if (text.find("bridge is not running") != std::string::npos)
+            ++waited;
+        else
+            ADD_FAILURE() << *m;
+    }
+    EXPECT_GE(waited, 1u);
+    EXPECT_GE(not_started, 1u);
+    EXPECT_EQ(waited + not_started, 10u);
+    EXPECT_NE(s.err().find("cannot start a thread for a call"), std::string::npos) << s.err();
+    EXPECT_EQ(s.request(12, "ping")["result"], json::object());
     EXPECT_EQ(s.close_and_wait(), 0);
 }
 

@@ -148,6 +148,17 @@ TEST_F(Doctor, NamesATrustedFileCreatedWherePinnedAbsent) {
                    std::string(HB_BIN_DIR) + "/hostbridge approve --slug demo-app");
 }
 
+// Issue 45: a 4 GiB sparse `.env` (pinned absent) was hashed whole by
+// doctor's gate and read again for its diff. It is named, and not read.
+TEST_F(Doctor, NamesASparseTrustedFileWithoutReadingIt) {
+    write_file(project.dir + "/.env", "");
+    std::filesystem::resize_file(project.dir + "/.env", 4ull << 30);
+    const ReadWatch watch(project.dir + "/.env");
+    expect_problem("trusted file .env exists but was pinned as absent",
+                   std::string(HB_BIN_DIR) + "/hostbridge approve --slug demo-app");
+    EXPECT_FALSE(watch.read_since());
+}
+
 TEST_F(Doctor, NamesPolicyWarnings) {
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     write_file(policy, read_file(policy) + "MODE_deploy=auto\n");

@@ -163,6 +163,19 @@ TEST_F(Gate, EnvAppearsWherePinnedAbsent) {
     expect_allowed();
 }
 
+// Issue 45: the agent's `truncate -s 4G .env` (no disk used) was hashed
+// whole by the drain for every command request, 30 s each. It is refused,
+// named, and never read.
+TEST_F(Gate, ASparseEnvPinnedAbsentIsRefusedUnread) {
+    write(".env", "");
+    hb::test::fs::resize_file(f.project + "/.env", 4ull << 30);
+    const hb::test::ReadWatch watch(f.project + "/.env");
+    expect_refused("integrity gate: .env exists but was pinned as absent" + kFix);
+    EXPECT_FALSE(watch.read_since());
+    hb::test::fs::remove(f.project + "/.env");
+    expect_allowed();
+}
+
 TEST_F(Gate, EveryProblemIsNamed) {
     const std::string edited = "changed\n";
     write(kProxy, edited);

@@ -148,6 +148,50 @@ TEST_P(GateCheck, DanglingSymlinkWherePinnedAbsent) {
     expect_refused(".env", "is a symlink");
 }
 
+// Issue 45: `truncate -s 4G .env` costs the agent nothing; the gate hashed
+// it whole on every command request (30 s each). Pinned absent, it is
+// refused for being there, and never read.
+TEST_P(GateCheck, ASparseFilePinnedAbsentIsRefusedWithoutBeingRead) {
+    t.write(".env", "");
+    fs::resize_file(t.path(".env"), 4ull << 30);
+    const test::ReadWatch watch(t.path(".env"));
+    expect_refused(".env", "exists but was pinned as absent");
+    EXPECT_FALSE(watch.read_since());
+}
+
+TEST_P(GateCheck, ASparsePinnedFileIsRefusedWithoutBeingRead) {
+    fs::resize_file(t.path("compose.yaml"), 1u << 20);  // a hole after its text
+    const test::ReadWatch watch(t.path("compose.yaml"));
+    expect_refused("compose.yaml", "is a sparse file (1048576 bytes long, a hole from byte ");
+    EXPECT_FALSE(watch.read_since());
+}
+
+TEST_P(GateCheck, APinnedFileOverTheBoundIsRefusedWithoutBeingRead) {
+    // Dense, one byte past the bound, and sparse far past it.
+    t.write("compose.yaml", std::string(common::kMaxPinnedBytes + 1, '#'));
+    fs::resize_file(t.path("stack"), 4ull << 30);
+    const test::ReadWatch compose(t.path("compose.yaml"));
+    const test::ReadWatch stack(t.path("stack"));
+    const GateReport r = check();
+    ASSERT_EQ(r.problems.size(), 2u) << r.detail();
+    EXPECT_EQ(r.problems[0].path, "stack");
+    EXPECT_EQ(r.problems[0].problem,
+              "is too large to be a pinned file (4294967296 bytes, over the 16777216 a pinned "
+              "file may hold); not read");
+    EXPECT_EQ(r.problems[1].path, "compose.yaml");
+    EXPECT_EQ(r.problems[1].problem,
+              "is too large to be a pinned file (16777217 bytes, over the 16777216 a pinned "
+              "file may hold); not read");
+    EXPECT_FALSE(compose.read_since());
+    EXPECT_FALSE(stack.read_since());
+    // At the bound it is read, and hashed as ever.
+    t.write("compose.yaml", std::string(common::kMaxPinnedBytes, '#'));
+    t.write("stack", kStack);
+    const test::ReadWatch read(t.path("compose.yaml"));
+    expect_refused("compose.yaml", "changed since it was approved");
+    EXPECT_TRUE(read.read_since());
+}
+
 TEST_P(GateCheck, FifoInPlaceOfAPinnedFileDoesNotBlock) {
     fs::remove(t.path("stack"));
     ASSERT_EQ(::mkfifo(t.path("stack").c_str(), 0600), 0);

@@ -1,6 +1,8 @@
 #include "tests/support/files.hpp"
 
 #include <stdlib.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -100,6 +102,20 @@ std::vector<std::string> split_lines(const std::string& text) {
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
+}
+
+ReadWatch::ReadWatch(const std::string& path) : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    if (fd_ < 0 || ::inotify_add_watch(fd_, path.c_str(), IN_ACCESS) < 0)
+        throw std::runtime_error("cannot watch " + path + " for reads");
+}
+
+ReadWatch::~ReadWatch() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool ReadWatch::read_since() const {
+    alignas(inotify_event) char buf[4096];
+    return ::read(fd_, buf, sizeof buf) > 0;
 }
 
 }  // namespace hb::test

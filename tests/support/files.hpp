@@ -48,4 +48,19 @@ std::size_t lines_of(const std::string& text);
 // The lines of `text`, without their '\n'; a last line without one too.
 std::vector<std::string> split_lines(const std::string& text);
 
+// Whether anything read `path` (a read(2), sendfile, mmap fault... the
+// kernel's IN_ACCESS) between its construction and read_since(): a test of
+// a file that must be looked at but never read. Throws when it cannot watch.
+class ReadWatch {
+  public:
+    explicit ReadWatch(const std::string& path);
+    ~ReadWatch();
+    ReadWatch(const ReadWatch&) = delete;
+    ReadWatch& operator=(const ReadWatch&) = delete;
+    [[nodiscard]] bool read_since() const;
+
+  private:
+    int fd_ = -1;
+};
+
 }  // namespace hb::test
