@@ -742,7 +742,8 @@ class Doctor {
         }
         common::Policy policy = common::load_policy(c_.policy_file, c_.services);
         for (const auto& warning : policy.warnings) {
-            problem("policy: " + warning, {"\"${EDITOR:-vi}\" " + shell_quote(c_.policy_file)});
+            problem("policy: " + warning,
+                    {self_command() + " policy edit --slug " + paths_.slug});
         }
         check_policy_shadows(policy);
         check_engine_verbs(policy);
@@ -861,8 +862,8 @@ class Doctor {
         }
         if (*have != render_agent_manifest(c_, policy, spool_rel())) {
             problem("the agent's tool manifest " + shown +
-                        " does not match this install and policy.conf (edited since install?)",
-                    {reinstall()});
+                        " does not match this install and policy.conf (edited by hand?)",
+                    {policy_refresh()});
         } else {
             ok("the agent's tool manifest matches the policy");
         }
@@ -880,9 +881,9 @@ class Doctor {
         }
         if (*have != render_agent_doc(c_, policy, spool_rel())) {
             problem(shown +
-                        " does not say what this install and policy.conf say now (edited since "
-                        "install?)",
-                    {reinstall()});
+                        " does not say what this install and policy.conf say now (edited by "
+                        "hand?)",
+                    {policy_refresh()});
         }
     }
     static constexpr std::size_t kMaxManifest = 1 << 20;
@@ -904,6 +905,12 @@ class Doctor {
     // The spool as install's --spool-rel gave it (check_spool_dirs has
     // checked that it lies inside the project).
     std::string spool_rel() const { return c_.spool_dir.substr(c_.project_dir.size() + 1); }
+    // After a hand edit of policy.conf: `policy edit`, saved unchanged,
+    // writes what the agent reads anew (admin/commands/policy_edit.hpp).
+    std::string policy_refresh() const {
+        return self_command() + " policy edit --slug " + paths_.slug +
+               "   (save it unchanged; the supported way to edit policy.conf)";
+    }
 
     // The single-flight lock, a record lock (executor/drain.cpp): only a
     // process that took it holds it, never one that inherited the file.

@@ -29,7 +29,7 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   pending     the requests the policy holds for a person (MODE_<verb>=ask)
   allow       run a held request now (checked again first)
   deny        refuse a held request
-  policy      `policy suggest`: a policy.conf learned from the audit log
+  policy      `policy edit` (policy.conf in your editor) and `policy suggest`
   engine      `engine setup|remove` (root): the engine as its own user
   request     send a request through a spool (the agent client)
 

@@ -13,13 +13,14 @@
 
 #include "admin/audit/audit_verify.hpp"
 #include "admin/commands/commands.hpp"
+#include "admin/commands/policy_edit.hpp"
 #include "admin/install/install_record.hpp"
 #include "admin/install/policy_engine_guard.hpp"
 #include "admin/util/args.hpp"
 #include "admin/util/change_view.hpp"
 #include "admin/util/fs_util.hpp"
-#include "display/visible.hpp"
 #include "common/config.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 
@@ -389,6 +390,18 @@ namespace {
 constexpr std::string_view kCmd = "policy";
 
 const char* const kHelp = R"(usage: hostbridge policy suggest [--slug SLUG] [--write [--yes]]
+       hostbridge policy edit [--slug SLUG]
+
+`policy edit` opens a copy of the install's policy.conf in $VISUAL, $EDITOR
+or sensible-editor; once the editor exits 0, the copy is read as the
+executor reads it and, when every line is understood and policy.conf did
+not change meanwhile, put in place (its change shown), and AGENT.md and
+the agent's tool manifest are written anew from it. A copy that is
+refused stays beside policy.conf (policy.conf.edit) and the next `policy
+edit` starts from it. After editing policy.conf by hand, `policy edit`
+saved without a change writes what the agent reads anew.
+
+`policy suggest`:
 
 Learns from the install's audit log which verbs and services ran a command
 (a `started` event; a request refused by the policy or any other check is
@@ -420,8 +433,14 @@ Exit: 0 printed or written (or nothing to change), 1 failed or declined,
 const OptionSpec kSpecs[] = {{"slug", true, false}, {"write", false, false}, {"yes", false, false}};
 
 std::optional<int> check_policy(const ParsedArgs& args) {
-    if (args.positional.size() != 1 || args.positional[0] != "suggest") {
-        print_error(kCmd, "the only policy command is `suggest`; see hostbridge policy --help");
+    if (args.positional.size() != 1 ||
+        (args.positional[0] != "suggest" && args.positional[0] != "edit")) {
+        print_error(kCmd,
+                    "the policy commands are `suggest` and `edit`; see hostbridge policy --help");
+        return kExitUsage;
+    }
+    if (args.positional[0] == "edit" && (args.has("write") || args.has("yes"))) {
+        print_error(kCmd, "--write and --yes go with `policy suggest`");
         return kExitUsage;
     }
     if (args.has("yes") && !args.has("write")) {
@@ -533,7 +552,8 @@ int write_policy(const Config& config, const std::string& old, const Tightened& 
         return kExitFailure;
     }
     std::cout << "wrote " << visible(path) << "; the executor reads it for the next request\n";
-    return kExitOk;
+    // What the agent is told follows (admin/install/agent_files.hpp).
+    return refresh_what_the_agent_reads(config);
 }
 
 int run_policy(Invocation& in) {
@@ -542,6 +562,7 @@ int run_policy(Invocation& in) {
         print_error(kCmd, "cannot read " + in.paths.config_file + ": " + config.error().message);
         return kExitFailure;
     }
+    if (in.args.positional[0] == "edit") return run_policy_edit(*config);
     const std::string verify_fix = self_command() + " audit --slug " + config->slug + " --verify";
     auto report = admin::verify_audit_log(config->state_dir);
     if (!report) {

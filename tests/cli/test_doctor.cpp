@@ -29,6 +29,10 @@ class Doctor : public ::testing::Test {
     std::string reinstall_prefix() const {
         return std::string(HB_BIN_DIR) + "/hostbridge install ";
     }
+    // The line that writes what the agent reads anew after a hand edit.
+    std::string policy_edit_prefix() const {
+        return std::string(HB_BIN_DIR) + "/hostbridge policy edit --slug demo-app";
+    }
 
     // Doctor found a problem mentioning `what`, and printed `fix` bare.
     void expect_problem(const std::string& what, const std::string& fix) const {
@@ -162,9 +166,9 @@ TEST_F(Doctor, NamesASparseTrustedFileWithoutReadingIt) {
 TEST_F(Doctor, NamesPolicyWarnings) {
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     write_file(policy, read_file(policy) + "MODE_deploy=auto\n");
-    expect_problem("unknown", "\"${EDITOR:-vi}\" " + policy);
+    expect_problem("unknown", policy_edit_prefix());
     write_file(policy, "MODE_ping=auto\nMODE_up=sometimes\n");
-    expect_problem("MODE_up", "\"${EDITOR:-vi}\" " + policy);
+    expect_problem("MODE_up", policy_edit_prefix());
 }
 
 // Lint: a rule the executor cannot read is a problem (it denies every
@@ -175,9 +179,9 @@ TEST_F(Doctor, LintsPerServiceRules) {
     const std::string seeded = read_file(policy);
     write_file(policy, seeded + "MODE_restart.dbb=deny\n");
     expect_problem("MODE_restart.dbb\" names no service of this install",
-                   "\"${EDITOR:-vi}\" " + policy);
+                   policy_edit_prefix());
     write_file(policy, seeded + "MODE_up.api=deny\n");
-    expect_problem("up takes no service", "\"${EDITOR:-vi}\" " + policy);
+    expect_problem("up takes no service", policy_edit_prefix());
 
     write_file(policy,
                seeded + "MODE_rebuild.db=auto\nMODE_restart.db=deny\nMODE_logs.api=dry-run\n");
@@ -194,7 +198,7 @@ TEST_F(Doctor, NamesAnAgentDocThatNoLongerSaysWhatThePolicySays) {
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     write_file(policy, read_file(policy) + "MODE_restart.db=deny\n");
     expect_problem("AGENT.md does not say what this install and policy.conf say now",
-                   reinstall_prefix());
+                   policy_edit_prefix());
 }
 
 TEST_F(Doctor, NamesAMissingPolicyFile) {
@@ -296,14 +300,18 @@ TEST_F(Doctor, NamesAMissingAgentClient) {
     expect_problem("agent client", reinstall_prefix());
 }
 
-TEST_F(Doctor, NamesAnAgentManifestLeftBehindByAPolicyEditAndTheReinstallRenewsIt) {
+// A hand edit of policy.conf leaves the manifest and AGENT.md behind;
+// `policy edit` saved unchanged (the fix doctor prints) renews both.
+TEST_F(Doctor, NamesAnAgentManifestLeftBehindByAHandEditAndPolicyEditRenewsIt) {
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     std::string text = read_file(policy);
     const auto at = text.find("MODE_restart=auto");
     ASSERT_NE(at, std::string::npos) << text;
     write_file(policy, text.replace(at, 17, "MODE_restart=deny"));
-    expect_problem("tool manifest", reinstall_prefix());
-    ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);
+    expect_problem("tool manifest", policy_edit_prefix());
+    Ran edit = home.hostbridge({"policy", "edit", "--slug", "demo-app"}, "",
+                               {"VISUAL=", "EDITOR=/bin/true"});
+    ASSERT_EQ(edit.code, 0) << edit.out << edit.err;
     Ran healed = doctor();
     EXPECT_EQ(healed.code, 0) << healed.out;
     EXPECT_TRUE(contains(healed.out, "the agent's tool manifest matches the policy")) << healed.out;
@@ -319,7 +327,7 @@ TEST_F(Doctor, NamesAStaleAgentDocEvenWithTheManifestGone) {
     ASSERT_EQ(::unlink((project.spool() + "/bin/hostbridge-agent.json").c_str()), 0);
     write_file(project.spool() + "/AGENT.md", "You may run anything.\n");
     expect_problem("AGENT.md does not say what this install and policy.conf say now",
-                   reinstall_prefix());
+                   policy_edit_prefix());
 }
 
 TEST_F(Doctor, NamesAnUnreadableConfig) {
