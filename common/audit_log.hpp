@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ipc/audit_segments.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
@@ -45,24 +46,16 @@ inline constexpr auto kAuditEventNames = dense_names<AuditEvent::Allowed>(
     "unknown");
 std::string_view audit_event_name(AuditEvent event);
 
-// The log is a list of segments whose names never change: segment 1 is
-// audit.jsonl (the first event ever written, `installed`, is in it), segment
-// k >= 2 is audit-<k, 6 digits or more>.jsonl. At kAuditRotateBytes the
-// writer starts segment k + 1; nothing is renamed or dropped.
-inline constexpr std::string_view kAuditLogName = "audit.jsonl";
+using hb::audit_legacy_rotated_name;
+using hb::audit_log_files;
+using hb::audit_segment_index;
+using hb::audit_segment_name;
+using hb::kAuditLegacyRotatedFiles;
+using hb::kAuditLogName;
+// The log is a list of segments whose names never change
+// (ipc/audit_segments.hpp); at kAuditRotateBytes the writer starts the next
+// one; nothing is renamed or dropped.
 inline constexpr std::uint64_t kAuditRotateBytes = 64ULL << 20;
-std::string audit_segment_name(std::uint64_t index);
-// The index of a segment name, nothing for any other name.
-std::optional<std::uint64_t> audit_segment_index(std::string_view name);
-// Before segments, rotation renamed audit.jsonl to .1 .. .8: such files
-// are still read (oldest first), never written.
-inline constexpr int kAuditLegacyRotatedFiles = 8;
-std::string audit_legacy_rotated_name(int index);
-
-// The segment files of a state dir in chain order (legacy rotated files,
-// then segments by index), as names relative to the dir. A gap in the
-// indices is kept (the verifier reports it).
-Result<std::vector<std::string>> audit_log_files(int dir_fd);
 
 // The budget of agent-caused events (docs/AUDIT-LOG.md, "Budget"): what the
 // agent can make the drain log without a command running, per window of

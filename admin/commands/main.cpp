@@ -5,9 +5,9 @@
 #include <iostream>
 #include <string_view>
 
-#include "admin/audit/request_audit.hpp"
 #include "admin/commands/commands.hpp"
 #include "admin/util/args.hpp"
+#include "client/request/audit_lookup.hpp"
 #include "client/request/request.hpp"
 #include "display/visible.hpp"
 #include "packaging/version.hpp"
@@ -66,10 +66,10 @@ int dispatch(int argc, char** argv) {
         if (command == sub->name) return hb::admin::run_subcommand(*sub, argc - 1, argv + 1);
     }
     // The agent client takes the arguments after the word `request`.
-    // On the host it reports what the audit log records (admin/audit/request_audit.hpp).
+    // On the host it reports what the audit log records (client/request/audit_lookup.hpp).
     if (command == "request")
         return hb::client::run_request(argc - 2, argv + 2, "hostbridge request",
-                                       hb::admin::audit_check);
+                                       hb::client::audit_check);
     std::cerr << "hostbridge: unknown command " << hb::display::visible(command)
               << "; see hostbridge --help\n";
     return hb::admin::kExitUsage;

@@ -16,6 +16,7 @@
 
 #include "client/agent/mcp_server.hpp"
 #include "client/agent/tools.hpp"
+#include "client/request/audit_lookup.hpp"
 #include "client/request/request.hpp"
 #include "client/request/request_spool.hpp"
 #include "packaging/version.hpp"
@@ -138,7 +139,8 @@ int main(int argc, char** argv) {
     }
     prefer_own_spool();
     if (command == "request")
-        return hb::client::run_request(argc - 2, argv + 2, "hostbridge-agent request");
+        return hb::client::run_request(argc - 2, argv + 2, "hostbridge-agent request",
+                                       hb::client::audit_check);
     if (command == "mcp") {
         try {
             return run_mcp(argc - 2, argv + 2);

@@ -1,4 +1,5 @@
 #include "client/agent/mcp_server.hpp"
+#include "client/request/audit_lookup.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -493,8 +494,24 @@ class Server {
         }
         Outcome o;
         if (waited.end == client::WaitResult::End::Answered) {
-            o = outcome_of(waited.response, options_.manifest.ttl_seconds, waited.pending(),
+            client::Response answer = waited.response;
+            std::optional<client::Confirmed> confirmed;
+            // On the host, the answer is what the audit log records, as
+            // `hostbridge request` reports it (client/request/audit_lookup.hpp).
+            if (options_.install && client::is_terminal(answer.state)) {
+                confirmed = client::confirm_answer(
+                    answer, client::audit_check(*options_.install, message->name),
+                    client::SentAsk{target.verb, target.service, target.lines, target.since},
+                    message->name);
+                answer.state = confirmed->state;
+                answer.exit_code = confirmed->exit_code;
+                answer.reason = confirmed->reason;
+            }
+            o = outcome_of(answer, options_.manifest.ttl_seconds, waited.pending(),
                            target.lines.has_value() || target.since.has_value());
+            if (confirmed && confirmed->note)
+                o.text = "The host's audit log: " + *confirmed->note + ".\n\n" + o.text;
+            if (confirmed && confirmed->refused) o.is_error = true;
         } else if (waited.end == client::WaitResult::End::Undecided) {
             // The last word of the host is still `pending`, past its expiry.
             const std::string expired_at = waited.latest->expires_at_text.value_or("its expiry");

@@ -73,6 +73,8 @@ std::optional<HostInstall> read_install(const std::string& root, const std::stri
         return std::nullopt;
     install.project_dir = normal(project->get<std::string>());
     install.spool_dir = normal(spool->get<std::string>());
+    if (const auto state = j.find("state_dir"); state != j.end() && state->is_string())
+        install.state_dir = state->get<std::string>();
     if (install.project_dir.empty() || install.project_dir[0] != '/') return std::nullopt;
     const std::string prefix = install.project_dir == "/" ? "/" : install.project_dir + "/";
     if (install.spool_dir.compare(0, prefix.size(), prefix) != 0 ||

@@ -20,6 +20,7 @@ struct HostInstall {
     std::string config_file;  // <config home>/hostbridge/<slug>/bridge.json
     std::string project_dir;  // as install recorded it: canonical, absolute
     std::string spool_dir;    // strictly beneath project_dir
+    std::string state_dir;    // its audit log's dir; empty when bridge.json names none
 };
 
 // <config home>/hostbridge when that directory exists, the config home

@@ -1,5 +1,7 @@
 #include "client/request/request.hpp"
 
+#include "client/request/audit_lookup.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,85 +200,18 @@ int report(ResponseState state, const std::optional<std::string>& reason,
     return kRequestRefused;
 }
 
-std::string answer_text(ResponseState state, std::optional<std::int64_t> exit_code) {
-    return "`" + std::string(state_name(state)) + "`" +
-           (exit_code ? " exit code " + std::to_string(*exit_code) : std::string());
-}
-
-// A request as a person would type it: "`logs api --lines 5`".
-std::string described(std::string_view verb, const std::optional<std::string>& arg,
-                      const std::optional<std::string>& lines,
-                      const std::optional<std::string>& since) {
-    std::string text = "`" + visible(verb);
-    if (arg) text += " " + visible(*arg);
-    if (lines) text += " --lines " + visible(*lines);
-    if (since) text += " --since " + visible(*since);
-    return text + "`";
-}
-
-// What the log says the executor took the request to ask, when that is not
-// what this client sent: the agent replaced the file under the same name.
-std::optional<std::string> asked_otherwise(const Options& sent, const AuditCheck& check) {
-    if (!check.asked) return std::nullopt;
-    const RecordedAsk& asked = *check.asked;
-    // A refusal records only what it understood: no service for an unknown
-    // one, no window where it stopped before reading it. What ran records
-    // both.
-    const bool same_arg = (!asked.started && !asked.arg) || asked.arg == sent.arg;
-    const bool window_recorded = asked.started || asked.lines || asked.since;
-    const bool same_window =
-        !window_recorded || (asked.lines == sent.window.lines && asked.since == sent.window.since);
-    if (asked.verb == sent.verb && same_arg && same_window) return std::nullopt;
-    return std::string(asked.started ? "the bridge ran " : "the bridge took the request as ") +
-           described(asked.verb, asked.arg, asked.lines, asked.since) + ", not what you asked (" +
-           described(sent.verb, sent.arg, sent.window.lines, sent.window.since) +
-           "): the request file was replaced in requests/ (the agent can write there)";
-}
-
-// On the host, the answer is what the audit log records (the executor writes
-// the final event before the response, executor/drain.cpp Drain::finish):
-// the agent can forge responses/, not the log. No final event, an unreadable
-// log, another outcome or another request than the one sent is never
-// reported as `done`.
+// On the host, the answer is what the audit log records
+// (client/request/audit_lookup.hpp, confirm_answer): no final event, an
+// unreadable log, another outcome or another request than the one sent is
+// never reported as `done`.
 int report_checked(const Response& response, const HostInstall& install, const Options& sent,
                    const std::string& name) {
-    auto checked = g_audit(install, name);
-    if (!checked) {
-        say("cannot read the audit log to confirm this answer (" + checked.error().message +
-            "); what follows is the spool's answer, unconfirmed");
-        report(response.state, response.reason, response.exit_code);
-        return kRequestRefused;
-    }
-    const AuditCheck& check = *checked;
-    if (!check.outcome) {
-        say("the audit log (" + visible(check.log) + ") records no end of request " + name +
-            ": the executor did not write the answer in responses/ (the agent can write any "
-            "file there), or counted a refusal in a `summary` past the agent's audit budget; "
-            "the spool says " +
-            answer_text(response.state, response.exit_code));
-        report(response.state, response.reason, response.exit_code);
-        return kRequestRefused;
-    }
-    const RecordedOutcome& recorded = *check.outcome;
-    if (auto otherwise = asked_otherwise(sent, check)) {
-        say(*otherwise + "; the log records `" + visible(recorded.event) + "`" +
-            (recorded.exit_code ? " exit code " + std::to_string(*recorded.exit_code)
-                                : std::string()) +
-            (response.output ? "; the output shown is the spool's and unconfirmed" : ""));
-        if (recorded.state != ResponseState::Done)
-            report(recorded.state, recorded.reason, recorded.exit_code);
-        return kRequestRefused;
-    }
-    if (recorded.state != response.state || recorded.exit_code != response.exit_code) {
-        say("the spool's answer (" + answer_text(response.state, response.exit_code) +
-            ") is not what the audit log (" + visible(check.log) + ") records: `" +
-            visible(recorded.event) + "`" +
-            (recorded.exit_code ? " exit code " + std::to_string(*recorded.exit_code)
-                                : std::string()) +
-            "; reported as the log says" +
-            (response.output ? "; the output shown is the spool's and unconfirmed" : ""));
-    }
-    return report(recorded.state, recorded.reason, recorded.exit_code);
+    const Confirmed c =
+        confirm_answer(response, g_audit(install, name),
+                       SentAsk{sent.verb, sent.arg, sent.window.lines, sent.window.since}, name);
+    if (c.note) say(*c.note);
+    const int code = report(c.state, c.reason, c.exit_code);
+    return c.refused ? kRequestRefused : code;
 }
 
 // After a done windowed logs answer: where to go on from, on stderr as

@@ -24,7 +24,7 @@ inline constexpr int kRequestNoAnswer = 75;
 
 // What the executor recorded about one request: its last final event in
 // the install's audit log (common/audit_log.hpp), read on the host by the
-// admin tool (admin/audit/request_audit.hpp). The agent can forge any file in
+// host clients (client/request/audit_lookup.hpp). The agent can forge any file in
 // responses/, never this.
 struct RecordedOutcome {
     ResponseState state = ResponseState::Other;  // what the event stands for

@@ -1,6 +1,6 @@
 // `hostbridge request` run by a person on the host reports what the audit
 // log records, not what the agent may have written into responses/
-// (docs/PROTOCOL.md, "A client on the host"; admin/audit/request_audit.hpp),
+// (docs/PROTOCOL.md, "A client on the host"; client/request/audit_lookup.hpp),
 // and uses only the spool of one of the person's installs, opened with no
 // link followed (docs/agent-clients.md, "On the host";
 // client/request/host_install.hpp). The client is stopped (SIGSTOP) while
@@ -12,9 +12,12 @@
 
 #include <chrono>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "admin/util/process.hpp"
+#include "ipc/unique_fd.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {
@@ -47,6 +50,48 @@ class RequestOnHost : public ::testing::Test {
         command.err = err_file();
         return Child(command);
     }
+    // The host's hostbridge-agent, as a host harness registers it:
+    // `request VERB [ARG]`, or `mcp` answering one tools/call of `tool`.
+    Child start_agent(const std::vector<std::string>& request) {
+        Command command = home.command({});
+        command.argv = {std::string(HB_BIN_DIR) + "/hostbridge-agent",
+                        "request",
+                        "--project-dir",
+                        project.dir,
+                        "--timeout",
+                        "60"};
+        command.argv.insert(command.argv.end(), request.begin(), request.end());
+        command.in = "";
+        command.out = out_file();
+        command.err = err_file();
+        return Child(command);
+    }
+    // stdin a FIFO this test holds open: its end would cancel the call.
+    Child start_mcp(const std::string& call) {
+        Command command = home.command({});
+        command.argv = {std::string(HB_BIN_DIR) + "/hostbridge-agent",
+                        "mcp",
+                        "--project-dir",
+                        project.dir,
+                        "--timeout",
+                        "60"};
+        command.in = root.path() + "/mcp.in";
+        EXPECT_EQ(::mkfifo(command.in.c_str(), 0600), 0);
+        mcp_in = UniqueFd(::open(command.in.c_str(), O_RDWR | O_CLOEXEC));
+        const std::string lines =
+            R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+            R"("2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+            "\n"
+            R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+            "\n" +
+            call + "\n";
+        EXPECT_EQ(::write(mcp_in.get(), lines.data(), lines.size()),
+                  static_cast<ssize_t>(lines.size()));
+        command.out = out_file();
+        command.err = err_file();
+        return Child(command);
+    }
+    UniqueFd mcp_in;
     std::string out_file() const { return root.path() + "/client.out"; }
     std::string err_file() const { return root.path() + "/client.err"; }
 
@@ -259,6 +304,40 @@ TEST_F(RequestOnHost, ARequestReplacedInTheSpoolIsReportedAsWhatRan) {
               std::string::npos)
         << f.err;
     EXPECT_NE(f.err.find("the log records `succeeded` exit code 0"), std::string::npos) << f.err;
+}
+
+// The host's hostbridge-agent reads the same log (client/request/
+// audit_lookup.hpp): its `request` and its MCP server's answer say what ran.
+TEST_F(RequestOnHost, TheHostsAgentClientAndMcpServerReportAReplacedRequestAsWhatRan) {
+    for (const bool mcp : {false, true}) {
+        Child c = mcp ? start_mcp(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":)"
+                                  R"({"name":"restart","arguments":{"service":"web"}}})")
+                      : start_agent({"restart", "web"});
+        const std::string name = published();
+        ASSERT_FALSE(name.empty()) << read_file(err_file()) << read_file(out_file());
+        stop(c);
+        ASSERT_NO_FATAL_FAILURE(replace(name, "arg", "web", "api"));
+        ASSERT_NO_FATAL_FAILURE(drain());
+        nlohmann::json forged = done_answer(name, "stack ran: restart web\n");
+        forged["arg"] = "web";
+        forge(name, forged);
+        if (mcp) {
+            // The call's answer, then the end of stdin ends the server.
+            c.signal(SIGCONT);
+            for (int i = 0; i < 900 && !contains(read_file(out_file()), R"("id":2)"); ++i)
+                ::usleep(100 * 1000);
+            mcp_in.reset();
+        }
+        Finished f = resume_and_wait(c);
+        const std::string said = mcp ? f.out : f.err;
+        EXPECT_EQ(f.code, mcp ? 0 : 70) << f.out << f.err;
+        EXPECT_NE(said.find("the bridge ran `restart api`, not what you asked (`restart web`)"),
+                  std::string::npos)
+            << (mcp ? "mcp: " : "request: ") << said;
+        if (mcp) {
+            EXPECT_NE(f.out.find(R"("isError":true)"), std::string::npos) << f.out;
+        }
+    }
 }
 
 // The same for the log window: the final event's detail records the
