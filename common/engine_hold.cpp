@@ -23,7 +23,8 @@ EngineHold engine_hold(const Config& config) {
         return {config.engine ? "" : kSameUser,
                 "a stack builds with its own command: the bridge hands it a screened snapshot "
                 "where install recorded a context, but cannot check which base images that "
-                "command lets a FROM name (their ONBUILD triggers run unscreened)"};
+                "command lets a FROM name (their ONBUILD triggers run unscreened)",
+                ""};
     }
     // An engine user contains an escape (SECURITY.md, "Two postures"): a
     // bind source swapped for a link mounts only what that user may read.
@@ -37,7 +38,7 @@ EngineHold engine_hold(const Config& config) {
             "bridge.json accepts bind sources unpinned (unpinned_binds): the agent can swap one "
             "for a link while compose creates a container, and podman-compose, run as you, "
             "makes the directories the link names",
-            ""};
+            "", ""};
     }
     // Where the engine runs as the person, a more particular reason first.
     const char* both = kSameUser;
@@ -55,7 +56,14 @@ EngineHold engine_hold(const Config& config) {
             "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
             "swap while a container starts";
     }
-    return {both, both};
+    // A bind accepted unpinned is resolved again by every start, restart's
+    // too, with the person's rights: a swap mounts their home.
+    const std::string restart =
+        config.unpinned_binds.empty()
+            ? std::string()
+            : "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
+              "swap while restart starts a container again, as you";
+    return {both, both, restart};
 }
 
 bool held_for_containment(const Config& config, Verb verb) {

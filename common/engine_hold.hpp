@@ -2,11 +2,11 @@
 // an escape through the engine is contained, that is with an engine user
 // (docs/ENGINE-USER.md) whose podman reads nothing of the agent's that the
 // bridge did not make safe. Everywhere else (the engine run as the person,
-// binds accepted unpinned, a stack's own build) each is held for a person. The executor holds them whatever policy.conf
-// says (executor/decide.cpp) unless bridge.json says the person accepted
-// it (accept_uncontained_engine); `install` and `upgrade` seed and set them
-// `ask` (admin/install/policy_engine_guard.hpp) and `doctor` warns. One
-// check, linked into both (SECURITY.md, "Two postures").
+// binds accepted unpinned, a stack's own build) each is held for a person. The executor holds them
+// whatever policy.conf says (executor/decide.cpp) unless bridge.json says the person accepted it
+// (accept_uncontained_engine); `install` and `upgrade` seed and set them `ask`
+// (admin/install/policy_engine_guard.hpp) and `doctor` warns. One check, linked into both
+// (SECURITY.md, "Two postures").
 #pragma once
 
 #include <array>
@@ -19,8 +19,9 @@
 namespace hb::common {
 
 // The verbs that have the engine read the agent's build inputs or start
-// containers from checkout paths.
-inline constexpr std::array<Verb, 2> kEngineVerbs = {Verb::Up, Verb::Rebuild};
+// containers from checkout paths: `restart` starts them again, resolving
+// bind sources by path where nothing pins them.
+inline constexpr std::array<Verb, 3> kEngineVerbs = {Verb::Up, Verb::Rebuild, Verb::Restart};
 bool is_engine_verb(Verb verb);
 
 // Why each engine verb is held for a person on `config`'s install: empty
@@ -28,9 +29,15 @@ bool is_engine_verb(Verb verb);
 struct EngineHold {
     std::string up;
     std::string rebuild;
+    std::string restart;
     // Only for an engine verb; every other verb is never held by this.
-    [[nodiscard]] const std::string& of(Verb verb) const { return verb == Verb::Up ? up : rebuild; }
-    [[nodiscard]] bool any() const { return !up.empty() || !rebuild.empty(); }
+    [[nodiscard]] const std::string& of(Verb verb) const {
+        return verb == Verb::Up ? up : verb == Verb::Rebuild ? rebuild : restart;
+    }
+    std::string& of(Verb verb) {
+        return verb == Verb::Up ? up : verb == Verb::Rebuild ? rebuild : restart;
+    }
+    [[nodiscard]] bool any() const { return !up.empty() || !rebuild.empty() || !restart.empty(); }
 };
 EngineHold engine_hold(const Config& config);
 

@@ -129,11 +129,14 @@ class Doctor {
     // "Two postures"; common/engine_hold.hpp).
     void report_posture() {
         const EngineHold hold = engine_hold(c_);
-        std::string held;
+        std::vector<std::string> verbs;
         for (Verb verb : kEngineVerbs) {
-            if (!hold.of(verb).empty())
-                held += (held.empty() ? "" : " and ") + std::string(verb_name(verb));
+            if (!hold.of(verb).empty()) verbs.emplace_back(verb_name(verb));
         }
+        // "up and rebuild", "up, rebuild and restart".
+        std::string held;
+        for (std::size_t i = 0; i < verbs.size(); ++i)
+            held += (i == 0 ? "" : i + 1 == verbs.size() ? " and " : ", ") + verbs[i];
         std::string line = c_.engine ? "posture: engine user " + c_.engine->user +
                                            ": an escape through the engine reaches that user's "
                                            "files, not yours"
@@ -742,8 +745,7 @@ class Doctor {
         }
         common::Policy policy = common::load_policy(c_.policy_file, c_.services);
         for (const auto& warning : policy.warnings) {
-            problem("policy: " + warning,
-                    {self_command() + " policy edit --slug " + paths_.slug});
+            problem("policy: " + warning, {self_command() + " policy edit --slug " + paths_.slug});
         }
         check_policy_shadows(policy);
         check_engine_verbs(policy);
@@ -798,8 +800,7 @@ class Doctor {
                     automatic += " " + key + "." + rule.service + "=auto";
                 }
             }
-            if (automatic.size() != before)
-                (verb == Verb::Up ? named.up : named.rebuild) = hold.of(verb);
+            if (automatic.size() != before) named.of(verb) = hold.of(verb);
         }
         if (automatic.empty()) return;
         warn(c_.policy_file + " has" + automatic + "; " + engine_hold_reason(named) +

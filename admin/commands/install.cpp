@@ -41,11 +41,11 @@
 #include "admin/util/resolve_binary.hpp"
 #include "admin/util/slug.hpp"
 #include "client/embedded_client.hpp"
-#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 
@@ -996,9 +996,13 @@ class Installer {
                 engine_hold_reason(risk));
         }
         if (!policy->has_value()) {
+            // A held restart (binds accepted unpinned) is seeded ask as well.
             auto seeded = write_file_atomic(
                 paths_.policy_file,
-                admin::default_policy_text(hold.up.empty(), hold.rebuild.empty()), 0644);
+                hold_engine_verbs(admin::default_policy_text(hold.up.empty(), hold.rebuild.empty()),
+                                  hold)
+                    .text,
+                0644);
             if (!seeded) return fail(seeded.error().message);
             std::string asked;
             for (Verb verb : kEngineVerbs)

@@ -41,7 +41,7 @@ struct InstallServices {
     std::vector<std::string> buildable;
     // Why up and rebuild are held for a person on the install
     // (admin/install/policy_engine_guard.hpp); held unless it says otherwise.
-    EngineHold hold{"held", "held"};
+    EngineHold hold{"held", "held", ""};
 };
 
 struct Suggestion {

@@ -49,10 +49,14 @@ EngineGuarded hold_engine_verbs(std::string_view text, const EngineHold& hold) {
 }
 
 std::string engine_hold_reason(const EngineHold& hold) {
-    if (hold.up == hold.rebuild) {
+    if (hold.up == hold.rebuild && hold.restart.empty()) {
         return hold.up.empty() ? std::string()
                                : "up and rebuild are held for a person (ask): " + hold.up +
                                      " (SECURITY.md, \"Two postures\")";
+    }
+    if (hold.up == hold.rebuild && hold.rebuild == hold.restart) {
+        return "up, rebuild and restart are held for a person (ask): " + hold.up +
+               " (SECURITY.md, \"Two postures\")";
     }
     std::string out;
     for (Verb verb : kEngineVerbs) {

@@ -274,6 +274,12 @@ TEST_F(ComposeInstall, AnUnpinnedBindBelowTheRootIsRefusedUntilAcceptedByName) {
     ASSERT_EQ(accepted.code, 0) << accepted.out << accepted.err;
     EXPECT_TRUE(contains(accepted.out, "bind source data is accepted unpinned")) << accepted.out;
     EXPECT_EQ(home.bridge_json("demo-app")["unpinned_binds"], nlohmann::json({"data"}));
+    // restart starts the container again from that path, as the person:
+    // seeded ask like up and rebuild (common/engine_hold.cpp).
+    EXPECT_TRUE(
+        has_line(read_file(home.config_dir("demo-app") + "/policy.conf"), "MODE_restart=ask"))
+        << read_file(home.config_dir("demo-app") + "/policy.conf");
+    EXPECT_TRUE(contains(accepted.out, "while restart starts a container again")) << accepted.out;
     Ran upgraded = home.hostbridge({"upgrade"});
     ASSERT_EQ(upgraded.code, 0) << upgraded.out << upgraded.err;
     EXPECT_EQ(home.bridge_json("demo-app")["unpinned_binds"], nlohmann::json({"data"}));

@@ -9,7 +9,7 @@
 namespace hb::admin {
 namespace {
 
-const EngineHold kBoth{"why", "why"};
+const EngineHold kBoth{"why", "why", ""};
 
 // A podman-compose install, rootless (pins), with builds and buildah: what
 // the bridge makes safe.
@@ -46,6 +46,13 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
     unpinned.unpinned_binds = {"data"};
     EXPECT_NE(engine_hold(unpinned).up.find("unpinned_binds"), std::string::npos);
     EXPECT_FALSE(engine_hold(unpinned).rebuild.empty());
+    // restart starts the container again from the swappable path, as the
+    // person: held too (nothing else holds restart).
+    EXPECT_NE(engine_hold(unpinned).restart.find("while restart starts a container again"),
+              std::string::npos);
+    EXPECT_TRUE(common::held_for_containment(unpinned, Verb::Restart));
+    EXPECT_TRUE(engine_hold(safe_compose()).restart.empty());
+    EXPECT_TRUE(engine_hold(rootful).restart.empty());
 
     Config docker = safe_compose();
     docker.backend.flavour = ComposeFlavour::Docker;
@@ -65,6 +72,7 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
     engine.unpinned_binds = {"data"};
     EXPECT_NE(engine_hold(engine).up.find("podman-compose, run as you"), std::string::npos);
     EXPECT_TRUE(engine_hold(engine).rebuild.empty());
+    EXPECT_TRUE(engine_hold(engine).restart.empty());
 
     Config stack;
     stack.backend.kind = BackendKind::Stack;
@@ -91,13 +99,13 @@ TEST(PolicyEngineGuard, TheReasonNamesEachHeldVerb) {
     EXPECT_EQ(engine_hold_reason(EngineHold{}), "");
     EXPECT_EQ(engine_hold_reason(kBoth),
               "up and rebuild are held for a person (ask): why (SECURITY.md, \"Two postures\")");
-    EXPECT_EQ(engine_hold_reason(EngineHold{"", "no buildah"}),
+    EXPECT_EQ(engine_hold_reason(EngineHold{"", "no buildah", ""}),
               "rebuild is held for a person (ask): no buildah (SECURITY.md, \"Two postures\")");
 }
 
 TEST(PolicyEngineGuard, OnlyTheHeldVerbsLinesChange) {
     const std::string text = "MODE_up=auto\nMODE_rebuild=auto\nMODE_rebuild.api=auto\n";
-    const EngineGuarded rebuild_only = hold_engine_verbs(text, EngineHold{"", "why"});
+    const EngineGuarded rebuild_only = hold_engine_verbs(text, EngineHold{"", "why", ""});
     EXPECT_EQ(rebuild_only.text, "MODE_up=auto\nMODE_rebuild=ask\nMODE_rebuild.api=ask\n");
     const EngineGuarded none = hold_engine_verbs(text, EngineHold{});
     EXPECT_EQ(none.text, text);

@@ -466,7 +466,7 @@ TEST(SuggestPolicy, UpAndRebuildAreAutoOnlyWhereTheInstallDoesNotHoldThem) {
     EXPECT_EQ(free.mode(Verb::Rebuild, "api"), Mode::Auto);
     EXPECT_EQ(free.mode(Verb::Down), Mode::Ask);  // always a person's
     const admin::InstallServices held{
-        kServices, {"api", "web"}, admin::EngineHold{"", "no buildah"}};
+        kServices, {"api", "web"}, admin::EngineHold{"", "no buildah", ""}};
     const common::Policy p =
         common::parse_policy(admin::suggest_policy(events, held, "d").text, kServices);
     EXPECT_EQ(p.mode(Verb::Up), Mode::Auto);
@@ -501,7 +501,7 @@ TEST(SuggestPolicy, TheHeaderNamesTheVerbsTheBodyNeverMakesAuto) {
     EXPECT_TRUE(contains(header(free.text), "# up and rebuild are not held on this install"))
         << free.text;
     const admin::Suggestion held = admin::suggest_policy(
-        events, admin::InstallServices{kServices, {"api"}, admin::EngineHold{"held", "held"}}, "d");
+        events, admin::InstallServices{kServices, {"api"}, admin::EngineHold{"held", "held", ""}}, "d");
     ASSERT_TRUE(has_line(held.text, "MODE_up=ask")) << held.text;
     EXPECT_TRUE(contains(header(held.text),
                          "(a person allows each one on the host):\n# up, down, rebuild and init."))

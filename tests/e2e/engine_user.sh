@@ -113,9 +113,29 @@ if [ "${1:-}" = --inner ]; then
         RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
     }
     q() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$RESP" "$1" 2>&1; }
+    # up is held for a person here: web's bind is accepted unpinned
+    # (common/engine_hold.cpp). The person allows what `pending` shows.
+    request_up() { # REQ_RC, REQ_OUT, RESP, HELD (the name pending listed)
+        as_person "$P/untracked/hostbridge/request" --timeout 300 up >"/tmp/$name-up.out" 2>&1 &
+        local client=$! listed="" digest
+        HELD=""
+        for _ in $(seq 600); do
+            listed=$(as_person "$stage/bin/hostbridge" pending --slug "$slug" 2>/dev/null)
+            HELD=$(sed -n 's/^request: *//p' <<<"$listed" | head -n 1)
+            [ -n "$HELD" ] && break
+            sleep 0.1
+        done
+        digest=$(awk -v n="$HELD" '$1 == "request:" && $2 == n { getline; if ($1 == "digest:") print $2 }' <<<"$listed")
+        as_person "$stage/bin/hostbridge" allow --slug "$slug" "$HELD" "$digest" >/dev/null 2>&1
+        wait "$client"
+        REQ_RC=$?
+        REQ_OUT=$(cat "/tmp/$name-up.out")
+        RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+    }
 
-    request up
-    check "up through the socket: done (rc $REQ_RC, $(q 'r["state"]'))" test "$REQ_RC" -eq 0
+    request_up
+    check "up is held for a person (a bind accepted unpinned: ${HELD:-never listed by pending})" test -n "$HELD"
+    check "up through the socket, once allowed: done (rc $REQ_RC, $(q 'r["state"]'))" test "$REQ_RC" -eq 0
     [ "$REQ_RC" -eq 0 ] || printf '%s\n' "$REQ_OUT" | tail -n 20
     web=${pname}_web_1
     check "web's container is the engine user's" eval 'remote container exists "$web"'
@@ -137,8 +157,8 @@ if [ "${1:-}" = --inner ]; then
     request down
     check "down (compose stop) through the socket: done, web's container stopped" \
         eval '[ "$REQ_RC" -eq 0 ] && [ "$(remote inspect --format "{{.State.Running}}" "$web")" = false ]'
-    request up
-    check "up again: done, web running" \
+    request_up
+    check "up again (allowed): done, web running" \
         eval '[ "$REQ_RC" -eq 0 ] && [ "$(remote inspect --format "{{.State.Running}}" "$web")" = true ]'
     request ping
     check "ping: done" test "$REQ_RC" -eq 0
@@ -298,7 +318,7 @@ if [ "${1:-}" = --inner ]; then
     [ -z "$ids" ] || remote rm -f -t 0 $ids >/dev/null 2>&1
     remote network rm -f "$name-agent-net" >/dev/null 2>&1
     remote network rm -f "${pname}_default" >/dev/null 2>&1
-    rm -f "/tmp/$name-config" "/tmp/$name-audit" "/tmp/$name-watch.log"
+    rm -f "/tmp/$name-config" "/tmp/$name-audit" "/tmp/$name-watch.log" "/tmp/$name-up.out"
     [ "$failures" -eq 0 ]
     exit
 fi
@@ -329,7 +349,7 @@ cleanup() {
     "$repo/tools/e2e/testuser.sh" delete "$engine" >/dev/null 2>&1
     "$repo/tools/e2e/testuser.sh" delete "$person" >/dev/null 2>&1
     rm -f "/var/lib/hostbridge/engine-users/$engine"
-    rm -rf -- "$stage" "/tmp/$name-watch.log" "/tmp/$name-config" "/tmp/$name-audit"
+    rm -rf -- "$stage" "/tmp/$name-watch.log" "/tmp/$name-config" "/tmp/$name-audit" "/tmp/$name-up.out"
 }
 trap cleanup EXIT
 trap 'echo interrupted; exit 130' INT TERM HUP

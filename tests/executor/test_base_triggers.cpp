@@ -6,8 +6,12 @@
 // refused and its trigger never runs).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+#include <cstring>
 
 #include <string>
 
@@ -139,8 +143,20 @@ class RemoteTriggerCheck : public TriggerCheck {
         config_.run_dir = tree_.path();
         ::mkdir(tree_.path(".hostbridge-build").c_str(), 0700);
         builds_ = UniqueFd(::open(tree_.path(".hostbridge-build").c_str(), O_RDONLY | O_DIRECTORY));
-        config_.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
+        // The engine user's socket as common/engine_socket.cpp pins it: a
+        // socket its user owns (here: ours, bound, never connected to).
+        const std::string socket = tree_.path("podman.sock");
+        socket_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        ASSERT_LT(socket.size(), sizeof addr.sun_path);
+        std::strcpy(addr.sun_path, socket.c_str());
+        ASSERT_EQ(::bind(socket_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        const passwd* pw = ::getpwuid(::getuid());
+        ASSERT_NE(pw, nullptr);
+        config_.engine = EngineIdentity{pw->pw_name, socket};
     }
+    UniqueFd socket_;
     // The config the save of `id` writes, named <id>.json as podman names it.
     void config_json(const std::string& id, const std::string& json) {
         tree_.write("config-" + id + "." + id, json);
