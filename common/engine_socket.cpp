@@ -41,8 +41,6 @@ Result<PinnedEngineSocket> pin_engine_socket(const EngineIdentity& engine) {
         return make_error("the engine socket " + engine.socket + " belongs to uid " +
                           std::to_string(st.st_uid) + ", not to " + engine.user);
     PinnedEngineSocket out;
-    out.container_host =
-        "unix:///proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd.get());
     out.fd = std::move(fd);
     return out;
 }

@@ -5,9 +5,10 @@
 // which connects by path, would follow it and run the next unattended
 // `up` on the person's own engine (SECURITY.md, "Two postures"). So the
 // name is opened once with no link followed and must be a socket the
-// engine user owns (only that user, or root, makes one such); podman is
-// handed /proc/<pid>/fd/<n> of that open file, which a later swap of the
-// name does not change. The drain and `doctor` make this one check.
+// engine user owns (only that user, or root, makes one such); the drain's
+// relay (executor/engine_relay.hpp) connects to that open file, which a
+// later swap of the name does not change. The drain and `doctor` make this
+// one check.
 #pragma once
 
 #include <string>
@@ -19,8 +20,7 @@
 namespace hb::common {
 
 struct PinnedEngineSocket {
-    UniqueFd fd;                 // O_PATH of the socket; keep it open while podman runs
-    std::string container_host;  // unix:///proc/<our pid>/fd/<fd>, for CONTAINER_HOST
+    UniqueFd fd;  // O_PATH of the socket: connect to /proc/self/fd/<fd>
 };
 
 // Why `engine.socket` is not the engine user's socket (a link, not a

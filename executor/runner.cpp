@@ -264,10 +264,10 @@ std::vector<std::string> child_environment() {
 Result<EngineEnvironment> engine_environment(const Config& config) {
     EngineEnvironment out;
     if (!config.engine) return out;
-    auto socket = common::pin_engine_socket(*config.engine);
-    if (!socket) return socket.error();
-    out.env.push_back("CONTAINER_HOST=" + socket->container_host);
-    out.socket = std::move(*socket);
+    auto relay = EngineRelay::start(config);
+    if (!relay) return relay.error();
+    out.env.push_back("CONTAINER_HOST=" + relay->container_host());
+    out.relay.emplace(std::move(*relay));
     return out;
 }
 

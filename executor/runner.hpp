@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/config.hpp"
-#include "common/engine_socket.hpp"
 #include "executor/argv_table.hpp"
+#include "executor/engine_relay.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -104,15 +104,16 @@ std::string run_failure(const RunResult& result);
 // it), LANG=C.UTF-8. Nothing else is inherited.
 std::vector<std::string> child_environment();
 
-// With an engine user (bridge.json "engine"): CONTAINER_HOST naming that
-// user's socket as common/engine_socket.hpp pinned it, which makes every
-// podman the argv table runs, podman-compose's included, a client of that
-// user's service (docs/ENGINE-USER.md); `env` empty otherwise. Every
-// command of the argv table gets `env` besides child_environment(), and
-// the value stays open until the command ended. An error: the socket is
-// not the engine user's, and nothing runs.
+// With an engine user (bridge.json "engine"): CONTAINER_HOST naming a
+// relay to that user's socket as common/engine_socket.hpp pinned it
+// (executor/engine_relay.hpp), which makes every podman the argv table
+// runs, podman-compose's included, a client of that user's service
+// (docs/ENGINE-USER.md); `env` empty otherwise. Every command of the argv
+// table gets `env` besides child_environment(), and the relay runs until
+// this value goes. An error: the socket is not the engine user's, and
+// nothing runs.
 struct EngineEnvironment {
-    std::optional<common::PinnedEngineSocket> socket;
+    std::optional<EngineRelay> relay;
     std::vector<std::string> env;
 };
 Result<EngineEnvironment> engine_environment(const Config& config);

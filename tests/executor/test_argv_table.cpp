@@ -670,14 +670,15 @@ std::string render_doc() {
     md += "(`child_environment()`, executor/runner.cpp), plus what each row's section\n";
     md += "names (the run tree's variables: docs/DECIDE-AND-RUN.md). With an engine\n";
     md += "user (`engine` in `bridge.json`) every row also gets\n\n";
-    md += "    CONTAINER_HOST=unix:///proc/$PID/fd/$FD\n\n";
-    md += "(`engine_environment()`): `$FD` is the drain's own descriptor of\n";
-    md += "`engine.socket`, opened with no link followed and checked to be a socket\n";
-    md += "the engine user owns (common/engine_socket.hpp; otherwise the row does\n";
-    md += "not run), `$PID` the drain's. That makes every podman it runs,\n";
-    md += "podman-compose's included, a client of the engine user's rootless podman\n";
-    md += "service (docs/ENGINE-USER.md), whatever the name is made to point at\n";
-    md += "meanwhile. Nothing else of the drain's environment reaches a command.\n";
+    md += "    CONTAINER_HOST=unix://$RUN_DIR/.hostbridge-engine-XXXXXX/s\n\n";
+    md += "(`engine_environment()`): a relay the drain runs for the command\n";
+    md += "(executor/engine_relay.hpp) to `engine.socket` as it was opened, with no\n";
+    md += "link followed and checked to be a socket the engine user owns\n";
+    md += "(common/engine_socket.hpp; otherwise the row does not run). That makes\n";
+    md += "every podman it runs, podman-compose's included, a client of the engine\n";
+    md += "user's rootless podman service (docs/ENGINE-USER.md), whatever the name\n";
+    md += "is made to point at meanwhile. Nothing else of the drain's environment\n";
+    md += "reaches a command.\n";
     return md;
 }
 

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include "executor/runner.hpp"
 #include "tests/support/files.hpp"
@@ -51,6 +52,25 @@ int reached(const std::string& path, const std::vector<int>& listeners) {
     return -1;
 }
 
+// Which listener a connection through `path` (the relay) reaches: the
+// relay connects upstream on its own time, so each listener is asked for
+// a while.
+int reached_through(const std::string& path, int engine_fd, int person_fd) {
+    UniqueFd c(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path.c_str());
+    if (::connect(c.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return -1;
+    for (int i = 0; i < 500; ++i) {
+        for (int l : {engine_fd, person_fd}) {
+            UniqueFd accepted(::accept4(l, nullptr, nullptr, SOCK_CLOEXEC));
+            if (accepted) return l;
+        }
+        ::usleep(10 * 1000);
+    }
+    return -1;
+}
+
 std::string own_name() {
     const passwd* pw = ::getpwuid(::getuid());
     return pw != nullptr ? pw->pw_name : "";
@@ -64,15 +84,17 @@ class EngineSocket : public ::testing::Test {
     UniqueFd engine_listener = listen_at(socket);
     UniqueFd person_listener = listen_at(persons);
     EngineIdentity engine{own_name(), socket};
+    int reached_through(const std::string& path) const {
+        return exec::reached_through(path, engine_listener.get(), person_listener.get());
+    }
 };
 
 TEST_F(EngineSocket, ItsOwnSocketIsPinnedAndASwapAfterwardsChangesNothing) {
     ASSERT_TRUE(engine_listener && person_listener);
     auto pinned = common::pin_engine_socket(engine);
     ASSERT_TRUE(pinned.ok()) << pinned.error().message;
-    const std::string path = pinned->container_host.substr(std::strlen("unix://"));
-    EXPECT_EQ(path,
-              "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(pinned->fd.get()));
+    // How the relay connects (executor/engine_relay.cpp).
+    const std::string path = "/proc/self/fd/" + std::to_string(pinned->fd.get());
     // The escape's move: the name becomes a link to the person's socket.
     ASSERT_EQ(::rename(socket.c_str(), (socket + ".real").c_str()), 0);
     ASSERT_EQ(::symlink(persons.c_str(), socket.c_str()), 0);
@@ -122,23 +144,48 @@ TEST_F(EngineSocket, ASocketOfAnotherOwnerOrNoSocketOrNoSuchUserIsRefused) {
     EXPECT_NE(nobody.error().message.find("no user hb-no-such-user-x"), std::string::npos);
 }
 
-TEST_F(EngineSocket, QueriesGetThePinnedSocketAsContainerHost) {
-    ASSERT_TRUE(engine_listener);
+// A command is handed a relay of the drain's (executor/engine_relay.hpp):
+// what connects there reaches the pinned socket, before and after the name
+// is made a link to the person's; the relay goes with the command.
+TEST_F(EngineSocket, CommandsReachThePinnedSocketThroughTheDrainsRelay) {
+    ASSERT_TRUE(engine_listener && person_listener);
     ::setenv("CONTAINER_HOST", "unix:///tmp/from-our-own-environment.sock", 1);
     Config config;
     config.engine = engine;
-    auto out = scratch_file("hb-test-env");
-    ASSERT_TRUE(out.ok());
-    const RunResult r = run_query(config, {"/usr/bin/env"}, out->get(), out->get(), seconds(10));
+    config.run_dir = dir.path();
+    std::string relay_path;
+    {
+        auto env = engine_environment(config);
+        ASSERT_TRUE(env.ok()) << env.error().message;
+        ASSERT_EQ(env->env.size(), 1u);
+        const std::string prefix = "CONTAINER_HOST=unix://" + dir.path() + "/.hostbridge-engine-";
+        ASSERT_EQ(env->env[0].rfind(prefix, 0), 0u) << env->env[0];
+        relay_path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+        EXPECT_EQ(reached_through(relay_path), engine_listener.get());
+        ASSERT_EQ(::rename(socket.c_str(), (socket + ".real").c_str()), 0);
+        ASSERT_EQ(::symlink(persons.c_str(), socket.c_str()), 0);
+        EXPECT_EQ(reached_through(relay_path), engine_listener.get());
+        // The query's own environment names the relay, not ours.
+        auto out = scratch_file("hb-test-env");
+        ASSERT_TRUE(out.ok());
+        ASSERT_EQ(::rename((socket + ".real").c_str(), socket.c_str()), 0);
+        const RunResult r =
+            run_query(config, {"/usr/bin/env"}, out->get(), out->get(), seconds(10));
+        ASSERT_EQ(r.status, RunResult::Status::Exited) << r.error;
+        auto text = read_scratch(out->get(), 65536);
+        ASSERT_TRUE(text.ok());
+        EXPECT_NE(text->find("\nCONTAINER_HOST=unix://" + dir.path() + "/.hostbridge-engine-"),
+                  std::string::npos)
+            << *text;
+        EXPECT_EQ(text->find("from-our-own-environment"), std::string::npos) << *text;
+    }
     ::unsetenv("CONTAINER_HOST");
-    ASSERT_EQ(r.status, RunResult::Status::Exited) << r.error;
-    auto text = read_scratch(out->get(), 65536);
-    ASSERT_TRUE(text.ok());
-    EXPECT_NE(text->find("\nCONTAINER_HOST=unix:///proc/" + std::to_string(::getpid()) + "/fd/"),
-              std::string::npos)
-        << *text;
-    EXPECT_EQ(text->find("from-our-own-environment"), std::string::npos) << *text;
+    // Gone with the command: its directory too.
+    EXPECT_NE(::access(relay_path.c_str(), F_OK), 0);
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+        EXPECT_EQ(entry.path().filename().string().rfind(".hostbridge-engine-", 0),
+                  std::string::npos)
+            << entry.path();
 }
-
 }  // namespace
 }  // namespace hb::exec

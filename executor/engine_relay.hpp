@@ -1,0 +1,45 @@
+// The engine user's podman socket, reached only through a relay the drain
+// runs for the length of one command (docs/ENGINE-USER.md, "The socket").
+// The socket's directory is the engine user's: an escape as that user can
+// put a link to the person's own podman socket in its place, and a podman
+// client connecting by name would follow it. So the drain pins the socket
+// (common/engine_socket.hpp: no link, owned by the engine user), listens
+// on a socket of its own in a fresh 0700 directory of the run dir, and a
+// forked relay connects each client that is the person to the pinned
+// socket (never to the name), checks the answering peer is the engine
+// user, and copies bytes both ways. podman cannot be handed the pinned
+// file itself: rootless podman joins its pause process's namespaces even
+// as a remote client, and from there /proc/<pid>/fd/<n> is refused
+// (measured, podman 4.3.1: EACCES).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "common/config.hpp"
+#include "ipc/result.hpp"
+
+namespace hb::exec {
+
+class EngineRelay {
+  public:
+    // Pins the socket, makes <run_dir>/.hostbridge-engine-XXXXXX/s and
+    // forks the relay (it dies with the drain: PR_SET_PDEATHSIG).
+    static Result<EngineRelay> start(const Config& config);
+    EngineRelay(EngineRelay&& other) noexcept;
+    EngineRelay& operator=(EngineRelay&&) = delete;
+    EngineRelay(const EngineRelay&) = delete;
+    ~EngineRelay();  // the relay killed and reaped, its directory removed
+
+    // unix://<its socket>, for CONTAINER_HOST.
+    [[nodiscard]] const std::string& container_host() const { return host_; }
+
+  private:
+    EngineRelay() = default;
+    pid_t pid_ = -1;
+    std::string dir_;
+    std::string host_;
+};
+
+}  // namespace hb::exec
