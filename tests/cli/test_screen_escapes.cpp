@@ -319,6 +319,30 @@ TEST_F(ScreenEscapes, EveryHostileStringReachesEveryScreenEscaped) {
     }
     EXPECT_CLEAN(on_a_terminal({"pending", "--slug", "demo-app"}), "pending");
 
+    // pending: a held build shows its Containerfile (the agent's, screened
+    // when held: executor/build_input.cpp). The screen refuses a control
+    // character, a Unicode space and invalid UTF-8 in it; what it lets
+    // through (bidi controls, zero-width characters, combining marks) is
+    // shown escaped.
+    {
+        std::string containerfile = "FROM scratch\n";
+        for (const char* s : {"\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x80\x8b", "\xe2\x80\x8f",
+                              "e\xcc\x81\xcc\x81\xcc\x81", "\xef\xbb\xbf"})
+            containerfile += "# before " + std::string(s) + " after\nLABEL n=\"" + s + "\"\n";
+        containerfile += "COPY index.html /www/\n";
+        write_file(project.dir + "/web/Containerfile", containerfile);
+        write_file(project.dir + "/web/index.html", "<h1>web</h1>\n");
+        ASSERT_EQ(
+            home.hostbridge(install_args(project, {"--no-systemd", "--build-context", "web=web"}))
+                .code,
+            0);
+        const std::string name = drop_request(project.spool(), "rebuild", "web");
+        const Drained d =
+            run_drain_until_answered(exec_start_of(home, "demo-app"), project.spool(), name);
+        ASSERT_EQ(d.response.value("state", ""), "pending") << d.response.dump() << d.log;
+        check(on_a_terminal({"pending", "--slug", "demo-app"}), "pending (a held build)");
+    }
+
     // doctor: planted names in requests/ and a changed trusted file;
     // approve: the same file's diff.
     for (const std::string& s : hostile) {
