@@ -237,7 +237,10 @@ if [ "${1:-}" = --inner ]; then
     # (common/engine_socket.hpp): refused, and doctor names it.
     own=/run/user/$puid/podman/hb-own.sock
     as_person mkdir -p "/run/user/$puid/podman"
-    as_person podman system service --time=0 "unix://$own" >/dev/null 2>&1 &
+    # --time: it ends by itself too; rootless podman re-executes itself, so
+    # the pid below is not the service's (pkill below), and a service left
+    # running would hold whatever fds this script inherited.
+    as_person podman system service --time=60 "unix://$own" >/dev/null 2>&1 &
     own_svc=$!
     for _ in $(seq 300); do [ -S "$own" ] && break; sleep 0.1; done
     as_engine sh -c "mv '$socket' '$socket.real' && ln -s '$own' '$socket'"
@@ -251,6 +254,7 @@ if [ "${1:-}" = --inner ]; then
     check "doctor names the link as a problem" eval '[[ $doc == *"PROBLEM"*"is a link, which the bridge never follows"* ]]'
     as_engine sh -c "rm '$socket' && mv '$socket.real' '$socket'"
     kill "$own_svc" 2>/dev/null
+    pkill -u "$person" -f "podman system service --time=60 unix://$own" 2>/dev/null
     wait "$own_svc" 2>/dev/null
     request status
     check "the socket back: status done" test "$REQ_RC" -eq 0
