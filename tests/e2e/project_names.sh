@@ -109,6 +109,15 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 # ------------------------------------------------------------------ two checkouts, one name
 
+commit_and_clone() { # DIR CLONE: DIR made a git repository of its files, cloned to CLONE
+    {
+        git -C "$1" init -q . &&
+            git -C "$1" add -A &&
+            git -C "$1" -c user.email=t@example.invalid -c user.name=t commit -qm checkout &&
+            git clone -q "$1" "$2"
+    } || die "git init of $1 and clone to $2"
+}
+
 mkdir -p "$A/app/rootfs/bin" "$(dirname -- "$B")" || die "mkdir"
 cp "$busybox" "$A/app/rootfs/bin/busybox"
 for applet in sh sleep cat; do ln -s busybox "$A/app/rootfs/bin/$applet"; done
@@ -126,12 +135,7 @@ services:
     build: ./app
     init: true
 EOF
-{
-    git -C "$A" init -q . &&
-        git -C "$A" add -A &&
-        git -C "$A" -c user.email=t@example.invalid -c user.name=t commit -qm app &&
-        git clone -q "$A" "$B"
-} || die "git init of $A and clone to $B"
+commit_and_clone "$A" "$B"
 echo "CHECKOUT-B-PERSON" >"$B/app/version.txt"
 
 # The person runs their clone by hand, as podman-compose users do.
@@ -297,12 +301,7 @@ services:
     labels:
       role: side
 COMPOSE
-{
-    git -C "$C" init -q . &&
-        git -C "$C" add -A &&
-        git -C "$C" -c user.email=t@example.invalid -c user.name=t commit -qm web &&
-        git clone -q "$C" "$D"
-} || die "git init of $C and clone to $D"
+commit_and_clone "$C" "$D"
 echo "CHECKOUT-D-PERSON" >"$D/m/marker.txt"
 out=$("${bridge[@]}" "$hb" install --project-dir "$C" --backend compose --compose-file compose.yaml \
     --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$cslug" \
