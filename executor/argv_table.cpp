@@ -84,7 +84,15 @@ Plan compose_rebuild(const Config& config, std::size_t index, const ServiceBuild
     if (config.backend.flavour == ComposeFlavour::PodmanCompose) {
         // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
         // depends_on too: remove S's container alone, then create it again.
-        plan.push_back(Step{{settings.engine, "rm", "--force", "--ignore", build.container}, {}});
+        // Found by its labels (podman ANDs them), never by its name, which
+        // a `container_name:` another checkout's run shares.
+        Argv rm = {settings.engine, "rm", "--force", "--ignore"};
+        for (const std::string& label : {"com.docker.compose.project=" + settings.project,
+                                         std::string(kInstallLabel) + "=" + settings.project,
+                                         "com.docker.compose.service=" + build.service}) {
+            rm.insert(rm.end(), {"--filter", "label=" + label});
+        }
+        plan.push_back(Step{std::move(rm), {}});
         up.insert(up.end(), {"up", "-d", "--no-build", build.service});
     } else {
         up.insert(up.end(),
@@ -92,6 +100,25 @@ Plan compose_rebuild(const Config& config, std::size_t index, const ServiceBuild
     }
     plan.push_back(Step{std::move(up), std::nullopt});
     return plan;
+}
+
+// podman's: docker runs its healthchecks itself. A stack's settle engine is
+// always podman (common/config.cpp).
+bool podman_settles(const Config& config) {
+    return config.settle && (config.backend.kind == BackendKind::Stack ||
+                             config.backend.flavour == ComposeFlavour::PodmanCompose);
+}
+
+// `--filter` words that list only the project's containers, and for a
+// compose install only those its own rendered file made.
+Argv project_filters(const Config& config) {
+    const std::string& project = config.settle->project;
+    Argv words = {"--filter", "label=com.docker.compose.project=" + project};
+    if (install_labelled(config)) {
+        words.insert(words.end(),
+                     {"--filter", "label=" + std::string(kInstallLabel) + "=" + project});
+    }
+    return words;
 }
 
 // The argument check, independent of the parser's.
@@ -123,11 +150,23 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
         case Verb::Ping:
             return NoCommand{};
         case Verb::Status:
-            return compose ? with(config, {"ps"}) : with(config, {"status"});
         case Verb::Health:
-            return compose ? with(config, {"ps"}) : with(config, {"health"});
+            if (!compose) return with(config, {verb == Verb::Status ? "status" : "health"});
+            // podman-compose's ps lists by its project label alone, which a
+            // hand run with the same -p sets too: the engine's list of the
+            // install's own containers instead.
+            if (podman_settles(config)) {
+                Argv ps = {config.settle->engine, "ps", "-a"};
+                const Argv filters = project_filters(config);
+                ps.insert(ps.end(), filters.begin(), filters.end());
+                return Plan{Step{std::move(ps), std::nullopt}};
+            }
+            return with(config, {"ps"});
         case Verb::Logs:
             if (!compose) return with(config, {"logs", service()});
+            // Read from S's own container, never by its name, which another
+            // checkout's `container_name:` may share (follow_log.hpp).
+            if (logs_by_container(config)) return Plan{};
             // podman-compose's logs has no --no-color (it never colours).
             if (config.backend.flavour == ComposeFlavour::PodmanCompose)
                 return with(config, {"logs", "--tail", "200", service()});
@@ -186,6 +225,15 @@ bool looks(Verb verb, const Config& config) {
     return config.settle && (verb == Verb::Status || verb == Verb::Health);
 }
 
+bool install_labelled(const Config& config) {
+    return config.backend.kind == BackendKind::Compose;
+}
+
+// By the project label alone: the post-start check of pinned binds
+// (pin_check.hpp) must see every container of the project a command
+// started, one made by hand with -p too (podman-compose's restart and up
+// start a container by its name). Which of them are the install's is the
+// sandboxed reader's answer (`labelled`, ipc/inspect_wire.hpp).
 Argv settle_list(const Config& config) {
     const SettleSettings& s = *config.settle;
     return {s.engine,
@@ -206,17 +254,6 @@ std::optional<Argv> settle_inspect(const Config& config, const std::vector<std::
     }
     return argv;
 }
-
-namespace {
-
-// podman's: docker runs its healthchecks itself. A stack's settle engine is
-// always podman (common/config.cpp).
-bool podman_settles(const Config& config) {
-    return config.settle && (config.backend.kind == BackendKind::Stack ||
-                             config.backend.flavour == ComposeFlavour::PodmanCompose);
-}
-
-}  // namespace
 
 std::optional<Argv> settle_healthcheck(const Config& config, const std::string& id) {
     if (!podman_settles(config) || !is_container_id(id)) return std::nullopt;
@@ -286,6 +323,10 @@ bool accepts_log_window(const Config& config) {
     return podman_settles(config);
 }
 
+bool logs_by_container(const Config& config) {
+    return config.backend.kind == BackendKind::Compose && accepts_log_window(config);
+}
+
 std::optional<Argv> window_log(const Config& config, const std::string& id,
                                const LogWindow& window) {
     if (!is_container_id(id) || !window.given()) return std::nullopt;
@@ -346,20 +387,23 @@ std::string joined(const Argv& argv) {
 
 std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Config& config,
                              const LogWindow& window) {
-    if (verb == Verb::Logs && window.given() && accepts_log_window(config) && arg &&
+    if (verb == Verb::Logs &&
+        (window.given() ? accepts_log_window(config) : logs_by_container(config)) && arg &&
         *arg < config.services.size()) {
+        // `logs S` alone there is its last kPlainLogLines lines.
+        const LogWindow shown = window.given() ? window : LogWindow{kPlainLogLines, kNoTime, 0};
         // The id is the engine's, found when it runs: shown as a name.
-        Argv row = *window_log(symbolic_config(config), std::string(64, '0'), window);
+        Argv row = *window_log(symbolic_config(config), std::string(64, '0'), shown);
         row.back() = "$CONTAINER";
         std::string line = joined(row);
         // A tail is chosen from the `--since` view where its lines begin.
-        if (window.since_ns == kNoTime)
+        if (shown.since_ns == kNoTime)
             line += ", then $ENGINE logs --timestamps --since $OLDEST $CONTAINER";
         std::string asked;
-        if (window.lines != 0) asked = "lines " + std::to_string(window.lines);
-        if (window.since_ns != kNoTime) {
+        if (shown.lines != 0) asked = "lines " + std::to_string(shown.lines);
+        if (shown.since_ns != kNoTime) {
             asked += (asked.empty() ? "since " : ", since ") +
-                     format_cursor(LogCursor{window.since_ns, window.since_seen});
+                     format_cursor(LogCursor{shown.since_ns, shown.since_seen});
         }
         return line + " ($CONTAINER: " + config.services[*arg] +
                "'s container, found by the look's rows; docs/ARGV-TABLE.md, \"Settling\"; " +

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -53,6 +54,12 @@ bool settles(Verb verb, const Config& config);
 // With config.settle, `status` and `health` end with one look at the
 // services through the same rows (`health` runs each healthcheck first).
 bool looks(Verb verb, const Config& config);
+// A compose install's containers carry kInstallLabel=$PROJECT, set by its
+// rendered compose file (ipc/inspect_wire.hpp): `status` and `health` list,
+// rebuild removes, and the sandboxed reader counts as the project's
+// (`labelled`: the settle step, the look, logs) only those. A stack's
+// carry its own labels (docs/COMPOSE.md, "A stack's services").
+bool install_labelled(const Config& config);
 // `$ENGINE ps -a -q --no-trunc --filter label=com.docker.compose.project=$PROJECT`
 Argv settle_list(const Config& config);
 // `$ENGINE container inspect ID...`, read in the sandbox (executor/inspect_client.hpp).
@@ -105,6 +112,13 @@ std::string image_save_file(const Config& config);
 // podman-compose or stack install with `settle` (podman), whose look finds
 // the service's container. The agent's manifest offers the keys where this is true.
 bool accepts_log_window(const Config& config);
+// A compose install that accepts a window reads `logs S` alone the same
+// way, as its last kPlainLogLines lines: from S's labelled container, never
+// by the container's name, which a `container_name:` another checkout runs
+// shares. argv_for gives such a request an empty plan (nothing fixed runs;
+// executor/follow_log.hpp reads the log).
+bool logs_by_container(const Config& config);
+inline constexpr std::uint16_t kPlainLogLines = 200;
 // `$ENGINE logs --timestamps --since T ID` with the window's since (T one
 // nanosecond before the cursor, log_lines.hpp; none for the cursor 0:0),
 // else `$ENGINE logs --timestamps --tail N ID`; nullopt for a bad id or a

@@ -142,7 +142,10 @@ void mark_step(int log_fd, std::size_t step, std::size_t steps) {
 Decision follow(const Config& config, const Verdict& verdict, int log_fd, std::string log) {
     const auto started = std::chrono::steady_clock::now();
     const int timeout_s = config.timeouts.for_verb(Verb::Logs);
-    const FollowOutcome followed = follow_log(config, verdict.arg_index, verdict.window, log_fd,
+    // `logs S` alone: its last lines (argv_table.hpp, logs_by_container).
+    const LogWindow window =
+        verdict.window.given() ? verdict.window : LogWindow{kPlainLogLines, kNoTime, 0};
+    const FollowOutcome followed = follow_log(config, verdict.arg_index, window, log_fd,
                                               started + std::chrono::seconds(timeout_s));
     Decision d;
     d.log = std::move(log);
@@ -194,9 +197,10 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     running.log = "archive/" + log_name;
     (void)context.responses.publish(running);  // best effort: the terminal one matters
 
-    // A windowed logs reads the engine's log of the service's one container
-    // instead of running the plan's fixed row (executor/follow_log.hpp).
-    if (verdict.window.given()) {
+    // A windowed logs, and every logs where the install reads it by
+    // container, reads the engine's log of the service's one container
+    // instead of running a fixed row (executor/follow_log.hpp).
+    if (verdict.window.given() || (verb == Verb::Logs && logs_by_container(config))) {
         return follow(config, verdict, log->get(), "archive/" + log_name);
     }
 

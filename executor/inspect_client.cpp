@@ -17,9 +17,10 @@ constexpr int kInspectTimeoutMs = 10000;
 
 Result<std::vector<ContainerFacts>> inspect_in_sandbox(const std::string& parser_path, int fd,
                                                        const std::string& project,
-                                                       const std::vector<std::string>& services) {
+                                                       const std::vector<std::string>& services,
+                                                       bool install_label) {
     constexpr std::uint32_t kSeq = 1;
-    auto request = encode_inspect_request(InspectRequest{kSeq, project, services});
+    auto request = encode_inspect_request(InspectRequest{kSeq, project, services, install_label});
     if (!request) return request.error();
     auto bytes = ask_oneshot_reader(
         parser_path, {"--inspect", "the inspect reader", kInspectAnswerSize, kInspectTimeoutMs},

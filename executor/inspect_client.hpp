@@ -15,9 +15,12 @@ namespace hb::exec {
 
 // Reads the output open at `fd` (from its current offset). An error means
 // the reader could not answer (crash, hang, garbage) or refused the output:
-// the caller treats the containers as unknown.
+// the caller treats the containers as unknown. `install_label`: a compose
+// install's, whose containers count as the project's only with
+// kInstallLabel=project too.
 Result<std::vector<ContainerFacts>> inspect_in_sandbox(const std::string& parser_path, int fd,
                                                        const std::string& project,
-                                                       const std::vector<std::string>& services);
+                                                       const std::vector<std::string>& services,
+                                                       bool install_label);
 
 }  // namespace hb::exec

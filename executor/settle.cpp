@@ -97,7 +97,7 @@ Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
     }
     if (::lseek(json_out->get(), 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
     return inspect_in_sandbox(config.parser, json_out->get(), config.settle->project,
-                              config.services);
+                              config.services, install_labelled(config));
 }
 
 Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,

@@ -49,11 +49,12 @@ Result<std::vector<std::uint8_t>> encode_inspect_request(const InspectRequest& r
     if (request.services.size() > kMaxInspectServices) {
         return make_error("inspect request: too many services");
     }
-    std::vector<std::uint8_t> out(10);
+    std::vector<std::uint8_t> out(11);
     put_u32(out.data(), kInspectMagic);
     put_u32(out.data() + 4, request.seq);
     out[8] = static_cast<std::uint8_t>(request.project.size());
     out[9] = static_cast<std::uint8_t>(request.services.size());
+    out[10] = request.install_label ? 1 : 0;
     out.insert(out.end(), request.project.begin(), request.project.end());
     for (const std::string& service : request.services) {
         if (!name_ok(service)) return make_error("inspect request: bad service name");
@@ -64,7 +65,7 @@ Result<std::vector<std::uint8_t>> encode_inspect_request(const InspectRequest& r
 }
 
 Result<InspectRequest> decode_inspect_request(std::span<const std::uint8_t> bytes) {
-    if (bytes.size() < 10 || bytes.size() > kInspectRequestMax) {
+    if (bytes.size() < 11 || bytes.size() > kInspectRequestMax) {
         return make_error("inspect request: wrong size");
     }
     if (get_u32(bytes.data()) != kInspectMagic) return make_error("inspect request: bad magic");
@@ -73,7 +74,9 @@ Result<InspectRequest> decode_inspect_request(std::span<const std::uint8_t> byte
     const std::size_t project = bytes[8];
     const std::size_t count = bytes[9];
     if (count > kMaxInspectServices) return make_error("inspect request: too many services");
-    std::size_t at = 10;
+    if (bytes[10] > 1) return make_error("inspect request: bad install label flag");
+    r.install_label = bytes[10] == 1;
+    std::size_t at = 11;
     const auto take = [&](std::size_t n, std::string& into) {
         if (n == 0 || n > kMaxInspectName || at + n > bytes.size()) return false;
         into.assign(reinterpret_cast<const char*>(bytes.data() + at), n);

@@ -10,8 +10,9 @@
 // believes them (executor/inspect_client.cpp).
 //
 //   InspectRequest (<= kInspectRequestMax bytes):
-//     0 u32 magic "HBI1"   4 u32 seq   8 u8 project length   9 u8 service count
-//     10 project bytes, then per service: u8 length, bytes
+//     0 u32 magic "HBI2"   4 u32 seq   8 u8 project length   9 u8 service count
+//     10 u8 install label (0 or 1)
+//     11 project bytes, then per service: u8 length, bytes
 //   InspectAnswer (kInspectAnswerSize bytes):
 //     0 u32 magic   4 u32 seq   8 u8 status   9 u8 count   10 u16 zero
 //     12 u32 containers the JSON held (count, plus those past kMaxInspectContainers)
@@ -42,8 +43,13 @@ inline constexpr std::size_t kInspectAnswerSize = 16 + kMaxInspectContainers * k
 inline constexpr std::size_t kMaxInspectName = 64;  // a project or service name
 inline constexpr std::size_t kMaxInspectServices = 64;
 inline constexpr std::size_t kInspectRequestMax =
-    10 + kMaxInspectName + kMaxInspectServices * (1 + kMaxInspectName);
-inline constexpr std::uint32_t kInspectMagic = 0x48424931;  // "HBI1"
+    11 + kMaxInspectName + kMaxInspectServices * (1 + kMaxInspectName);
+inline constexpr std::uint32_t kInspectMagic = 0x48424932;  // "HBI2"
+// The label the rendered compose file sets on every service of a compose
+// install, its value the project name (admin/compose/compose_reader.hpp):
+// containers a compose run made from another file than the bridge's (a
+// checkout run by hand, even with the same -p or container_name) lack it.
+inline constexpr std::string_view kInstallLabel = "io.hostbridge.project";
 inline constexpr std::uint16_t kNoService = 0xFFFF;
 
 // Wire values fixed (one byte each); append only.
@@ -91,7 +97,9 @@ struct ContainerFacts {
         kNoService;  // index of com.docker.compose.service in the request's list
     ContainerState state = ContainerState::Unknown;
     ContainerHealth health = ContainerHealth::None;
-    bool labelled = false;  // com.docker.compose.project is the request's project
+    // com.docker.compose.project is the request's project (and, with
+    // install_label, kInstallLabel too)
+    bool labelled = false;
     bool operator==(const ContainerFacts&) const = default;
 };
 
@@ -99,6 +107,7 @@ struct InspectRequest {
     std::uint32_t seq = 0;
     std::string project;
     std::vector<std::string> services;
+    bool install_label = false;  // a compose install's: kInstallLabel must be the project too
 };
 struct InspectAnswer {
     std::uint32_t seq = 0;

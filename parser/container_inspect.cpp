@@ -116,6 +116,10 @@ bool read_one(const json& c, const InspectRequest& request, ContainerFacts& out)
     if (labels != nullptr && labels->is_object()) {
         const std::string* project = string_member(*labels, "com.docker.compose.project");
         out.labelled = project != nullptr && *project == request.project;
+        if (request.install_label) {
+            const std::string* install = string_member(*labels, std::string(kInstallLabel).c_str());
+            out.labelled = out.labelled && install != nullptr && *install == request.project;
+        }
         if (const std::string* service = string_member(*labels, "com.docker.compose.service")) {
             const auto it = std::find(request.services.begin(), request.services.end(), *service);
             if (it != request.services.end()) {

@@ -147,8 +147,13 @@ int run_approve(Invocation& in) {
             return now->content;
         };
         // Pinned as install chose (rootless podman: admin/commands/install.cpp pin_run_dir).
+        // Labelled as install labelled it (the project name, passed as -p).
+        std::string labelled;
+        if (config->backend.kind == BackendKind::Compose)
+            labelled = config->build ? config->build->project
+                                     : (config->settle ? config->settle->project : "");
         auto model = read_compose(project + "/" + (*record)->compose_file, as_approved, project,
-                                  config->pins ? config->run_dir : std::string());
+                                  config->pins ? config->run_dir : std::string(), labelled);
         if (!model) {
             print_error(kCmd, "the compose model as it would be approved is refused: " +
                                   model.error().message + "; fix the file, then approve again");

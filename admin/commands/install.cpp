@@ -46,6 +46,7 @@
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 #include "display/visible.hpp"
+#include "ipc/inspect_wire.hpp"
 
 namespace hb::admin {
 
@@ -419,7 +420,11 @@ class Installer {
                 }
                 return snap->content;
             };
-            auto read = read_compose(compose_abs, source, project_dir_, pin_run_dir());
+            // Each service of the rendered copy carries the install's label.
+            const std::string labelled = backend_.kind == BackendKind::Compose
+                                             ? compose_project_for(compose_abs)
+                                             : std::string();
+            auto read = read_compose(compose_abs, source, project_dir_, pin_run_dir(), labelled);
             if (!read) return fail(read.error().message);
             model = std::move(*read);
             if (auto s = check_unpinned(model)) return s;
@@ -565,22 +570,30 @@ class Installer {
     // its containers, named volumes ({project}_{vol}) and default network
     // carry it, and a new name would leave them behind silently. It moves
     // only with --rename-project, after the steps printed here.
+    std::string kept_compose_project(const std::string& compose_file) const {
+        if (!previous_ || previous_->backend.kind != BackendKind::Compose) return {};
+        if (previous_->build && !previous_->build->project.empty())
+            return previous_->build->project;
+        if (previous_->settle) return previous_->settle->project;
+        // Such an install ran compose without -p: podman-compose named the
+        // project after the rendered file's directory, which is named like
+        // the checkout's (executor/run_tree.hpp).
+        const std::string dir = compose_file.substr(0, compose_file.rfind('/'));
+        return compose_project_name(dir.substr(dir.rfind('/') + 1));
+    }
+
+    // The name choose_compose_project() settles on, known before the
+    // compose file is read.
+    std::string compose_project_for(const std::string& compose_file) const {
+        const std::string kept = kept_compose_project(compose_file);
+        if (kept.empty() || o_.rename_project)
+            return install_project_name(project_dir_, compose_file);
+        return kept;
+    }
+
     std::optional<Stop> choose_compose_project() {
         const std::string own = install_project_name(project_dir_, backend_.file);
-        std::string kept;
-        if (previous_ && previous_->backend.kind == BackendKind::Compose) {
-            if (previous_->build && !previous_->build->project.empty()) {
-                kept = previous_->build->project;
-            } else if (previous_->settle) {
-                kept = previous_->settle->project;
-            } else {
-                // Such an install ran compose without -p: podman-compose
-                // named the project after the rendered file's directory, which
-                // is named like the checkout's (executor/run_tree.hpp).
-                const std::string dir = backend_.file.substr(0, backend_.file.rfind('/'));
-                kept = compose_project_name(dir.substr(dir.rfind('/') + 1));
-            }
-        }
+        const std::string kept = kept_compose_project(backend_.file);
         compose_project_ = own;
         if (kept.empty() || kept == own) {
             note_hand_run_stack(own);
@@ -631,7 +644,12 @@ class Installer {
     // podman-compose made each from: its com.docker.compose.project.working_dir
     // label); nullopt when they cannot be listed, or there is no podman-compose
     // on the person's own engine to ask.
-    using Listed = std::vector<std::pair<std::string, std::string>>;
+    struct ListedContainer {
+        std::string name;
+        std::string from;           // its working_dir label
+        std::string install_label;  // its kInstallLabel, or empty
+    };
+    using Listed = std::vector<ListedContainer>;
     std::optional<Listed> list_compose_project(const std::string& name) const {
         if (build_engine_.empty() || engine_ || backend_.flavour != ComposeFlavour::PodmanCompose)
             return std::nullopt;
@@ -645,7 +663,9 @@ class Installer {
         auto listed = run_process({build_engine_, "ps", "-a", "--filter",
                                    "label=com.docker.compose.project=" + name, "--format",
                                    "{{.Names}}\t{{index .Labels "
-                                   "\"com.docker.compose.project.working_dir\"}}"},
+                                   "\"com.docker.compose.project.working_dir\"}}\t{{index "
+                                   ".Labels \"" +
+                                       std::string(kInstallLabel) + "\"}}"},
                                   options);
         if (!listed || !listed->ok()) {
             print_warning(kCmd, "cannot list the containers of the compose project " + name);
@@ -659,8 +679,10 @@ class Installer {
             const std::string line = listed->out.substr(at, end - at);
             at = end + 1;
             const std::size_t tab = line.find('\t');
-            if (tab != std::string::npos)
-                out.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+            const std::size_t tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+            if (tab2 != std::string::npos)
+                out.push_back({line.substr(0, tab), line.substr(tab + 1, tab2 - tab - 1),
+                               line.substr(tab2 + 1)});
         }
         return out;
     }
@@ -675,15 +697,14 @@ class Installer {
         auto listed = list_compose_project(plain);
         if (!listed) return;
         std::string names;
-        for (const auto& [name, from] : *listed)
-            if (from == dir) names += (names.empty() ? "" : ", ") + visible(name);
+        for (const auto& c : *listed)
+            if (c.from == dir) names += (names.empty() ? "" : ", ") + visible(c.name);
         if (names.empty()) return;
         std::cout << "note: the stack runs by hand as the compose project " << plain << " ("
                   << names << "), not as the bridge's " << own
-                  << " (docs/COMPOSE.md, \"The project's name\"): bring it down and up "
-                     "under the bridge's name, e.g.\n    podman-compose -f "
-                  << shell_quote(backend_.file) << " down && podman-compose -p " << own << " -f "
-                  << shell_quote(backend_.file) << " up -d\n";
+                  << " (docs/COMPOSE.md, \"The project's name\"): bring it down, then up "
+                     "through the bridge, which labels what it makes:\n    podman-compose -f "
+                  << shell_quote(backend_.file) << " down\n";
     }
 
     std::optional<Stop> refuse_foreign_containers(const std::string& name, bool kept) {
@@ -698,9 +719,26 @@ class Installer {
             std::free(real);
         }
         std::vector<std::string> foreign;
-        for (const auto& [container, from] : *listed)
-            if (from != dir && from != tree)
-                foreign.push_back(visible(container) + " (from " + visible(from) + ")");
+        std::string unlabelled;
+        for (const auto& c : *listed) {
+            if (c.from != dir && c.from != tree)
+                foreign.push_back(visible(c.name) + " (from " + visible(c.from) + ")");
+            else if (c.install_label != name)
+                unlabelled += " " + shell_quote(c.name);
+        }
+        // Made before the rendered file labelled them (an upgrade), or by
+        // hand with -p: the bridge no longer reads them, and podman-compose
+        // 1.0.3's up starts a container whose name is taken as it is.
+        if (!unlabelled.empty()) {
+            print_warning(kCmd,
+                          "containers of the compose project " + name + " lack the label " +
+                              std::string(kInstallLabel) + "=" + name +
+                              " the bridge's compose runs set (docs/COMPOSE.md, \"The project's "
+                              "name\"): its status, logs and settle step do not see them, and "
+                              "up keeps them as they are. Remove them once; the next up makes "
+                              "them again, labelled:");
+            std::cout << "    " << shell_quote(build_engine_) << " rm -f" << unlabelled << "\n";
+        }
         if (foreign.empty()) return std::nullopt;
         std::string names;
         for (const auto& f : foreign) names += (names.empty() ? "" : ", ") + f;

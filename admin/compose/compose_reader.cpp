@@ -11,6 +11,7 @@
 
 #include "admin/util/fs_util.hpp"
 #include "common/config.hpp"
+#include "ipc/inspect_wire.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::admin {
@@ -312,11 +313,12 @@ enum class RefKind { ComposeFile, EnvFile, Mount, Context };
 class Reader {
   public:
     Reader(const FileSource& source, std::string project_dir, std::string root,
-           std::string pin_run_dir)
+           std::string pin_run_dir, std::string install_project)
         : source_(source),
           project_(std::move(project_dir)),
           root_(std::move(root)),
-          pin_run_dir_(std::move(pin_run_dir)) {
+          pin_run_dir_(std::move(pin_run_dir)),
+          install_project_(std::move(install_project)) {
         struct stat st {};
         if (::stat(project_.c_str(), &st) == 0) {
             project_id_ = {st.st_dev, st.st_ino};
@@ -522,6 +524,9 @@ class Reader {
 
     Result<void> prepare_service(const std::string& file, Role role, Value& service) {
         const std::string key = "services." + service_;
+        if (!install_project_.empty()) {
+            if (auto r = label_service(file, key, service); !r) return r;
+        }
         for (const char* name : {"env_file", "label_file"}) {
             if (Value* env = service.get(name)) {
                 if (auto r = env_files(file, role, key + "." + name, *env); !r) return r;
@@ -584,6 +589,44 @@ class Reader {
                     }
                 }
             }
+        }
+        return {};
+    }
+
+    // The install's own label (kInstallLabel, ipc/inspect_wire.hpp) on the
+    // service, whatever the file says of it: the bridge reads only the
+    // containers that carry it (docs/COMPOSE.md, "The project's name"). Set
+    // on every service of every file, so a service that `extends` another
+    // has it whichever one compose merges first (podman-compose 1.0.3 turns
+    // both spellings into a mapping and merges them key by key).
+    Result<void> label_service(const std::string& file, const std::string& key, Value& service) {
+        const std::string name(kInstallLabel);
+        Value* labels = service.get("labels");
+        if (labels == nullptr) {
+            Value k = scalar_value("labels", service.line);
+            k.plain = true;
+            Value map;
+            map.kind = Value::Kind::Map;
+            map.line = service.line;
+            service.entries.push_back({std::move(k), std::move(map)});
+            labels = &service.entries.back().value;
+        } else if (labels->is_null()) {
+            labels->kind = Value::Kind::Map;
+        }
+        if (labels->is_map()) {
+            std::erase_if(labels->entries, [&](const MapEntry& e) { return e.key.text == name; });
+            Value k = scalar_value(name, labels->line);
+            k.plain = true;
+            labels->entries.push_back({std::move(k), scalar_value(install_project_, labels->line)});
+        } else if (labels->is_seq()) {
+            // `KEY=VALUE` or a bare `KEY`, as compose splits them.
+            std::erase_if(labels->items, [&](const Value& item) {
+                return item.is_scalar() && (item.text == name || item.text.starts_with(name + "="));
+            });
+            labels->items.push_back(scalar_value(name + "=" + install_project_, labels->line));
+        } else {
+            return make_error(where(file, labels->line) + ": " + key +
+                              ".labels is not a list or a mapping");
         }
         return {};
     }
@@ -880,7 +923,8 @@ class Reader {
     const FileSource& source_;
     std::string project_;
     std::string root_;
-    std::string pin_run_dir_;  // empty: bind sources stay checkout paths
+    std::string pin_run_dir_;      // empty: bind sources stay checkout paths
+    std::string install_project_;  // empty: no install label
     std::set<std::string> pinned_;
     std::optional<std::pair<dev_t, ino_t>> project_id_;
     std::size_t visited_ = 0;
@@ -903,10 +947,11 @@ FileSource current_files() {
 }
 
 Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source,
-                                  const std::string& project_dir, const std::string& pin_run_dir) {
+                                  const std::string& project_dir, const std::string& pin_run_dir,
+                                  const std::string& install_project) {
     const std::string root = lexically_normal(compose_file);
     const std::string project = project_dir.empty() ? dir_of(root) : lexically_normal(project_dir);
-    Reader reader(source, project, root, pin_run_dir);
+    Reader reader(source, project, root, pin_run_dir, install_project);
     try {
         auto read = reader.read_root();
         if (!read) return read.error();

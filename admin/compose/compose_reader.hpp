@@ -95,9 +95,13 @@ struct ComposeModel {
 // `project_dir` (canonical) defaults to the compose file's directory. With
 // `pin_run_dir`, each bind source inside the project is rendered as its pin
 // under that run dir (common/config.hpp, bind_pin_path) and listed in
-// pinned_sources; without it, as the absolute checkout path.
+// pinned_sources; without it, as the absolute checkout path. With
+// `install_project` (the compose project name), every service of the
+// rendered files carries the label kInstallLabel=install_project
+// (ipc/inspect_wire.hpp), replacing any the file gives it.
 Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source,
                                   const std::string& project_dir = "",
-                                  const std::string& pin_run_dir = "");
+                                  const std::string& pin_run_dir = "",
+                                  const std::string& install_project = "");
 
 }  // namespace hb::admin

@@ -3,6 +3,10 @@
 // (the files they pull in belong to the trusted computing base).
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+
 #include "admin/compose/compose_reader.hpp"
 #include "tests/cli/cli_harness.hpp"
 
@@ -180,6 +184,93 @@ volumes:
     ASSERT_TRUE(unpinned.ok());
     EXPECT_TRUE(unpinned->pinned_sources.empty());
     EXPECT_NE(unpinned->rendered.at(0).text.find(dir + "/src:/srv/src:ro"), std::string::npos);
+}
+
+// The install's label (docs/COMPOSE.md, "The project's name") on every
+// service of every rendered file, whichever way the file writes its labels,
+// replacing one the file gives; the file's own labels kept.
+TEST_F(ComposeReader, EveryRenderedServiceCarriesTheInstallLabel) {
+    write_file(dir + "/compose.yaml", R"(services:
+  bare:
+    image: x
+  as-map:
+    image: x
+    labels:
+      tier: web
+      io.hostbridge.project: forged
+  as-list:
+    image: x
+    labels:
+      - tier=worker
+      - io.hostbridge.project=forged
+      - io.hostbridge.project
+      - io.hostbridge.projects=kept
+  as-null:
+    image: x
+    labels:
+  child:
+    extends: as-map
+    container_name: web
+    labels:
+      - role=child
+  from-file:
+    extends:
+      file: base.yaml
+      service: base
+)");
+    write_file(dir + "/base.yaml", "services:\n  base:\n    image: y\n    labels: {a: b}\n");
+    auto model = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir, "",
+                                     "demo_hb0123abcd");
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ(model->rendered.size(), 2u);
+    const YAML::Node services = YAML::Load(model->rendered[0].text)["services"];
+    const auto label_map = [](const YAML::Node& labels) {
+        std::map<std::string, std::string> out;
+        if (labels.IsMap()) {
+            for (const auto& kv : labels)
+                out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+        } else {
+            for (const auto& item : labels) {
+                const std::string text = item.as<std::string>();
+                const auto eq = text.find('=');
+                out[text.substr(0, eq)] = eq == std::string::npos ? "" : text.substr(eq + 1);
+            }
+        }
+        return out;
+    };
+    using Labels = std::map<std::string, std::string>;
+    const std::string own = "demo_hb0123abcd";
+    EXPECT_EQ(label_map(services["bare"]["labels"]), (Labels{{"io.hostbridge.project", own}}));
+    EXPECT_EQ(label_map(services["as-map"]["labels"]),
+              (Labels{{"tier", "web"}, {"io.hostbridge.project", own}}));
+    EXPECT_TRUE(services["as-list"]["labels"].IsSequence());
+    EXPECT_EQ(services["as-list"]["labels"].size(), 3u);  // the two spellings of the key replaced
+    EXPECT_EQ(label_map(services["as-list"]["labels"]), (Labels{{"tier", "worker"},
+                                                                {"io.hostbridge.projects", "kept"},
+                                                                {"io.hostbridge.project", own}}));
+    EXPECT_EQ(label_map(services["as-null"]["labels"]), (Labels{{"io.hostbridge.project", own}}));
+    EXPECT_EQ(label_map(services["child"]["labels"]),
+              (Labels{{"role", "child"}, {"io.hostbridge.project", own}}));
+    EXPECT_EQ(services["child"]["extends"].as<std::string>(), "as-map");
+    EXPECT_EQ(label_map(services["from-file"]["labels"]), (Labels{{"io.hostbridge.project", own}}));
+    // The file another service extends is labelled too.
+    const YAML::Node base = YAML::Load(model->rendered[1].text)["services"]["base"];
+    EXPECT_EQ(label_map(base["labels"]), (Labels{{"a", "b"}, {"io.hostbridge.project", own}}));
+
+    // Without a project name (a stack's reading, doctor's) nothing is added.
+    auto plain = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(YAML::Load(plain->rendered[0].text)["services"]["bare"]["labels"].Type(),
+              YAML::NodeType::Undefined);
+    EXPECT_EQ(label_map(YAML::Load(plain->rendered[0].text)["services"]["as-map"]["labels"]),
+              (Labels{{"tier", "web"}, {"io.hostbridge.project", "forged"}}));
+
+    write_file(dir + "/compose.yaml", "services:\n  app:\n    image: x\n    labels: a=b\n");
+    auto scalar = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir, "", own);
+    ASSERT_FALSE(scalar.ok());
+    EXPECT_NE(scalar.error().message.find("services.app.labels is not a list or a mapping"),
+              std::string::npos)
+        << scalar.error().message;
 }
 
 TEST_F(ComposeReader, AnEmptyFileHasNoServices) {

@@ -11,8 +11,10 @@
 #     leaves a marker, taken through `extends.file` from a probe file
 #     outside the checkout) and an evil .env the moment the integrity gate
 #     has read each file, while the agent sends HB_RACE_REQUESTS (default
-#     100) `status` requests (podman-compose ps parses the whole file, and
-#     opens the probe file when that file is the evil one). Evil runs
+#     100) `down` requests (podman-compose stop parses the whole file, and
+#     opens the probe file when that file is the evil one; `status` lists
+#     with podman alone since the install label, docs/COMPOSE.md, "The
+#     project's name"). Evil runs
 #     (the probe opened, a container `<project>_evil_1`, the marker) must
 #     be zero; the requests whose command ran while the checkout held the
 #     evil files are counted and printed;
@@ -172,12 +174,12 @@ out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compos
     "${root_flag[@]}" 2>&1) ||
     die "hostbridge install: $out"
 config=$work/home/.config/hostbridge/$slug/bridge.json
-# The person opts in to unattended up and rebuild (seeded ask, and held by
+# The person opts in to unattended up, rebuild and down (seeded ask, and held by
 # the executor without --accept-uncontained-engine: SECURITY.md, "Two
 # postures"): this test measures the run tree, not the builder.
 policy=$work/home/.config/hostbridge/$slug/policy.conf
-sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/' "$policy"
-grep -qx MODE_up=auto "$policy" && grep -qx MODE_rebuild=auto "$policy" ||
+sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_rebuild=ask$/MODE_rebuild=auto/; s/^MODE_down=ask$/MODE_down=auto/' "$policy"
+grep -qx MODE_up=auto "$policy" && grep -qx MODE_rebuild=auto "$policy" && grep -qx MODE_down=auto "$policy" ||
     die "cannot set MODE_up and MODE_rebuild to auto in $policy"
 client=$P/untracked/hostbridge/request
 [ -x "$client" ] || die "install dropped no client at $client"
@@ -314,14 +316,14 @@ check "up with the agent's .env left in the checkout: denied by the integrity ga
 restore
 start_attacker
 
-# ------------------------------------------------------------------ 1: the status race
+# ------------------------------------------------------------------ 1: the down race
 
-echo "race: $requests status requests, the attacker swapping compose.yaml and .env on each gate read"
+echo "race: $requests down requests, the attacker swapping compose.yaml and .env on each gate read"
 ran=0 denied=0 other=0 hits=0
 t0=$(now_ms)
 for i in $(seq "$requests"); do
     restore
-    request status
+    request down
     if [ "$REQ_RC" -eq 0 ] && grep -q "$app" <<<"$REQ_OUT"; then
         ran=$((ran + 1))
         holds_evil && hits=$((hits + 1))
@@ -337,7 +339,7 @@ stop_attacker
 restore
 evil_runs=$(probes)
 evil_seen && evil_runs=$((evil_runs + 1))
-echo "race: $requests requests in $(secs "$race_ms"): $ran ran podman-compose ps, $denied denied by the gate, $other other;" \
+echo "race: $requests requests in $(secs "$race_ms"): $ran ran podman-compose stop, $denied denied by the gate, $other other;" \
     "$hits ran while the checkout held both evil files; evil runs: $evil_runs"
 # How early the swaps came: for each `started` audit event of the race,
 # the last compose.yaml swap before it. A swap within the same request
@@ -350,7 +352,7 @@ swaps = sorted(int(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("swa
 deltas = []
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e["event"] != "started" or e["verb"] != "status":
+    if e["event"] != "started" or e["verb"] != "down":
         continue
     ts = datetime.datetime.strptime(e["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
     started = int(ts.timestamp() * 1000)
@@ -362,7 +364,7 @@ PY
 )
 read -r early_n early_ms <<<"$early"
 echo "race: in $early_n of $ran runs the evil compose.yaml was in the checkout before the executor started podman-compose (median $early_ms ms before)"
-check "zero evil runs in $requests status requests (probe never opened, no evil container, no marker)" \
+check "zero evil runs in $requests down requests (probe never opened, no evil container, no marker)" \
     test "$evil_runs" -eq 0
 # The attack must really have been in play: a lagging attacker (a loaded
 # machine) may miss a few windows, not most. A swap that lands before the

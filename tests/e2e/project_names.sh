@@ -23,7 +23,15 @@
 #  3. install refuses a project name whose containers another checkout
 #     made (B run by hand with -p A's name), naming the clash;
 #  4. install notes a stack run by hand in A without -p (the basename's
-#     project, not the bridge's) and prints the commands that move it.
+#     project, not the bridge's) and prints the commands that move it;
+#  5. a compose file with `container_name:` in two checkouts, C installed,
+#     D run by hand with C's -p: the old logs row (podman-compose logs by
+#     name) reads D's container and the settle step's list (by the project
+#     label) lists it (the controls); C's logs, status and up (its settle
+#     step) never take it for C's: only containers C's rendered file
+#     labelled io.hostbridge.project count.
+#     C's own carry that label beside the file's (a list, and a mapping on
+#     a service that extends).
 #
 # Rootful podman when run as root (rootless otherwise, or as root with
 # --rootless: a throwaway ordinary user); the containers.conf
@@ -67,6 +75,8 @@ A=$work/agent/$name # the installed checkout
 B=$work/own/$name   # the person's clone, run by hand: the same basename
 slug=$name
 own="" # A's project name, once install wrote it
+cown="" # C's (section 5)
+cwatch_pid=""
 watch_pid=""
 export CONTAINERS_CONF=$work/containers.conf
 cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
@@ -78,7 +88,8 @@ fi
 cleanup() {
     local ids p
     [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
-    for p in "$name" ${own:+"$own"}; do
+    [ -z "${cwatch_pid:-}" ] || { kill -TERM "$cwatch_pid" 2>/dev/null && wait "$cwatch_pid" 2>/dev/null; }
+    for p in "$name" ${own:+"$own"} ${cown:+"$cown"}; do
         ids=$(podman ps -aq --filter "label=io.podman.compose.project=$p" 2>/dev/null)
         # shellcheck disable=SC2086 # a list of IDs
         [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
@@ -98,6 +109,15 @@ trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 # ------------------------------------------------------------------ two checkouts, one name
 
+commit_and_clone() { # DIR CLONE: DIR made a git repository of its files, cloned to CLONE
+    {
+        git -C "$1" init -q . &&
+            git -C "$1" add -A &&
+            git -C "$1" -c user.email=t@example.invalid -c user.name=t commit -qm checkout &&
+            git clone -q "$1" "$2"
+    } || die "git init of $1 and clone to $2"
+}
+
 mkdir -p "$A/app/rootfs/bin" "$(dirname -- "$B")" || die "mkdir"
 cp "$busybox" "$A/app/rootfs/bin/busybox"
 for applet in sh sleep cat; do ln -s busybox "$A/app/rootfs/bin/$applet"; done
@@ -115,12 +135,7 @@ services:
     build: ./app
     init: true
 EOF
-{
-    git -C "$A" init -q . &&
-        git -C "$A" add -A &&
-        git -C "$A" -c user.email=t@example.invalid -c user.name=t commit -qm app &&
-        git clone -q "$A" "$B"
-} || die "git init of $A and clone to $B"
+commit_and_clone "$A" "$B"
 echo "CHECKOUT-B-PERSON" >"$B/app/version.txt"
 
 # The person runs their clone by hand, as podman-compose users do.
@@ -252,9 +267,101 @@ check "install: refuses A's name while B's containers carry it, naming the clash
 out=$(install_a)
 rc=$?
 check "install: notes that A runs by hand as $old_rule, not as $own, with the commands that move it ($rc)" \
-    eval '[ "$rc" -eq 0 ] && grep -q "the stack runs by hand as the compose project $old_rule (${old_rule}_app_1), not as the bridge.s $own" <<<"$out" && grep -q -- "-p $own -f" <<<"$out"'
+    eval '[ "$rc" -eq 0 ] && grep -q "the stack runs by hand as the compose project $old_rule (${old_rule}_app_1), not as the bridge.s $own" <<<"$out" && grep -q "then up through the bridge" <<<"$out"'
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 10
 (cd "$A" && timeout 120 podman-compose down >>"$work/a-hand.log" 2>&1)
+
+# ------------------------------------------------------------------ 5: an explicit container_name
+
+# Two checkouts of one compose file that names its containers (and labels
+# its service, with a list, and one that extends it, with a mapping): C
+# installed, D run by hand with C's -p, as the docs tell a person to run C
+# by hand, but in the wrong checkout. D's containers then carry C's project
+# label and the very names C's file gives; only the label C's rendered file
+# sets (io.hostbridge.project) tells them apart.
+C=$work/agent-cn/$name
+D=$work/own-cn/$name
+cslug=${name}c
+mkdir -p "$C/m" "$(dirname -- "$D")" || die "mkdir"
+echo "CHECKOUT-C-MARK" >"$C/m/marker.txt"
+cat >"$C/compose.yaml" <<COMPOSE
+services:
+  web:
+    image: localhost/${own}_app:latest
+    container_name: ${name}-web
+    init: true
+    command: ["/bin/sh", "-c", "cat /c/m/marker.txt; exec sleep 100000"]
+    volumes:
+      - .:/c:ro
+    labels:
+      - tier=web
+  side:
+    extends: web
+    container_name: ${name}-side
+    labels:
+      role: side
+COMPOSE
+commit_and_clone "$C" "$D"
+echo "CHECKOUT-D-PERSON" >"$D/m/marker.txt"
+out=$("${bridge[@]}" "$hb" install --project-dir "$C" --backend compose --compose-file compose.yaml \
+    --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$cslug" \
+    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
+    "${root_flag[@]}" 2>&1) || die "hostbridge install of $C: $out"
+cconfig=$work/home/.config/hostbridge/$cslug/bridge.json
+cown=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["settle"]["project"])' "$cconfig") ||
+    die "bridge.json of $cslug has no settle.project"
+sed -i 's/^MODE_up=ask$/MODE_up=auto/' "$work/home/.config/hostbridge/$cslug/policy.conf"
+"${bridge[@]}" "$work/home/.local/lib/hostbridge/$cslug/hostbridge-executor" watch --config "$cconfig" "${root_flag[@]}" \
+    </dev/null >>"$work/watch-c.log" 2>&1 &
+cwatch_pid=$!
+client=$C/untracked/hostbridge/request
+(cd "$D" && timeout 120 podman-compose -p "$cown" up -d >"$work/d-up.log" 2>&1)
+# shellcheck disable=SC2034 # d_id and d_before: read in the checks' eval
+d_id=$(podman container inspect --format '{{.Id}}' "${name}-web" 2>/dev/null) ||
+    die "podman-compose up in $D made no ${name}-web: $(tail -5 "$work/d-up.log")"
+d_state() { podman container inspect --format '{{.Id}} {{.State.StartedAt}} {{.State.Status}}' "${name}-web" 2>/dev/null; }
+# shellcheck disable=SC2034
+d_before=$(d_state)
+
+# The controls: the old rows, as C's executor ran them, read D's web.
+old_logs=$(cd "$C" && timeout 120 podman-compose -p "$cown" -f compose.yaml logs --tail 200 web 2>&1)
+check "control: the old logs row (podman-compose logs, by container name) reads D's ${name}-web" \
+    grep -q CHECKOUT-D-PERSON <<<"$old_logs"
+check "control: the settle step's list row (the project label alone) lists D's ${name}-web: only its reader's label check tells it from C's" \
+    eval 'grep -qx "$d_id" <<<"$(podman ps -a -q --no-trunc --filter "label=com.docker.compose.project=$cown")"'
+check "control: D's containers lack C's install label" \
+    eval '[ -z "$(podman ps -a -q --filter "label=io.hostbridge.project=$cown")" ]'
+
+request logs web
+check "logs web: C has no container of its own yet (failed), D's output never read" \
+    eval '[ "$REQ_RC" -ne 0 ] && grep -q "web has no container" <<<"$REQ_OUT" && ! grep -q CHECKOUT-D-PERSON <<<"$REQ_OUT"'
+show
+request status
+check "status: never names D's ${name}-web, and finds no container for web" \
+    eval '! grep -q "${name}-web" <<<"$REQ_OUT" && grep -q "no container" <<<"$REQ_OUT"'
+show
+# podman-compose 1.0.3's up, finding the name taken, starts the container
+# of that name: the settle step must not take D's for C's.
+request up
+check "up (the names are D's): not done, D's web not taken for C's, D untouched" \
+    eval '[ "$REQ_RC" -ne 0 ] && grep -q "no container" <<<"$REQ_OUT" && [ "$(d_state)" = "$d_before" ]'
+show
+
+# D's stack gone, C's up makes C's own: labelled, the file's labels kept.
+(cd "$D" && timeout 120 podman-compose -p "$cown" down >>"$work/d-up.log" 2>&1)
+request up
+check "up: exit 0 once the names are free" test "$REQ_RC" -eq 0
+[ "$REQ_RC" -eq 0 ] || show
+label_of() { podman container inspect --format "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null; }
+check "C's web and side carry io.hostbridge.project=$cown beside the file's labels (a list; a mapping on extends)" \
+    eval '[ "$(label_of "${name}-web" io.hostbridge.project) $(label_of "${name}-web" tier)" = "$cown web" ] &&
+          [ "$(label_of "${name}-side" io.hostbridge.project) $(label_of "${name}-side" tier) $(label_of "${name}-side" role)" = "$cown web side" ]'
+request logs web
+check "logs web: C's own container's output" \
+    eval '[ "$REQ_RC" -eq 0 ] && grep -q CHECKOUT-C-MARK <<<"$REQ_OUT"'
+[ "$REQ_RC" -eq 0 ] || show
+kill -TERM "$cwatch_pid" 2>/dev/null && wait "$cwatch_pid" 2>/dev/null
+cwatch_pid=""
 
 echo "project_names: $(($(date +%s) - t_start)) s"
 [ "$failures" -eq 0 ]

@@ -120,6 +120,12 @@ Config with_pins(Config c) {
     return c;
 }
 
+// Verified outcomes on podman (install writes settle.project = build.project).
+Config with_settle(Config c) {
+    c.settle = SettleSettings{"/usr/bin/podman", "demo-app", 30};
+    return c;
+}
+
 // The pin step those rows start with, when the config pins anything.
 Plan pinned_plan(const Config& c, Plan plan) {
     if (!c.pins || c.pins->sources.empty()) return plan;
@@ -152,7 +158,11 @@ ArgvOutcome expected_rebuild(const Config& c, std::size_t arg, const Argv& cf) {
     if (c.backend.flavour == ComposeFlavour::PodmanCompose) {
         return pinned_plan(
             c, Plan{Step{build, arg},
-                    Step{{c.build->engine, "rm", "--force", "--ignore", b->container}, {}},
+                    Step{{c.build->engine, "rm", "--force", "--ignore", "--filter",
+                          "label=com.docker.compose.project=" + c.build->project, "--filter",
+                          "label=io.hostbridge.project=" + c.build->project, "--filter",
+                          "label=com.docker.compose.service=" + s},
+                         {}},
                     Step{join(cf, {"up", "-d", "--no-build", s}), {}}});
     }
     return Plan{Step{build, arg},
@@ -198,14 +208,24 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
                 break;
         }
     } else {
-        const Argv project = c.build ? Argv{"-p", "demo-app"} : Argv{};
+        const Argv project = c.build || c.settle ? Argv{"-p", "demo-app"} : Argv{};
         const Argv cf = join(join(c.backend.argv, project), {"-f", kTree + "/compose.yaml"});
+        // With podman's settle, the engine lists and reads the install's own
+        // containers: those its rendered file labelled (docs/COMPOSE.md).
+        const bool own_containers = c.settle && c.backend.flavour == ComposeFlavour::PodmanCompose;
+        const Argv listed = {"/usr/bin/podman",
+                             "ps",
+                             "-a",
+                             "--filter",
+                             "label=com.docker.compose.project=demo-app",
+                             "--filter",
+                             "label=io.hostbridge.project=demo-app"};
         switch (verb) {
             case Verb::Status:
-                return one(join(cf, {"ps"}));
             case Verb::Health:
-                return one(join(cf, {"ps"}));
+                return own_containers ? one(listed) : one(join(cf, {"ps"}));
             case Verb::Logs:
+                if (own_containers) return Plan{};  // read by container (follow_log.hpp)
                 if (c.backend.flavour == ComposeFlavour::PodmanCompose)
                     return one(join(cf, {"logs", "--tail", "200", s}));
                 return one(join(cf, {"logs", "--no-color", "--tail", "200", s}));
@@ -246,7 +266,9 @@ std::vector<Config> all_configs() {
             with_builds(compose_config()),
             with_builds(compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)),
             with_pins(with_builds(
-                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)))};
+                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose))),
+            with_settle(with_pins(with_builds(
+                compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose))))};
 }
 
 TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
@@ -267,7 +289,7 @@ TEST(ArgvTable, EveryVerbAndArgGivesExactlyTheProtocolArgv) {
             }
         }
     }
-    EXPECT_EQ(checked, 10 * 10 * 8);
+    EXPECT_EQ(checked, 11 * 10 * 8);
 }
 
 // rebuild S builds S's image from the snapshot, then replaces S's container
@@ -283,7 +305,12 @@ TEST(ArgvTable, RebuildBuildsFromTheSnapshotThenReplacesOnlyThatService) {
                     kBuilds + "web.iid", "-t", "registry.example/web:dev", "-f",
                     kBuilds + "web/docker/web.Dockerfile", "--target", "prod", "--build-arg",
                     "MODE=prod", "--build-arg", "TOKEN", kBuilds + "web"}));
-    EXPECT_EQ(plan[1].argv, (Argv{"/usr/bin/podman", "rm", "--force", "--ignore", "web-main"}));
+    // web's own container, by its labels: its name (container_name: web-main)
+    // another checkout's run may share.
+    EXPECT_EQ(plan[1].argv, (Argv{"/usr/bin/podman", "rm", "--force", "--ignore", "--filter",
+                                  "label=com.docker.compose.project=demo-app", "--filter",
+                                  "label=io.hostbridge.project=demo-app", "--filter",
+                                  "label=com.docker.compose.service=web"}));
     EXPECT_EQ(plan[2].argv, (Argv{"/usr/bin/podman-compose", "-p", "demo-app", "-f",
                                   kTree + "/compose.yaml", "up", "-d", "--no-build", "web"}));
     EXPECT_FALSE(plan[1].snapshot_of);
@@ -355,11 +382,12 @@ TEST(ArgvTable, LogsFollowTheComposeFlavour) {
 // settle step's (install writes the same name to both, bridge.json checks it).
 TEST(ArgvTable, SettleProjectIsThePOfEveryComposeRowWithoutBuilds) {
     Config c = compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose);
-    EXPECT_EQ(only(argv_for(Verb::Status, std::nullopt, c)),
-              (Argv{"/usr/bin/podman-compose", "-f", kTree + "/compose.yaml", "ps"}));
+    EXPECT_EQ(only(argv_for(Verb::Down, std::nullopt, c)),
+              (Argv{"/usr/bin/podman-compose", "-f", kTree + "/compose.yaml", "stop"}));
     c.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
-    EXPECT_EQ(only(argv_for(Verb::Status, std::nullopt, c)),
-              (Argv{"/usr/bin/podman-compose", "-p", "proj", "-f", kTree + "/compose.yaml", "ps"}));
+    EXPECT_EQ(
+        only(argv_for(Verb::Down, std::nullopt, c)),
+        (Argv{"/usr/bin/podman-compose", "-p", "proj", "-f", kTree + "/compose.yaml", "stop"}));
     EXPECT_TRUE(settles(Verb::Restart, c));
     EXPECT_TRUE(settles(Verb::Up, c));
     EXPECT_TRUE(settles(Verb::Rebuild, c));
@@ -407,6 +435,55 @@ TEST(ArgvTable, AStackWithSettleKeepsItsRowsAndTheEngineQueriesFollow) {
     docker.settle = c.settle;
     EXPECT_FALSE(settle_healthcheck(docker, id).has_value());
     EXPECT_FALSE(accepts_log_window(docker));
+}
+
+// A compose install reads only the containers its rendered file labelled
+// (io.hostbridge.project, docs/COMPOSE.md, "The project's name"): status
+// and health list with it beside the project label (podman ANDs them), and
+// `logs S` reads S's container so found, never a container by its name,
+// which another checkout's `container_name:` may share. A stack keeps its
+// own rows and labels.
+TEST(ArgvTable, AComposeInstallListsAndReadsOnlyItsLabelledContainers) {
+    Config c = compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose);
+    const Config no_settle = c;
+    c.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
+    EXPECT_TRUE(install_labelled(c));
+    // The settle list stays by project: the pin check sees a container made
+    // by hand with -p, which restart starts by name; the sandboxed reader
+    // tells the install's (ContainerInspect.WithTheInstallLabel...).
+    EXPECT_EQ(settle_list(c), (Argv{"/usr/bin/podman", "ps", "-a", "-q", "--no-trunc", "--filter",
+                                    "label=com.docker.compose.project=proj"}));
+    const Argv listed = {"/usr/bin/podman",
+                         "ps",
+                         "-a",
+                         "--filter",
+                         "label=com.docker.compose.project=proj",
+                         "--filter",
+                         "label=io.hostbridge.project=proj"};
+    EXPECT_EQ(only(argv_for(Verb::Status, std::nullopt, c)), listed);
+    EXPECT_EQ(only(argv_for(Verb::Health, std::nullopt, c)), listed);
+    EXPECT_TRUE(logs_by_container(c));
+    for (std::size_t i = 0; i < c.services.size(); ++i)
+        EXPECT_TRUE(std::get<Plan>(argv_for(Verb::Logs, i, c)).empty());
+    EXPECT_EQ(symbolic_command(Verb::Logs, 2, c),
+              "$ENGINE logs --timestamps --tail 200 $CONTAINER, then $ENGINE logs --timestamps "
+              "--since $OLDEST $CONTAINER ($CONTAINER: web's container, found by the look's rows; "
+              "docs/ARGV-TABLE.md, \"Settling\"; lines 200)");
+    EXPECT_NE(describe_outcome(argv_for(Verb::Logs, 0, c)).find("found by the settle rows"),
+              std::string::npos);
+    // Without settle nothing reads the engine: the compose CLI's rows stay.
+    EXPECT_FALSE(logs_by_container(no_settle));
+    EXPECT_EQ(only(argv_for(Verb::Logs, 0, no_settle)),
+              (Argv{"/usr/bin/podman-compose", "-f", kTree + "/compose.yaml", "logs", "--tail",
+                    "200", "api"}));
+    // A stack with --stack-project: its own labels, its script's rows.
+    Config stack = stack_config();
+    stack.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
+    EXPECT_FALSE(install_labelled(stack));
+    EXPECT_FALSE(logs_by_container(stack));
+    EXPECT_EQ(settle_list(stack), (Argv{"/usr/bin/podman", "ps", "-a", "-q", "--no-trunc",
+                                        "--filter", "label=com.docker.compose.project=proj"}));
+    EXPECT_EQ(only(argv_for(Verb::Logs, 0, stack)), (Argv{kTree + "/stack", "logs", "api"}));
 }
 
 TEST(ArgvTable, EnumerationCoversEveryVerbAndService) {
@@ -486,7 +563,8 @@ std::string render_table(const Config& c) {
         md += "| `" + std::string(verb_name(row.verb)) + "` | ";
         md += row.arg ? "`" + c.services[*row.arg] + "`" : "";
         md += " | ";
-        if (const auto* plan = std::get_if<Plan>(&row.outcome)) {
+        const auto* plan = std::get_if<Plan>(&row.outcome);
+        if (plan != nullptr && !plan->empty()) {
             std::string steps;
             for (const Step& step : *plan) {
                 steps += (steps.empty() ? "`" : "`, then `") + display_argv(step.argv);
@@ -628,8 +706,15 @@ std::string render_doc() {
         md += "| stop | " + shown(settle_stop(settling, id)) +
               " (a container whose check failed, or that binds a checkout path by its path) "
               "|\n\n";
+        md += "On a compose install the inspect reader counts a container as the\n";
+        md += "project's only when it also carries `io.hostbridge.project=$PROJECT`, the\n";
+        md += "label its rendered compose file sets on every service (docs/COMPOSE.md,\n";
+        md += "\"The project's name\"); the list row stays by the project label, so the\n";
+        md += "pin check also meets a container made by hand with `-p`. A stack's reader\n";
+        md += "asks for the project label alone.\n\n";
         md += "A `logs` request with `lines` or `since` (docs/PROTOCOL.md, \"Following\n";
-        md += "logs\"; only on such an install) runs none of the compose CLI's rows: the\n";
+        md += "logs\"; only on such an install), and on a compose install every `logs`\n";
+        md += "(`lines` 200 when none is given), runs none of the compose CLI's rows: the\n";
         md += "list and inspect rows find the service's one container, then\n\n";
         md += "| step | runs |\n|---|---|\n";
         md += "| `lines` N alone: where the last N lines begin | " +

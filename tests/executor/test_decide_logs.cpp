@@ -75,7 +75,8 @@ class LogsFixture : public StackFixture {
                 R"( "StartedAt": ")" +
                 started_at +
                 R"("}, "Config": {"Labels": )"
-                R"({"com.docker.compose.project": "pp", "com.docker.compose.service": "web"}}}])");
+                R"({"com.docker.compose.project": "pp", "io.hostbridge.project": "pp",)"
+                R"( "com.docker.compose.service": "web"}}}])");
         hb::test::write_file(root + "/engine-log", kLog);
         config["settle"] = {{"engine", engine}, {"project", "pp"}, {"seconds", 10}};
         write_config();

@@ -105,6 +105,7 @@ std::string container_json(const std::string& status, const std::string& health,
            R"(", "ExitCode": 2, "Pid": )" + std::to_string(pid) + R"(, "StartedAt": ")" + started +
            R"(", "Health": {"Status": ")" + health +
            R"("}}, "Config": {"Labels": {"com.docker.compose.project": "pp", )"
+           R"("io.hostbridge.project": "pp", )"
            R"("com.docker.compose.service": "app", "x": "\u001b]0;evil\u0007"}}})";
 }
 

@@ -31,6 +31,16 @@ TEST(InspectWire, RequestRoundTrip) {
     EXPECT_EQ(back->seq, 9u);
     EXPECT_EQ(back->project, "proj");
     EXPECT_EQ(back->services, r.services);
+    EXPECT_FALSE(back->install_label);
+    InspectRequest labelled = r;
+    labelled.install_label = true;
+    auto labelled_bytes = encode_inspect_request(labelled);
+    ASSERT_TRUE(labelled_bytes);
+    auto labelled_back = decode_inspect_request(*labelled_bytes);
+    ASSERT_TRUE(labelled_back) << labelled_back.error().message;
+    EXPECT_TRUE(labelled_back->install_label);
+    (*labelled_bytes)[10] = 2;  // a flag is 0 or 1
+    EXPECT_FALSE(decode_inspect_request(*labelled_bytes));
     bytes->push_back(0);
     EXPECT_FALSE(decode_inspect_request(*bytes));  // trailing byte
     EXPECT_FALSE(encode_inspect_request({1, "", {}}));

@@ -90,6 +90,39 @@ TEST(ContainerInspect, ReadsDockersShape) {
     EXPECT_EQ(c.started_ns, rfc3339_ns("2026-12-02T09:00:00.5Z"));
 }
 
+// A compose install's request: a container is the project's only with the
+// install's label too (io.hostbridge.project, set by the rendered compose
+// file), as a hand run of the same file with the same -p lacks it.
+TEST(ContainerInspect, WithTheInstallLabelOnlyContainersThatCarryItAreTheProjects) {
+    const auto one = [](const std::string& labels) {
+        return R"([{"Id": ")" + std::string(64, 'a') +
+               R"(", "State": {"Status": "running"}, "Config": {"Labels": {)" + labels + "}}}]";
+    };
+    const std::string both = R"("com.docker.compose.project": "pp", "io.hostbridge.project": "pp")";
+    const std::string project_only = R"("com.docker.compose.project": "pp")";
+    const std::string other_install =
+        R"("com.docker.compose.project": "pp", "io.hostbridge.project": "qq")";
+    const std::string label_only = R"("io.hostbridge.project": "pp")";
+    InspectRequest labelled = kRequest;
+    labelled.install_label = true;
+    const auto is_labelled = [&](const std::string& labels, const InspectRequest& request) {
+        const InspectAnswer a = read_container_inspect(bytes(one(labels)), request);
+        EXPECT_EQ(a.status, InspectStatus::Ok);
+        return !a.containers.empty() && a.containers[0].labelled;
+    };
+    EXPECT_TRUE(is_labelled(both, labelled));
+    EXPECT_FALSE(is_labelled(project_only, labelled));
+    EXPECT_FALSE(is_labelled(other_install, labelled));
+    EXPECT_FALSE(is_labelled(label_only, labelled));
+    // A stack's request asks for the project label alone.
+    EXPECT_TRUE(is_labelled(project_only, kRequest));
+    EXPECT_TRUE(is_labelled(other_install, kRequest));
+    // The real podman output carries no install label: none is the project's.
+    const InspectAnswer real = read_container_inspect(bytes(fixture()), labelled);
+    ASSERT_EQ(real.containers.size(), 3u);
+    for (const ContainerFacts& c : real.containers) EXPECT_FALSE(c.labelled);
+}
+
 TEST(ContainerInspect, AHealthcheckThatNeverRanIsStartingAndNoneIsNone) {
     const std::string base = R"({"Id": ")" + std::string(64, 'c') +
                              R"(", "State": {"Status": "running"}, "Config": {"Healthcheck": )";

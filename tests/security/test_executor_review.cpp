@@ -51,6 +51,10 @@ hb::Config doc_config(hb::BackendKind kind,
             hb::ServiceBuild{
                 "web", "web", "Containerfile", "", {}, "$WEB_IMAGE", "$WEB_CONTAINER"}};
         c.build = b;
+        // podman found: verified outcomes, and the rows that read the
+        // install's own containers (docs/COMPOSE.md, "The project's name").
+        if (flavour == hb::ComposeFlavour::PodmanCompose)
+            c.settle = hb::SettleSettings{"$ENGINE", "$PROJECT", 30};
     }
     return c;
 }
@@ -62,7 +66,8 @@ std::string render_table(const hb::Config& c) {
         md += "| `" + std::string(hb::verb_name(row.verb)) + "` | ";
         md += row.arg ? "`" + c.services[*row.arg] + "`" : "";
         md += " | ";
-        if (const auto* plan = std::get_if<Plan>(&row.outcome)) {
+        const auto* plan = std::get_if<Plan>(&row.outcome);
+        if (plan != nullptr && !plan->empty()) {
             std::string steps;
             for (const Step& step : *plan) {
                 steps += (steps.empty() ? "`" : "`, then `") + display_argv(step.argv);

@@ -71,8 +71,11 @@ rate_count=${BASH_REMATCH[1]}
 # The compose session's loop (compose_loop) uses two mutating requests more:
 # the install gets two more slots, so the burst meets the limit as before.
 loop_mutating=0
+# And its hand-over (hand_over_stack) one more: the bridge's up.
+handover_mutating=0
 if [ "$backend" = compose ]; then
-    rate_count=$((rate_count + 2))
+    handover_mutating=1
+    rate_count=$((rate_count + 2 + handover_mutating))
 fi
 # A build held for a person takes a slot when it is held (its snapshot is
 # taken then) and another when it runs (executor/drain_held.cpp): the stack
@@ -536,6 +539,28 @@ cmd_setup() {
     agent_up
     section "the bridge"
     install_bridge
+    [ "$backend" = compose ] && hand_over_stack
+}
+
+# The containers the developer started by hand lack the label the bridge's
+# rendered compose file sets (docs/COMPOSE.md, "The project's name"): the
+# bridge reads none of them. The person brings them down, and the bridge's
+# own up makes them again.
+hand_over_stack() {
+    section "the stack, handed to the bridge"
+    if [ -z "$engine_user" ]; then
+        # (An engine user's store is not the person's: install does not list it.)
+        check "install: the hand-started containers lack the bridge's label, and how to remove them" \
+            eval 'grep -q "lack the label io.hostbridge.project=$cproject" "$run_dir/install.log" && grep -q " rm -f .*$(ctr api)" "$run_dir/install.log"'
+    fi
+    say "host\$ podman-compose -p $cproject -f compose.yaml down"
+    (cd "$P" && podman-compose -p "$cproject" -f compose.yaml down >>"$run_dir/stack-up.log" 2>&1) ||
+        die "podman-compose down failed"
+    request_engine up
+    check "up through the bridge: exit 0, api serves" eval '[ "$REQ_RC" -eq 0 ] && wait_for 60 api_healthy'
+    [ "$REQ_RC" -eq 0 ] || printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 20 | indent
+    check "the bridge's containers carry io.hostbridge.project=$cproject" \
+        test "$(podman container inspect --format '{{index .Config.Labels "io.hostbridge.project"}}' "$(ctr api)" 2>/dev/null)" = "$cproject"
 }
 
 # ------------------------------------------------------------------ the session
@@ -825,12 +850,13 @@ cmd_session() {
     # the hostbridge-agent request restart, rebuild, the restart the
     # integrity gate refused (probing the gate is not free:
     # docs/DECIDE-AND-RUN.md), restart, join-network, restart api under the
-    # per-service rule, the `down` a person allowed, the `up` after it; and
+    # per-service rule, the `down` a person allowed, the `up` after it, the
+    # compose hand-over's `up` (handover_mutating); and
     # one more for each build held for a person (held_builds). The dry-run
     # `down`, the refused `restart db` and the held `down` the person denied
     # used none. The stack's hostile rebuild (stack_cache_link) took one
     # when its snapshot was taken.
-    local used=$((10 + loop_mutating + held_builds))
+    local used=$((10 + loop_mutating + handover_mutating + held_builds))
     [ "$backend" = stack ] && used=$((used + 1))
     local allowed=$((rate_count - used)) burst
     [ "$allowed" -ge 0 ] || allowed=0
