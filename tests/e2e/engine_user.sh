@@ -302,8 +302,13 @@ if [ "${1:-}" = --inner ]; then
         -v "$P/data:/data" "localhost/$name:1" cat /data/id_ed25519 2>&1 | grep -c "KEY-$name")
     check "the same bind on $person's own podman reads the key ($n lines)" test "$n" -ge 1
     as_person sh -c "cd '$P' && rm data && mv data.real data"
-    REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 5 up 2>&1)
-    RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+    # A held request keeps its client waiting until it expires: sent
+    # without waiting, its answer read once the drain wrote one.
+    held=$(as_person "$P/untracked/hostbridge/request" --no-wait up 2>/dev/null | tail -n 1)
+    for _ in $(seq 600); do
+        RESP=$(cat "$P/untracked/hostbridge/responses/$held.response.json" 2>/dev/null) && break
+        sleep 0.1
+    done
     check "up with a bind accepted unpinned: held for a person ($(q 'r["state"]'))" \
         test "$(q 'r["state"]')" = pending
     made=$phome/$name-made/by/compose
