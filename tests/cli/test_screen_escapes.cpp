@@ -356,6 +356,13 @@ TEST_F(ScreenEscapes, EveryHostileStringReachesEveryScreenEscaped) {
     write_file(project.stack, stack, 0755);
     check(on_a_terminal({"doctor", "--slug", "demo-app"}), "doctor");
     check(home.hostbridge_on_a_terminal({"approve", "--slug", "demo-app"}, "n\n").shown, "approve");
+
+    // audit --verify quotes the line it stops at: a line of the agent's
+    // bytes (as a torn write could leave one) breaks the chain last.
+    std::string line = all.substr(0, 16384);
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    append_file(home.state_dir("demo-app") + "/audit.jsonl", line + "\n");
+    EXPECT_CLEAN(on_a_terminal({"audit", "--slug", "demo-app", "--verify"}), "audit --verify");
 }
 
 }  // namespace
