@@ -28,9 +28,9 @@ using display::visible;
 constexpr std::string_view kCmd = "policy";
 constexpr std::size_t kMaxPolicy = 1u << 20;
 
-// $VISUAL, else $EDITOR, else Debian's sensible-editor, else vi: split on
-// blanks (`code --wait` works), run from PATH with this terminal. The
-// person's own environment: this is their command, run by them.
+// $VISUAL, else $EDITOR, else Debian's `editor` alternative, else vi:
+// split on blanks (`code --wait` works), run from PATH with this terminal.
+// The person's own environment: this is their command, run by them.
 std::vector<std::string> editor_argv() {
     const char* chosen = nullptr;
     for (const char* name : {"VISUAL", "EDITOR"}) {
@@ -40,8 +40,7 @@ std::vector<std::string> editor_argv() {
             break;
         }
     }
-    if (chosen == nullptr)
-        chosen = ::access("/usr/bin/sensible-editor", X_OK) == 0 ? "sensible-editor" : "vi";
+    if (chosen == nullptr) chosen = ::access("/usr/bin/editor", X_OK) == 0 ? "editor" : "vi";
     std::vector<std::string> argv;
     std::istringstream words(chosen);
     for (std::string word; words >> word;) argv.push_back(word);

@@ -393,7 +393,7 @@ const char* const kHelp = R"(usage: hostbridge policy suggest [--slug SLUG] [--w
        hostbridge policy edit [--slug SLUG]
 
 `policy edit` opens a copy of the install's policy.conf in $VISUAL, $EDITOR
-or sensible-editor; once the editor exits 0, the copy is read as the
+or editor; once the editor exits 0, the copy is read as the
 executor reads it and, when every line is understood and policy.conf did
 not change meanwhile, put in place (its change shown), and AGENT.md and
 the agent's tool manifest are written anew from it. A copy that is
