@@ -18,9 +18,9 @@
 #include "admin/util/fs_util.hpp"
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
-#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 

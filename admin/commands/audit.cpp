@@ -22,9 +22,9 @@
 #include "admin/util/args.hpp"
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
-#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
+#include "display/visible.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/unique_fd.hpp"
 

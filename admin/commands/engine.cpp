@@ -23,8 +23,8 @@
 #include "admin/util/paths.hpp"
 #include "admin/util/process.hpp"
 #include "admin/util/resolve_binary.hpp"
-#include "display/visible.hpp"
 #include "common/config.hpp"
+#include "display/visible.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/wire.hpp"
 

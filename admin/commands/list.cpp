@@ -13,9 +13,9 @@
 #include "admin/install/versions.hpp"
 #include "admin/util/args.hpp"
 #include "admin/util/locate.hpp"
-#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 

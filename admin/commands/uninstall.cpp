@@ -15,8 +15,8 @@
 #include "admin/util/fs_util.hpp"
 #include "admin/util/locate.hpp"
 #include "admin/util/slug.hpp"
-#include "display/visible.hpp"
 #include "common/config.hpp"
+#include "display/visible.hpp"
 
 namespace hb::admin {
 

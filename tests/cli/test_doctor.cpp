@@ -178,8 +178,7 @@ TEST_F(Doctor, LintsPerServiceRules) {
     const std::string policy = home.config_dir("demo-app") + "/policy.conf";
     const std::string seeded = read_file(policy);
     write_file(policy, seeded + "MODE_restart.dbb=deny\n");
-    expect_problem("MODE_restart.dbb\" names no service of this install",
-                   policy_edit_prefix());
+    expect_problem("MODE_restart.dbb\" names no service of this install", policy_edit_prefix());
     write_file(policy, seeded + "MODE_up.api=deny\n");
     expect_problem("up takes no service", policy_edit_prefix());
 

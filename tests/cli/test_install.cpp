@@ -221,9 +221,9 @@ TEST_F(Install, RecordsBaseImagesAndAnUpgradeTakesNoneFromTheContainerfiles) {
 
     // Taken off by a drop, in another spelling; a drop and an add of one
     // image together are refused.
-    std::vector<std::string> drop = {"--build-context", "web=services/web", "--build-context",
-                                     "api=services/api", "--drop-base-image",
-                                     "docker.io/library/alpine:3.20"};
+    std::vector<std::string> drop = {"--build-context",   "web=services/web",
+                                     "--build-context",   "api=services/api",
+                                     "--drop-base-image", "docker.io/library/alpine:3.20"};
     Ran dropped = home.hostbridge(install_args(project, drop));
     ASSERT_EQ(dropped.code, 0) << dropped.out << dropped.err;
     EXPECT_EQ(home.bridge_json("demo-app")["build"]["base_images"], nlohmann::json::array());

@@ -13,9 +13,9 @@
 
 #include "admin/util/change_view.hpp"
 #include "admin/util/fs_util.hpp"
-#include "display/visible.hpp"
 #include "common/audit_log.hpp"
 #include "common/sha256.hpp"
+#include "display/visible.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 namespace hb::test {

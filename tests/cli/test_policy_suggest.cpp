@@ -501,7 +501,8 @@ TEST(SuggestPolicy, TheHeaderNamesTheVerbsTheBodyNeverMakesAuto) {
     EXPECT_TRUE(contains(header(free.text), "# up and rebuild are not held on this install"))
         << free.text;
     const admin::Suggestion held = admin::suggest_policy(
-        events, admin::InstallServices{kServices, {"api"}, admin::EngineHold{"held", "held", ""}}, "d");
+        events, admin::InstallServices{kServices, {"api"}, admin::EngineHold{"held", "held", ""}},
+        "d");
     ASSERT_TRUE(has_line(held.text, "MODE_up=ask")) << held.text;
     EXPECT_TRUE(contains(header(held.text),
                          "(a person allows each one on the host):\n# up, down, rebuild and init."))
