@@ -42,6 +42,7 @@ Result<PinnedEngineSocket> pin_engine_socket(const EngineIdentity& engine) {
                           std::to_string(st.st_uid) + ", not to " + engine.user);
     PinnedEngineSocket out;
     out.fd = std::move(fd);
+    out.uid = found->pw_uid;
     return out;
 }
 

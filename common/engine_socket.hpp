@@ -11,6 +11,8 @@
 // one check.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "common/config.hpp"
@@ -20,7 +22,8 @@
 namespace hb::common {
 
 struct PinnedEngineSocket {
-    UniqueFd fd;  // O_PATH of the socket: connect to /proc/self/fd/<fd>
+    UniqueFd fd;    // O_PATH of the socket: connect to /proc/self/fd/<fd>
+    uid_t uid = 0;  // the engine user's, who owns it and must answer there
 };
 
 // Why `engine.socket` is not the engine user's socket (a link, not a

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -148,12 +147,7 @@ void pump(int from, int to, bool& open) {
 Result<EngineRelay> EngineRelay::start(const Config& config) {
     auto pinned = common::pin_engine_socket(*config.engine);
     if (!pinned) return pinned.error();
-    passwd pw{};
-    passwd* found = nullptr;
-    char buf[16384];
-    if (::getpwnam_r(config.engine->user.c_str(), &pw, buf, sizeof buf, &found) != 0 || !found)
-        return make_error("no user " + config.engine->user);
-    const uid_t engine_uid = found->pw_uid;
+    const uid_t engine_uid = pinned->uid;
 
     std::string dir = config.run_dir + "/.hostbridge-engine-XXXXXX";
     if (::mkdtemp(dir.data()) == nullptr)
