@@ -27,12 +27,28 @@ namespace {
 // At most this many connections at once (podman opens a few per command).
 constexpr int kMaxPairs = 32;
 
-// One client and its upstream: what each side has left to say.
+// One direction of a pair: bytes read from `from` not yet written to `to`.
+// Every socket is non-blocking and each direction keeps its own buffer, so a
+// reader that stops reading (podman keeps an attach or events stream open
+// while it waits on another connection) stalls only its own direction, never
+// the relay's other connections.
+struct Flow {
+    int from = -1;
+    int to = -1;
+    bool open = true;    // `from` may still send
+    bool ended = false;  // its end was passed on (`to` shut for writing)
+    std::size_t start = 0;
+    std::size_t size = 0;
+    char buf[65536];
+
+    bool done() const { return ended; }
+};
+
+// One client and its upstream.
 struct Pair {
-    int client = -1;
-    int upstream = -1;
-    bool client_open = true;    // the client may still send
-    bool upstream_open = true;  // the engine may still send
+    bool used = false;
+    Flow up;    // client -> engine
+    Flow down;  // engine -> client
 };
 
 uid_t peer_uid(int fd) {
@@ -40,18 +56,6 @@ uid_t peer_uid(int fd) {
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return static_cast<uid_t>(-1);
     return cred.uid;
-}
-
-bool send_all(int fd, const char* data, std::size_t size) {
-    while (size > 0) {
-        // MSG_NOSIGNAL: a side that went away ends its pair, not the relay.
-        const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 // Connects to the pinned socket, by this process's own descriptor of it.
@@ -70,38 +74,68 @@ int connect_pinned(int pinned, uid_t engine_uid) {
 }
 
 void close_pair(Pair& p) {
-    ::close(p.client);
-    ::close(p.upstream);
-    p = Pair{};
+    ::close(p.up.from);
+    ::close(p.up.to);
+    p.used = false;
 }
 
-// Copies what `from` has to `to`; at its end, passes the end on.
-void pump(int from, int to, bool& open) {
-    char buf[65536];
-    const ssize_t n = ::read(from, buf, sizeof buf);
-    if (n > 0 && send_all(to, buf, static_cast<std::size_t>(n))) return;
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    open = false;
-    ::shutdown(to, SHUT_WR);
+// Moves what it can along one flow without blocking; false when the pair
+// must end (a side gone while it still had bytes to take).
+bool step(Flow& f) {
+    if (f.size == 0 && f.open) {
+        const ssize_t n = ::read(f.from, f.buf, sizeof f.buf);
+        if (n > 0) {
+            f.start = 0;
+            f.size = static_cast<std::size_t>(n);
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+            f.open = false;
+        }
+    }
+    if (f.size > 0) {
+        // MSG_NOSIGNAL: a side that went away ends its pair, not the relay.
+        const ssize_t n = ::send(f.to, f.buf + f.start, f.size, MSG_NOSIGNAL);
+        if (n < 0 && errno != EINTR && errno != EAGAIN) return false;
+        if (n > 0) {
+            f.start += static_cast<std::size_t>(n);
+            f.size -= static_cast<std::size_t>(n);
+        }
+    }
+    if (!f.open && f.size == 0 && !f.ended) {
+        ::shutdown(f.to, SHUT_WR);
+        f.ended = true;
+    }
+    return true;
+}
+
+// What poll should wait for on this flow: its source when its buffer is
+// empty, its destination while the buffer holds bytes.
+void want(const Flow& f, pollfd* fds, int* slot, nfds_t& n, int id) {
+    if (f.ended) return;
+    if (f.size > 0) {
+        slot[n] = id;
+        fds[n++] = {f.to, POLLOUT, 0};
+    } else if (f.open) {
+        slot[n] = id;
+        fds[n++] = {f.from, POLLIN, 0};
+    }
+}
+
+bool set_nonblocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
 [[noreturn]] void relay(int listening, int pinned, uid_t engine_uid) {
-    Pair pairs[kMaxPairs];
+    static Pair pairs[kMaxPairs];  // 4 MiB of buffers: not on the stack
     for (;;) {
         pollfd fds[1 + 2 * kMaxPairs];
-        int slot[1 + 2 * kMaxPairs];
+        int slot[1 + 2 * kMaxPairs];  // pair index * 2 + (0 up, 1 down)
         nfds_t n = 0;
         fds[n++] = {listening, POLLIN, 0};
         for (int i = 0; i < kMaxPairs; ++i) {
-            if (pairs[i].client < 0) continue;
-            if (pairs[i].client_open) {
-                slot[n] = i;
-                fds[n++] = {pairs[i].client, POLLIN, 0};
-            }
-            if (pairs[i].upstream_open) {
-                slot[n] = -i - 1;
-                fds[n++] = {pairs[i].upstream, POLLIN, 0};
-            }
+            if (!pairs[i].used) continue;
+            want(pairs[i].up, fds, slot, n, 2 * i);
+            want(pairs[i].down, fds, slot, n, 2 * i + 1);
         }
         if (::poll(fds, n, -1) < 0) {
             if (errno == EINTR) continue;
@@ -109,23 +143,19 @@ void pump(int from, int to, bool& open) {
         }
         for (nfds_t k = 1; k < n; ++k) {
             if (fds[k].revents == 0) continue;
-            const bool from_client = slot[k] >= 0;
-            Pair& p = pairs[from_client ? slot[k] : -slot[k] - 1];
-            if (p.client < 0) continue;
-            if (from_client)
-                pump(p.client, p.upstream, p.client_open);
-            else
-                pump(p.upstream, p.client, p.upstream_open);
-            if (!p.client_open && !p.upstream_open) close_pair(p);
+            Pair& p = pairs[slot[k] / 2];
+            if (!p.used) continue;
+            if (!step(slot[k] % 2 == 0 ? p.up : p.down) || (p.up.done() && p.down.done()))
+                close_pair(p);
         }
         if ((fds[0].revents & (POLLERR | POLLNVAL)) != 0) ::_exit(1);
         if (fds[0].revents != 0) {
-            const int client = ::accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+            const int client = ::accept4(listening, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
             if (client < 0) continue;
             // Only the person (the drain's own uid) is relayed.
             Pair* free_slot = nullptr;
             for (auto& p : pairs) {
-                if (p.client < 0) {
+                if (!p.used) {
                     free_slot = &p;
                     break;
                 }
@@ -133,11 +163,21 @@ void pump(int from, int to, bool& open) {
             const int upstream = free_slot != nullptr && peer_uid(client) == ::getuid()
                                      ? connect_pinned(pinned, engine_uid)
                                      : -1;
-            if (upstream < 0) {
+            if (upstream < 0 || !set_nonblocking(upstream)) {
+                if (upstream >= 0) ::close(upstream);
                 ::close(client);
                 continue;
             }
-            *free_slot = Pair{client, upstream, true, true};
+            free_slot->used = true;
+            free_slot->up.from = client;
+            free_slot->up.to = upstream;
+            free_slot->down.from = upstream;
+            free_slot->down.to = client;
+            for (Flow* f : {&free_slot->up, &free_slot->down}) {
+                f->open = true;
+                f->ended = false;
+                f->start = f->size = 0;
+            }
         }
     }
 }

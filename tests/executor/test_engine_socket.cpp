@@ -5,7 +5,9 @@
 // person's own podman socket) reaches nothing else.
 #include "common/engine_socket.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,6 +17,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
+#include <utility>
 
 #include "executor/runner.hpp"
 #include "tests/support/files.hpp"
@@ -186,6 +190,80 @@ TEST_F(EngineSocket, CommandsReachThePinnedSocketThroughTheDrainsRelay) {
         EXPECT_EQ(entry.path().filename().string().rfind(".hostbridge-engine-", 0),
                   std::string::npos)
             << entry.path();
+}
+
+// Connects to the relay and returns the engine side of that connection.
+std::pair<UniqueFd, UniqueFd> relayed_pair(const std::string& path, int engine_fd) {
+    UniqueFd c(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path.c_str());
+    if (::connect(c.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return {};
+    pollfd p{engine_fd, POLLIN, 0};
+    if (::poll(&p, 1, 30'000) != 1) return {};  // a hang guard, not a duration under test
+    UniqueFd accepted(::accept4(engine_fd, nullptr, nullptr, SOCK_CLOEXEC));
+    return {std::move(c), std::move(accepted)};
+}
+
+// podman keeps an attach or events stream open and unread while it talks on
+// another connection: a relay that blocks writing the unread one (its
+// receive buffer full) answers no other connection, and the command hangs.
+TEST_F(EngineSocket, AnUnreadConnectionStallsNoOtherAndLosesNoByte) {
+    ASSERT_TRUE(engine_listener && person_listener);
+    Config config;
+    config.engine = engine;
+    config.run_dir = dir.path();
+    auto env = engine_environment(config);
+    ASSERT_TRUE(env.ok()) << env.error().message;
+    const std::string path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+    // The listener is non-blocking (listen_at): accept through poll.
+    auto [stream_client, stream_engine] = relayed_pair(path, engine_listener.get());
+    ASSERT_TRUE(stream_client && stream_engine);
+    // 8 MiB the client does not read yet: far more than two socket buffers.
+    const std::string big(8 << 20, 'x');
+    std::size_t sent = 0;
+    ASSERT_EQ(::fcntl(stream_engine.get(), F_SETFL, O_NONBLOCK), 0);
+    for (int i = 0; i < 200 && sent < big.size(); ++i) {
+        const ssize_t n =
+            ::send(stream_engine.get(), big.data() + sent, big.size() - sent, MSG_NOSIGNAL);
+        if (n > 0) sent += static_cast<std::size_t>(n);
+        if (n < 0) ::usleep(5 * 1000);
+    }
+    // Another connection while the first is stuck: asked and answered.
+    auto [client, engine_side] = relayed_pair(path, engine_listener.get());
+    ASSERT_TRUE(client && engine_side) << "the relay took no second connection";
+    ASSERT_EQ(::send(client.get(), "ping", 4, MSG_NOSIGNAL), 4);
+    char buf[4] = {};
+    pollfd p{engine_side.get(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 30'000), 1) << "the question never reached the engine";
+    ASSERT_EQ(::recv(engine_side.get(), buf, 4, MSG_WAITALL), 4);
+    ASSERT_EQ(::send(engine_side.get(), "pong", 4, MSG_NOSIGNAL), 4);
+    p = {client.get(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 30'000), 1) << "the answer never came back";
+    ASSERT_EQ(::recv(client.get(), buf, 4, MSG_WAITALL), 4);
+    EXPECT_EQ(std::string(buf, 4), "pong");
+    // Now the stream is read: every byte the engine sent arrives, then its end.
+    std::thread rest([&] {
+        while (sent < big.size()) {
+            const ssize_t n =
+                ::send(stream_engine.get(), big.data() + sent, big.size() - sent, MSG_NOSIGNAL);
+            if (n > 0) sent += static_cast<std::size_t>(n);
+            if (n < 0) ::usleep(1000);
+        }
+        ::shutdown(stream_engine.get(), SHUT_WR);
+    });
+    std::size_t got = 0;
+    bool intact = true;
+    char chunk[65536];
+    for (;;) {
+        const ssize_t n = ::recv(stream_client.get(), chunk, sizeof chunk, 0);
+        if (n <= 0) break;
+        for (ssize_t i = 0; i < n; ++i) intact = intact && chunk[i] == 'x';
+        got += static_cast<std::size_t>(n);
+    }
+    rest.join();
+    EXPECT_EQ(got, big.size());
+    EXPECT_TRUE(intact);
 }
 }  // namespace
 }  // namespace hb::exec
