@@ -40,8 +40,6 @@ struct Flow {
     std::size_t start = 0;
     std::size_t size = 0;
     char buf[65536];
-
-    bool done() const { return ended; }
 };
 
 // One client and its upstream.
@@ -107,17 +105,16 @@ bool step(Flow& f) {
     return true;
 }
 
-// What poll should wait for on this flow: its source when its buffer is
-// empty, its destination while the buffer holds bytes.
-void want(const Flow& f, pollfd* fds, int* slot, nfds_t& n, int id) {
-    if (f.ended) return;
-    if (f.size > 0) {
-        slot[n] = id;
-        fds[n++] = {f.to, POLLOUT, 0};
-    } else if (f.open) {
-        slot[n] = id;
-        fds[n++] = {f.from, POLLIN, 0};
-    }
+// What poll waits for on one side of a pair: to read while its flow's
+// buffer is empty, to write while the other flow's holds bytes. A side is
+// also watched once its flow has ended, for nothing but its hang-up: a
+// podman that exited while the engine keeps its stream open (an attach
+// nobody reads) frees its slot then, not when the engine next speaks.
+short interest(const Flow& out_of, const Flow& into) {
+    short events = 0;
+    if (!out_of.ended && out_of.size == 0 && out_of.open) events |= POLLIN;
+    if (!into.ended && into.size > 0) events |= POLLOUT;
+    return events;
 }
 
 bool set_nonblocking(int fd) {
@@ -129,13 +126,22 @@ bool set_nonblocking(int fd) {
     static Pair pairs[kMaxPairs];  // 4 MiB of buffers: not on the stack
     for (;;) {
         pollfd fds[1 + 2 * kMaxPairs];
-        int slot[1 + 2 * kMaxPairs];  // pair index * 2 + (0 up, 1 down)
+        int slot[1 + 2 * kMaxPairs];  // the pair of fds[k]
         nfds_t n = 0;
         fds[n++] = {listening, POLLIN, 0};
         for (int i = 0; i < kMaxPairs; ++i) {
-            if (!pairs[i].used) continue;
-            want(pairs[i].up, fds, slot, n, 2 * i);
-            want(pairs[i].down, fds, slot, n, 2 * i + 1);
+            const Pair& p = pairs[i];
+            if (!p.used) continue;
+            const short client = interest(p.up, p.down);
+            const short upstream = interest(p.down, p.up);
+            if (client != 0 || p.up.ended) {
+                slot[n] = i;
+                fds[n++] = {p.up.from, client, 0};
+            }
+            if (upstream != 0 || p.down.ended) {
+                slot[n] = i;
+                fds[n++] = {p.down.from, upstream, 0};
+            }
         }
         if (::poll(fds, n, -1) < 0) {
             if (errno == EINTR) continue;
@@ -143,10 +149,11 @@ bool set_nonblocking(int fd) {
         }
         for (nfds_t k = 1; k < n; ++k) {
             if (fds[k].revents == 0) continue;
-            Pair& p = pairs[slot[k] / 2];
+            Pair& p = pairs[slot[k]];
             if (!p.used) continue;
-            if (!step(slot[k] % 2 == 0 ? p.up : p.down) || (p.up.done() && p.down.done()))
-                close_pair(p);
+            const bool gone = (fds[k].revents & POLLHUP) != 0 &&
+                              (fds[k].fd == p.up.from ? p.up.ended : p.down.ended);
+            if (!step(p.up) || !step(p.down) || gone || (p.up.ended && p.down.ended)) close_pair(p);
         }
         if ((fds[0].revents & (POLLERR | POLLNVAL)) != 0) ::_exit(1);
         if (fds[0].revents != 0) {

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "executor/runner.hpp"
 #include "tests/support/files.hpp"
@@ -264,6 +265,37 @@ TEST_F(EngineSocket, AnUnreadConnectionStallsNoOtherAndLosesNoByte) {
     rest.join();
     EXPECT_EQ(got, big.size());
     EXPECT_TRUE(intact);
+}
+
+// A podman that exits while the engine holds its stream open and silent
+// (an attach, an events stream) frees its place in the relay: forty such
+// commands, more than the relay holds at once, and the next still passes.
+TEST_F(EngineSocket, AClientThatLeftFreesItsPlaceThoughTheEngineStaysSilent) {
+    ASSERT_TRUE(engine_listener && person_listener);
+    Config config;
+    config.engine = engine;
+    config.run_dir = dir.path();
+    auto env = engine_environment(config);
+    ASSERT_TRUE(env.ok()) << env.error().message;
+    const std::string path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+    std::vector<UniqueFd> silent;
+    for (int i = 0; i < 40; ++i) {
+        auto [client, engine_side] = relayed_pair(path, engine_listener.get());
+        ASSERT_TRUE(client && engine_side) << "connection " << i << " was refused";
+        client = UniqueFd();
+        // The relay closes the engine's side in turn: its hang-up arrives.
+        // Asked for no event, poll reports the hang-up alone (30 s: a hang guard).
+        pollfd p{engine_side.get(), 0, 0};
+        ::poll(&p, 1, 30'000);
+        ASSERT_NE(p.revents & POLLHUP, 0) << "connection " << i << " is still held";
+        silent.push_back(std::move(engine_side));
+    }
+    auto [client, engine_side] = relayed_pair(path, engine_listener.get());
+    ASSERT_TRUE(client && engine_side);
+    ASSERT_EQ(::send(client.get(), "ping", 4, MSG_NOSIGNAL), 4);
+    char buf[4] = {};
+    ASSERT_EQ(::recv(engine_side.get(), buf, 4, MSG_WAITALL), 4);
+    EXPECT_EQ(std::string(buf, 4), "ping");
 }
 }  // namespace
 }  // namespace hb::exec
