@@ -15,6 +15,8 @@
 #     with their argument and kind, and the clients' --help name them all;
 #   - the limits: each row of docs/PROTOCOL.md's table ("Limits") is the
 #     value of the constant it names, wherever the sources define it;
+#   - README.md starts with the two commands, ./demo and ./run-tests, and
+#     says what hostbridge is on its first screen;
 #   - with BIN_DIR, docs/COMMANDS.md: every command `hostbridge --help`
 #     lists has a row and a section, every option each command's --help
 #     prints is in its section, and so for hostbridge-executor and
@@ -360,6 +362,30 @@ limits() {
     return "$bad"
 }
 
+# README.md's first screen: the title, then one block of exactly the two
+# commands (`./demo`, `./run-tests`, each an executable of the
+# repository), then what hostbridge is, all within the first 24 lines.
+readme_start() {
+    local src=$1 doc=README.md bad=0 commands first
+    first=$(head -n 24 "$src/$doc")
+    commands=$(awk 'NR == 1 {next} /^$/ && !on {next} /^```/ {if (on) exit; on = 1; next}
+        on {print $1; next} {exit}' "$src/$doc")
+    if [ "$commands" != "$(printf './demo\n./run-tests')" ]; then
+        echo "docs_one_home: $doc does not start with a block of ./demo and ./run-tests (it has: $(echo $commands))"
+        bad=1
+    fi
+    for c in demo run-tests; do
+        [ -f "$src/$c" ] && [ -x "$src/$c" ] && continue
+        echo "docs_one_home: $doc starts with ./$c, which is not an executable of the repository"
+        bad=1
+    done
+    grep -q '^hostbridge lets ' <<<"$first" || {
+        echo "docs_one_home: $doc's first screen (24 lines) does not say what hostbridge is (\"hostbridge lets ...\")"
+        bad=1
+    }
+    return "$bad"
+}
+
 check() {
     local bad=0
     gate_order "$1" || bad=1
@@ -367,6 +393,7 @@ check() {
     exit_codes "$1" "${2:-}" || bad=1
     verb_set "$1" "${2:-}" || bad=1
     limits "$1" || bad=1
+    readme_start "$1" || bad=1
     if [ -n "${2:-}" ]; then command_list "$1" "$2" || bad=1; fi
     return "$bad"
 }
@@ -384,7 +411,7 @@ limit_names() {
 scratch() {
     local src=$1 tmp=$2 f name
     rm -rf "${tmp:?}"/* || return 1
-    for f in docs man README.md SECURITY.md executor/decide.cpp common/config.cpp ipc/verbs.hpp \
+    for f in docs man README.md SECURITY.md demo run-tests executor/decide.cpp common/config.cpp ipc/verbs.hpp \
         client/hostbridge-request.sh $(for name in $(limit_names "$src"); do
             (cd "$src" && grep -rlE "\b$name = " --include=*.hpp --include=*.cpp $source_dirs 2>/dev/null)
         done | sort -u); do
@@ -479,6 +506,15 @@ selftest() {
     sed -i 's/`kMaxPolicyBytes`/`kMaxPolicyLength`/' "$tmp/docs/PROTOCOL.md"
     out=$(limits "$tmp")
     expect_caught "a limit naming no constant" 'names `kMaxPolicyLength`, which no source defines'
+    # README: a third command in the first block, what it is pushed down.
+    scratch "$src" "$tmp"
+    sed -i '0,/^\.\/run-tests /s//.\/install-it  # a third\n&/' "$tmp/README.md"
+    out=$(readme_start "$tmp")
+    expect_caught "a third command at the README's start" 'it has: ./demo ./install-it ./run-tests'
+    scratch "$src" "$tmp"
+    sed -i '0,/^hostbridge lets /s//\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n&/' "$tmp/README.md"
+    out=$(readme_start "$tmp")
+    expect_caught "what hostbridge is pushed off the first screen" 'does not say what hostbridge is'
     [ -n "$bin" ] || { echo "docs_one_home selftest: no BIN_DIR, the command list is not tried"; return "$failed"; }
     # A home that differs from what the binaries print on --help.
     scratch "$src" "$tmp"
