@@ -435,105 +435,79 @@ selftest() {
     out=$(check "$tmp" "$bin") ||
         { echo "docs_one_home selftest: the tree as it is fails: $out"; return 1; }
 
-    # The rate limit listed before the integrity gate.
-    scratch "$src" "$tmp"
-    sed -i -E 's/^(4\. \*\*Integrity gate\*\* \(`)check_tcb`/\1try_admit`/;
-               s/^(9\. \*\*Rate limit\*\* \(`)try_admit`/\1check_tcb`/' "$tmp/docs/DECIDE-AND-RUN.md"
-    out=$(check "$tmp")
-    expect_caught "two gates swapped in the doc" 'puts `check_tcb` after `try_admit`'
-    # A gate the code no longer has.
-    scratch "$src" "$tmp"
-    sed -i 's/build_run_tree(config)/build_tree(config)/' "$tmp/executor/decide.cpp"
-    out=$(check "$tmp")
-    expect_caught "a gate renamed in the code" 'names the gate `build_run_tree`'
-    # A key the reader takes that the table lacks, under its parent.
-    scratch "$src" "$tmp"
-    sed -i '/^| `settle.seconds` |/d' "$tmp/docs/CONFIG.md"
-    out=$(check "$tmp")
-    expect_caught "a key missing from the table" 'reads the key `seconds` in `settle`'
-    # A key the reader no longer knows.
-    scratch "$src" "$tmp"
-    sed -i 's/"notify_send"})/"notify"})/' "$tmp/common/config.cpp"
-    sed -i 's/optional("notify_send")/optional("notify")/' "$tmp/common/config.cpp"
-    out=$(check "$tmp")
-    expect_caught "a key the reader dropped" 'names the key `notify_send`'
-    # Each of the following runs only the check it breaks.
-    # Exit codes: a code changed in the home, a man page that drops one, a
-    # --help that drops one, a host page that differs, a second home.
-    scratch "$src" "$tmp"
-    sed -i 's/^| 75 | no terminal answer/| 76 | no terminal answer/' "$tmp/docs/PROTOCOL.md"
-    out=$(exit_codes "$tmp")
-    expect_caught "an exit code changed in its home" 'man/hostbridge-request.1 lists the exit codes [0 128+n 64 70 75]; docs/PROTOCOL.md has [0 128+n 64 70 76]'
-    scratch "$src" "$tmp"
-    sed -i '/^\.SH EXIT STATUS/,/^\.SH/ s/^\.B 128+n$/.B 129/' "$tmp/man/hostbridge-agent.1"
-    out=$(exit_codes "$tmp")
-    expect_caught "a man page listing another exit code" 'man/hostbridge-agent.1 lists the exit codes [0 129 64 70 75]'
-    scratch "$src" "$tmp"
-    sed -i 's/; 128+N interrupted by signal N while waiting\./; signals are reported./' "$tmp/client/hostbridge-request.sh"
-    out=$(exit_codes "$tmp")
-    expect_caught "a --help without an exit code" 'client/hostbridge-request.sh --help lists the exit codes [0 64 70 75]'
-    scratch "$src" "$tmp"
-    sed -i '/^\.SH EXIT STATUS/,/^\.SH/ s/2 usage error/64 usage error/' "$tmp/man/hostbridge-executor.8"
-    out=$(exit_codes "$tmp")
-    expect_caught "a host man page with a client's code" 'man/hostbridge-executor.8 lists the exit codes [0 1 64]; docs/COMMANDS.md has [0 1 2]'
-    scratch "$src" "$tmp"
-    printf '\nThe client exits 75 when no answer came in time.\n' >>"$tmp/docs/MCP.md"
-    out=$(exit_codes "$tmp")
-    expect_caught "an exit code explained a second time" 'docs/MCP.md:'"$(($(wc -l <"$src/docs/MCP.md") + 2))"' gives a client'"'"'s exit code'
+    # caught WHAT CHECK PATTERN FILE SED_SCRIPT: a fresh scratch tree with
+    # FILE edited by SED_SCRIPT; CHECK (a function above, given BIN_DIR when
+    # $with_bin is set) must say PATTERN.
+    with_bin=""
+    caught() {
+        scratch "$src" "$tmp" && sed -i -E "$5" "$tmp/$4" || return 1
+        out=$("$2" "$tmp" $with_bin)
+        expect_caught "$1" "$3"
+    }
+    local mcp_end
+    mcp_end=$(($(wc -l <"$src/docs/MCP.md") + 1))
+
+    caught "two gates swapped in the doc" gate_order 'puts `check_tcb` after `try_admit`' \
+        docs/DECIDE-AND-RUN.md 's/^(4\. \*\*Integrity gate\*\* \(`)check_tcb`/\1try_admit`/;
+            s/^(9\. \*\*Rate limit\*\* \(`)try_admit`/\1check_tcb`/'
+    caught "a gate renamed in the code" gate_order 'names the gate `build_run_tree`' \
+        executor/decide.cpp 's/build_run_tree\(config\)/build_tree(config)/'
+    caught "a key missing from the table" config_keys 'reads the key `seconds` in `settle`' \
+        docs/CONFIG.md '/^\| `settle.seconds` \|/d'
+    caught "a key the reader dropped" config_keys 'names the key `notify_send`' \
+        common/config.cpp 's/"notify_send"\}\)/"notify"})/; s/optional\("notify_send"\)/optional("notify")/'
+    # Exit codes: a code changed in its home, a man page or a --help that
+    # lists another set, a host page with a client's code, a second home.
+    caught "an exit code changed in its home" exit_codes \
+        'man/hostbridge-request.1 lists the exit codes [0 128+n 64 70 75]; docs/PROTOCOL.md has [0 128+n 64 70 76]' \
+        docs/PROTOCOL.md 's/^\| 75 \| no terminal answer/| 76 | no terminal answer/'
+    caught "a man page listing another exit code" exit_codes \
+        'man/hostbridge-agent.1 lists the exit codes [0 129 64 70 75]' \
+        man/hostbridge-agent.1 '/^\.SH EXIT STATUS/,/^\.SH/ s/^\.B 128\+n$/.B 129/'
+    caught "a --help without an exit code" exit_codes \
+        'client/hostbridge-request.sh --help lists the exit codes [0 64 70 75]' \
+        client/hostbridge-request.sh 's/; 128\+N interrupted by signal N while waiting\./; signals are reported./'
+    caught "a host man page with a client's code" exit_codes \
+        'man/hostbridge-executor.8 lists the exit codes [0 1 64]; docs/COMMANDS.md has [0 1 2]' \
+        man/hostbridge-executor.8 '/^\.SH EXIT STATUS/,/^\.SH/ s/2 usage error/64 usage error/'
+    caught "an exit code explained a second time" exit_codes \
+        "docs/MCP.md:$mcp_end gives a client's exit code" \
+        docs/MCP.md '$a The client exits 75 when no answer came in time.'
     # Verbs: a row gone, a kind wrong, a verb the clients' usage lacks.
-    scratch "$src" "$tmp"
-    sed -i '/^| `init` | none |/d' "$tmp/docs/PROTOCOL.md"
-    out=$(verb_set "$tmp")
-    expect_caught "a verb missing from the table" 'has the verb init (arg, kind: none|mutating, long-lived)'
-    scratch "$src" "$tmp"
-    sed -i 's/^| `down` | none | mutating |/| `down` | none | read-only |/' "$tmp/docs/PROTOCOL.md"
-    out=$(verb_set "$tmp")
-    expect_caught "a verb of the wrong kind" "docs/PROTOCOL.md's table says down (arg, kind: none|read-only)"
-    scratch "$src" "$tmp"
-    sed -i 's/rebuild SERVICE, init,$/rebuild SERVICE,/' "$tmp/client/hostbridge-request.sh"
-    out=$(verb_set "$tmp")
-    expect_caught "a verb missing from a client's --help" 'client/hostbridge-request.sh --help names the verbs'
+    caught "a verb missing from the table" verb_set 'has the verb init (arg, kind: none|mutating, long-lived)' \
+        docs/PROTOCOL.md '/^\| `init` \| none \|/d'
+    caught "a verb of the wrong kind" verb_set "docs/PROTOCOL.md's table says down (arg, kind: none|read-only)" \
+        docs/PROTOCOL.md 's/^\| `down` \| none \| mutating \|/| `down` | none | read-only |/'
+    caught "a verb missing from a client's --help" verb_set 'client/hostbridge-request.sh --help names the verbs' \
+        client/hostbridge-request.sh 's/rebuild SERVICE, init,$/rebuild SERVICE,/'
     # Limits: the code's value changed, a constant renamed.
-    scratch "$src" "$tmp"
-    sed -i 's/kMaxBody = 4096;/kMaxBody = 8192;/' "$tmp/ipc/wire.hpp"
-    out=$(limits "$tmp")
-    expect_caught "a limit changed in the code" "says a request file's body is at most 4096 bytes; \`kMaxBody = 8192\` is 8192"
-    scratch "$src" "$tmp"
-    sed -i 's/kMaxPinnedBytes = 16u << 20;/kMaxPinnedBytes = 32u << 20;/' "$tmp/common/integrity_gate.hpp"
-    out=$(limits "$tmp")
-    expect_caught "a limit in MiB changed in the code" 'is at most 16 MiB; `kMaxPinnedBytes = 32u << 20` is 33554432'
-    scratch "$src" "$tmp"
-    sed -i 's/`kMaxPolicyBytes`/`kMaxPolicyLength`/' "$tmp/docs/PROTOCOL.md"
-    out=$(limits "$tmp")
-    expect_caught "a limit naming no constant" 'names `kMaxPolicyLength`, which no source defines'
+    caught "a limit changed in the code" limits \
+        "says a request file's body is at most 4096 bytes; \`kMaxBody = 8192\` is 8192" \
+        ipc/wire.hpp 's/kMaxBody = 4096;/kMaxBody = 8192;/'
+    caught "a limit in MiB changed in the code" limits \
+        'is at most 16 MiB; `kMaxPinnedBytes = 32u << 20` is 33554432' \
+        common/integrity_gate.hpp 's/kMaxPinnedBytes = 16u << 20;/kMaxPinnedBytes = 32u << 20;/'
+    caught "a limit naming no constant" limits 'names `kMaxPolicyLength`, which no source defines' \
+        docs/PROTOCOL.md 's/`kMaxPolicyBytes`/`kMaxPolicyLength`/'
     # README: a third command in the first block, what it is pushed down.
-    scratch "$src" "$tmp"
-    sed -i '0,/^\.\/run-tests /s//.\/install-it  # a third\n&/' "$tmp/README.md"
-    out=$(readme_start "$tmp")
-    expect_caught "a third command at the README's start" 'it has: ./demo ./install-it ./run-tests'
-    scratch "$src" "$tmp"
-    sed -i '0,/^hostbridge lets /s//\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n&/' "$tmp/README.md"
-    out=$(readme_start "$tmp")
-    expect_caught "what hostbridge is pushed off the first screen" 'does not say what hostbridge is'
-    [ -n "$bin" ] || { echo "docs_one_home selftest: no BIN_DIR, the command list is not tried"; return "$failed"; }
+    caught "a third command at the README's start" readme_start 'it has: ./demo ./install-it ./run-tests' \
+        README.md '0,/^\.\/run-tests /s//.\/install-it  # a third\n&/'
+    caught "what hostbridge is pushed off the first screen" readme_start 'does not say what hostbridge is' \
+        README.md '0,/^hostbridge lets /s//\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n&/'
+    [ -n "$bin" ] || { echo "docs_one_home selftest: no BIN_DIR, the --help checks are not tried"; return "$failed"; }
+    with_bin=$bin
     # A home that differs from what the binaries print on --help.
-    scratch "$src" "$tmp"
-    sed -i 's/^| 1 | failure |$/| 3 | failure |/' "$tmp/docs/COMMANDS.md"
-    out=$(exit_codes "$tmp" "$bin")
-    expect_caught "a host command's --help against its home" 'hostbridge doctor --help lists the exit codes [0 1 2]; docs/COMMANDS.md has [0 2 3]'
-    scratch "$src" "$tmp"
-    sed -i 's/^| 70 | `denied`/| 71 | `denied`/' "$tmp/docs/PROTOCOL.md"
-    out=$(exit_codes "$tmp" "$bin")
-    expect_caught "hostbridge-agent's --help against its home" 'hostbridge-agent --help lists the exit codes [0 64 70], not a part of'
+    caught "a host command's --help against its home" exit_codes \
+        'hostbridge doctor --help lists the exit codes [0 1 2]; docs/COMMANDS.md has [0 2 3]' \
+        docs/COMMANDS.md 's/^\| 1 \| failure \|$/| 3 | failure |/'
+    caught "hostbridge-agent's --help against its home" exit_codes \
+        'hostbridge-agent --help lists the exit codes [0 64 70], not a part of' \
+        docs/PROTOCOL.md 's/^\| 70 \| `denied`/| 71 | `denied`/'
     # An option of one command, and a whole command, gone from the page.
-    scratch "$src" "$tmp"
-    sed -i 's/--max-held/--max-kept/g' "$tmp/docs/COMMANDS.md"
-    out=$(check "$tmp" "$bin")
-    expect_caught "an option missing from COMMANDS.md" 'hostbridge install prints --max-held'
-    scratch "$src" "$tmp"
-    sed -i '/^| `upgrade` |/d; s/^### upgrade$/### upgrading/' "$tmp/docs/COMMANDS.md"
-    out=$(check "$tmp" "$bin")
-    expect_caught "a command missing from COMMANDS.md" 'no section for hostbridge upgrade'
+    caught "an option missing from COMMANDS.md" command_list 'hostbridge install prints --max-held' \
+        docs/COMMANDS.md 's/--max-held/--max-kept/g'
+    caught "a command missing from COMMANDS.md" command_list 'no section for hostbridge upgrade' \
+        docs/COMMANDS.md '/^\| `upgrade` \|/d; s/^### upgrade$/### upgrading/'
     return "$failed"
 }
 
