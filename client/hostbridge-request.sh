@@ -64,7 +64,7 @@ neither, the host refuses them.
 Exit: 0 done (output on stdout); 70 denied, expired or failed (output on
 stdout, reason on stderr); 75 no answer in time (a request the host never
 took up is withdrawn; one held for a person's approval never is); 64 usage
-error (nothing written).
+error (nothing written); 128+N interrupted by signal N while waiting.
 EOF
 }
 

@@ -1,4 +1,4 @@
-// The order matters: see each step's comment and SECURITY.md.
+// The order matters: see each step's comment and docs/SANDBOX.md.
 #include "sandbox/lockdown.hpp"
 
 #include <sys/personality.h>

@@ -1,6 +1,6 @@
 // The parser's lockdown: after lock_down() returns, the process can read
 // from fds it already holds, talk on its socket, allocate memory and exit.
-// Nothing else. See SECURITY.md for each step and why.
+// Nothing else. See docs/SANDBOX.md for each step and why.
 #pragma once
 
 #include "ipc/result.hpp"

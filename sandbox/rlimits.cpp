@@ -22,7 +22,7 @@ Result<void> apply_parser_rlimits(int highest_fd) {
     struct Limit {
         int resource;
         rlim_t value;
-        const char* name;  // why each: SECURITY.md, "The parser's lockdown"
+        const char* name;  // why each: docs/SANDBOX.md, step 2
     };
     const Limit limits[] = {
         {RLIMIT_CORE, 0, "RLIMIT_CORE"},  // no core file with request bytes in it

@@ -61,6 +61,9 @@ remove  re-runs PERSON's install without the engine user, then deletes NAME
         with its home: its images, containers and volumes go with it.
 
   --containers-conf FILE  copy FILE to NAME's ~/.config/containers/containers.conf
+
+Exit: 0 set up or removed, 1 failed (or not root: the commands to run printed),
+2 usage error.
 )";
 
 const OptionSpec kOptions[] = {

@@ -41,7 +41,10 @@ constexpr const char* kUsage =
     "untracked/hostbridge in the git top level. On the host (this user has a\n"
     "hostbridge config directory) only the spool of one of this user's installs:\n"
     "the install whose project directory is DIR, else the one $HOSTBRIDGE_SPOOL\n"
-    "names, else the one whose project directory holds the current directory.\n";
+    "names, else the one whose project directory holds the current directory.\n"
+    "\n"
+    "Exit: `mcp` 0 when stdin ends, 64 on a usage error or when no spool is found,\n"
+    "70 on an internal error; `request` as `hostbridge-agent request --help` says.\n";
 
 // The spool this binary was dropped into, if it runs from SPOOL/bin/.
 std::optional<std::string> own_spool() {

@@ -64,7 +64,7 @@ constexpr const char* kUsage =
     "Exit: 0 done (output on stdout); 70 denied, expired or failed (output on\n"
     "stdout, reason on stderr); 75 no answer in time (a request the host never\n"
     "took up is withdrawn; one held for a person's approval never is); 64 usage\n"
-    "error (nothing written).\n";
+    "error (nothing written); 128+N interrupted by signal N while waiting.\n";
 
 struct Options {
     std::optional<std::string> project_dir;

@@ -160,6 +160,19 @@ TEST(SecurityMd, EveryTestTheGateTableNamesExists) {
     EXPECT_GE(named, static_cast<int>(kGates.size()));
 }
 
+// The security case read at once (issue 46): its parts, and at most 40 KiB;
+// the long explanations live in docs/SECURITY-DETAILS.md and docs/SANDBOX.md.
+TEST(SecurityMd, IsTheSecurityCaseInAtMost40KiB) {
+    const std::string text = read_text(kSecurityMd);
+    EXPECT_LE(text.size(), 40960u) << "SECURITY.md is " << text.size()
+                                   << " bytes: move the explanation into docs/SECURITY-DETAILS.md";
+    for (const char* part :
+         {"\n## The attacker\n", "\n## The invariant\n", "\n## Trust boundaries\n",
+          "\n## Two postures", "\n## The gates\n", "\n## What is not defended\n"}) {
+        EXPECT_NE(text.find(part), std::string::npos) << "no heading " << part;
+    }
+}
+
 TEST(SecurityMd, SaysWhatIsNotDefendedAndHowToReport) {
     const std::string text = read_text(kSecurityMd);
     EXPECT_NE(text.find("\n## What is not defended"), std::string::npos);
