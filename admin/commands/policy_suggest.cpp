@@ -26,12 +26,11 @@ namespace hb::admin {
 
 using display::visible;
 
-// down and init stop or reset things; up and rebuild, where the install
-// holds them, have the engine read what the bridge cannot make safe
-// (admin/install/policy_engine_guard.hpp).
+// What stops or resets things (asks_a_person, ipc/verbs.hpp); up and
+// rebuild, where the install holds them, have the engine read what the
+// bridge cannot make safe (admin/install/policy_engine_guard.hpp).
 bool needs_a_person(Verb verb, const EngineHold& hold) {
-    return verb == Verb::Down || verb == Verb::Init ||
-           (is_engine_verb(verb) && !hold.of(verb).empty());
+    return verb_info(verb).asks_a_person || (is_engine_verb(verb) && !hold.of(verb).empty());
 }
 
 std::optional<AuditUse> parse_audit_use(std::string_view line) {
