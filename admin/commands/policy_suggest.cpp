@@ -150,9 +150,7 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
     std::vector<std::string> never_auto;
     for (const Verb verb : kAllVerbs)
         if (needs_a_person(verb, install.hold)) never_auto.emplace_back(verb_name(verb));
-    std::string held_list;
-    for (std::size_t i = 0; i < never_auto.size(); ++i)
-        held_list += (i == 0 ? "" : i + 1 == never_auto.size() ? " and " : ", ") + never_auto[i];
+    const std::string held_list = and_list(never_auto);
     t +=
         "# It allows exactly the verbs and services that ran a command (a `started`\n"
         "# event); a request that was refused, by the policy or any other check, does\n"
