@@ -358,8 +358,9 @@ function utf8(cp) {
 }
 function plain(t) { gsub(/%/, "%%", t); return t }
 # Visible mode (the reason of a pending answer, shown as is on a terminal):
-# control characters and the invisible ones that reorder or hide text
-# become escapes, as hostbridge request shows them (display/visible.hpp).
+# control characters, the invisible ones that reorder or hide text and the
+# Unicode blanks become escapes, as hostbridge request shows them
+# (display/visible.hpp, is_invisible and is_blank).
 function esc_cp(cp) {
     if (cp == 10) return "\\134n"
     if (cp == 9) return "\\134t"
@@ -372,12 +373,14 @@ function hidden(cp) {
     return cp < 32 || cp == 127 || (cp >= 128 && cp <= 159) || cp == 173 || cp == 1564 ||
         cp == 6158 || (cp >= 8203 && cp <= 8207) || (cp >= 8232 && cp <= 8238) ||
         (cp >= 8288 && cp <= 8297) || cp == 65279 || (cp >= 65529 && cp <= 65531) ||
-        (cp >= 917504 && cp <= 917631)
+        (cp >= 917504 && cp <= 917631) ||
+        cp == 160 || cp == 4447 || cp == 4448 || cp == 5760 || (cp >= 8192 && cp <= 8202) ||
+        cp == 8239 || cp == 8287 || cp == 10240 || cp == 12288 || cp == 12644 || cp == 65440
 }
 function raw(t,   out, b, n, cp, i) {
     if (!vis) return plain(t)
     out = ""
-    while (match(t, /[\001-\037\177]|\302[\200-\237\255]|\330\234|\341\240\216|\342\200[\213-\217\250-\256]|\342\201[\240-\251]|\357\273\277|\357\277[\271-\273]|\363\240[\200\201][\200-\277]/)) {
+    while (match(t, /[\001-\037\177]|\302[\200-\237\240\255]|\330\234|\341\240\216|\341\205[\237\240]|\341\232\200|\342\200[\200-\217\250-\257]|\342\201[\237-\251]|\342\240\200|\343\200\200|\343\205\244|\357\273\277|\357\276\240|\357\277[\271-\273]|\363\240[\200\201][\200-\277]/)) {
         b = substr(t, RSTART, RLENGTH)
         n = length(b)
         cp = ord[substr(b, 1, 1)]

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "ipc/image_ref.hpp"
+#include "ipc/path_component.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -125,16 +126,18 @@ bool lower_hex_sha256(std::string_view text) {
 
 // Splits on '/' and reports the first bad component: paths are kept in one
 // normalised spelling so that "inside project_dir" is a plain prefix test.
-const char* component_problem(std::string_view components) {
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t slash = components.find('/', start);
-        const std::string_view part = components.substr(start, slash - start);
-        if (part == "..") return "must not contain \"..\" components";
-        if (part.empty() || part == ".")
+// The rule is ipc/path_component.hpp's; these are its words for bridge.json
+// (a NUL never gets here: string() refuses it first).
+const char* component_problem_text(std::string_view components) {
+    switch (component_problem(components)) {
+        case PathProblem::None:
+            return nullptr;
+        case PathProblem::DotDot:
+            return "must not contain \"..\" components";
+        case PathProblem::Nul:
+            return "must not contain a NUL byte";
+        default:
             return "must be normalised (no empty or \".\" components, no trailing slash)";
-        if (slash == std::string_view::npos) return nullptr;
-        start = slash + 1;
     }
 }
 
@@ -143,7 +146,7 @@ std::string absolute_path(const json& value, const std::string& key) {
     if (path.empty() || path[0] != '/') invalid(key, "must be an absolute path");
     if (path.size() >= PATH_MAX) invalid(key, "is longer than PATH_MAX");
     if (path != "/") {
-        if (const char* problem = component_problem(std::string_view(path).substr(1)))
+        if (const char* problem = component_problem_text(std::string_view(path).substr(1)))
             invalid(key, problem);
     }
     return path;
@@ -213,7 +216,7 @@ std::string relative_path(const json& value, const std::string& key) {
     if (path.empty()) invalid(key, "must not be empty");
     if (path[0] == '/') invalid(key, "must be relative to project_dir, not absolute");
     if (path.size() >= PATH_MAX) invalid(key, "is longer than PATH_MAX");
-    if (const char* problem = component_problem(path)) invalid(key, problem);
+    if (const char* problem = component_problem_text(path)) invalid(key, problem);
     return path;
 }
 
@@ -767,8 +770,7 @@ int Timeouts::for_verb(Verb verb) const {
 }
 
 bool is_checkout_path(std::string_view path) {
-    return path == "." || (!path.empty() && path[0] != '/' && path.size() < PATH_MAX &&
-                           component_problem(path) == nullptr);
+    return path == "." || (path.size() < PATH_MAX && is_plain_relative(path));
 }
 
 bool is_container_path(std::string_view path) {
@@ -776,7 +778,7 @@ bool is_container_path(std::string_view path) {
     for (const char c : path) {
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
     }
-    return path == "/" || component_problem(path.substr(1)) == nullptr;
+    return path == "/" || component_problem(path.substr(1)) == PathProblem::None;
 }
 
 std::string bind_pin_root(std::string_view run_dir) {

@@ -237,4 +237,57 @@ Result<bool> publish_held_file(int held_fd, const std::string& name, std::string
     return true;
 }
 
+std::string held_name(std::string_view request, HeldFile file) {
+    return std::string(request) + std::string(held_suffix(file));
+}
+
+std::optional<HeldName> parse_held_name(std::string_view name) {
+    // A request name ends in ".json", so no suffix is ever part of one.
+    for (const HeldFile file : kHeldFiles) {
+        const std::string_view suffix = held_suffix(file);
+        if (!suffix.empty() && name.ends_with(suffix))
+            return HeldName{std::string(name.substr(0, name.size() - suffix.size())), file};
+    }
+    if (is_request_name(name)) return HeldName{std::string(name), HeldFile::Record};
+    return std::nullopt;
+}
+
+bool held_name_used(int held_fd, const std::string& request) {
+    return std::any_of(kHeldFiles.begin(), kHeldFiles.end(), [&](HeldFile file) {
+        return sys::exists_at(held_fd, held_name(request, file));
+    });
+}
+
+Result<bool> hold_record(int held_fd, const HeldRequest& held) {
+    return publish_held_file(held_fd, held.request, render_held(held), true);
+}
+
+Result<void> take_up(int held_fd, const std::string& request) {
+    // The decision is kept as .decided, not removed: a second person's
+    // `allow` published after this point finds someone else's nonce there
+    // and says it came second.
+    const std::string decision = held_name(request, HeldFile::Decision);
+    const std::string decided = held_name(request, HeldFile::Decided);
+    if (::renameat2(held_fd, decision.c_str(), held_fd, decided.c_str(), RENAME_NOREPLACE) != 0)
+        return make_error(sys::errno_text("cannot take up held/" + decision));
+    const std::string taken = held_name(request, HeldFile::Taken);
+    if (::renameat(held_fd, request.c_str(), held_fd, taken.c_str()) != 0)
+        return make_error(sys::errno_text("cannot take up held/" + request));
+    if (::fsync(held_fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
+    return {};
+}
+
+Result<void> end_undecided(int held_fd, const std::string& request) {
+    const std::string gone = held_name(request, HeldFile::Gone);
+    auto written = publish_held_file(held_fd, gone, "", true);
+    if (!written) return make_error("cannot leave held/" + gone + ": " + written.error().message);
+    if (::fsync(held_fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
+    remove_held(held_fd, request, HeldFile::Record);
+    return {};
+}
+
+void remove_held(int held_fd, const std::string& request, HeldFile file) {
+    ::unlinkat(held_fd, held_name(request, file).c_str(), 0);
+}
+
 }  // namespace hb::common

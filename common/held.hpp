@@ -5,6 +5,7 @@
 // format and compare one generation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,18 +20,59 @@
 namespace hb::common {
 
 inline constexpr std::string_view kHeldDir = "held";
-// held/<request>: the record; held/<request>.decision: the person's say;
-// held/<request>.taken: the record once a drain has taken it up;
-// held/<request>.decided: the decision a drain took up, kept (with its
-// nonce) so each `allow`/`deny` can tell whether its own was the one used;
-// the name is not held again while it is there.
-inline constexpr std::string_view kDecisionSuffix = ".decision";
-inline constexpr std::string_view kTakenSuffix = ".taken";
-inline constexpr std::string_view kDecidedSuffix = ".decided";
-// held/<request>.gone: a hold that expired or was failed without a person's
-// decision being used; like .decided, the name is not held again while it
-// is there (a person's `allow NAME` must never meet another request).
-inline constexpr std::string_view kGoneSuffix = ".gone";
+
+// The states a held request goes through, each a file held/<request><suffix>
+// (docs/DECIDE-AND-RUN.md, "Held for a person"). The drain and the admin
+// tool move a request between them only with the transitions below:
+//
+//   (none) --hold_record--> Record --(a person)publish_decision--> Record + Decision
+//   Record + Decision --take_up--> Taken + Decided --finish_taken--> Decided
+//   Record --end_undecided (expired)--> Gone
+//   Taken, or Record + Decided (a drain died) --> failed, removed
+//   Decided, Gone --(decided_keep_seconds after)--> removed
+//
+// While any of a name's files is there, the name is not held again
+// (held_name_used): a person's `allow NAME` must never meet another request.
+enum class HeldFile : std::uint8_t {
+    Record,    // held/<request>: the record, waiting for a person
+    Decision,  // .decision: a person's say, not yet taken up
+    Taken,     // .taken: the record once a drain has taken it up
+    Decided,   // .decided: the decision a drain took up, kept (with its nonce)
+               // so each `allow`/`deny` can tell whether its own was the one used
+    Gone,      // .gone: a hold that expired or was failed without a person's
+               // decision being used
+};
+inline constexpr std::array<HeldFile, 5> kHeldFiles = {
+    HeldFile::Record, HeldFile::Decision, HeldFile::Taken, HeldFile::Decided, HeldFile::Gone};
+
+constexpr std::string_view held_suffix(HeldFile file) {
+    switch (file) {
+        case HeldFile::Record:
+            return "";
+        case HeldFile::Decision:
+            return ".decision";
+        case HeldFile::Taken:
+            return ".taken";
+        case HeldFile::Decided:
+            return ".decided";
+        case HeldFile::Gone:
+            return ".gone";
+    }
+    return "";
+}
+
+// held/<request><suffix>.
+std::string held_name(std::string_view request, HeldFile file);
+
+struct HeldName {
+    std::string request;
+    HeldFile file = HeldFile::Record;
+};
+// Which state's file `name` in held/ is: a suffix's, or a Record when it is
+// a request name; nullopt for anything else (temporary files, a record
+// moved aside).
+std::optional<HeldName> parse_held_name(std::string_view name);
+
 // The digest a person is shown and names in `allow NAME DIGEST`: the first
 // kShortDigest hex digits of held_digest().
 inline constexpr std::size_t kShortDigest = 16;
@@ -101,5 +143,27 @@ std::int64_t decided_keep_seconds(const Limits& limits);
 // rename); with `no_replace`, fails with EEXIST (false) if the name exists.
 Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
                                bool no_replace);
+
+// --- The transitions (the states above) -----------------------------------
+
+// Whether any state's file of `request` is there.
+bool held_name_used(int held_fd, const std::string& request);
+// (none) -> Record; false when the name is taken.
+Result<bool> hold_record(int held_fd, const HeldRequest& held);
+// Record + Decision -> Taken + Decided, synced: a crash from here on fails
+// the request, never runs it twice.
+Result<void> take_up(int held_fd, const std::string& request);
+// Record -> Gone, the tombstone synced before the record goes.
+Result<void> end_undecided(int held_fd, const std::string& request);
+// Removes the file of `request` in state `file` (Taken once finished,
+// what a crash left, a moot decision, a Decided or Gone kept long enough).
+void remove_held(int held_fd, const std::string& request, HeldFile file);
+// Record -> Record + Decision: what `hostbridge allow|deny` publishes (the
+// text from admin/audit/held_decision.hpp); false when a decision is there
+// already (a decision is used once). Inline: the executor never decides.
+inline Result<bool> publish_decision(int held_fd, const std::string& request,
+                                     std::string_view text) {
+    return publish_held_file(held_fd, held_name(request, HeldFile::Decision), text, true);
+}
 
 }  // namespace hb::common

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/sha256.hpp"
+#include "ipc/path_component.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::common {
@@ -29,16 +30,6 @@ std::vector<std::string_view> split_components(std::string_view path) {
         path.remove_prefix(slash + 1);
     }
     return parts;
-}
-
-bool bad_path(std::string_view path) {
-    if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos) {
-        return true;
-    }
-    for (std::string_view part : split_components(path)) {
-        if (part.empty() || part == "." || part == "..") return true;
-    }
-    return false;
 }
 
 Observed from_errno(int err) {
@@ -103,7 +94,7 @@ std::string short_hash(const std::string& hex) {
 }  // namespace
 
 Opened open_pinned(int dirfd, std::string_view rel_path, bool directory, Resolver resolver) {
-    if (bad_path(rel_path)) return {UniqueFd(), FileState::BadPath, {}};
+    if (!is_plain_relative(rel_path)) return {UniqueFd(), FileState::BadPath, {}};
     const int flags = directory ? kDirFlags : kFileFlags;
     const std::string path(rel_path);
     int fd = -ENOSYS;

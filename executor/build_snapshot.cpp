@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/sha256.hpp"
+#include "ipc/path_component.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::exec {
@@ -68,18 +69,7 @@ std::string with_length(const std::string& text) {
 }
 
 bool normal_context(const std::string& context) {
-    if (context == ".") return true;
-    if (context.empty() || context.front() == '/' || context.find('\0') != std::string::npos) {
-        return false;
-    }
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t slash = context.find('/', start);
-        const std::string part = context.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") return false;
-        if (slash == std::string::npos) return true;
-        start = slash + 1;
-    }
+    return context == "." || is_plain_relative(context);
 }
 
 // One entry of the finished tree, for the hash.
@@ -508,7 +498,7 @@ Result<UniqueFd> open_dest_parent(const std::string& dest, std::string& name) {
         return make_error("the snapshot dir " + visible(dest) + " is not an absolute path");
     }
     name = dest.substr(slash + 1);
-    if (name.empty() || name == "." || name == "..") {
+    if (!is_plain_name(name)) {
         return make_error("the snapshot dir " + visible(dest) + " does not end in a name");
     }
     const std::string parent = slash == 0 ? "/" : dest.substr(0, slash);

@@ -24,19 +24,18 @@ using common::AuditRecord;
 using common::config_generation;
 using common::decided_keep_seconds;
 using common::held_digest;
+using common::held_name;
 using common::held_short_digest;
 using common::HeldDecision;
+using common::HeldFile;
 using common::HeldRequest;
-using common::kDecidedSuffix;
-using common::kDecisionSuffix;
-using common::kGoneSuffix;
 using common::kMaxMerged;
-using common::kTakenSuffix;
 using common::list_held;
 using common::parse_decision;
 using common::parse_held;
 using common::publish_held_file;
 using common::read_held_file;
+using common::remove_held;
 using common::render_held;
 
 namespace {
@@ -51,16 +50,6 @@ constexpr std::int64_t kMinHoldSeconds = 60;
 
 std::string allow_or_deny(const std::string& name) {
     return "`hostbridge allow " + name + "` runs it, `hostbridge deny " + name + "` refuses it";
-}
-
-// held/<name>.gone, synced before the record goes: hold() refuses the name
-// until settle_held prunes it (decided_keep_seconds after).
-Result<void> leave_tombstone(int fd, const std::string& name) {
-    auto written = publish_held_file(fd, name + std::string(kGoneSuffix), "", true);
-    if (!written)
-        return make_error("cannot leave held/" + name + ".gone: " + written.error().message);
-    if (::fsync(fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
-    return {};
 }
 
 }  // namespace
@@ -78,11 +67,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     // A name held before (the agent can delete archive/NAME and send it
     // again) or with a decision still lying there: a decision is never
     // applied to another request than the one a person was shown.
-    for (const std::string_view suffix :
-         {std::string_view(), kDecisionSuffix, kTakenSuffix, kDecidedSuffix, kGoneSuffix}) {
-        if (sys::exists_at(fd, name + std::string(suffix)))
-            return denied(ReasonCode::NameAlreadyUsed);
-    }
+    if (common::held_name_used(fd, name)) return denied(ReasonCode::NameAlreadyUsed);
 
     std::size_t count = 0;
     for (const std::string& other_name : *names) {
@@ -97,7 +82,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
         if (other->verb != *verdict.verb || other->service != service ||
             other->window != verdict.window || other->generation != generation ||
             other->expires_at <= now ||
-            sys::exists_at(fd, other_name + std::string(kDecisionSuffix))) {
+            sys::exists_at(fd, held_name(other_name, HeldFile::Decision))) {
             continue;
         }
         if (other->merged.size() >= kMaxMerged) {
@@ -148,7 +133,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
     record.window = verdict.window;
     record.held_at = now;
     record.expires_at = verdict.requested_at + config_.limits.ttl_seconds;
-    auto written = publish_held_file(fd, name, render_held(record), true);
+    auto written = common::hold_record(fd, record);
     if (!written || !*written) {
         return denied(ReasonCode::AwaitingApproval,
                       "cannot hold it: " +
@@ -179,40 +164,47 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
     auto names = list_held(fd);
     if (!names) return make_error("cannot list the held requests: " + names.error().message);
     const std::int64_t now = wall_now();
-    for (const std::string& name : *names) {
-        if (name.ends_with(kTakenSuffix)) {
-            // Taken up by a drain that did not finish: it may have run, so
-            // it is never run again.
-            auto text = read_held_file(fd, name);
-            auto held = text && *text ? parse_held(**text) : Result<HeldRequest>(make_error(""));
-            if (held) {
-                const Decision interrupted = refusal(FinalState::Failed, ReasonCode::Interrupted);
-                if (auto done = finish_held(*held, interrupted); !done) return done.error();
+    for (const std::string& file_name : *names) {
+        const auto parsed = common::parse_held_name(file_name);
+        if (!parsed) continue;
+        const std::string& name = parsed->request;
+        switch (parsed->file) {
+            case HeldFile::Record:
+                break;
+            case HeldFile::Taken: {
+                // Taken up by a drain that did not finish: it may have run,
+                // so it is never run again.
+                auto text = read_held_file(fd, file_name);
+                auto held =
+                    text && *text ? parse_held(**text) : Result<HeldRequest>(make_error(""));
+                if (held) {
+                    const Decision interrupted =
+                        refusal(FinalState::Failed, ReasonCode::Interrupted);
+                    if (auto done = finish_held(*held, interrupted); !done) return done.error();
+                }
+                remove_held(fd, name, HeldFile::Taken);
+                continue;
             }
-            ::unlinkat(fd, name.c_str(), 0);
-            continue;
-        }
-        if (name.ends_with(kDecidedSuffix) || name.ends_with(kGoneSuffix)) {
-            // The decision a drain took up, kept for the `allow`/`deny` that
-            // wrote it (common/held.hpp), and the tombstone of a hold that
-            // ended undecided: until they can matter no more.
-            struct stat st {};
-            if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                st.st_mtime + decided_keep_seconds(config_.limits) < now) {
-                ::unlinkat(fd, name.c_str(), 0);
+            case HeldFile::Decided:
+            case HeldFile::Gone: {
+                // The decision a drain took up, kept for the `allow`/`deny`
+                // that wrote it, and the tombstone of a hold that ended
+                // undecided: until they can matter no more.
+                struct stat st {};
+                if (::fstatat(fd, file_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    st.st_mtime + decided_keep_seconds(config_.limits) < now) {
+                    remove_held(fd, name, parsed->file);
+                }
+                continue;
             }
-            continue;
+            case HeldFile::Decision:
+                // A decision for a request that is gone (expired first): moot.
+                if (!sys::exists_at(fd, name) &&
+                    !sys::exists_at(fd, held_name(name, HeldFile::Taken))) {
+                    remove_held(fd, name, HeldFile::Decision);
+                }
+                continue;
         }
-        if (name.ends_with(kDecisionSuffix)) {
-            // A decision for a request that is gone (expired first): moot.
-            const std::string record = name.substr(0, name.size() - kDecisionSuffix.size());
-            if (!sys::exists_at(fd, record) &&
-                !sys::exists_at(fd, record + std::string(kTakenSuffix))) {
-                ::unlinkat(fd, name.c_str(), 0);
-            }
-            continue;
-        }
-        if (!is_request_name(name)) continue;
         auto text = read_held_file(fd, name);
         if (!text || !*text) continue;
         auto held = parse_held(**text);
@@ -222,15 +214,15 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
             ::renameat(fd, name.c_str(), fd, (".unreadable-" + name).c_str());
             continue;
         }
-        if (sys::exists_at(fd, name + std::string(kDecidedSuffix))) {
+        if (sys::exists_at(fd, held_name(name, HeldFile::Decided))) {
             // A drain took its decision up and died before it renamed the
             // record (act_on_decision): taken, so failed, never run.
             const Decision interrupted = refusal(FinalState::Failed, ReasonCode::Interrupted);
             if (auto done = finish_held(*held, interrupted); !done) return done.error();
-            ::unlinkat(fd, name.c_str(), 0);
+            remove_held(fd, name, HeldFile::Record);
             continue;
         }
-        if (sys::exists_at(fd, name + std::string(kDecisionSuffix))) {
+        if (sys::exists_at(fd, held_name(name, HeldFile::Decision))) {
             // Left for the next drain, like a request that could outlast
             // the budget (docs/ARCHITECTURE.md, drain step 7).
             if (enforce_budget && over_budget(name)) {
@@ -246,8 +238,7 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
                 "no person allowed it within " + std::to_string(config_.limits.ttl_seconds) + " s");
             if (auto done = finish_held(*held, expired); !done) return done.error();
             // The name is never held again for another request meanwhile.
-            if (auto gone = leave_tombstone(fd, name); !gone) return gone.error();
-            ::unlinkat(fd, name.c_str(), 0);
+            if (auto gone = common::end_undecided(fd, name); !gone) return gone.error();
             continue;
         }
         next_expiry_ = std::min(next_expiry_.value_or(held->expires_at), held->expires_at);
@@ -257,15 +248,14 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
     sweep_held_builds(config_, [&](const std::string& request) {
         return is_request_name(request) &&
                (sys::exists_at(fd, request) ||
-                sys::exists_at(fd, request + std::string(kTakenSuffix)));
+                sys::exists_at(fd, held_name(request, HeldFile::Taken)));
     });
     return budget_reached;
 }
 
 Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRequest& held) {
     const int fd = held_fd_.get();
-    const std::string decision_name = record_name + std::string(kDecisionSuffix);
-    const std::string taken = record_name + std::string(kTakenSuffix);
+    const std::string decision_name = held_name(record_name, HeldFile::Decision);
     auto text = read_held_file(fd, decision_name);
     auto decision = text && *text ? parse_decision(**text)
                                   : Result<HeldDecision>(make_error("it is not a regular file"));
@@ -273,7 +263,7 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
         // Made for an earlier request of this name (it expired while the
         // person looked): it says nothing about this one, which stays held.
         warn("held/" + decision_name + " was made for another request of this name; removed");
-        ::unlinkat(fd, decision_name.c_str(), 0);
+        remove_held(fd, record_name, HeldFile::Decision);
         return {};
     }
     if (decision && decision->allow) {
@@ -286,17 +276,8 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
             return logged_or_stop(logged, "else ");
     }
     // Taken, durably, before anything is done: a crash from here on fails
-    // it, never runs it twice (settle_held). The decision is kept as
-    // .decided, not removed: a second person's `allow` published after this
-    // point finds someone else's nonce there and says it came second.
-    const std::string decided = record_name + std::string(kDecidedSuffix);
-    if (::renameat2(fd, decision_name.c_str(), fd, decided.c_str(), RENAME_NOREPLACE) != 0) {
-        return make_error(sys::errno_text("cannot take up held/" + decision_name));
-    }
-    if (::renameat(fd, record_name.c_str(), fd, taken.c_str()) != 0) {
-        return make_error(sys::errno_text("cannot take up held/" + record_name));
-    }
-    if (::fsync(fd) != 0) return make_error(sys::errno_text("cannot sync held/"));
+    // it, never runs it twice (settle_held).
+    if (auto taken = common::take_up(fd, record_name); !taken) return taken;
 
     Decision outcome;
     if (!decision) {
@@ -335,7 +316,7 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
         }
     }
     if (auto done = finish_held(held, outcome); !done) return done;
-    ::unlinkat(fd, taken.c_str(), 0);
+    remove_held(fd, record_name, HeldFile::Taken);
     return {};
 }
 
@@ -358,8 +339,9 @@ bool Drain::decision_waiting() const {
     auto names = list_held(held_fd_.get());
     if (!names) return false;
     return std::any_of(names->begin(), names->end(), [&](const std::string& name) {
-        return name.ends_with(kDecisionSuffix) &&
-               sys::exists_at(held_fd_.get(), name.substr(0, name.size() - kDecisionSuffix.size()));
+        const auto parsed = common::parse_held_name(name);
+        return parsed && parsed->file == HeldFile::Decision &&
+               sys::exists_at(held_fd_.get(), parsed->request);
     });
 }
 

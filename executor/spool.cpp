@@ -12,6 +12,7 @@
 
 #include "common/integrity_gate.hpp"
 #include "ipc/enum_names.hpp"
+#include "ipc/path_component.hpp"
 #include "ipc/sys.hpp"
 
 namespace hb::exec {
@@ -74,19 +75,6 @@ Result<UniqueFd> open_beneath(int dirfd, const std::string& rel, const std::stri
     }
 }
 
-// Empty, "." and ".." components are refused.
-Result<void> check_plain_relative(std::string_view rel, const std::string& path) {
-    for (std::size_t start = 0; start <= rel.size();) {
-        const std::size_t slash = std::min(rel.find('/', start), rel.size());
-        const std::string_view part = rel.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") {
-            return make_error(path + " must be a plain path beneath the project directory");
-        }
-        start = slash + 1;
-    }
-    return {};
-}
-
 std::string strip_trailing_slashes(std::string path) {
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     return path;
@@ -131,7 +119,9 @@ Result<Spool> Spool::open(const std::string& project_dir_in, const std::string& 
                           project_dir);
     }
     const std::string rel = spool_dir.substr(prefix.size());
-    if (auto plain = check_plain_relative(rel, spool_dir); !plain) return plain.error();
+    if (!is_plain_relative(rel)) {
+        return make_error(spool_dir + " must be a plain path beneath the project directory");
+    }
 
     UniqueFd project(::open(project_dir.c_str(), kDirFlags));
     if (!project) return make_error("project_dir " + describe_dir_error(project_dir, errno));

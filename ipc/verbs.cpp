@@ -16,6 +16,16 @@ constexpr bool table_matches_all_verbs() {
 static_assert(table_matches_all_verbs(),
               "kVerbTable must list every Verb once, in kAllVerbs order");
 
+// The wire values are 1..kVerbCount in kAllVerbs order, so one range check
+// against kLastVerb (ipc/wire.cpp) admits exactly the verbs.
+constexpr bool wire_values_are_dense() {
+    for (std::size_t i = 0; i < kAllVerbs.size(); ++i) {
+        if (static_cast<std::size_t>(kAllVerbs[i]) != i + 1) return false;
+    }
+    return static_cast<std::size_t>(kLastVerb) == kVerbCount;
+}
+static_assert(wire_values_are_dense(), "a new verb takes the next wire value, at the end");
+
 // Invariants the rest of the bridge relies on.
 constexpr bool table_is_consistent() {
     for (const VerbInfo& row : kVerbTable) {
@@ -23,6 +33,8 @@ constexpr bool table_is_consistent() {
         if (!row.runs_command && (row.mutating || row.long_lived)) return false;
         // Long-lived verbs start containers: they are mutating.
         if (row.long_lived && !row.mutating) return false;
+        // Only what changes the application waits for a person.
+        if (row.asks_a_person && !row.mutating) return false;
     }
     return true;
 }

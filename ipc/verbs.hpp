@@ -27,9 +27,15 @@ enum class Verb : std::uint8_t {
     Init = 9,
     JoinNetwork = 10,
 };
+// Every verb, in wire order: a new verb goes at the end of both lists and
+// of the table below, and what is derived from them follows (the wire's
+// range check, the policy's keys, the verbs a person decides).
 inline constexpr std::array<Verb, 10> kAllVerbs = {
     Verb::Ping, Verb::Status,  Verb::Health,  Verb::Logs, Verb::Up,
     Verb::Down, Verb::Restart, Verb::Rebuild, Verb::Init, Verb::JoinNetwork};
+inline constexpr std::size_t kVerbCount = kAllVerbs.size();
+// The highest wire value: the values are 1..kVerbCount (verbs.cpp checks).
+inline constexpr Verb kLastVerb = kAllVerbs.back();
 
 // What argument a verb takes: none, a member of the service enumeration, or
 // a member of the narrower buildable enumeration.
@@ -50,24 +56,25 @@ struct VerbInfo {
     bool mutating;                // false: read-only
     bool long_lived;              // runs in a systemd scope so its containers outlive the drain
     bool runs_command;            // false only for ping, which the executor answers itself
+    bool asks_a_person;           // stops or destroys: seeded `ask`, never suggested `auto`
     std::string_view policy_key;  // derived: "MODE_" + name (kPolicyKeys below)
 };
 
 namespace verbs_detail {
 // clang-format off
-struct Row { Verb verb; std::string_view name; ArgKind arg; bool mutating, long_lived, runs_command; };
+struct Row { Verb verb; std::string_view name; ArgKind arg; bool mutating, long_lived, runs_command, asks_a_person; };
 inline constexpr std::array<Row, kAllVerbs.size()> kRows = {{
-    //  verb               name            arg                mutating long_lived runs_command
-    {Verb::Ping,        "ping",         ArgKind::None,      false,   false,     false},
-    {Verb::Status,      "status",       ArgKind::None,      false,   false,     true},
-    {Verb::Health,      "health",       ArgKind::None,      false,   false,     true},
-    {Verb::Logs,        "logs",         ArgKind::Service,   false,   false,     true},
-    {Verb::Up,          "up",           ArgKind::None,      true,    true,      true},
-    {Verb::Down,        "down",         ArgKind::None,      true,    false,     true},
-    {Verb::Restart,     "restart",      ArgKind::Service,   true,    true,      true},
-    {Verb::Rebuild,     "rebuild",      ArgKind::Buildable, true,    true,      true},
-    {Verb::Init,        "init",         ArgKind::None,      true,    true,      true},
-    {Verb::JoinNetwork, "join-network", ArgKind::None,      true,    false,     true},
+    //  verb               name            arg                mutating long_lived runs_command asks_a_person
+    {Verb::Ping,        "ping",         ArgKind::None,      false,   false,     false,       false},
+    {Verb::Status,      "status",       ArgKind::None,      false,   false,     true,        false},
+    {Verb::Health,      "health",       ArgKind::None,      false,   false,     true,        false},
+    {Verb::Logs,        "logs",         ArgKind::Service,   false,   false,     true,        false},
+    {Verb::Up,          "up",           ArgKind::None,      true,    true,      true,        false},
+    {Verb::Down,        "down",         ArgKind::None,      true,    false,     true,        true},
+    {Verb::Restart,     "restart",      ArgKind::Service,   true,    true,      true,        false},
+    {Verb::Rebuild,     "rebuild",      ArgKind::Buildable, true,    true,      true,        false},
+    {Verb::Init,        "init",         ArgKind::None,      true,    true,      true,        true},
+    {Verb::JoinNetwork, "join-network", ArgKind::None,      true,    false,     true,        false},
 }};
 // clang-format on
 inline constexpr std::string_view kPolicyPrefix = "MODE_";
@@ -95,6 +102,7 @@ inline constexpr auto kVerbTable = [] {
                     r.mutating,
                     r.long_lived,
                     r.runs_command,
+                    r.asks_a_person,
                     std::string_view(kPolicyKeys[i].data(), kPolicyPrefix.size() + r.name.size())};
     }
     return table;

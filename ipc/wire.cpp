@@ -241,7 +241,7 @@ Result<Verdict> decode_verdict(std::span<const std::uint8_t> bytes, std::size_t 
     v.outcome = static_cast<Outcome>(outcome);
 
     const std::uint8_t verb = p[7];
-    if (verb > static_cast<std::uint8_t>(Verb::JoinNetwork)) {
+    if (verb > static_cast<std::uint8_t>(kLastVerb)) {
         return make_error("verdict: verb out of range");
     }
     if (verb != 0) v.verb = static_cast<Verb>(verb);

@@ -29,6 +29,7 @@
 // exit other than after its own close as a parser failure.
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -87,88 +88,91 @@ int stop(const hb::Result<T>& failed, int status) {
     return status;
 }
 
+// The one receive loop every mode runs, until the executor closes the
+// socket (exit 0): a message of at most `max_size` bytes with exactly one
+// fd, decoded by `decode` (a bad one is the executor breaking the
+// protocol), then `answer` reads the fd and gives the bytes sent back (a
+// read that fails is an I/O error). The fd is closed before the answer goes.
+template <typename Decode, typename Answer>
+int serve(std::size_t max_size, Decode decode, Answer answer) {
+    for (;;) {
+        auto msg = hb::recv_message(kSocket, max_size, hb::FdPolicy::ExactlyOne);
+        if (!msg) return stop(msg, kExitProtocol);
+        if (msg->kind == hb::Received::Kind::Eof) return 0;
+        auto request = decode(msg->bytes);
+        if (!request) return stop(request, kExitProtocol);
+        auto out = answer(*request, msg->fd.get());
+        msg->fd.reset();
+        if (!out) return stop(out, kExitIo);
+        if (auto sent = hb::send_message(kSocket, *out); !sent) return stop(sent, kExitIo);
+    }
+}
+
+// The request validator: the Startup message (the enumerations), then one
+// request file per message.
 int run() {
     auto first = hb::recv_message(kSocket, hb::kStartupSize, hb::FdPolicy::None);
     if (!first) return stop(first, kExitProtocol);
     if (first->kind == hb::Received::Kind::Eof) return 0;
     auto startup = hb::decode_startup(first->bytes);
     if (!startup) return stop(startup, kExitProtocol);
-
-    for (;;) {
-        auto msg = hb::recv_message(kSocket, hb::kRequestSize, hb::FdPolicy::ExactlyOne);
-        if (!msg) return stop(msg, kExitProtocol);
-        if (msg->kind == hb::Received::Kind::Eof) return 0;
-        auto request = hb::decode_request(msg->bytes);
-        if (!request) return stop(request, kExitProtocol);
-        auto body = read_body(msg->fd.get());
-        msg->fd.reset();
-        if (!body) return stop(body, kExitIo);
-
-        hb::Verdict verdict = hb::parser::validate(request->basename, *body, *startup);
-        verdict.seq = request->seq;
-        const auto bytes = hb::encode_verdict(verdict);
-        if (auto sent = hb::send_message(kSocket, bytes); !sent) return stop(sent, kExitIo);
-    }
+    return serve(
+        hb::kRequestSize, [](const auto& bytes) { return hb::decode_request(bytes); },
+        [&](const hb::Request& request,
+            int fd) -> hb::Result<std::array<std::uint8_t, hb::kVerdictSize>> {
+            auto body = read_body(fd);
+            if (!body) return body.error();
+            hb::Verdict verdict = hb::parser::validate(request.basename, *body, *startup);
+            verdict.seq = request.seq;
+            return hb::encode_verdict(verdict);
+        });
 }
 
-// The build-input screen: one Containerfile per message, until EOF.
+// The build-input screen: one Containerfile per message.
 int run_screen() {
-    for (;;) {
-        auto msg = hb::recv_message(kSocket, hb::kScreenRequestMax, hb::FdPolicy::ExactlyOne);
-        if (!msg) return stop(msg, kExitProtocol);
-        if (msg->kind == hb::Received::Kind::Eof) return 0;
-        auto request = hb::decode_screen_request(msg->bytes);
-        if (!request) return stop(request, kExitProtocol);
-        auto bytes = read_body(msg->fd.get(), hb::kMaxContainerfileBytes);
-        msg->fd.reset();
-        if (!bytes) return stop(bytes, kExitIo);
-        hb::ScreenAnswer answer;
-        answer.seq = request->seq;
-        answer.verdict = hb::parser::screen_containerfile(*bytes, request->images);
-        const auto out = hb::encode_screen_answer(answer);
-        if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
-    }
+    return serve(
+        hb::kScreenRequestMax, [](const auto& bytes) { return hb::decode_screen_request(bytes); },
+        [](const hb::ScreenRequest& request,
+           int fd) -> hb::Result<std::array<std::uint8_t, hb::kScreenAnswerSize>> {
+            auto bytes = read_body(fd, hb::kMaxContainerfileBytes);
+            if (!bytes) return bytes.error();
+            hb::ScreenAnswer answer;
+            answer.seq = request.seq;
+            answer.verdict = hb::parser::screen_containerfile(*bytes, request.images);
+            return hb::encode_screen_answer(answer);
+        });
 }
 
-// The container-facts reader: one inspect output per message, until EOF.
+// The container-facts reader: one inspect output per message.
 int run_inspect() {
-    for (;;) {
-        auto msg = hb::recv_message(kSocket, hb::kInspectRequestMax, hb::FdPolicy::ExactlyOne);
-        if (!msg) return stop(msg, kExitProtocol);
-        if (msg->kind == hb::Received::Kind::Eof) return 0;
-        auto request = hb::decode_inspect_request(msg->bytes);
-        if (!request) return stop(request, kExitProtocol);
-        auto bytes = read_body(msg->fd.get(), hb::kMaxInspectBytes);
-        msg->fd.reset();
-        if (!bytes) return stop(bytes, kExitIo);
-        const auto out =
-            hb::encode_inspect_answer(hb::parser::read_container_inspect(*bytes, *request));
-        if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
-    }
+    return serve(
+        hb::kInspectRequestMax, [](const auto& bytes) { return hb::decode_inspect_request(bytes); },
+        [](const hb::InspectRequest& request,
+           int fd) -> hb::Result<std::array<std::uint8_t, hb::kInspectAnswerSize>> {
+            auto bytes = read_body(fd, hb::kMaxInspectBytes);
+            if (!bytes) return bytes.error();
+            return hb::encode_inspect_answer(hb::parser::read_container_inspect(*bytes, request));
+        });
 }
 
-// The image-config reader: one saved image (a tar) per message, until EOF.
+// The image-config reader: one saved image (a tar) per message, read as it
+// streams (parser/image_config.hpp), never whole.
 int run_image_config() {
-    for (;;) {
-        auto msg = hb::recv_message(kSocket, hb::kImageConfigRequestSize, hb::FdPolicy::ExactlyOne);
-        if (!msg) return stop(msg, kExitProtocol);
-        if (msg->kind == hb::Received::Kind::Eof) return 0;
-        auto seq = hb::decode_image_config_request(msg->bytes);
-        if (!seq) return stop(seq, kExitProtocol);
-        const int fd = msg->fd.get();
-        const auto answer = hb::parser::read_image_archive(
-            [fd](std::uint8_t* buf, std::size_t size) {
-                ssize_t got;
-                do {
-                    got = ::read(fd, buf, size);
-                } while (got < 0 && errno == EINTR);
-                return got;
-            },
-            *seq);
-        msg->fd.reset();
-        const auto out = hb::encode_image_config_answer(answer);
-        if (auto sent = hb::send_message(kSocket, out); !sent) return stop(sent, kExitIo);
-    }
+    return serve(
+        hb::kImageConfigRequestSize,
+        [](const auto& bytes) { return hb::decode_image_config_request(bytes); },
+        [](std::uint32_t seq,
+           int fd) -> hb::Result<std::array<std::uint8_t, hb::kImageConfigAnswerSize>> {
+            return hb::encode_image_config_answer(hb::parser::read_image_archive(
+                [fd](std::uint8_t* buf, std::size_t size) {
+                    ssize_t got;
+                    do {
+                        got = ::read(fd, buf, size);
+                    } while (got < 0 && errno == EINTR);
+                    return got;
+                },
+                seq));
+        });
 }
 
 }  // namespace

@@ -134,9 +134,7 @@ class Doctor {
             if (!hold.of(verb).empty()) verbs.emplace_back(verb_name(verb));
         }
         // "up and rebuild", "up, rebuild and restart".
-        std::string held;
-        for (std::size_t i = 0; i < verbs.size(); ++i)
-            held += (i == 0 ? "" : i + 1 == verbs.size() ? " and " : ", ") + verbs[i];
+        const std::string held = and_list(verbs);
         std::string line = c_.engine ? "posture: engine user " + c_.engine->user +
                                            ": an escape through the engine reaches that user's "
                                            "files, not yours"

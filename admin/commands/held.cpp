@@ -1,30 +1,27 @@
-// `hostbridge pending`, `allow NAME`, `deny NAME`: a person's say on the
-// requests the policy holds (`ask`). The admin tool only reads the records
-// the drain wrote in <state_dir>/held and publishes a decision next to one
-// (common/held.hpp); the executor runs or refuses it, checking every gate
-// again (docs/DECIDE-AND-RUN.md, "Held for a person").
-#include <fcntl.h>
-#include <linux/openat2.h>
+// `hostbridge allow NAME`, `deny NAME`: a person's say on the requests the
+// policy holds (`ask`; `pending`, admin/commands/pending.cpp, lists them).
+// The admin tool only reads the records the drain wrote in <state_dir>/held
+// and publishes a decision next to one (common/held.hpp); the executor runs
+// or refuses it, checking every gate again (docs/DECIDE-AND-RUN.md, "Held
+// for a person").
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <thread>
 
 #include "admin/audit/held_decision.hpp"
 #include "admin/commands/commands.hpp"
+#include "admin/commands/pending.hpp"
 #include "admin/install/systemd_user.hpp"
 #include "admin/util/args.hpp"
 #include "common/config.hpp"
 #include "common/held.hpp"
 #include "display/visible.hpp"
 #include "ipc/request_name.hpp"
-#include "ipc/screen_wire.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -35,18 +32,6 @@ using display::visible;
 namespace {
 
 constexpr std::size_t kMaxReason = 200;
-
-const char* const kPendingHelp = R"(usage: hostbridge pending [--slug SLUG]
-
-Lists the requests the policy holds for a person (MODE_<verb>=ask): name,
-its digest, verb, service, how long ago it was held, when it expires, what
-would run (in the names of docs/ARGV-TABLE.md) and how many later requests
-were merged into it. `hostbridge allow NAME DIGEST` runs one, `hostbridge
-deny NAME DIGEST` refuses it; one not decided by its expiry is answered
-`expired`.
-
-Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
-)";
 
 const char* const kAllowHelp = R"(usage: hostbridge allow [--slug SLUG] NAME [DIGEST]
 
@@ -78,17 +63,6 @@ Exit: 0 denied, 1 refused or failed, 2 usage error.
 
 const OptionSpec kSlugOnly[] = {{"slug", true, false}};
 const OptionSpec kDenySpecs[] = {{"slug", true, false}, {"reason", true, false}};
-
-std::string duration(std::int64_t seconds) {
-    if (seconds < 0) seconds = 0;
-    if (seconds < 120) return std::to_string(seconds) + " s";
-    if (seconds < 7200) return std::to_string(seconds / 60) + " min";
-    return std::to_string(seconds / 3600) + " h";
-}
-
-std::string service_of(const common::HeldRequest& held) {
-    return held.service ? visible(*held.service) : "-";
-}
 
 // NAME, on the request-name schema (nothing else can be held, and it is
 // never a path), then optionally DIGEST: the short digest `pending` shows,
@@ -130,81 +104,6 @@ std::optional<int> check_deny(const ParsedArgs& args) {
         return kExitUsage;
     }
     return std::nullopt;
-}
-
-struct Opened {
-    Config config;
-    UniqueFd held_fd;
-};
-
-Result<Opened> open_install(const InstallPaths& paths) {
-    auto config = load_config(paths.config_file);
-    if (!config) return config.error();
-    auto fd = common::open_held_dir(paths.state_dir);
-    if (!fd) return fd.error();
-    return Opened{std::move(*config), std::move(*fd)};
-}
-
-Result<common::HeldRequest> read_held(int held_fd, const std::string& name) {
-    auto text = common::read_held_file(held_fd, name);
-    if (!text) return text.error();
-    if (!*text) {
-        const bool taken = sys::exists_at(held_fd, name + std::string(common::kTakenSuffix));
-        return make_error(name + (taken ? " is being run or refused by the executor now"
-                                        : " is not held: it was decided or expired, or never "
-                                          "held (`hostbridge pending` lists what is)"));
-    }
-    auto held = common::parse_held(**text);
-    if (!held) return make_error("held/" + name + " cannot be read: " + held.error().message);
-    return held;
-}
-
-// The Containerfile of the snapshot taken when `held` was held, the one
-// that builds once allowed (executor/build_input.hpp, hold_build): read
-// beneath it with no link followed, every line made visible.
-void show_held_build(const Config& config, const common::HeldRequest& held) {
-    const ServiceBuild* build = held.service ? find_build(config.build, *held.service) : nullptr;
-    if (build == nullptr) return;
-    std::cout << "snapshot:  " << held.snapshot << " (what builds once allowed)\n";
-    const std::string dir =
-        config.run_dir + "/.hostbridge-held/" + held.request + "/" + *held.service;
-    UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    open_how how{};
-    how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    const long fd =
-        root ? ::syscall(SYS_openat2, root.get(), build->containerfile.c_str(), &how, sizeof how)
-             : -1;
-    UniqueFd file(static_cast<int>(fd));
-    std::string text;
-    if (!file || !sys::read_all(file.get(), text, kMaxContainerfileBytes)) {
-        std::cout << "           (its " << visible(build->containerfile)
-                  << " cannot be read: " << std::strerror(errno) << ")\n";
-        return;
-    }
-    std::cout << visible(build->containerfile) << " as it builds (screened):\n";
-    std::size_t start = 0;
-    while (start < text.size()) {
-        std::size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        std::cout << "  | " << visible(text.substr(start, end - start)) << "\n";
-        start = end + 1;
-    }
-}
-
-void show(const common::HeldRequest& held, std::time_t now, const Config& config) {
-    std::cout << "request:   " << held.request << "\n"
-              << "digest:    " << common::held_short_digest(held) << "\n"
-              << "verb:      " << verb_name(held.verb) << "\n"
-              << "service:   " << service_of(held) << "\n"
-              << "would run: " << visible(held.command) << "\n"
-              << "held:      " << duration(now - held.held_at) << " ago; expires in "
-              << duration(held.expires_at - now) << "\n";
-    if (!held.merged.empty()) {
-        std::cout << "merged:    " << held.merged.size()
-                  << " later request(s) for the same get the same answer\n";
-    }
-    if (!held.snapshot.empty()) show_held_build(config, held);
 }
 
 // The executor takes the decision up now: the installed service, or a
@@ -293,7 +192,7 @@ Whose whose_decision(int held_fd, const std::string& file, const common::HeldDec
 int report_outcome(std::string_view command, int held_fd, const std::string& name,
                    const common::HeldDecision& mine) {
     const bool allow = mine.allow;
-    switch (whose_decision(held_fd, name + std::string(common::kDecidedSuffix), mine)) {
+    switch (whose_decision(held_fd, common::held_name(name, common::HeldFile::Decided), mine)) {
         case Whose::Mine:
             std::cout << (allow ? "allowed: " : "denied: ") << name
                       << (allow ? "; the executor checked it again and ran it (the agent's "
@@ -308,7 +207,8 @@ int report_outcome(std::string_view command, int held_fd, const std::string& nam
         case Whose::None:
             break;
     }
-    if (whose_decision(held_fd, name + std::string(common::kDecisionSuffix), mine) == Whose::Mine) {
+    if (whose_decision(held_fd, common::held_name(name, common::HeldFile::Decision), mine) ==
+        Whose::Mine) {
         std::cout << (allow ? "allowed: " : "denied: ") << name
                   << "; the executor takes it up when the drain running now is done\n";
         return kExitOk;
@@ -322,7 +222,7 @@ int report_outcome(std::string_view command, int held_fd, const std::string& nam
 int decide(Invocation& in, bool allow) {
     const std::string_view command = allow ? "allow" : "deny";
     const std::string& name = in.args.positional[0];
-    auto opened = open_install(in.paths);
+    auto opened = open_held_install(in.paths);
     if (!opened) {
         print_error(command, opened.error().message);
         return kExitFailure;
@@ -334,7 +234,7 @@ int decide(Invocation& in, bool allow) {
         return kExitFailure;
     }
     const std::time_t now = std::time(nullptr);
-    show(*held, now, opened->config);
+    show_held(*held, now, opened->config);
     // The decision names one record: the one whose digest the person read
     // in `pending` or the notification, or the one shown just now and
     // confirmed on this terminal. Never a request held later under NAME.
@@ -369,9 +269,7 @@ int decide(Invocation& in, bool allow) {
     }
     const common::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
                                         common::held_digest(*held), *nonce};
-    const std::string decision_name = name + std::string(common::kDecisionSuffix);
-    auto published =
-        common::publish_held_file(fd, decision_name, admin::render_decision(decision), true);
+    auto published = common::publish_decision(fd, name, admin::render_decision(decision));
     if (!published) {
         print_error(command, published.error().message);
         return kExitFailure;
@@ -380,7 +278,8 @@ int decide(Invocation& in, bool allow) {
         print_error(command, name + " was decided already (a decision is used once)");
         return kExitFailure;
     }
-    wake_executor(command, in.paths, opened->config, fd, decision_name);
+    wake_executor(command, in.paths, opened->config, fd,
+                  common::held_name(name, common::HeldFile::Decision));
     return report_outcome(command, fd, name, decision);
 }
 
@@ -392,37 +291,8 @@ int run_deny(Invocation& in) {
     return decide(in, false);
 }
 
-int run_pending(Invocation& in) {
-    auto opened = open_install(in.paths);
-    if (!opened) {
-        print_error("pending", opened.error().message);
-        return kExitFailure;
-    }
-    auto names = common::list_held(opened->held_fd.get());
-    if (!names) {
-        print_error("pending", names.error().message);
-        return kExitFailure;
-    }
-    const std::time_t now = std::time(nullptr);
-    std::size_t shown = 0;
-    for (const std::string& name : *names) {
-        if (!is_request_name(name)) continue;
-        auto held = read_held(opened->held_fd.get(), name);
-        if (!held) {
-            print_warning("pending", held.error().message);
-            continue;
-        }
-        if (shown++ > 0) std::cout << "\n";
-        show(*held, now, opened->config);
-    }
-    if (shown == 0) std::cout << "no request waits for a person\n";
-    return kExitOk;
-}
-
 }  // namespace
 
-const Subcommand kPending{"pending", kPendingHelp, kSlugOnly, Subcommand::Needs::Install,
-                          nullptr,   run_pending};
 const Subcommand kAllow{"allow",     kAllowHelp, kSlugOnly, Subcommand::Needs::Install,
                         check_allow, run_allow,  2};
 const Subcommand kDeny{"deny",     kDenyHelp, kDenySpecs, Subcommand::Needs::Install,

@@ -26,12 +26,11 @@ namespace hb::admin {
 
 using display::visible;
 
-// down and init stop or reset things; up and rebuild, where the install
-// holds them, have the engine read what the bridge cannot make safe
-// (admin/install/policy_engine_guard.hpp).
+// What stops or resets things (asks_a_person, ipc/verbs.hpp); up and
+// rebuild, where the install holds them, have the engine read what the
+// bridge cannot make safe (admin/install/policy_engine_guard.hpp).
 bool needs_a_person(Verb verb, const EngineHold& hold) {
-    return verb == Verb::Down || verb == Verb::Init ||
-           (is_engine_verb(verb) && !hold.of(verb).empty());
+    return verb_info(verb).asks_a_person || (is_engine_verb(verb) && !hold.of(verb).empty());
 }
 
 std::optional<AuditUse> parse_audit_use(std::string_view line) {
@@ -151,9 +150,7 @@ Suggestion suggest_policy(std::span<const AuditUse> events, const InstallService
     std::vector<std::string> never_auto;
     for (const Verb verb : kAllVerbs)
         if (needs_a_person(verb, install.hold)) never_auto.emplace_back(verb_name(verb));
-    std::string held_list;
-    for (std::size_t i = 0; i < never_auto.size(); ++i)
-        held_list += (i == 0 ? "" : i + 1 == never_auto.size() ? " and " : ", ") + never_auto[i];
+    const std::string held_list = and_list(never_auto);
     t +=
         "# It allows exactly the verbs and services that ran a command (a `started`\n"
         "# event); a request that was refused, by the policy or any other check, does\n"

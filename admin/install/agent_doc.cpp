@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "admin/util/args.hpp"
 #include "client/request/request_wait.hpp"
 #include "common/engine_hold.hpp"
 #include "executor/argv_table.hpp"
@@ -12,6 +13,17 @@ namespace hb::admin {
 using client::kPendingGrace;
 
 namespace {
+
+// "`status`, `health` and `logs`": the verbs of the read-only window
+// (ipc/verbs.hpp).
+std::string read_only_verbs() {
+    std::vector<std::string> names;
+    for (const Verb verb : kAllVerbs) {
+        if (rate_class(verb) == RateClass::ReadOnly)
+            names.push_back("`" + std::string(verb_name(verb)) + "`");
+    }
+    return and_list(names);
+}
 
 std::string join(const std::vector<std::string>& items) {
     if (items.empty()) return "(none)";
@@ -236,7 +248,7 @@ std::string render_agent_doc(const Config& config, const common::Policy& policy,
       << "| 64 | usage error: nothing was sent |\n\n"
       << "## Limits\n\n"
       << "Mutating verbs: at most " << config.limits.mutating.count << " per "
-      << config.limits.mutating.seconds << " s. `status`, `health` and `logs`: at most "
+      << config.limits.mutating.seconds << " s. " << read_only_verbs() << ": at most "
       << config.limits.read_only.count << " per " << config.limits.read_only.seconds
       << " s. `ping` is free.\n\n"
       << "When rate limited the answer is `denied` with a reason saying when to retry.\n"

@@ -156,6 +156,41 @@ std::string serialize_config(const Config& config) {
 
 namespace hb::admin {
 
+namespace {
+
+// Why a verb is seeded as it is, the comment above its line; empty for
+// the plain ones. A switch with no default: a new verb (ipc/verbs.hpp) does
+// not compile until it is given its words here.
+std::string_view seed_comment(Verb verb) {
+    switch (verb) {
+        case Verb::Ping:
+        case Verb::Status:
+        case Verb::Health:
+        case Verb::Logs:
+        case Verb::Restart:
+            return "";
+        case Verb::Up:
+            return "# up starts containers from checkout paths and rebuild builds from the\n"
+                   "# agent's Containerfile. Where the bridge makes that safe (podman-compose,\n"
+                   "# rootless: screened snapshots, no base image's triggers, pinned bind\n"
+                   "# sources; docs/BUILDS.md) install seeds them auto; elsewhere ask, and\n"
+                   "# `hostbridge install` and `upgrade` set them back to ask, saying why.\n";
+        case Verb::Down:
+            return "# down stops the whole application: a person decides first (flip to auto\n"
+                   "# if an unattended agent may stop it).\n";
+        case Verb::Rebuild:
+            return "# rebuild: up's rule above, each held or not on its own.\n";
+        case Verb::Init:
+            return "# init resets seed data (destroys data): a person decides first.\n";
+        case Verb::JoinNetwork:
+            return "# join-network connects the agent's container to the application's\n"
+                   "# network; it is denied anyway unless it was configured at install.\n";
+    }
+    return "";
+}
+
+}  // namespace
+
 std::string default_policy_text(bool up_auto, bool rebuild_auto) {
     std::string text = R"(# hostbridge policy: per-verb execution mode.
 # Parsed as KEY=value, never sourced; read again for every request.
@@ -173,35 +208,21 @@ std::string default_policy_text(bool up_auto, bool rebuild_auto) {
 # Fails CLOSED: a verb missing or listed twice is denied, and a line this
 # hostbridge does not understand (an unknown key, verb, service or mode)
 # denies every command until it is fixed. `hostbridge doctor` names it.
-
-MODE_ping=auto
-MODE_status=auto
-MODE_health=auto
-MODE_logs=auto
-
-MODE_restart=auto
-
-# down stops the whole application: a person decides first (flip to auto
-# if an unattended agent may stop it).
-MODE_down=ask
-
-# up starts containers from checkout paths and rebuild builds from the
-# agent's Containerfile. Where the bridge makes that safe (podman-compose,
-# rootless: screened snapshots, no base image's triggers, pinned bind
-# sources; docs/BUILDS.md) install seeds them auto; elsewhere ask, and
-# `hostbridge install` and `upgrade` set them back to ask, saying why.
-MODE_up=@UP@
-MODE_rebuild=@REBUILD@
-
-# init resets seed data (destroys data): a person decides first.
-MODE_init=ask
-
-# join-network connects the agent's container to the application's
-# network; it is denied anyway unless it was configured at install.
-MODE_join-network=auto
 )";
-    text.replace(text.find("@UP@"), 4, up_auto ? "auto" : "ask");
-    text.replace(text.find("@REBUILD@"), 9, rebuild_auto ? "auto" : "ask");
+    // One line per verb of ipc/verbs.hpp, in its order: a verb this text
+    // left out would be denied on every new install.
+    bool after_comment = true;
+    for (const Verb verb : kAllVerbs) {
+        const VerbInfo& info = verb_info(verb);
+        const std::string_view comment = seed_comment(verb);
+        const bool is_auto = verb == Verb::Up        ? up_auto
+                             : verb == Verb::Rebuild ? rebuild_auto
+                                                     : !info.asks_a_person;
+        if (!comment.empty() || after_comment) text += "\n";
+        text += std::string(comment) + std::string(info.policy_key) + "=" +
+                (is_auto ? "auto" : "ask") + "\n";
+        after_comment = !comment.empty();
+    }
     return text;
 }
 

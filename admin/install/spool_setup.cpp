@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "admin/util/fs_util.hpp"
+#include "ipc/path_component.hpp"
 #include "ipc/unique_fd.hpp"
 
 namespace hb::admin {
@@ -82,26 +83,20 @@ std::string mode_text(mode_t mode) {
 }
 
 Result<void> validate_spool_rel(std::string_view rel) {
-    if (rel.empty() || rel[0] == '/') return make_error("--spool must be a relative path");
-    std::size_t pos = 0;
-    while (pos <= rel.size()) {
-        std::size_t slash = rel.find('/', pos);
-        std::string_view part =
-            rel.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
-        if (part.empty() || part == "." || part == "..") {
-            return make_error("--spool " + std::string(rel) +
-                              " must be a plain relative path (no empty, . or .. component)");
-        }
-        for (char c : part) {
-            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_' || c == '-';
-            if (!ok)
-                return make_error("--spool " + std::string(rel) + " may only use [A-Za-z0-9._-/]");
-        }
-        if (part == ".git") return make_error("--spool must not lie inside .git");
-        if (slash == std::string_view::npos) break;
-        pos = slash + 1;
+    const PathProblem problem = relative_path_problem(rel);
+    if (problem == PathProblem::Empty || problem == PathProblem::Absolute)
+        return make_error("--spool must be a relative path");
+    for (char c : rel) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/';
+        if (!ok) return make_error("--spool " + std::string(rel) + " may only use [A-Za-z0-9._-/]");
     }
+    if (problem != PathProblem::None) {
+        return make_error("--spool " + std::string(rel) +
+                          " must be a plain relative path (no empty, . or .. component)");
+    }
+    if (("/" + std::string(rel) + "/").find("/.git/") != std::string::npos)
+        return make_error("--spool must not lie inside .git");
     return {};
 }
 

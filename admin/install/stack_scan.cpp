@@ -2,25 +2,14 @@
 
 #include <sys/stat.h>
 
+#include "ipc/path_component.hpp"
+
 namespace hb::admin {
 namespace {
 
 bool path_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
            c == '_' || c == '-' || c == '/';
-}
-
-// A normal relative path: no empty, "." or ".." component.
-bool plain_relative(std::string_view path) {
-    if (path.empty() || path.front() == '/') return false;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t slash = path.find('/', start);
-        const std::string_view part = path.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") return false;
-        if (slash == std::string_view::npos) return true;
-        start = slash + 1;
-    }
 }
 
 }  // namespace
@@ -50,7 +39,7 @@ std::vector<std::string> unpinned_files_named(const std::string& project_dir,
                 candidates.push_back(token.substr(slash + 1));
         }
         for (std::string_view candidate : candidates) {
-            if (!plain_relative(candidate)) continue;
+            if (!is_plain_relative(candidate)) continue;
             const std::string rel(candidate);
             if (pinned.contains(rel) || found.contains(rel)) continue;
             struct stat st {};

@@ -83,6 +83,13 @@ void print_error(std::string_view command, std::string_view sentence) {
     std::cerr << "hostbridge " << command << ": " << visible(sentence) << std::endl;
 }
 
+std::string and_list(const std::vector<std::string>& words) {
+    std::string out;
+    for (std::size_t i = 0; i < words.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+    return out;
+}
+
 void print_warning(std::string_view command, std::string_view sentence) {
     std::cout.flush();
     std::cerr << "hostbridge " << command << ": warning: " << visible(sentence) << std::endl;

@@ -45,6 +45,8 @@ void print_error(std::string_view command, std::string_view sentence);
 void print_warning(std::string_view command, std::string_view sentence);
 // A remediation command, bare on a line of its own (pasteable).
 void print_fix(std::string_view command_line, bool to_stderr = false);
+// "a", "a and b", "a, b and c": a list of words in a sentence.
+std::string and_list(const std::vector<std::string>& words);
 // Parses a non-negative decimal integer; nullopt on anything else.
 std::optional<long> parse_number(std::string_view text, long max);
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ipc/json_depth.hpp"
+#include "ipc/path_component.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
@@ -41,19 +42,6 @@ bool within(const std::string& path, const std::string& root) {
            path[root.size()] == '/';
 }
 
-// Non-empty, with no empty, `.` or `..` component (the executor's rule for
-// the spool beneath the project dir, executor/spool.cpp).
-bool plain_relative(std::string_view rel) {
-    if (rel.empty()) return false;
-    for (std::size_t start = 0; start <= rel.size();) {
-        const std::size_t slash = std::min(rel.find('/', start), rel.size());
-        const std::string_view part = rel.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") return false;
-        start = slash + 1;
-    }
-    return true;
-}
-
 std::optional<HostInstall> read_install(const std::string& root, const std::string& slug) {
     HostInstall install;
     install.slug = slug;
@@ -78,7 +66,7 @@ std::optional<HostInstall> read_install(const std::string& root, const std::stri
     if (install.project_dir.empty() || install.project_dir[0] != '/') return std::nullopt;
     const std::string prefix = install.project_dir == "/" ? "/" : install.project_dir + "/";
     if (install.spool_dir.compare(0, prefix.size(), prefix) != 0 ||
-        !plain_relative(std::string_view(install.spool_dir).substr(prefix.size())))
+        !is_plain_relative(std::string_view(install.spool_dir).substr(prefix.size())))
         return std::nullopt;
     return install;
 }

@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -124,6 +127,39 @@ TEST_F(Held, PendingListsItAndAllowRunsIt) {
     EXPECT_EQ(again.code, 1);
     EXPECT_TRUE(contains(again.err, "is not held")) << again.err;
     EXPECT_EQ(calls().size(), 1u);
+}
+
+// hostbridge(1) once drifted from what `pending` prints (it left out the
+// digest): every field `pending` shows, read from its output, is named in
+// the man page's section on it. A field's label is its word in the man
+// page but for the three spelled otherwise there.
+TEST_F(Held, TheManPageNamesEveryFieldPendingShows) {
+    hold("down");
+    hold("down");  // merged into the first: `pending` shows the merged line too
+    const Ran pending = admin({"pending"});
+    ASSERT_EQ(pending.code, 0) << pending.err;
+    std::string man = read_file(std::string(HB_SOURCE_DIR) + "/man/hostbridge.1");
+    const std::size_t from = man.find(".SS \"hostbridge pending\"");
+    ASSERT_NE(from, std::string::npos);
+    man = man.substr(from, man.find(".SS", from + 1) - from);
+    std::replace(man.begin(), man.end(), '\n', ' ');
+    const std::map<std::string, std::string> spelled = {
+        {"request", "name"}, {"held", "how long ago it was held"}, {"merged", "were merged"}};
+    std::set<std::string> labels;
+    for (const std::string& line : split_lines(pending.out)) {
+        const std::size_t colon = line.find(':');
+        if (line.empty() || line[0] == ' ' || colon == std::string::npos) continue;
+        labels.insert(line.substr(0, colon));
+    }
+    EXPECT_EQ(labels, (std::set<std::string>{"request", "digest", "verb", "service", "would run",
+                                             "held", "merged"}))
+        << pending.out;
+    for (const std::string& label : labels) {
+        const auto it = spelled.find(label);
+        const std::string word = it == spelled.end() ? label : it->second;
+        EXPECT_TRUE(contains(man, word))
+            << label << " (\"" << word << "\") is not in hostbridge(1)";
+    }
 }
 
 // A held build shows the snapshot the drain took when it held it (its hash

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "admin/install/install_options.hpp"
+#include "admin/install/spool_setup.hpp"
 
 namespace hb::admin {
 namespace {
@@ -104,6 +105,28 @@ TEST(InstallOptions, DefaultsSpelledOutAreNotRepeated) {
                "--read-rate-limit", "120/60", "--ttl", "600", "--file-mode", "0644"});
     ASSERT_TRUE(o) << o.error().message;
     EXPECT_EQ(reinstall_args(*o), (std::vector<std::string>{"--project-dir", "/p"}));
+}
+
+// --spool: the plain relative path rule (ipc/path_component.hpp), then only
+// [A-Za-z0-9._-/], never inside .git. Each refusal says which.
+TEST(SpoolRel, PlainRelativeNamesOnly) {
+    for (std::string_view ok : {"untracked/hostbridge", "a", ".spool", "a/b-c_d.e", "x/.gitx"})
+        EXPECT_TRUE(validate_spool_rel(ok)) << ok;
+    auto says = [](std::string_view rel, std::string_view what) {
+        const auto r = validate_spool_rel(rel);
+        if (r) return ::testing::AssertionFailure() << rel << " was accepted";
+        if (r.error().message.find(what) == std::string::npos)
+            return ::testing::AssertionFailure() << rel << ": " << r.error().message;
+        return ::testing::AssertionSuccess();
+    };
+    EXPECT_TRUE(says("", "must be a relative path"));
+    EXPECT_TRUE(says("/abs/spool", "must be a relative path"));
+    for (std::string_view bad : {"a/", "a//b", ".", "./a", "..", "../out", "a/../b"})
+        EXPECT_TRUE(says(bad, "must be a plain relative path")) << bad;
+    EXPECT_TRUE(says("a b", "may only use"));
+    EXPECT_TRUE(says(std::string_view("a\0b", 3), "may only use"));
+    EXPECT_TRUE(says(".git", "inside .git"));
+    EXPECT_TRUE(says("x/.git/y", "inside .git"));
 }
 
 }  // namespace

@@ -391,6 +391,29 @@ TEST_P(ClientProtocolTest, APendingReasonIsShownWithControlCharactersMadeVisible
     EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
 }
 
+// Unicode blanks draw empty columns that could pass for spaces or line
+// up text of the agent's own: shown as escapes by every client, written as
+// UTF-8 or as JSON \u escapes (display/visible.hpp).
+TEST_P(ClientProtocolTest, APendingReasonShowsUnicodeBlanksAsEscapes) {
+    for (const bool ascii : {false, true}) {
+        auto client = start({"up"});
+        std::string name = published();
+        json held = pending(name, utc_in(120));
+        held["reason"] =
+            "a\u3000b\u00a0c\u2000d\u200ae\u202ff\u205fg\u1680h\u2800i\u115fj\u3164k\uffa0l";
+        respond(name, held, -1, ascii);
+        ASSERT_TRUE(client->wait_for_err("a person must approve")) << "never read the answer";
+        respond(name, response(name, "done"));
+        ClientResult r = client->wait();
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.err.find(": a\\u3000b\\u00a0c\\u2000d\\u200ae\\u202ff\\u205fg\\u1680h"
+                             "\\u2800i\\u115fj\\u3164k\\uffa0l\n"),
+                  std::string::npos)
+            << (ascii ? "ascii: " : "utf-8: ") << r.err;
+        std::filesystem::remove(spool_ + "/requests/" + name);
+    }
+}
+
 TEST_P(ClientProtocolTest, OnlyItsOwnResponseCounts) {
     auto client = start({"ping"});
     std::string name = published();

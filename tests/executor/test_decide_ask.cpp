@@ -51,10 +51,10 @@ bool decide(const StackFixture& f, const std::string& name, bool allow,
     const common::HeldRequest held = held_record(f, name);
     auto fd = common::open_held_dir(f.state);
     if (!fd) throw std::runtime_error(fd.error().message);
-    auto published = common::publish_held_file(
-        fd->get(), name + std::string(common::kDecisionSuffix),
-        admin::render_decision({allow, held.generation, reason, common::held_digest(held), kNonce}),
-        true);
+    auto published =
+        common::publish_decision(fd->get(), name,
+                                 admin::render_decision({allow, held.generation, reason,
+                                                         common::held_digest(held), kNonce}));
     if (!published) throw std::runtime_error(published.error().message);
     return *published;
 }
@@ -299,7 +299,7 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     EXPECT_EQ(f.reason_of(name), "request name already used");
     // Past TTL + skew settle_held prunes it; then the name can be held
     // again, and the decision's digest is what keeps it apart.
-    hb::test::fs::remove(held_dir(f) + "/" + name + std::string(common::kGoneSuffix));
+    hb::test::fs::remove(held_dir(f) + "/" + common::held_name(name, common::HeldFile::Gone));
     hb::test::fs::remove(f.path("archive", name));
     hb::test::fs::remove(f.path("responses", name + ".response.json"));
     f.publish_as(name, StackFixture::body("restart", "db"));
@@ -309,7 +309,7 @@ TEST(DecideAsk, ADecisionIsForTheRecordShownNotForItsName) {
     auto fd = common::open_held_dir(f.state);
     ASSERT_TRUE(fd);
     ASSERT_TRUE(*common::publish_held_file(
-        fd->get(), name + std::string(common::kDecisionSuffix),
+        fd->get(), common::held_name(name, common::HeldFile::Decision),
         admin::render_decision({true, shown.generation, "", common::held_digest(shown), kNonce}),
         true));
     const auto e = f.run();
@@ -392,7 +392,7 @@ TEST(DecideAsk, ExpiresWithItsTtlWhileNoDrainRuns) {
     std::vector<std::string> left;
     for (const auto& e : hb::test::fs::directory_iterator(held_dir(f)))
         left.push_back(e.path().filename().string());
-    EXPECT_EQ(left, (std::vector<std::string>{down + std::string(common::kGoneSuffix)}));
+    EXPECT_EQ(left, (std::vector<std::string>{common::held_name(down, common::HeldFile::Gone)}));
     EXPECT_TRUE(f.recorded().empty());
 }
 

@@ -47,9 +47,18 @@ TEST(Verbs, PropertiesMatchTheProtocol) {
                                                                              : RateClass::Mutating;
         EXPECT_EQ(rate_class(verb), expected);
     }
+    const std::set<Verb> asks_a_person = {Verb::Down, Verb::Init};
+    for (Verb verb : kAllVerbs) EXPECT_EQ(verb_info(verb).asks_a_person, asks_a_person.count(verb));
     EXPECT_EQ(verb_info(Verb::Logs).arg, ArgKind::Service);
     EXPECT_EQ(verb_info(Verb::Restart).arg, ArgKind::Service);
     EXPECT_EQ(verb_info(Verb::Rebuild).arg, ArgKind::Buildable);
+}
+
+// What is derived from the list follows its end (ipc/wire.cpp's range).
+TEST(Verbs, TheLastVerbIsTheListsEnd) {
+    EXPECT_EQ(kVerbCount, kAllVerbs.size());
+    EXPECT_EQ(kLastVerb, kAllVerbs.back());
+    EXPECT_EQ(static_cast<std::size_t>(kLastVerb), kVerbCount);
 }
 
 TEST(Verbs, RateClassNames) {
