@@ -157,7 +157,9 @@ Result<void> build_run_tree(const Config& config) {
 
     std::map<std::string, std::string> rendered;  // path -> sha256
     for (const TcbPin& pin : config.rendered) rendered[pin.path] = pin.sha256.value_or("");
-    if (config.backend.kind == BackendKind::Compose) {
+    // A compose install's file (the backend's only one) runs from its
+    // rendered copy.
+    if (!config.backend.file.empty()) {
         const std::string rel = config.backend.file.substr(config.project_dir.size() + 1);
         if (!rendered.contains(rel)) {
             return make_error(rel +

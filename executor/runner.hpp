@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/config.hpp"
-#include "executor/argv_table.hpp"
+#include "executor/engine.hpp"
 #include "executor/engine_relay.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
@@ -75,7 +75,7 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
                       const std::string& workdir = {},
                       const std::vector<std::string>& extra_env = {});
 
-// An engine query (executor/settle.hpp): stdout to `out_fd`, stderr to
+// An engine query (engines/podman/settle.hpp): stdout to `out_fd`, stderr to
 // `err_fd`, so the answer the sandbox reads holds no warning lines. It asks
 // the engine `config` names (engine_environment).
 RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,

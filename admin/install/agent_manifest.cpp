@@ -11,7 +11,7 @@
 #include "admin/install/agent_doc.hpp"
 #include "admin/util/fs_util.hpp"
 #include "common/engine_hold.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
