@@ -152,7 +152,7 @@ struct BuildSettings {
 inline constexpr std::size_t kMaxBaseImages = 64;  // with the services', in one ScreenRequest
 
 // The canonical images a build may name: base_images and each service's
-// own tag (engines/build/screen_client.cpp sends them to the screen).
+// own tag (engines/build_input/screen_client.cpp sends them to the screen).
 std::vector<std::string> build_allowed_images(const BuildSettings& build);
 
 // "pins" in bridge.json (compose backend, rootless podman): the checkout

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/config.hpp"
-#include "engines/build/build_input.hpp"
+#include "engines/build_input/build_input.hpp"
 #include "engines/podman/rows.hpp"
 #include "executor/engine.hpp"
 #include "ipc/wire.hpp"

@@ -3,8 +3,9 @@
 #include <array>
 
 #include "engines/argv_table.hpp"
-#include "engines/build/build_input.hpp"
+#include "engines/build_input/build_input.hpp"
 #include "engines/podman/base_triggers.hpp"
+#include "engines/podman/engine_relay.hpp"
 #include "engines/podman/follow_log.hpp"
 #include "engines/podman/settle.hpp"
 #include "ipc/inspect_wire.hpp"
@@ -48,6 +49,14 @@ class Registry final : public Engines {
         if (looks(verb, config)) plan.then = Then::Look;
         plan.shown = symbolic_command(verb, arg, config, window);
         return plan;
+    }
+
+    Result<StepEnvironment> step_environment(const Config& config) const override {
+        auto engine = engine_environment(config);
+        if (!engine) return engine.error();
+        std::vector<std::string> env = engine->env;
+        return StepEnvironment{std::make_shared<EngineEnvironment>(std::move(*engine)),
+                               std::move(env)};
     }
 
     Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,

@@ -2,7 +2,7 @@
 // (its backend in bridge.json) and switches on BackendKind and
 // ComposeFlavour. It answers the core's questions (executor/engine.hpp) with
 // the rows of the engine rooms: engines/stack/, engines/podman_compose/,
-// engines/podman/ (podman's own queries), engines/build/ (a build's input).
+// engines/podman/ (podman's own queries), engines/build_input/ (a build's input).
 // docs/ARCHITECTURE.md, "Rooms", says what each room holds.
 #pragma once
 

@@ -211,7 +211,7 @@ RunResult run_steps(const DrainContext& context, const Claimed& request, Verb ve
             std::string(request_nonce(request.name)) + (i == 0 ? "" : "-" + std::to_string(i));
         const Argv command = scoped_argv(step.argv, verb, config, nonce, user_manager_reachable());
         std::vector<std::string> env = run_tree_environment(config);
-        auto engine = engine_environment(config);
+        auto engine = context.engines.step_environment(config);
         if (!engine) {
             result = RunResult{};
             result.error = engine.error().message;

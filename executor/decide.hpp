@@ -50,7 +50,7 @@ struct Decision {
     std::optional<std::int64_t> duration_ms;  // the command's run time
     std::string command;                      // Held: what would run, in docs/ARGV-TABLE.md's names
     // Held: the service whose build the person is shown a snapshot of
-    // (engines/build/build_input.hpp, hold_build), taken when a record is made.
+    // (engines/build_input/build_input.hpp, hold_build), taken when a record is made.
     std::optional<std::size_t> hold_snapshot_of;
     // The audit record's `detail` for a build: the snapshot's hash, files
     // and bytes, and the image id the builder wrote (docs/AUDIT-LOG.md).

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -87,6 +88,14 @@ struct Followed {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+// What each row of a plan runs with besides the run tree's environment:
+// with an engine user, CONTAINER_HOST naming a relay the drain runs while
+// `keep` lives (engines/podman/engine_relay.hpp).
+struct StepEnvironment {
+    std::shared_ptr<void> keep;
+    std::vector<std::string> env;
+};
+
 class Engines {
   public:
     virtual ~Engines() = default;
@@ -96,6 +105,10 @@ class Engines {
     [[nodiscard]] virtual VerbPlan plan(const Config& config, Verb verb,
                                         std::optional<std::size_t> arg,
                                         const LogWindow& window) const = 0;
+
+    // The environment of one row; an error: the engine cannot be reached
+    // safely (an engine user's socket that is not its), and nothing runs.
+    [[nodiscard]] virtual Result<StepEnvironment> step_environment(const Config& config) const = 0;
 
     // The build step's input (docs/BUILDS.md): the snapshot of
     // services[index]'s context taken and screened (from the held one with

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engines/podman/engine_relay.hpp"
 #include "engines/podman/image_config_client.hpp"
 #include "engines/podman/rows.hpp"
 #include "executor/runner.hpp"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "engines/podman/engine_relay.hpp"
 #include "engines/podman/rows.hpp"
 #include "engines/podman/settle.hpp"
 #include "executor/responses.hpp"

@@ -6,7 +6,7 @@ namespace hb::exec {
 namespace {
 
 // A few MiB of JSON is read in milliseconds; the bound only keeps a hung
-// reader from holding the drain (as engines/build/screen_client.cpp).
+// reader from holding the drain (as engines/build_input/screen_client.cpp).
 #ifdef HB_SANITIZED
 constexpr int kInspectTimeoutMs = 60000;
 #else

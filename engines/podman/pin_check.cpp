@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "engines/podman/engine_relay.hpp"
 #include "engines/podman/rows.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"

@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "engines/podman/engine_relay.hpp"
 #include "engines/podman/inspect_client.hpp"
 #include "engines/podman/pin_check.hpp"
 #include "engines/podman/rows.hpp"

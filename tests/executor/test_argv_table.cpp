@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "admin/audit/argv_table_render.hpp"
+#include "engines/podman/engine_relay.hpp"
 #include "executor/runner.hpp"
 #include "ipc/verbs.hpp"
 
@@ -758,7 +759,7 @@ std::string render_doc() {
     md += "user (`engine` in `bridge.json`) every row also gets\n\n";
     md += "    CONTAINER_HOST=unix://$RUN_DIR/.hostbridge-engine-XXXXXX/s\n\n";
     md += "(`engine_environment()`): a relay the drain runs for the command\n";
-    md += "(executor/engine_relay.hpp) to `engine.socket` as it was opened, with no\n";
+    md += "(engines/podman/engine_relay.hpp) to `engine.socket` as it was opened, with no\n";
     md += "link followed and checked to be a socket the engine user owns\n";
     md += "(common/engine_socket.hpp; otherwise the row does not run). That makes\n";
     md += "every podman it runs, podman-compose's included, a client of the engine\n";

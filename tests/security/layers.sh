@@ -19,9 +19,9 @@ declare -A may=(
     [executor]="common ipc sandbox packaging"
     [executor/main]="common engines engines/podman executor ipc packaging"
     # The engine rooms over the core, side by side; the registry over them.
-    [engines/build]="common executor ipc"
+    [engines/build_input]="common executor ipc"
     [engines/podman]="common executor ipc"
-    [engines]="common engines/build engines/podman executor ipc"
+    [engines]="common engines/build_input engines/podman executor ipc"
     [client/request]="display ipc"
     [client/agent]="client/request display ipc packaging"
     # The admin tool's rooms: util/ at the bottom; compose/, install/ and
@@ -94,7 +94,7 @@ if [ "${1:-}" = --selftest ]; then
         [admin/bad.cpp]="ipc/a.hpp"
         [executor/bad.cpp]="engines/podman/settle.hpp"
         [executor/bad2.cpp]="engines/registry.hpp"
-        [engines/podman/bad.cpp]="engines/build/build_input.hpp"
+        [engines/podman/bad.cpp]="engines/build_input/build_input.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"

@@ -46,9 +46,9 @@ const std::set<std::string> kGates = {
     "audit budget", "history kept", "journal anchor",
     // A person in the loop (executor/drain_held.cpp).
     "a person in the loop (`ask`)",
-    // What the engine builds from (engines/build/build_input.cpp, docs/BUILDS.md).
+    // What the engine builds from (engines/build_input/build_input.cpp, docs/BUILDS.md).
     "builds read only a screened snapshot",
-    // What a person allowed is what builds (engines/build/build_input.cpp, hold_build).
+    // What a person allowed is what builds (engines/build_input/build_input.cpp, hold_build).
     "a person allows the build they were shown",
     // Names no hand-run compose derives (admin/compose/build_plan.cpp).
     "a project's engine names are its own"};

@@ -1,7 +1,7 @@
 // What a build step reads, made safe before it runs (docs/BUILDS.md): the
 // service's build context copied from the checkout into a host-owned
-// snapshot (executor/build_snapshot.hpp), and the snapshot's Containerfile
-// screened in the sandbox (engines/build/screen_client.hpp). The builder then
+// snapshot (engines/build_input/build_snapshot.hpp), and the snapshot's Containerfile
+// screened in the sandbox (engines/build_input/screen_client.hpp). The builder then
 // reads only the snapshot; the argv names nothing else (engines/argv_table.cpp).
 #pragma once
 

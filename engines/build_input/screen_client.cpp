@@ -1,4 +1,4 @@
-#include "engines/build/screen_client.hpp"
+#include "engines/build_input/screen_client.hpp"
 
 #include "executor/oneshot_reader.hpp"
 

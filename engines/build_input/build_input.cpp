@@ -1,4 +1,4 @@
-#include "engines/build/build_input.hpp"
+#include "engines/build_input/build_input.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -8,8 +8,8 @@
 
 #include <cerrno>
 
-#include "engines/build/screen_client.hpp"
-#include "executor/build_snapshot.hpp"
+#include "engines/build_input/build_snapshot.hpp"
+#include "engines/build_input/screen_client.hpp"
 #include "executor/run_tree.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
