@@ -6,6 +6,7 @@
 // docs/ARCHITECTURE.md, "Rooms", says what each room holds.
 #pragma once
 
+#include "common/engine_hold.hpp"
 #include "executor/engine.hpp"
 
 namespace hb::exec {
@@ -13,5 +14,9 @@ namespace hb::exec {
 // The Engines the drain is handed (executor/main.cpp). Stateless: every
 // answer reads the Config it is given, which the drain refreshes.
 const Engines& registry();
+
+// Why each engine verb is held for a person on `config`'s install, by its
+// engine and posture (common/engine_hold.hpp; SECURITY.md, "Two postures").
+common::EngineHold engine_hold(const Config& config);
 
 }  // namespace hb::exec

@@ -357,7 +357,8 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     // engine is contained, whatever policy.conf says: a line set back to
     // auto by hand (or by a later tool) is still held for a person, unless
     // bridge.json says the person accepted it (common/engine_hold.hpp).
-    const Mode mode = common::effective_mode(config, policy, verb, service);
+    const Mode mode =
+        common::effective_mode(config, context.engines.hold(config), policy, verb, service);
     if (mode == Mode::Deny) {
         return refusal(FinalState::Denied, ReasonCode::PolicyDeny,
                        policy.deny_detail(verb, service));

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config.hpp"
+#include "common/engine_hold.hpp"
 #include "ipc/result.hpp"
 #include "ipc/wire.hpp"
 
@@ -105,6 +106,10 @@ class Engines {
     [[nodiscard]] virtual VerbPlan plan(const Config& config, Verb verb,
                                         std::optional<std::size_t> arg,
                                         const LogWindow& window) const = 0;
+
+    // Why each engine verb is held for a person on this install, whatever
+    // the policy says (common/engine_hold.hpp, effective_mode).
+    [[nodiscard]] virtual common::EngineHold hold(const Config& config) const = 0;
 
     // The environment of one row; an error: the engine cannot be reached
     // safely (an engine user's socket that is not its), and nothing runs.

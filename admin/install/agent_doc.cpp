@@ -6,6 +6,7 @@
 #include "client/request/request_wait.hpp"
 #include "common/engine_hold.hpp"
 #include "engines/argv_table.hpp"
+#include "engines/registry.hpp"
 
 namespace hb::admin {
 
@@ -35,8 +36,9 @@ std::string policy_section(const Config& config, const common::Policy& policy) {
         if (mode == common::Mode::Auto) allowed.push_back(what);
     };
     // As the executor applies them (common/engine_hold.hpp).
+    const common::EngineHold hold = exec::engine_hold(config);
     const auto mode_of = [&](Verb verb, std::string_view service = {}) {
-        return common::effective_mode(config, policy, verb, service);
+        return common::effective_mode(config, hold, policy, verb, service);
     };
     for (Verb verb : kAllVerbs) {
         const common::Mode mode = mode_of(verb);
