@@ -1,6 +1,6 @@
 #!/bin/bash
 # base_triggers.sh BIN_DIR [RUNS]: what the check of base images' ONBUILD
-# triggers before a podman build (executor/base_triggers.hpp) costs, on
+# triggers before a podman build (engines/podman/base_triggers.hpp) costs, on
 # rootless podman (docs/PERFORMANCE.md, "Base images' triggers"). As root it
 # runs itself as a throwaway user (tools/e2e/run-as-test-user.sh). One
 # docker-format busybox image with a trigger; then RUNS times each (after 3

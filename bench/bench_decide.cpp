@@ -18,8 +18,8 @@
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
-#include "executor/argv_table.hpp"
-#include "executor/log_lines.hpp"
+#include "engines/argv_table.hpp"
+#include "engines/podman/log_lines.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/runner.hpp"
 #include "ipc/unique_fd.hpp"
@@ -179,7 +179,7 @@ void BM_RunTrue(benchmark::State& state) {
 BENCHMARK(BM_RunTrue)->UseRealTime();
 
 // A windowed logs' choice of lines over the most the executor reads of one
-// answer (executor/follow_log.hpp, kMaxEngineLogBytes = 8 MiB of 80-byte
+// answer (engines/podman/follow_log.hpp, kMaxEngineLogBytes = 8 MiB of 80-byte
 // lines, three to a stamp). Arg 0: `lines` 1000 alone, the whole buffer
 // scanned; arg 1: `since` the start, stopped at the 16 KiB budget.
 void BM_SelectLines(benchmark::State& state) {

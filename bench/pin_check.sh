@@ -1,6 +1,6 @@
 #!/bin/bash
 # pin_check.sh BIN_DIR [RUNS]: what the post-start check of pinned bind
-# sources (executor/pin_check.hpp) costs per container, on rootless podman
+# sources (engines/podman/pin_check.hpp) costs per container, on rootless podman
 # (docs/PERFORMANCE.md, "Bind pins"). As root it makes a throwaway user
 # (tools/e2e/testuser.sh) and runs itself as it. One busybox container binds
 # a pinned dir; then RUNS times each (after 3 warm-up runs):

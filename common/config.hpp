@@ -114,7 +114,7 @@ struct JoinNetwork {
 
 // How one buildable service's image is built (compose backend): read by
 // install from the approved compose file, so the build step's argv comes
-// from host-approved bytes (executor/argv_table.cpp, docs/BUILDS.md).
+// from host-approved bytes (engines/argv_table.cpp, docs/BUILDS.md).
 struct ServiceBuild {
     std::string service;
     std::string context;            // relative to project_dir: "." or a normal relative path
@@ -131,7 +131,7 @@ struct ServiceBuild {
 struct BuildSettings {
     std::string engine;  // absolute podman or docker that builds
     // Absolute buildah, podman-compose only: it reads a base image's ONBUILD
-    // triggers, which podman 4.3 does not show (executor/base_triggers.hpp).
+    // triggers, which podman 4.3 does not show (engines/podman/base_triggers.hpp).
     // Empty when install found none: every podman build is then refused.
     std::string buildah;
     std::string project;  // the compose project name, passed as -p to every compose row
@@ -152,13 +152,13 @@ struct BuildSettings {
 inline constexpr std::size_t kMaxBaseImages = 64;  // with the services', in one ScreenRequest
 
 // The canonical images a build may name: base_images and each service's
-// own tag (executor/screen_client.cpp sends them to the screen).
+// own tag (engines/build_input/screen_client.cpp sends them to the screen).
 std::vector<std::string> build_allowed_images(const BuildSettings& build);
 
 // "pins" in bridge.json (compose backend, rootless podman): the checkout
 // paths the rendered compose file bind-mounts. runc resolves a bind source
 // by path at every start, so before each command that may start a container
-// the executor runs `ENGINE unshare EXECUTOR pin ...` (executor/bind_pin.hpp):
+// the executor runs `ENGINE unshare EXECUTOR pin ...` (engines/podman/bind_pin.hpp):
 // inside the engine's own namespaces each source, opened with no link
 // followed, is bound onto <run_dir>/.hostbridge-binds/<name>, the only path
 // the rendered file names (docs/COMPOSE.md, "Bind sources are pinned").
@@ -174,7 +174,7 @@ struct BindPins {
 // "settle" in bridge.json (compose backend): after `up`, `restart` and
 // `rebuild` the executor waits until each affected service has settled,
 // asking the engine about the project's containers with rows of the argv
-// table (executor/settle.hpp, docs/COMPOSE.md "Verified outcomes").
+// table (engines/podman/settle.hpp, docs/COMPOSE.md "Verified outcomes").
 struct SettleSettings {
     std::string engine;   // absolute podman or docker that runs the project's containers
     std::string project;  // the compose project name (its containers' com.docker.compose.project)
@@ -219,7 +219,7 @@ std::string bind_pin_path(std::string_view run_dir, std::string_view rel);
 // pinned source (a pins.sources entry) whose pin it names, if any; and
 // whether it is the project dir or below it (a container created before
 // pinning, or by hand, stores the checkout path). The executor's post-start check
-// and doctor both ask this (executor/pin_check.hpp, admin/commands/doctor.cpp).
+// and doctor both ask this (engines/podman/pin_check.hpp, admin/commands/doctor.cpp).
 struct BindSourceOf {
     std::optional<std::string> pinned;
     bool inside = false;

@@ -24,8 +24,9 @@ namespace hb::common {
 inline constexpr std::array<Verb, 3> kEngineVerbs = {Verb::Up, Verb::Rebuild, Verb::Restart};
 bool is_engine_verb(Verb verb);
 
-// Why each engine verb is held for a person on `config`'s install: empty
-// when it may run unattended.
+// Why each engine verb is held for a person on an install: empty when it
+// may run unattended. Which reasons an install has depends on its engine:
+// the registry says (engine_hold, engines/registry.hpp).
 struct EngineHold {
     std::string up;
     std::string rebuild;
@@ -39,17 +40,16 @@ struct EngineHold {
     }
     [[nodiscard]] bool any() const { return !up.empty() || !rebuild.empty() || !restart.empty(); }
 };
-EngineHold engine_hold(const Config& config);
 
 // Whether the executor holds `verb` for a person although the policy says
 // auto: an engine verb with a reason above, on an install whose bridge.json
 // does not say the person accepted an uncontained engine.
-bool held_for_containment(const Config& config, Verb verb);
+bool held_for_containment(const Config& config, const EngineHold& hold, Verb verb);
 
 // policy.mode(verb, service) as the executor applies it: auto becomes ask
 // where held_for_containment. What the agent is told (AGENT.md, its
 // manifest) and what the drain does read this one answer.
-Mode effective_mode(const Config& config, const Policy& policy, Verb verb,
+Mode effective_mode(const Config& config, const EngineHold& hold, const Policy& policy, Verb verb,
                     std::string_view service = {});
 
 }  // namespace hb::common

@@ -6,7 +6,7 @@
 // `up` on the person's own engine (SECURITY.md, "Two postures"). So the
 // name is opened once with no link followed and must be a socket the
 // engine user owns (only that user, or root, makes one such); the drain's
-// relay (executor/engine_relay.hpp) connects to that open file, which a
+// relay (engines/podman/engine_relay.hpp) connects to that open file, which a
 // later swap of the name does not change. The drain and `doctor` make this
 // one check.
 #pragma once

@@ -93,7 +93,7 @@ struct HeldRequest {
     // request with the same window merges into this one.
     LogWindow window;
     // A build: the hash of the snapshot taken when it was held, the one the
-    // person is shown and the only one that builds (executor/build_input.hpp);
+    // person is shown and the only one that builds (engines/build_input/build_input.hpp);
     // empty otherwise.
     std::string snapshot;
     bool operator==(const HeldRequest&) const = default;

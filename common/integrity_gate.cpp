@@ -116,7 +116,7 @@ Observed check_extent(int fd, const struct stat& st) {
                     " a pinned file may hold"};
     }
     // A hole: SEEK_HOLE answers the file's end where there is none (and on
-    // a filesystem that cannot tell), as executor/build_snapshot.cpp's
+    // a filesystem that cannot tell), as engines/build_input/build_snapshot.cpp's
     // check_dense asks it.
     if (size == 0) return {FileState::Regular, {}, {}};
     const off_t hole = ::lseek(fd, 0, SEEK_HOLE);

@@ -2,7 +2,7 @@
 // "The gates, in order", lists, which tests/security/docs_one_home.sh holds to
 // decide() below. Each gate either lets the request through or returns the
 // one refusal that stopped it; only the last step spawns anything, and only
-// an argv that argv_for() produced.
+// a row of the one plan the engines gave for the verb (executor/engine.hpp).
 #include "executor/decide.hpp"
 
 #include <fcntl.h>
@@ -16,14 +16,10 @@
 #include "common/engine_hold.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
-#include "executor/argv_table.hpp"
-#include "executor/build_input.hpp"
 #include "executor/evidence.hpp"
-#include "executor/follow_log.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/run_tree.hpp"
 #include "executor/runner.hpp"
-#include "executor/settle.hpp"
 #include "ipc/log_cursor.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/verbs.hpp"
@@ -139,14 +135,12 @@ void mark_step(int log_fd, std::size_t step, std::size_t steps) {
     [[maybe_unused]] const bool written = sys::write_all(log_fd, line);
 }
 
-Decision follow(const Config& config, const Verdict& verdict, int log_fd, std::string log) {
+Decision follow(const DrainContext& context, const Verdict& verdict, int log_fd, std::string log) {
     const auto started = std::chrono::steady_clock::now();
-    const int timeout_s = config.timeouts.for_verb(Verb::Logs);
-    // `logs S` alone: its last lines (argv_table.hpp, logs_by_container).
-    const LogWindow window =
-        verdict.window.given() ? verdict.window : LogWindow{kPlainLogLines, kNoTime, 0};
-    const FollowOutcome followed = follow_log(config, verdict.arg_index, window, log_fd,
-                                              started + std::chrono::seconds(timeout_s));
+    const int timeout_s = context.config.timeouts.for_verb(Verb::Logs);
+    const Followed followed =
+        context.engines.follow(context.config, verdict.arg_index, verdict.window, log_fd,
+                               started + std::chrono::seconds(timeout_s));
     Decision d;
     d.log = std::move(log);
     d.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -160,58 +154,46 @@ Decision follow(const Config& config, const Verdict& verdict, int log_fd, std::s
     }
     d.state = FinalState::Done;
     d.exit_code = 0;
-    d.output = followed.selection.text;
-    d.cursor = format_cursor(followed.selection.cursor);
-    d.more = followed.selection.more;
+    d.output = followed.text;
+    d.cursor = followed.cursor;
+    d.more = followed.more;
     return d;
 }
 
-Decision run(DrainContext& context, const Claimed& request, const Verdict& verdict,
-             const Plan& plan, std::optional<nlohmann::ordered_json> build_detail) {
+// The request's `started` record, durable before the spawn (nothing runs
+// without a record of it), and its `running` response.
+Result<void> announce(DrainContext& context, const Claimed& request, const Verdict& verdict,
+                      const std::string& log_name,
+                      const std::optional<nlohmann::ordered_json>& build_detail) {
     const Config& config = context.config;
-    const Verb verb = *verdict.verb;
-    const std::string log_name = request.name + ".log";
-    auto log = create_log(context.spool, config, context.audit, log_name);
-    if (!log) {
-        return refusal(FinalState::Failed, ReasonCode::SpawnFailed, log.error().message);
-    }
-
     AuditRecord started;
     started.event = AuditEvent::Started;
     started.request = request.name;
-    started.verb = verb;
+    started.verb = *verdict.verb;
     if (verdict.arg_index != kNoArg) started.arg = config.services.at(verdict.arg_index);
     started.detail = build_detail;
-    // Durable before the spawn: nothing runs without a record of it.
     if (auto audited = context.audit.append(started, /*sync=*/true); !audited) {
-        return refusal(FinalState::Denied, ReasonCode::AuditUnavailable, audited.error().message);
+        return audited.error();
     }
-
     Response running;
     running.state = ResponseState::Running;
     running.request = request.name;
-    running.verb = verb;
+    running.verb = *verdict.verb;
     running.arg = started.arg;
     running.requested_at = verdict.requested_at;
     running.updated_at = std::time(nullptr);
     running.log = "archive/" + log_name;
     (void)context.responses.publish(running);  // best effort: the terminal one matters
+    return {};
+}
 
-    // A windowed logs, and every logs where the install reads it by
-    // container, reads the engine's log of the service's one container
-    // instead of running a fixed row (executor/follow_log.hpp).
-    if (verdict.window.given() || (verb == Verb::Logs && logs_by_container(config))) {
-        return follow(config, verdict, log->get(), "archive/" + log_name);
-    }
-
-    // A restarted container must have started after this (executor/settle.hpp).
-    timespec wall{};
-    ::clock_gettime(CLOCK_REALTIME, &wall);
-    const std::int64_t since_ns =
-        static_cast<std::int64_t>(wall.tv_sec) * 1000000000 + wall.tv_nsec;
-    // One budget for every step of the plan, and the settle step after it.
-    const int timeout_s = config.timeouts.for_verb(verb);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+// The plan's steps in order under one deadline, each its own scope unit;
+// the first that fails ends them. A build step's image id goes into
+// `build_detail`.
+RunResult run_steps(const DrainContext& context, const Claimed& request, Verb verb,
+                    const Plan& plan, int log_fd, Deadline deadline,
+                    std::optional<nlohmann::ordered_json>& build_detail) {
+    const Config& config = context.config;
     RunResult result;
     std::int64_t duration_ms = 0;
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -223,13 +205,13 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             result.status = RunResult::Status::TimedOut;
             break;
         }
-        if (plan.size() > 1) mark_step(log->get(), i, plan.size());
+        if (plan.size() > 1) mark_step(log_fd, i, plan.size());
         // Each step its own scope unit: the first keeps the documented name.
         const std::string nonce =
             std::string(request_nonce(request.name)) + (i == 0 ? "" : "-" + std::to_string(i));
         const Argv command = scoped_argv(step.argv, verb, config, nonce, user_manager_reachable());
         std::vector<std::string> env = run_tree_environment(config);
-        auto engine = engine_environment(config);
+        auto engine = context.engines.step_environment(config);
         if (!engine) {
             result = RunResult{};
             result.error = engine.error().message;
@@ -237,58 +219,35 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
         }
         env.insert(env.end(), engine->env.begin(), engine->env.end());
         if (step.snapshot_of) {
-            const std::vector<std::string> build = build_environment(config, *step.snapshot_of);
+            const std::vector<std::string> build =
+                context.engines.build_environment(config, *step.snapshot_of);
             env.insert(env.end(), build.begin(), build.end());
         }
-        result =
-            run_command(command, log->get(), left, kDefaultKillGrace, run_tree_dir(config), env);
+        result = run_command(command, log_fd, left, kDefaultKillGrace, run_tree_dir(config), env);
         duration_ms += result.duration_ms;
         if (step.snapshot_of && build_detail) {
-            const std::string image = read_image_id(config, config.services.at(*step.snapshot_of));
+            const std::string image = context.engines.built_image(config, *step.snapshot_of);
             if (!image.empty()) (*build_detail)["image_id"] = image;
         }
         if (result.status != RunResult::Status::Exited || result.exit_code != 0) break;
     }
+    result.duration_ms = duration_ms;
     // Nothing a build step left in its TMPDIR outlives the build; the next
-    // one starts from an empty one anyway (executor/build_input.cpp), or is
+    // one starts from an empty one anyway (the engines' build input), or is
     // refused if it cannot, so a failure here is only reported.
     if (build_detail) {
-        if (auto removed = discard_build_tmp(config); !removed) {
-            (void)sys::write_all(log->get(), "hostbridge: the build's TMPDIR was not removed: " +
-                                                 removed.error().message + "\n");
+        if (auto removed = context.engines.discard_build_tmp(config); !removed) {
+            (void)sys::write_all(log_fd, "hostbridge: the build's TMPDIR was not removed: " +
+                                             removed.error().message + "\n");
         }
     }
+    return result;
+}
 
-    // Only a plan that ran to its end settles: the engine is asked how the
-    // services it touched came out, whatever the compose CLI said. status
-    // and health: the `ps` text for people, then the services as facts.
-    std::optional<SettleOutcome> settled;
-    const bool ran_to_end = result.status == RunResult::Status::Exited && result.exit_code == 0;
-    const auto asked_at = std::chrono::steady_clock::now();
-    if (ran_to_end && settles(verb, config)) {
-        std::optional<std::size_t> arg;
-        if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
-        SettleGoal goal = settle_goal(verb, arg, config, since_ns);
-        if (verb == Verb::Rebuild && arg) {
-            std::array<std::uint8_t, 32> image{};
-            const std::string built = read_image_id(config, config.services.at(*arg));
-            if (built.size() == 71 && parse_hex_id(std::string_view(built).substr(7), image)) {
-                goal.image = image;
-            }
-        }
-        settled = settle(config, goal, log->get(), deadline);
-    } else if (ran_to_end && looks(verb, config)) {
-        settled = look(config, verb, log->get(), deadline);
-    }
-    duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - asked_at)
-                       .count();
-    result.duration_ms = duration_ms;
-
+// What the steps' result makes of the request.
+Decision outcome_of(const RunResult& result, int timeout_s) {
     Decision d;
-    d.log = "archive/" + log_name;
     d.duration_ms = result.duration_ms;
-    d.audit_detail = std::move(build_detail);
     switch (result.status) {
         case RunResult::Status::Exited:
             d.exit_code = result.exit_code;
@@ -310,16 +269,58 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             d.state = FinalState::Failed;
             d.reason = ReasonCode::SpawnFailed;
             d.reason_detail = with_detail(ReasonCode::SpawnFailed, result.error);
-            d.exit_code.reset();
             break;
     }
-    if (settled) {
-        d.services = settle_json(*settled, /*with_logs=*/true);
+    return d;
+}
+
+Decision run(DrainContext& context, const Claimed& request, const Verdict& verdict,
+             const VerbPlan& plan, std::optional<nlohmann::ordered_json> build_detail) {
+    const Config& config = context.config;
+    const Verb verb = *verdict.verb;
+    const std::string log_name = request.name + ".log";
+    auto log = create_log(context.spool, config, context.audit, log_name);
+    if (!log) {
+        return refusal(FinalState::Failed, ReasonCode::SpawnFailed, log.error().message);
+    }
+    if (auto announced = announce(context, request, verdict, log_name, build_detail); !announced) {
+        return refusal(FinalState::Denied, ReasonCode::AuditUnavailable, announced.error().message);
+    }
+    if (plan.follows_log) return follow(context, verdict, log->get(), "archive/" + log_name);
+
+    // A restarted container must have started after this (the settle step).
+    timespec wall{};
+    ::clock_gettime(CLOCK_REALTIME, &wall);
+    const std::int64_t since_ns =
+        static_cast<std::int64_t>(wall.tv_sec) * 1000000000 + wall.tv_nsec;
+    // One budget for every step of the plan, and the settle step after it.
+    const int timeout_s = config.timeouts.for_verb(verb);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    const RunResult result = run_steps(context, request, verb, std::get<Plan>(plan.steps),
+                                       log->get(), deadline, build_detail);
+
+    Decision d = outcome_of(result, timeout_s);
+    d.log = "archive/" + log_name;
+    d.audit_detail = std::move(build_detail);
+    // Only a plan that ran to its end settles: the engine is asked how the
+    // services it touched came out, whatever the compose CLI said. status
+    // and health: the `ps` text for people, then the services as facts.
+    const bool ran_to_end = result.status == RunResult::Status::Exited && result.exit_code == 0;
+    if (ran_to_end && plan.then != Then::Nothing) {
+        const auto asked_at = std::chrono::steady_clock::now();
+        std::optional<std::size_t> arg;
+        if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
+        const Settled settled =
+            context.engines.then(config, plan.then, verb, arg, since_ns, log->get(), deadline);
+        *d.duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - asked_at)
+                              .count();
+        d.services = settled.services;
         if (!d.audit_detail) d.audit_detail = nlohmann::ordered_json::object();
-        (*d.audit_detail)["services"] = settle_json(*settled, /*with_logs=*/false);
-        if (!settled->ok) {
+        (*d.audit_detail)["services"] = settled.audited;
+        if (!settled.ok) {
             d.state = FinalState::Failed;
-            d.reason_detail = settled->reason;
+            d.reason_detail = settled.reason;
         }
     }
     // Opened O_RDWR above so the tail can be read back through the same
@@ -346,7 +347,7 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     std::optional<std::size_t> arg;
     if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
     // A per-service rule (MODE_restart.db) is looked up by the name the index
-    // stands for; an index out of range is refused by argv_for below.
+    // stands for; an index out of range is refused by the plan below.
     const std::string_view service =
         arg && *arg < config.services.size() ? std::string_view(config.services[*arg]) : "";
 
@@ -356,27 +357,19 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     // engine is contained, whatever policy.conf says: a line set back to
     // auto by hand (or by a later tool) is still held for a person, unless
     // bridge.json says the person accepted it (common/engine_hold.hpp).
-    const Mode mode = common::effective_mode(config, policy, verb, service);
+    const Mode mode =
+        common::effective_mode(config, context.engines.hold(config), policy, verb, service);
     if (mode == Mode::Deny) {
         return refusal(FinalState::Denied, ReasonCode::PolicyDeny,
                        policy.deny_detail(verb, service));
     }
-    // A dry run answers in docs/ARGV-TABLE.md's names, never a host path.
-    const auto dry_run = [&] {
-        return refusal(FinalState::Denied, ReasonCode::DryRun,
-                       "would run " + symbolic_command(verb, arg, config, verdict.window));
-    };
-
-    const ArgvOutcome outcome = argv_for(verb, arg, config);
-    if (const auto* denied = std::get_if<Denied>(&outcome)) {
+    // The verb's one plan on this install (executor/engine.hpp): its rows,
+    // what follows them, and what it is shown as.
+    const VerbPlan verb_plan = context.engines.plan(config, verb, arg, verdict.window);
+    if (const auto* denied = std::get_if<Denied>(&verb_plan.steps)) {
         return refusal(FinalState::Denied, denied->reason);
     }
-    // The parser lets a window through on logs only; this install may
-    // still have no way to follow one (docs/COMPOSE.md, "Following logs").
-    if (verdict.window.given() && (verb != Verb::Logs || !accepts_log_window(config))) {
-        return refusal(FinalState::Denied, ReasonCode::WindowNotSupported);
-    }
-    if (std::holds_alternative<NoCommand>(outcome)) {
+    if (std::holds_alternative<NoCommand>(verb_plan.steps)) {
         // ping runs nothing, so a dry run of it is the real thing: the agent's
         // liveness check answers whatever its mode.
         Decision pong;  // ping: answered here, nothing runs, nothing counted
@@ -384,14 +377,7 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
         pong.output = "pong";
         return pong;
     }
-    // docker compose v2 is not in Debian 12: no test runs its rows, so none
-    // runs, held or dry-run either (docs/COMPOSE.md, "docker compose");
-    // docs/ARGV-TABLE.md shows what they would be.
-    if (config.backend.kind == BackendKind::Compose &&
-        config.backend.flavour == ComposeFlavour::Docker) {
-        return refusal(FinalState::Denied, ReasonCode::UntestedCompose);
-    }
-    const Plan& plan = std::get<Plan>(outcome);
+    const Plan& steps = std::get<Plan>(verb_plan.steps);
 
     // Every verb that runs a command: a read-only `status` runs the same
     // stack script as a `restart`, so an edited script must not run either.
@@ -411,18 +397,21 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     }
     // Past the gate, before the run tree and the rate limit: nothing is
     // written, nothing runs, no slot is used.
-    if (mode == Mode::DryRun) return dry_run();
+    // A dry run answers in docs/ARGV-TABLE.md's names, never a host path.
+    if (mode == Mode::DryRun) {
+        return refusal(FinalState::Denied, ReasonCode::DryRun, "would run " + verb_plan.shown);
+    }
     // Held for a person with what they will be shown; once allowed, it comes
     // back here and meets every gate again (the drain, executor/drain.cpp).
     if (mode == Mode::Ask && approval != Approval::Given) {
         Decision held = refusal(FinalState::Held, ReasonCode::AwaitingApproval);
-        held.command = symbolic_command(verb, arg, config, verdict.window);
+        held.command = verb_plan.shown;
         // What the builder will read is fixed now, and shown (drain_held.cpp).
-        for (const Step& step : plan) {
+        for (const Step& step : steps) {
             if (!step.snapshot_of) continue;
             if (held.hold_snapshot_of) {
                 return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
-                               "a plan with more than one build cannot be held for a person");
+                               "a verb with more than one build cannot be held for a person");
             }
             held.hold_snapshot_of = step.snapshot_of;
         }
@@ -439,16 +428,16 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     // After the slot is taken: a refused build input has used one, as a gate
     // refusal does, and a flood of rebuilds copies no more than the limit.
     std::optional<nlohmann::ordered_json> build_detail;
-    for (const Step& step : plan) {
+    for (const Step& step : steps) {
         if (!step.snapshot_of) continue;
-        auto prepared = prepare_build(config, *step.snapshot_of, held_build);
+        auto prepared = context.engines.prepare_build(config, *step.snapshot_of, held_build);
         if (!prepared) {
             return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
                            prepared.error().message);
         }
         build_detail = std::move(*prepared);
     }
-    return run(context, request, verdict, plan, std::move(build_detail));
+    return run(context, request, verdict, verb_plan, std::move(build_detail));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 
 #include "common/audit_log.hpp"
 #include "common/config.hpp"
-#include "executor/build_input.hpp"
+#include "executor/engine.hpp"
 #include "executor/responses.hpp"
 #include "executor/spool.hpp"
 #include "ipc/wire.hpp"
@@ -24,6 +24,7 @@ namespace hb::exec {
 // event and response are the drain's.
 struct DrainContext {
     const Config& config;
+    const Engines& engines;  // the registry's (engines/registry.hpp): the verb's plan
     const Spool& spool;
     common::AuditLog& audit;
     const ResponseWriter& responses;
@@ -49,13 +50,13 @@ struct Decision {
     std::optional<std::int64_t> duration_ms;  // the command's run time
     std::string command;                      // Held: what would run, in docs/ARGV-TABLE.md's names
     // Held: the service whose build the person is shown a snapshot of
-    // (executor/build_input.hpp, hold_build), taken when a record is made.
+    // (engines/build_input/build_input.hpp, hold_build), taken when a record is made.
     std::optional<std::size_t> hold_snapshot_of;
     // The audit record's `detail` for a build: the snapshot's hash, files
     // and bytes, and the image id the builder wrote (docs/AUDIT-LOG.md).
     std::optional<nlohmann::ordered_json> audit_detail;
     // After up, restart and rebuild with a settle step: per service, how it
-    // settled (executor/settle.hpp), with its last log lines when it failed.
+    // settled (engines/podman/settle.hpp), with its last log lines when it failed.
     std::optional<nlohmann::ordered_json> services;
     // A windowed logs (docs/PROTOCOL.md, "Following logs"): where the next
     // `since` starts, and whether lines after it were left out.

@@ -73,9 +73,10 @@ std::string reason_string(ReasonCode code) {
 
 }  // namespace
 
-Drain::Drain(std::string config_path, Config config, Spool spool, AuditLog audit, UniqueFd lock_fd,
-             UniqueFd held_fd)
+Drain::Drain(std::string config_path, const Engines& engines, Config config, Spool spool,
+             AuditLog audit, UniqueFd lock_fd, UniqueFd held_fd)
     : config_path_(std::move(config_path)),
+      engines_(engines),
       config_(std::move(config)),
       spool_(std::move(spool)),
       audit_(std::move(audit)),
@@ -90,6 +91,7 @@ static_assert(AuditBudget{}.bytes == static_cast<std::uint64_t>(AuditBudgetSetti
               AuditBudget{}.window_seconds == AuditBudgetSettings{}.seconds);
 
 Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
+    if (options.engines == nullptr) return make_error("no engines to ask (main.cpp's registry)");
     const bool root = ::geteuid() == 0;
     if (root && !options.allow_root) {
         return make_error("refusing to run as root without --allow-root");
@@ -114,9 +116,9 @@ Result<std::unique_ptr<Drain>> Drain::prepare(const DrainOptions& options) {
     if (!lock) return lock.error();
     auto held = open_held_dir(config->state_dir);
     if (!held) return held.error();
-    return std::unique_ptr<Drain>(new Drain(options.config_path, std::move(*config),
-                                            std::move(*spool), std::move(*audit), std::move(*lock),
-                                            std::move(*held)));
+    return std::unique_ptr<Drain>(new Drain(options.config_path, *options.engines,
+                                            std::move(*config), std::move(*spool),
+                                            std::move(*audit), std::move(*lock), std::move(*held)));
 }
 
 void Drain::refresh_pins() {
@@ -400,7 +402,7 @@ Result<void> Drain::handle_accepted(const std::string& name, const Verdict& verd
     // Only a verb that runs a command meets the integrity gate; ping never
     // needs the pins, so it does not pay for re-reading bridge.json.
     if (verdict.verb && verb_info(*verdict.verb).runs_command) refresh_pins();
-    DrainContext context{config_, spool_, audit_, responses_};
+    DrainContext context{config_, engines_, spool_, audit_, responses_};
     Decision decision = decide_and_run(context, Claimed{name}, verdict);
     std::optional<std::int64_t> expires_at;
     if (decision.state == FinalState::Held) decision = hold(name, verdict, decision, expires_at);

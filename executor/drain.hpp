@@ -25,6 +25,9 @@ namespace hb::exec {
 
 struct DrainOptions {
     std::string config_path;
+    // What the drain asks of the engines: the registry's, handed over by
+    // main.cpp (the core links no engine room).
+    const Engines* engines = nullptr;
     bool allow_root = false;  // --allow-root
 };
 
@@ -75,8 +78,8 @@ class Drain {
     [[nodiscard]] std::chrono::steady_clock::time_point started() const { return started_; }
 
   private:
-    Drain(std::string config_path, Config config, Spool spool, common::AuditLog audit,
-          UniqueFd lock_fd, UniqueFd held_fd);
+    Drain(std::string config_path, const Engines& engines, Config config, Spool spool,
+          common::AuditLog audit, UniqueFd lock_fd, UniqueFd held_fd);
 
     struct Finish;  // one outcome: audit record, response, where the file goes
     // Step 3: the listing of requests/, its first kAcknowledgeAtMost
@@ -118,6 +121,7 @@ class Drain {
     void refresh_pins();
 
     std::string config_path_;
+    const Engines& engines_;
     Config config_;
     Spool spool_;
     common::AuditLog audit_;

@@ -117,7 +117,7 @@ Decision Drain::hold(const std::string& name, const Verdict& verdict, const Deci
         const Admission admission = RateLimiter(config_).try_admit(rate_class(*verdict.verb));
         if (!admission.admitted())
             return refusal(FinalState::Denied, ReasonCode::RateLimited, admission.detail);
-        auto snapshot = hold_build(config_, name, *held.hold_snapshot_of);
+        auto snapshot = engines_.hold_build(config_, name, *held.hold_snapshot_of);
         if (!snapshot) {
             return refusal(FinalState::Denied, ReasonCode::BuildInputRefused,
                            snapshot.error().message);
@@ -245,7 +245,7 @@ Result<bool> Drain::settle_held(bool enforce_budget) {
     }
     // The snapshots of holds that ended (run, denied, expired, or left by a
     // crash): only a record or a taken record keeps its own.
-    sweep_held_builds(config_, [&](const std::string& request) {
+    engines_.sweep_held_builds(config_, [&](const std::string& request) {
         return is_request_name(request) &&
                (sys::exists_at(fd, request) ||
                 sys::exists_at(fd, held_name(request, HeldFile::Taken)));
@@ -308,7 +308,7 @@ Result<void> Drain::act_on_decision(const std::string& record_name, const HeldRe
                                     : kNoArg;
             verdict.requested_at = held.requested_at;
             verdict.window = held.window;
-            DrainContext context{config_, spool_, audit_, responses_};
+            DrainContext context{config_, engines_, spool_, audit_, responses_};
             const HeldBuild build{held.request, held.snapshot};
             outcome = decide_and_run(context, Claimed{held.request}, verdict, Approval::Given,
                                      held.snapshot.empty() ? nullptr : &build);

@@ -16,9 +16,10 @@
 #include <string>
 #include <string_view>
 
-#include "executor/bind_pin.hpp"
+#include "engines/podman/bind_pin.hpp"
+#include "engines/podman/pin_check.hpp"
+#include "engines/registry.hpp"
 #include "executor/drain.hpp"
-#include "executor/pin_check.hpp"
 #include "executor/wakeup.hpp"
 #include "packaging/version.hpp"
 
@@ -76,6 +77,7 @@ std::optional<int> parse_seconds(std::string_view text) {
 std::optional<Args> parse_args(int argc, char** argv) {
     if (argc < 2) return std::nullopt;
     Args args;
+    args.drain.engines = &hb::exec::registry();
     const std::string_view mode = argv[1];
     if (mode == "watch") {
         args.watch = true;
@@ -202,10 +204,10 @@ int main(int argc, char** argv) {
         return kExitOk;
     }
     // A step of the argv table (docs/ARGV-TABLE.md), not a drain: no
-    // config, no spool, nothing but the pins (executor/bind_pin.hpp).
+    // config, no spool, nothing but the pins (engines/podman/bind_pin.hpp).
     if (argc >= 2 && std::string_view(argv[1]) == "pin")
         return hb::exec::run_pin(argc - 2, argv + 2);
-    // The post-start check, run there the same way (executor/pin_check.hpp).
+    // The post-start check, run there the same way (engines/podman/pin_check.hpp).
     if (argc >= 2 && std::string_view(argv[1]) == "check-pins")
         return hb::exec::run_check_pins(argc - 2, argv + 2);
     const auto args = parse_args(argc, argv);

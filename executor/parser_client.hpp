@@ -26,7 +26,7 @@ using ParserChild = sys::ChildGuard;
 
 // A started hostbridge-parser: our end of its socket (its fd 3) and the
 // process. `mode` is its one argument (nullptr: none, the request parser;
-// "--screen": the build-input screen, executor/screen_client.hpp).
+// "--screen": the build-input screen, engines/build_input/screen_client.hpp).
 struct SpawnedParser {
     UniqueFd sock;
     ParserChild child;

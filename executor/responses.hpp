@@ -35,7 +35,7 @@ struct Response {
     std::optional<std::string> output;       // raw bytes; trimmed and repaired when rendered
     std::optional<std::string> log;          // "archive/<name>.log"
     std::optional<std::int64_t> expires_at;  // Pending only: when the hold ends
-    // After a settle step: per service (executor/settle.hpp settle_json).
+    // After a settle step: per service (engines/podman/settle.hpp settle_json).
     std::optional<nlohmann::ordered_json> services;
     // A windowed logs: the cursor after its lines, and whether more wait.
     std::optional<std::string> cursor;

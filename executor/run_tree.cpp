@@ -11,7 +11,6 @@
 
 #include "common/integrity_gate.hpp"
 #include "common/sha256.hpp"
-#include "executor/build_snapshot.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -157,7 +156,9 @@ Result<void> build_run_tree(const Config& config) {
 
     std::map<std::string, std::string> rendered;  // path -> sha256
     for (const TcbPin& pin : config.rendered) rendered[pin.path] = pin.sha256.value_or("");
-    if (config.backend.kind == BackendKind::Compose) {
+    // A compose install's file (the backend's only one) runs from its
+    // rendered copy.
+    if (!config.backend.file.empty()) {
         const std::string rel = config.backend.file.substr(config.project_dir.size() + 1);
         if (!rendered.contains(rel)) {
             return make_error(rel +
@@ -234,6 +235,53 @@ Result<void> check_checkout_paths(const Config& config) {
 std::vector<std::string> run_tree_environment(const Config& config) {
     return {"HOSTBRIDGE_PROJECT_DIR=" + config.project_dir,
             "HOSTBRIDGE_RUN_DIR=" + run_tree_dir(config)};
+}
+
+namespace {
+
+// remove_tree, with `shown` the path the errors name.
+Result<void> remove_beneath(int parent_fd, const std::string& name, const std::string& shown) {
+    UniqueFd dir(::openat(parent_fd, name.c_str(), kDirOpen));
+    if (!dir) {
+        if (errno == ENOENT) return {};
+        if (errno == ENOTDIR || errno == ELOOP) {
+            if (::unlinkat(parent_fd, name.c_str(), 0) == 0 || errno == ENOENT) return {};
+        }
+        return make_error(errno_text("cannot remove " + sys::escape_unprintable(shown)));
+    }
+    struct stat st {};
+    if (::fstat(dir.get(), &st) != 0)
+        return make_error(errno_text("fstat " + sys::escape_unprintable(shown)));
+    if ((st.st_mode & 0700) != 0700 && ::fchmod(dir.get(), (st.st_mode & 07777) | 0700) != 0) {
+        return make_error(
+            errno_text("cannot make " + sys::escape_unprintable(shown) + " removable"));
+    }
+    std::vector<std::string> names;
+    if (!sys::list_dir(dir.get(), names)) {
+        return make_error(errno_text("cannot list " + sys::escape_unprintable(shown)));
+    }
+    for (const std::string& child : names) {
+        // unlinkat without AT_REMOVEDIR never follows a link; a directory
+        // answers EISDIR.
+        if (::unlinkat(dir.get(), child.c_str(), 0) == 0 || errno == ENOENT) continue;
+        if (errno != EISDIR) {
+            return make_error(
+                errno_text("cannot remove " + sys::escape_unprintable(shown + "/" + child)));
+        }
+        if (auto removed = remove_beneath(dir.get(), child, shown + "/" + child); !removed) {
+            return removed;
+        }
+    }
+    if (::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        return make_error(errno_text("cannot remove " + sys::escape_unprintable(shown)));
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<void> remove_tree(int parent_fd, const std::string& name) {
+    return remove_beneath(parent_fd, name, name);
 }
 
 }  // namespace hb::exec

@@ -44,4 +44,10 @@ Result<void> check_checkout_paths(const Config& config);
 // checkout is and where the verified copies are (docs/DECIDE-AND-RUN.md).
 std::vector<std::string> run_tree_environment(const Config& config);
 
+// Removes `name` beneath `parent_fd` and everything under it, never following
+// a link (a link is unlinked, its target untouched); a directory of ours that
+// lacks u+rwx gets it first. Absent is success. Used on our own trees
+// only: a directory that another process keeps filling is an error.
+Result<void> remove_tree(int parent_fd, const std::string& name);
+
 }  // namespace hb::exec

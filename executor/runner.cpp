@@ -217,15 +217,9 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
     return spawn_and_wait(argv, log_fd, -1, timeout, grace, workdir, extra_env);
 }
 
-RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
-                    std::chrono::milliseconds timeout) {
-    auto engine = engine_environment(config);
-    if (!engine) {
-        RunResult failed;
-        failed.error = engine.error().message;
-        return failed;
-    }
-    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {}, engine->env);
+RunResult run_to(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout,
+                 const std::vector<std::string>& extra_env) {
+    return spawn_and_wait(argv, out_fd, err_fd, timeout, kDefaultKillGrace, {}, extra_env);
 }
 
 std::string run_failure(const RunResult& r) {
@@ -259,16 +253,6 @@ std::vector<std::string> child_environment() {
     if (runtime && runtime[0] == '/') env.push_back(std::string("XDG_RUNTIME_DIR=") + runtime);
     env.push_back("LANG=C.UTF-8");
     return env;
-}
-
-Result<EngineEnvironment> engine_environment(const Config& config) {
-    EngineEnvironment out;
-    if (!config.engine) return out;
-    auto relay = EngineRelay::start(config);
-    if (!relay) return relay.error();
-    out.env.push_back("CONTAINER_HOST=" + relay->container_host());
-    out.relay.emplace(std::move(*relay));
-    return out;
 }
 
 bool user_manager_reachable() {

@@ -16,8 +16,7 @@
 #include <vector>
 
 #include "common/config.hpp"
-#include "executor/argv_table.hpp"
-#include "executor/engine_relay.hpp"
+#include "executor/engine.hpp"
 #include "ipc/result.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -75,11 +74,12 @@ RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds ti
                       const std::string& workdir = {},
                       const std::vector<std::string>& extra_env = {});
 
-// An engine query (executor/settle.hpp): stdout to `out_fd`, stderr to
-// `err_fd`, so the answer the sandbox reads holds no warning lines. It asks
-// the engine `config` names (engine_environment).
-RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
-                    std::chrono::milliseconds timeout);
+// A command whose stdout goes to `out_fd` and stderr to `err_fd`, with
+// `extra_env` besides child_environment(): an engine query's way to run
+// (run_query, engines/podman/engine_relay.hpp), so the answer the sandbox
+// reads holds no warning lines.
+RunResult run_to(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout,
+                 const std::vector<std::string>& extra_env);
 
 // What is left until `deadline`, never negative: a query's timeout.
 std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline);
@@ -103,20 +103,6 @@ std::string run_failure(const RunResult& result);
 // when ours is set and absolute (rootless podman and systemd-run --user need
 // it), LANG=C.UTF-8. Nothing else is inherited.
 std::vector<std::string> child_environment();
-
-// With an engine user (bridge.json "engine"): CONTAINER_HOST naming a
-// relay to that user's socket as common/engine_socket.hpp pinned it
-// (executor/engine_relay.hpp), which makes every podman the argv table
-// runs, podman-compose's included, a client of that user's service
-// (docs/ENGINE-USER.md); `env` empty otherwise. Every command of the argv
-// table gets `env` besides child_environment(), and the relay runs until
-// this value goes. An error: the socket is not the engine user's, and
-// nothing runs.
-struct EngineEnvironment {
-    std::optional<EngineRelay> relay;
-    std::vector<std::string> env;
-};
-Result<EngineEnvironment> engine_environment(const Config& config);
 
 // True when a systemd user manager is reachable: $XDG_RUNTIME_DIR/systemd/private
 // is a socket. That private socket is what `systemd-run --user --scope` talks

@@ -1,11 +1,11 @@
-// Invariants of the windowed logs' line chooser (executor/log_lines.cpp) on
+// Invariants of the windowed logs' line chooser (engines/podman/log_lines.cpp) on
 // arbitrary engine output, which the agent's container largely writes: it
 // never crashes or reads past the end, is deterministic, answers at most
 // the budget in whole lines, and never moves the cursor back.
 #include <string>
 #include <string_view>
 
-#include "executor/log_lines.hpp"
+#include "engines/podman/log_lines.hpp"
 #include "fuzz/check.hpp"
 #include "fuzz/entry.hpp"
 

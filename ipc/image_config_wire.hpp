@@ -3,12 +3,12 @@
 // With an engine user (docs/ENGINE-USER.md) buildah cannot see the engine's
 // store, so a base image's ONBUILD triggers are read from its config as the
 // engine hands it out: `podman save --format docker-archive` (a row of
-// executor/argv_table.cpp), one tar file the client writes as it comes,
+// engines/argv_table.cpp), one tar file the client writes as it comes,
 // nothing extracted. The archive and the config in it are the engine's and
 // the image author's, so the executor reads neither: a fresh
 // `hostbridge-parser --image-config`, locked down as the request parser is,
 // walks the tar through the fd the executor attaches and answers a count
-// (executor/image_config_client.cpp).
+// (engines/podman/image_config_client.cpp).
 //
 //   ImageConfigRequest (8 bytes):  0 u32 magic "HBC1"   4 u32 seq
 //   ImageConfigAnswer (16 bytes):  0 u32 magic   4 u32 seq   8 u8 status

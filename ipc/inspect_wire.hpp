@@ -2,12 +2,12 @@
 //
 // After `up`, `restart` and `rebuild` the executor asks the engine about the
 // project's containers (`$ENGINE container inspect ID...`, a row of
-// executor/argv_table.cpp). That JSON carries text the agent chose (labels,
+// engines/argv_table.cpp). That JSON carries text the agent chose (labels,
 // environment, healthcheck output), so the executor never parses it: a fresh
 // `hostbridge-parser --inspect`, locked down as the request parser is,
 // reads it through the fd the executor attaches and answers fixed-size
 // records of numbers and enums, which the executor bounds-checks before it
-// believes them (executor/inspect_client.cpp).
+// believes them (engines/podman/inspect_client.cpp).
 //
 //   InspectRequest (<= kInspectRequestMax bytes):
 //     0 u32 magic "HBI2"   4 u32 seq   8 u8 project length   9 u8 service count

@@ -1,6 +1,6 @@
 // The engine's times: container start times in `inspect` (read in the
 // sandbox, parser/container_inspect.cpp) and the stamp in front of each
-// `logs --timestamps` line (read by the executor, executor/log_lines.cpp).
+// `logs --timestamps` line (read by the executor, engines/podman/log_lines.cpp).
 // One reader for both.
 #pragma once
 

@@ -4,7 +4,7 @@
 // the request parser, parser/main.cpp) and sends one ScreenRequest per file
 // with the file's fd attached; the screen answers one ScreenAnswer: a
 // reason, a flag and a line number, never agent text. The executor
-// bounds-checks every field before it believes it (executor/screen_client.cpp).
+// bounds-checks every field before it believes it (engines/build_input/screen_client.cpp).
 // The request carries the images a FROM or COPY --from may name, host
 // text from bridge.json, canonical (ipc/image_ref.hpp), sorted and unique.
 //

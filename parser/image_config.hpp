@@ -1,7 +1,7 @@
 // Reads a base image as `podman save --format docker-archive` writes it (a
 // tar: layers, <config digest>.json, manifest.json, repositories) for the
 // one fact the build gate needs: how many ONBUILD triggers its config's
-// config.OnBuild holds (executor/base_triggers.hpp). Pure: the bytes come
+// config.OnBuild holds (engines/podman/base_triggers.hpp). Pure: the bytes come
 // through a read function; the sandboxed `hostbridge-parser --image-config`
 // runs it on the fd the executor sends.
 #pragma once

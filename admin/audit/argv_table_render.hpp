@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 
 namespace hb::admin {
 

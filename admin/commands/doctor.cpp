@@ -49,8 +49,8 @@
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 #include "display/visible.hpp"
-#include "executor/argv_table.hpp"
-#include "executor/pin_check.hpp"
+#include "engines/argv_table.hpp"
+#include "engines/podman/pin_check.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -542,7 +542,7 @@ class Doctor {
     }
 
     // What a running container finds at each pinned target, by the
-    // executor's own post-start check (executor/pin_check.hpp), run the same
+    // executor's own post-start check (engines/podman/pin_check.hpp), run the same
     // way: a container started outside the bridge, or one the bridge could
     // not stop, is named here.
     void check_running_pins(const std::string& name, const nlohmann::json& c,

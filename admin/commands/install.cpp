@@ -293,7 +293,7 @@ class Installer {
             auto found = find_on_path(name, env.path_var);
             return found && !path_is_within(*found, project_dir_) ? *found : std::string();
         };
-        // The engine the build step runs (executor/argv_table.cpp): the one
+        // The engine the build step runs (engines/argv_table.cpp): the one
         // the compose CLI drives.
         if (backend_.kind == BackendKind::Compose) {
             const bool podman = backend_.flavour == ComposeFlavour::PodmanCompose;
@@ -864,7 +864,7 @@ class Installer {
         }
         if (backend_.kind == BackendKind::Compose &&
             backend_.flavour == ComposeFlavour::PodmanCompose && !build_engine_.empty()) {
-            // Verified outcomes (executor/settle.hpp): the engine that runs
+            // Verified outcomes (engines/podman/settle.hpp): the engine that runs
             // the project's containers is asked about them after each start.
             // Only where it was tried on the real engine (tests/e2e/settle.sh:
             // podman); docker's answers stay the exit code alone.
@@ -1233,7 +1233,7 @@ class Installer {
         unpinned_binds_;  // accepted and still bound (admin/compose/unpinned_binds.hpp)
 
     // Bind sources are pinned where the engine is the person's rootless
-    // podman, whose namespaces `podman unshare` enters (executor/bind_pin.hpp);
+    // podman, whose namespaces `podman unshare` enters (engines/podman/bind_pin.hpp);
     // "" renders them as checkout paths (rootful, docker: SECURITY.md, "What
     // is not defended"; an engine user's, which no remote client can enter:
     // docs/ENGINE-USER.md).

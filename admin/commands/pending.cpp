@@ -49,7 +49,7 @@ std::string service_of(const common::HeldRequest& held) {
 }
 
 // The Containerfile of the snapshot taken when `held` was held, the one
-// that builds once allowed (executor/build_input.hpp, hold_build): read
+// that builds once allowed (engines/build_input/build_input.hpp, hold_build): read
 // beneath it with no link followed, every line made visible.
 void show_held_build(const Config& config, const common::HeldRequest& held) {
     const ServiceBuild* build = held.service ? find_build(config.build, *held.service) : nullptr;

@@ -19,6 +19,7 @@
 #include "common/engine_hold.hpp"
 #include "common/policy.hpp"
 #include "display/visible.hpp"
+#include "engines/registry.hpp"
 
 namespace hb::admin {
 namespace {
@@ -71,11 +72,11 @@ int run_editor(std::vector<std::string> argv, const std::string& file) {
 // Up and rebuild set auto where the install holds them anyway: said, so
 // the person is not surprised (common/engine_hold.hpp).
 void say_held(const Config& config, const common::Policy& policy) {
+    const common::EngineHold hold = exec::engine_hold(config);
     for (Verb verb : common::kEngineVerbs) {
-        if (common::effective_mode(config, policy, verb) != policy.mode(verb, {})) {
+        if (common::effective_mode(config, hold, policy, verb) != policy.mode(verb, {})) {
             std::cout << "note: " << verb_info(verb).policy_key
-                      << "=auto stays ask on this install: " << common::engine_hold(config).of(verb)
-                      << "\n";
+                      << "=auto stays ask on this install: " << hold.of(verb) << "\n";
         }
     }
 }

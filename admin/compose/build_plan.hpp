@@ -1,6 +1,6 @@
 // bridge.json's "build" from the approved compose file: for each buildable
 // service with its own build, what the executor's build step passes to the
-// engine (executor/argv_table.cpp, docs/BUILDS.md). Written by install and
+// engine (engines/argv_table.cpp, docs/BUILDS.md). Written by install and
 // by approve, from the same reading of the compose file (compose_reader.hpp).
 #pragma once
 
@@ -40,7 +40,7 @@ struct BuildPlanInput {
     // budgets, base images) is kept.
     const std::optional<BuildSettings>* previous = nullptr;
     // Absolute buildah (podman-compose), or empty when none was found: it
-    // reads base images' ONBUILD triggers (executor/base_triggers.hpp).
+    // reads base images' ONBUILD triggers (engines/podman/base_triggers.hpp).
     std::string buildah;
     // The compose project name (install_project_name, or the one an older
     // install recorded): images and container names derive from it.

@@ -632,7 +632,7 @@ class Reader {
     }
 
     // What the bridge's own build step needs of `service`'s build (argv_for,
-    // executor/argv_table.cpp); nullopt where it cannot run it from a
+    // engines/argv_table.cpp); nullopt where it cannot run it from a
     // snapshot of a checkout dir. A service seen twice gets nullopt.
     void record_build(const std::string& file, const Value& service, const Value& build) {
         auto [it, fresh] = builds_.try_emplace(service_);
@@ -770,7 +770,7 @@ class Reader {
                 checkout_paths_.insert(rel);
                 if (kind == RefKind::Mount && !pin_run_dir_.empty()) {
                     // The engine resolves this path at every start: it names
-                    // the pin, never the checkout (executor/bind_pin.hpp).
+                    // the pin, never the checkout (engines/podman/bind_pin.hpp).
                     v.text = bind_pin_path(pin_run_dir_, rel);
                     pinned_.insert(rel);
                 }

@@ -1,5 +1,5 @@
 // A bind source in the checkout is safe from a swap only where the executor
-// pins it (rootless podman: executor/bind_pin.hpp). Elsewhere with the
+// pins it (rootless podman: engines/podman/bind_pin.hpp). Elsewhere with the
 // compose backend (docker, whose daemon resolves sources itself; podman as
 // root) the engine resolves the path at every container start, so the agent
 // can swap `src` for a link to any directory the host user can read while a

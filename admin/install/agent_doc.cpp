@@ -6,7 +6,8 @@
 #include "admin/util/args.hpp"
 #include "client/request/request_wait.hpp"
 #include "common/engine_hold.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
+#include "engines/registry.hpp"
 
 namespace hb::admin {
 
@@ -47,8 +48,9 @@ std::string policy_section(const Config& config, const common::Policy& policy) {
         if (mode == common::Mode::Auto) allowed.push_back(what);
     };
     // As the executor applies them (common/engine_hold.hpp).
+    const common::EngineHold hold = exec::engine_hold(config);
     const auto mode_of = [&](Verb verb, std::string_view service = {}) {
-        return common::effective_mode(config, policy, verb, service);
+        return common::effective_mode(config, hold, policy, verb, service);
     };
     for (Verb verb : kAllVerbs) {
         const common::Mode mode = mode_of(verb);
@@ -104,7 +106,7 @@ int tool_timeout_seconds(const Config& config) {
     // Longest a call waits: held for a person until the TTL plus the
     // client's grace (client/request/request_wait.hpp), or up to the default 120 s to
     // be taken up, whichever is longer; then the longest verb's run, whose
-    // timeout covers its settle step too (executor/settle.hpp).
+    // timeout covers its settle step too (engines/podman/settle.hpp).
     int longest = std::max(config.timeouts.default_seconds, config.timeouts.rebuild_seconds);
     for (const auto& [verb, seconds] : config.timeouts.per_verb)
         longest = std::max(longest, seconds);
@@ -116,7 +118,7 @@ int tool_timeout_seconds(const Config& config) {
 std::string render_agent_doc(const Config& config, const common::Policy& policy,
                              const std::string& spool_rel) {
     const bool compose = config.backend.kind == BackendKind::Compose;
-    // The settle step and the structured status and health (executor/settle.hpp).
+    // The settle step and the structured status and health (engines/podman/settle.hpp).
     const bool verified = config.settle.has_value();
     const std::string req = spool_rel + "/request";
     const std::string example = config.services.empty() ? "api" : config.services.front();

@@ -11,7 +11,8 @@
 #include "admin/install/agent_doc.hpp"
 #include "admin/util/fs_util.hpp"
 #include "common/engine_hold.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
+#include "engines/registry.hpp"
 #include "ipc/enum_names.hpp"
 #include "ipc/unique_fd.hpp"
 #include "ipc/wire.hpp"
@@ -37,8 +38,9 @@ std::string render_agent_manifest(const Config& config, const common::Policy& po
     const bool compose = config.backend.kind == BackendKind::Compose;
     nlohmann::json verbs = nlohmann::json::array();
     // As the executor applies them (common/engine_hold.hpp).
+    const common::EngineHold hold = exec::engine_hold(config);
     const auto mode_of = [&](Verb verb, std::string_view service = {}) {
-        return common::effective_mode(config, policy, verb, service);
+        return common::effective_mode(config, hold, policy, verb, service);
     };
     for (Verb verb : kAllVerbs) {
         // The same verbs AGENT.md lists for this install.

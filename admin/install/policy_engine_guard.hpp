@@ -11,14 +11,15 @@
 
 #include "common/config.hpp"
 #include "common/engine_hold.hpp"
+#include "engines/registry.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::admin {
 
-using common::engine_hold;
 using common::EngineHold;
 using common::is_engine_verb;
 using common::kEngineVerbs;
+using exec::engine_hold;
 
 struct EngineGuarded {
     std::string text;                  // the file with those lines changed

@@ -20,7 +20,7 @@ using nlohmann::json;
 // What each verb is, for a model: what it does on each backend and the
 // annotations that match it; its name, argument and whether it changes
 // anything are the verb table's (ipc/verbs.hpp). The host's argv table is the truth
-// (executor/argv_table.cpp, docs/ARGV-TABLE.md); tests/agent/test_tool_texts.cpp
+// (engines/argv_table.cpp, docs/ARGV-TABLE.md); tests/agent/test_tool_texts.cpp
 // holds each compose text against the row it describes. `script` is what
 // the project's stack script is asked; what it then does is the script's.
 struct VerbText {
@@ -29,7 +29,7 @@ struct VerbText {
     const char* script;   // backend "script" (the stack), or no manifest
     // compose with verified outcomes (the manifest's `verified_outcomes`:
     // bridge.json has `settle`); nullptr: `compose`, plus kSettles for a verb
-    // the settle step follows (executor/settle.hpp).
+    // the settle step follows (engines/podman/settle.hpp).
     const char* verified;
     bool destructive;
     bool idempotent;

@@ -1,5 +1,5 @@
 // What the MCP tools tell the model (client/agent/tools.cpp) against the rows of
-// the argv table they describe (executor/argv_table.cpp): a row that changes
+// the argv table they describe (engines/argv_table.cpp): a row that changes
 // what it does fails here until its text says so (issue 29: "rebuild
 // recreates its container" was said while it only built).
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "client/agent/tools.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 
 namespace {
 
@@ -158,7 +158,8 @@ TEST(ToolTexts, AStackWithVerifiedOutcomesSaysTheHostLooksAfterItsScript) {
             << name;
     }
     // The engine's healthcheck row runs for a stack too (podman).
-    EXPECT_TRUE(hb::exec::settle_healthcheck(c, std::string(64, 'a')).has_value());
+    EXPECT_TRUE(
+        hb::exec::settle_healthcheck(c, hb::exec::posture(c), std::string(64, 'a')).has_value());
     EXPECT_TRUE(hb::exec::accepts_log_window(c));
 }
 

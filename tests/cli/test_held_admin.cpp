@@ -164,7 +164,7 @@ TEST_F(Held, TheManPageNamesEveryFieldPendingShows) {
 
 // A held build shows the snapshot the drain took when it held it (its hash
 // is part of the digest the person names) and the Containerfile that will
-// build, every byte of the agent's made visible (executor/build_input.hpp).
+// build, every byte of the agent's made visible (engines/build_input/build_input.hpp).
 TEST_F(Held, PendingAndAllowShowTheHeldSnapshotAndItsContainerfile) {
     write_file(project.dir + "/web/Containerfile",
                "FROM scratch\nLABEL note=\"\xe2\x80\xae evil\"\nCOPY index.html /www/\n");

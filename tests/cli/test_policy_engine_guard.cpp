@@ -50,7 +50,7 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
     // person: held too (nothing else holds restart).
     EXPECT_NE(engine_hold(unpinned).restart.find("while restart starts a container again"),
               std::string::npos);
-    EXPECT_TRUE(common::held_for_containment(unpinned, Verb::Restart));
+    EXPECT_TRUE(common::held_for_containment(unpinned, engine_hold(unpinned), Verb::Restart));
     EXPECT_TRUE(engine_hold(safe_compose()).restart.empty());
     EXPECT_TRUE(engine_hold(rootful).restart.empty());
 
@@ -82,17 +82,17 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
 
 TEST(PolicyEngineGuard, TheExecutorHoldsOnlyEngineVerbsAndOnlyWhereNotAccepted) {
     Config c = safe_compose();
-    EXPECT_TRUE(common::held_for_containment(c, Verb::Up));
-    EXPECT_TRUE(common::held_for_containment(c, Verb::Rebuild));
+    EXPECT_TRUE(common::held_for_containment(c, engine_hold(c), Verb::Up));
+    EXPECT_TRUE(common::held_for_containment(c, engine_hold(c), Verb::Rebuild));
     for (Verb verb : {Verb::Restart, Verb::Status, Verb::Logs, Verb::Down, Verb::Ping})
-        EXPECT_FALSE(common::held_for_containment(c, verb)) << verb_name(verb);
+        EXPECT_FALSE(common::held_for_containment(c, engine_hold(c), verb)) << verb_name(verb);
     c.accept_uncontained_engine = true;
-    EXPECT_FALSE(common::held_for_containment(c, Verb::Up));
-    EXPECT_FALSE(common::held_for_containment(c, Verb::Rebuild));
+    EXPECT_FALSE(common::held_for_containment(c, engine_hold(c), Verb::Up));
+    EXPECT_FALSE(common::held_for_containment(c, engine_hold(c), Verb::Rebuild));
     Config engine = safe_compose();
     engine.pins.reset();
     engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
-    EXPECT_FALSE(common::held_for_containment(engine, Verb::Rebuild));
+    EXPECT_FALSE(common::held_for_containment(engine, engine_hold(engine), Verb::Rebuild));
 }
 
 TEST(PolicyEngineGuard, TheReasonNamesEachHeldVerb) {

@@ -320,7 +320,7 @@ TEST_F(ScreenEscapes, EveryHostileStringReachesEveryScreenEscaped) {
     EXPECT_CLEAN(on_a_terminal({"pending", "--slug", "demo-app"}), "pending");
 
     // pending: a held build shows its Containerfile (the agent's, screened
-    // when held: executor/build_input.cpp). The screen refuses a control
+    // when held: engines/build_input/build_input.cpp). The screen refuses a control
     // character, a Unicode space and invalid UTF-8 in it; what it lets
     // through (bidi controls, zero-width characters, combining marks) is
     // shown escaped.

@@ -1,5 +1,5 @@
 // The check of base images' ONBUILD triggers before a podman build
-// (executor/base_triggers.cpp), against stand-in `podman` and `buildah`
+// (engines/podman/base_triggers.cpp), against stand-in `podman` and `buildah`
 // scripts that answer from files and record each call, so every answer
 // shape is reproducible. Real podman and buildah are
 // tests/e2e/build_attacks.sh's (a trigger image present: the rebuild is
@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "executor/argv_table.hpp"
-#include "executor/base_triggers.hpp"
+#include "engines/argv_table.hpp"
+#include "engines/podman/base_triggers.hpp"
 #include "ipc/unique_fd.hpp"
 #include "tests/support/files.hpp"
 

@@ -1,10 +1,10 @@
-// The bind pin (executor/bind_pin.hpp) against real files and real mounts:
+// The bind pin (engines/podman/bind_pin.hpp) against real files and real mounts:
 // each case runs in a child with a private mount namespace of its own (as
 // root, or in a user namespace of its own), as `podman unshare` gives the
 // pin rootless podman's. The agent's moves are real renames and links in
 // the "checkout"; what a container would get is read through the pin path.
 // The race against the real engine is tests/e2e/bind_pin_attack.sh.
-#include "executor/bind_pin.hpp"
+#include "engines/podman/bind_pin.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,9 +1,10 @@
-// The build snapshot (executor/build_snapshot.hpp) against real files under
+// The build snapshot (engines/build_input/build_snapshot.hpp) against real files under
 // /tmp, planted as the agent would plant them in its checkout: links out of
 // the context, a FIFO, a socket, a linked context, a directory that grows and
 // a file that grows while they are copied, a FIFO and a link swapped in while
 // the walk runs.
-#include "executor/build_snapshot.hpp"
+#include "engines/build_input/build_snapshot.hpp"
+#include "executor/run_tree.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -173,7 +173,7 @@ TEST(Config, AStackBuildHoldsOnlyContextsAndRoundTrips) {
     EXPECT_FALSE(hb::parse_config(climbs.dump()).ok());
 }
 
-// Bind pins (executor/bind_pin.hpp): podman-compose only, each source one
+// Bind pins (engines/podman/bind_pin.hpp): podman-compose only, each source one
 // of checkout_paths (the walk covers it), sorted, and round-tripped.
 // The person's opt-in for bind sources nothing pins (admin/compose/unpinned_binds.hpp).
 TEST(Config, UnpinnedBindsAreComposeOnlySortedAndNeverTheRoot) {

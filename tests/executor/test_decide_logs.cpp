@@ -195,7 +195,7 @@ TEST(DecideLogs, SinceAsksTheEngineForWhatFollowsAndSkipsWhatWasSent) {
 
 // The flood: a container that logged far more than the executor reads for
 // one answer. The engine's writes stop at the sealed 8 MiB buffer
-// (executor/follow_log.hpp): the answer is the lines read before it, says
+// (engines/podman/follow_log.hpp): the answer is the lines read before it, says
 // `more`, and is never the log's true tail (which only a buffer that grew
 // to 20 MiB could have seen).
 TEST(DecideLogs, ALogLargerThanTheBufferStopsTheEngineAtItsEndAndSaysMore) {

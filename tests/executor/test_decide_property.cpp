@@ -13,7 +13,7 @@
 #include <set>
 
 #include "admin/audit/argv_table_render.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 #include "parser/validate.hpp"
 #include "tests/executor/decide_fixture.hpp"
 #include "tests/executor/request_generator.hpp"

@@ -12,7 +12,7 @@
 #include <set>
 
 #include "admin/audit/argv_table_render.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 #include "tests/executor/decide_fixture.hpp"
 
 namespace {

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "engines/podman/engine_relay.hpp"
 #include "executor/runner.hpp"
 #include "tests/support/files.hpp"
 
@@ -98,7 +99,7 @@ TEST_F(EngineSocket, ItsOwnSocketIsPinnedAndASwapAfterwardsChangesNothing) {
     ASSERT_TRUE(engine_listener && person_listener);
     auto pinned = common::pin_engine_socket(engine);
     ASSERT_TRUE(pinned.ok()) << pinned.error().message;
-    // How the relay connects (executor/engine_relay.cpp).
+    // How the relay connects (engines/podman/engine_relay.cpp).
     const std::string path = "/proc/self/fd/" + std::to_string(pinned->fd.get());
     // The escape's move: the name becomes a link to the person's socket.
     ASSERT_EQ(::rename(socket.c_str(), (socket + ".real").c_str()), 0);
@@ -149,7 +150,7 @@ TEST_F(EngineSocket, ASocketOfAnotherOwnerOrNoSocketOrNoSuchUserIsRefused) {
     EXPECT_NE(nobody.error().message.find("no user hb-no-such-user-x"), std::string::npos);
 }
 
-// A command is handed a relay of the drain's (executor/engine_relay.hpp):
+// A command is handed a relay of the drain's (engines/podman/engine_relay.hpp):
 // what connects there reaches the pinned socket, before and after the name
 // is made a link to the person's; the relay goes with the command.
 TEST_F(EngineSocket, CommandsReachThePinnedSocketThroughTheDrainsRelay) {

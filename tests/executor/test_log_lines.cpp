@@ -1,4 +1,4 @@
-// executor/log_lines.hpp: which lines a windowed logs answers with, and the
+// engines/podman/log_lines.hpp: which lines a windowed logs answers with, and the
 // cursor after them. The engine is emulated as podman 4.3 behaves (measured,
 // docs/COMPOSE.md "Following logs"): `--since T` returns the lines stamped
 // strictly after T, `--tail N` the last N; lines written in one go share a
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/log_lines.hpp"
+#include "engines/podman/log_lines.hpp"
 #include "ipc/rfc3339.hpp"
 
 namespace hb::exec {

@@ -1,10 +1,10 @@
-// The post-start check of pinned bind sources (executor/pin_check.hpp): the
+// The post-start check of pinned bind sources (engines/podman/pin_check.hpp): the
 // engine's bind list read strictly, which binds are compared with which pin,
 // and the comparison itself against a real process whose private mount
 // namespace binds the pin at one target and the "home" at another, as a
 // container started while the agent's swap won would. The real engine is
 // tests/e2e/bind_pin_attack.sh's; the settle loop's use, test_settle.cpp's.
-#include "executor/pin_check.hpp"
+#include "engines/podman/pin_check.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

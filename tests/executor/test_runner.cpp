@@ -1,3 +1,4 @@
+#include "engines/podman/engine_relay.hpp"
 #include "executor/runner.hpp"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-// The settle step (executor/settle.cpp): how a container is judged, and the
+// The settle step (engines/podman/settle.cpp): how a container is judged, and the
 // loop against a stand-in engine (a script answering the four settle rows
 // from files, so each state is reproducible) whose inspect output is read
 // by the real sandboxed hostbridge-parser --inspect. The real podman and
@@ -13,9 +13,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "executor/argv_table.hpp"
-#include "executor/inspect_client.hpp"
-#include "executor/settle.hpp"
+#include "engines/argv_table.hpp"
+#include "engines/podman/inspect_client.hpp"
+#include "engines/podman/settle.hpp"
 #include "tests/support/files.hpp"
 
 namespace hb::exec {
@@ -146,13 +146,15 @@ struct SettleEngine {
     std::string read(const std::string& name) const { return tmp.read(name); }
     SettleOutcome look_as(Verb verb) const {
         const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        SettleOutcome out = look(config, verb, log, std::chrono::steady_clock::now() + 60s);
+        SettleOutcome out =
+            look(config, posture(config), verb, log, std::chrono::steady_clock::now() + 60s);
         ::close(log);
         return out;
     }
     SettleOutcome settle_goal(const SettleGoal& goal) const {
         const int log = ::open((dir + "/log").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        SettleOutcome out = settle(config, goal, log, std::chrono::steady_clock::now() + 60s);
+        SettleOutcome out =
+            settle(config, posture(config), goal, log, std::chrono::steady_clock::now() + 60s);
         ::close(log);
         return out;
     }
@@ -312,7 +314,7 @@ TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
     EXPECT_EQ(out.reason, "not healthy yet: app: running, health starting");
 }
 
-// Pinned installs (executor/pin_check.hpp): the stand-in's `unshare` runs
+// Pinned installs (engines/podman/pin_check.hpp): the stand-in's `unshare` runs
 // the real `hostbridge-executor check-pins` on this test's own process, in
 // whose mount namespace the "container's" targets are real paths: the pin
 // itself, or another directory, as where the agent's swap had won.
@@ -426,9 +428,10 @@ TEST(Settle, TheRowsTakeOnlyContainerIds) {
     EXPECT_FALSE(settle_inspect(e.config, {"../x"}));
     EXPECT_FALSE(settle_inspect(e.config, {}));
     EXPECT_FALSE(settle_log(e.config, std::string(64, 'A')));
-    EXPECT_TRUE(settle_healthcheck(e.config, kSettleId));
+    EXPECT_TRUE(settle_healthcheck(e.config, posture(e.config), kSettleId));
     e.config.backend.flavour = ComposeFlavour::Docker;
-    EXPECT_FALSE(settle_healthcheck(e.config, kSettleId));  // docker's daemon runs them
+    EXPECT_FALSE(
+        settle_healthcheck(e.config, posture(e.config), kSettleId));  // docker's daemon runs them
 }
 
 }  // namespace

@@ -14,23 +14,31 @@ declare -A may=(
     [sandbox]="ipc"
     [common]="ipc"
     [parser]="ipc sandbox packaging"
+    # The deciding core: nothing of engines/ (executor/engine.hpp is what
+    # it asks them); the binary's main.cpp hands it the registry.
     [executor]="common ipc sandbox packaging"
+    [executor/main]="common engines engines/podman executor ipc packaging"
+    # The engine rooms over the core, side by side; the registry over them.
+    [engines/build_input]="common executor ipc"
+    [engines/podman]="common executor ipc"
+    [engines]="common engines/build_input engines/podman executor ipc"
     [client/request]="display ipc"
     [client/agent]="client/request display ipc packaging"
     # The admin tool's rooms: util/ at the bottom; compose/, install/ and
     # audit/ over it and not over each other; commands/ on top.
     [admin/util]="common display ipc sandbox"
     [admin/compose]="admin/util common display ipc"
-    [admin/install]="admin/util client/request common display executor ipc packaging parser units"
-    [admin/audit]="admin/util client/request common display executor ipc"
-    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display executor ipc packaging"
+    [admin/install]="admin/util client/request common display engines executor ipc packaging parser units"
+    [admin/audit]="admin/util client/request common display engines executor ipc"
+    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display engines engines/podman executor ipc packaging"
 )
 
-# The room of a path below the source dir: client/ and admin/ have a room
-# per subfolder.
+# The room of a path below the source dir: client/, admin/ and engines/ have
+# a room per subfolder; the executor binary's main.cpp is a room of its own.
 room_of() {
     case $1 in
-        client/*/* | admin/*/*) echo "${1%%/*}/$(cut -d/ -f2 <<<"$1")" ;;
+        executor/main.cpp) echo executor/main ;;
+        client/*/* | admin/*/* | engines/*/*) echo "${1%%/*}/$(cut -d/ -f2 <<<"$1")" ;;
         */*) echo "${1%%/*}" ;;
     esac
 }
@@ -55,7 +63,7 @@ check() {
             bad=1
         fi
     done < <(cd "$src" && grep -rHoE '^#include "[a-z_]+/[^"]+"' --include='*.cpp' --include='*.hpp' \
-        ipc display sandbox common parser executor client admin 2>/dev/null |
+        ipc display sandbox common parser executor engines client admin 2>/dev/null |
         sed -E 's/:#include "/::/; s/"$//')
     return "$bad"
 }
@@ -64,7 +72,9 @@ if [ "${1:-}" = --selftest ]; then
     tmp=$(mktemp -d) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
-        "$tmp/admin/commands"
+        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman"
+    printf '#include "executor/engine.hpp"\n' >"$tmp/engines/podman/ok.cpp"
+    printf '#include "engines/registry.hpp"\n' >"$tmp/executor/main.cpp"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
     printf '#include "display/ok.hpp"\n' >"$tmp/admin/util/ok.cpp"
     printf '#include "admin/util/ok.hpp"\n' >"$tmp/admin/compose/ok.cpp"
@@ -74,13 +84,17 @@ if [ "${1:-}" = --selftest ]; then
     # Each plant alone must be caught: the client including the admin tool,
     # a room below including one above, two rooms side by side, the admin
     # tool's lower rooms reaching into the client, a source in no room of
-    # the order.
+    # the order, the deciding core including an engine room or the
+    # registry, one engine room another.
     declare -A plants=(
         [client/request/bad.cpp]="admin/util/args.hpp"
         [admin/util/bad.cpp]="admin/commands/commands.hpp"
         [admin/compose/bad2.cpp]="client/request/request.hpp"
         [admin/compose/bad.cpp]="admin/install/paths.hpp"
         [admin/bad.cpp]="ipc/a.hpp"
+        [executor/bad.cpp]="engines/podman/settle.hpp"
+        [executor/bad2.cpp]="engines/registry.hpp"
+        [engines/podman/bad.cpp]="engines/build_input/build_input.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"

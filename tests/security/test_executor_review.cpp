@@ -14,7 +14,7 @@
 
 #include "admin/audit/argv_table_render.hpp"
 #include "doc_text.hpp"
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 #include "sandbox/seccomp_policy.hpp"
 
 namespace hb::test {
@@ -169,7 +169,7 @@ TEST(ExecutorReview, EveryExecutorFileIsInTheReadingOrder) {
         named.insert(word.substr(word.rfind('/') == std::string::npos ? 0 : word.rfind('/') + 1));
     }
     int files = 0;
-    for (const char* part : {"executor", "common"}) {
+    for (const char* part : {"executor", "common", "engines", "engines/podman", "engines/build_input"}) {
         DIR* dir = ::opendir((std::string(HB_SOURCE_DIR) + "/" + part).c_str());
         ASSERT_NE(dir, nullptr) << part;
         while (const dirent* e = ::readdir(dir)) {

@@ -26,8 +26,8 @@ const std::set<std::string> kGates = {
     "fd hygiene", "audit chain",
     // Commands run only the bytes a person approved (executor/run_tree.hpp).
     "the bytes hashed are the bytes run", "bind sources at rest", "probing costs",
-    // Where runc resolves a bind source (executor/bind_pin.cpp), and what
-    // a container got, checked after it starts (executor/pin_check.cpp).
+    // Where runc resolves a bind source (engines/podman/bind_pin.cpp), and what
+    // a container got, checked after it starts (engines/podman/pin_check.cpp).
     "bind sources are pinned (rootless podman)",
     "what a container got is checked after it starts (rootless podman)",
     // The compose model, git and the admin tool, as the agent attacks them.
@@ -46,9 +46,9 @@ const std::set<std::string> kGates = {
     "audit budget", "history kept", "journal anchor",
     // A person in the loop (executor/drain_held.cpp).
     "a person in the loop (`ask`)",
-    // What the engine builds from (executor/build_input.cpp, docs/BUILDS.md).
+    // What the engine builds from (engines/build_input/build_input.cpp, docs/BUILDS.md).
     "builds read only a screened snapshot",
-    // What a person allowed is what builds (executor/build_input.cpp, hold_build).
+    // What a person allowed is what builds (engines/build_input/build_input.cpp, hold_build).
     "a person allows the build they were shown",
     // Names no hand-run compose derives (admin/compose/build_plan.cpp).
     "a project's engine names are its own"};

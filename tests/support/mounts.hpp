@@ -1,5 +1,5 @@
 // Private mount namespaces for the tests that mount (the bind pins of
-// executor/bind_pin.cpp, the small full filesystems of tests/faults): what
+// engines/podman/bind_pin.cpp, the small full filesystems of tests/faults): what
 // a test mounts is never visible to the rest of the machine and goes away
 // with its process.
 #pragma once

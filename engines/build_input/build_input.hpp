@@ -1,8 +1,8 @@
 // What a build step reads, made safe before it runs (docs/BUILDS.md): the
 // service's build context copied from the checkout into a host-owned
-// snapshot (executor/build_snapshot.hpp), and the snapshot's Containerfile
-// screened in the sandbox (executor/screen_client.hpp). The builder then
-// reads only the snapshot; the argv names nothing else (executor/argv_table.cpp).
+// snapshot (engines/build_input/build_snapshot.hpp), and the snapshot's Containerfile
+// screened in the sandbox (engines/build_input/screen_client.hpp). The builder then
+// reads only the snapshot; the argv names nothing else (engines/argv_table.cpp).
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/config.hpp"
+#include "executor/engine.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::exec {
@@ -23,12 +24,13 @@ namespace hb::exec {
 // With `held`, the build reads the snapshot taken when that request was
 // held (hold_build) instead of a new one: it is copied to where the builder
 // reads and refused unless its hash is the one the person was shown.
-struct HeldBuild {
-    std::string request;  // the held request's name (on-schema)
-    std::string sha256;   // the snapshot hash its record names
-};
+// `base_check`, when given, runs on the builds dir after the screen (the
+// registry asks podman's base-trigger check for podman-compose,
+// engines/podman/base_triggers.hpp); its error refuses the build.
+using BaseCheck = std::function<Result<void>(int builds_fd)>;
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
-                                             const HeldBuild* held = nullptr);
+                                             const HeldBuild* held = nullptr,
+                                             const BaseCheck& base_check = {});
 
 // Takes services[index]'s snapshot for a request held for a person, into
 // <run_dir>/.hostbridge-held/<request>/<service>, and screens it as a build
@@ -53,9 +55,15 @@ std::string read_image_id(const Config& config, std::string_view service);
 // The environment the build step of services[index] gets besides
 // child_environment(): its own TMPDIR under run_dir, empty when the build
 // starts and removed after it, so buildah's temporary files (else in the
-// /var/tmp every user shares) are this build's alone; for a stack also HOSTBRIDGE_SERVICE,
+// /var/tmp every user shares) are this build's alone; with `told` (a stack,
+// which builds with its own command) also HOSTBRIDGE_SERVICE,
 // HOSTBRIDGE_BUILD_CONTEXT (the snapshot) and HOSTBRIDGE_CONTAINERFILE (the
 // screened file in it).
-std::vector<std::string> build_environment(const Config& config, std::size_t index);
+std::vector<std::string> build_environment(const Config& config, std::size_t index, bool told);
+
+// Where the snapshot of `service`'s build context is made, and the file the
+// builder writes the new image's id to: under run_dir, host-only.
+std::string snapshot_dir(const Config& config, std::string_view service);
+std::string image_id_file(const Config& config, std::string_view service);
 
 }  // namespace hb::exec

@@ -1,7 +1,7 @@
 // A windowed `logs` (docs/PROTOCOL.md, "Following logs"): the service's
-// container found as the look finds it (executor/settle.hpp ask_engine,
+// container found as the look finds it (engines/podman/settle.hpp ask_engine,
 // its JSON read in the sandbox), its log read with window_log() of
-// executor/argv_table.hpp, the lines chosen by executor/log_lines.hpp.
+// engines/argv_table.hpp, the lines chosen by engines/podman/log_lines.hpp.
 #pragma once
 
 #include <chrono>
@@ -9,7 +9,8 @@
 #include <string>
 
 #include "common/config.hpp"
-#include "executor/log_lines.hpp"
+#include "engines/podman/log_lines.hpp"
+#include "engines/podman/rows.hpp"
 #include "ipc/wire.hpp"
 
 namespace hb::exec {
@@ -27,7 +28,8 @@ inline constexpr std::size_t kMaxEngineLogBytes = 8u << 20;
 
 // `service`: an index into config.services (checked by argv_for).
 // Engine warnings and the answer's lines also go to `log_fd`.
-FollowOutcome follow_log(const Config& config, std::size_t service, const LogWindow& window,
-                         int log_fd, std::chrono::steady_clock::time_point deadline);
+FollowOutcome follow_log(const Config& config, const Posture& posture, std::size_t service,
+                         const LogWindow& window, int log_fd,
+                         std::chrono::steady_clock::time_point deadline);
 
 }  // namespace hb::exec

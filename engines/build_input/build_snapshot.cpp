@@ -1,4 +1,4 @@
-#include "executor/build_snapshot.hpp"
+#include "engines/build_input/build_snapshot.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/sha256.hpp"
+#include "executor/run_tree.hpp"
 #include "ipc/path_component.hpp"
 #include "ipc/sys.hpp"
 
@@ -513,42 +514,6 @@ Result<UniqueFd> open_dest_parent(const std::string& dest, std::string& name) {
     return fd;
 }
 
-// remove_tree, with `shown` the path the errors name.
-Result<void> remove_beneath(int parent_fd, const std::string& name, const std::string& shown) {
-    UniqueFd dir(::openat(parent_fd, name.c_str(), kDirOpen));
-    if (!dir) {
-        if (errno == ENOENT) return {};
-        if (errno == ENOTDIR || errno == ELOOP) {
-            if (::unlinkat(parent_fd, name.c_str(), 0) == 0 || errno == ENOENT) return {};
-        }
-        return make_error(errno_text("cannot remove " + visible(shown)));
-    }
-    struct stat st {};
-    if (::fstat(dir.get(), &st) != 0) return make_error(errno_text("fstat " + visible(shown)));
-    if ((st.st_mode & 0700) != 0700 && ::fchmod(dir.get(), (st.st_mode & 07777) | 0700) != 0) {
-        return make_error(errno_text("cannot make " + visible(shown) + " removable"));
-    }
-    std::vector<std::string> names;
-    if (!sys::list_dir(dir.get(), names)) {
-        return make_error(errno_text("cannot list " + visible(shown)));
-    }
-    for (const std::string& child : names) {
-        // unlinkat without AT_REMOVEDIR never follows a link; a directory
-        // answers EISDIR.
-        if (::unlinkat(dir.get(), child.c_str(), 0) == 0 || errno == ENOENT) continue;
-        if (errno != EISDIR) {
-            return make_error(errno_text("cannot remove " + visible(shown + "/" + child)));
-        }
-        if (auto removed = remove_beneath(dir.get(), child, shown + "/" + child); !removed) {
-            return removed;
-        }
-    }
-    if (::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        return make_error(errno_text("cannot remove " + visible(shown)));
-    }
-    return {};
-}
-
 Result<Snapshot> fill(Walk& walk, int context_fd, int root_fd) {
     UniqueFd src(::openat(context_fd, ".", kDirOpen));
     if (!src) return walk.fail_errno("", "cannot open");
@@ -583,10 +548,6 @@ Result<UniqueFd> open_source_file(int dir_fd, const std::string& name, struct st
                           "regular files, directories and symlinks");
     }
     return fd;
-}
-
-Result<void> remove_tree(int parent_fd, const std::string& name) {
-    return remove_beneath(parent_fd, name, name);
 }
 
 Result<Snapshot> take_snapshot(const std::string& project_dir, const std::string& context,

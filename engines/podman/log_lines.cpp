@@ -1,4 +1,4 @@
-#include "executor/log_lines.hpp"
+#include "engines/podman/log_lines.hpp"
 
 #include <algorithm>
 #include <cstdio>

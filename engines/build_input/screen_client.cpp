@@ -1,4 +1,4 @@
-#include "executor/screen_client.hpp"
+#include "engines/build_input/screen_client.hpp"
 
 #include "executor/oneshot_reader.hpp"
 

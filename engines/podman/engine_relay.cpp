@@ -1,4 +1,4 @@
-#include "executor/engine_relay.hpp"
+#include "engines/podman/engine_relay.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -251,6 +251,27 @@ EngineRelay::~EngineRelay() {
         ::unlink((dir_ + "/s").c_str());
         ::rmdir(dir_.c_str());
     }
+}
+
+Result<EngineEnvironment> engine_environment(const Config& config) {
+    EngineEnvironment out;
+    if (!config.engine) return out;
+    auto relay = EngineRelay::start(config);
+    if (!relay) return relay.error();
+    out.env.push_back("CONTAINER_HOST=" + relay->container_host());
+    out.relay.emplace(std::move(*relay));
+    return out;
+}
+
+RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
+                    std::chrono::milliseconds timeout) {
+    auto engine = engine_environment(config);
+    if (!engine) {
+        RunResult failed;
+        failed.error = engine.error().message;
+        return failed;
+    }
+    return run_to(argv, out_fd, err_fd, timeout, engine->env);
 }
 
 }  // namespace hb::exec

@@ -1,4 +1,4 @@
-#include "executor/bind_pin.hpp"
+#include "engines/podman/bind_pin.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "executor/inspect_client.hpp"
+#include "engines/podman/inspect_client.hpp"
 
 #include "executor/oneshot_reader.hpp"
 
@@ -6,7 +6,7 @@ namespace hb::exec {
 namespace {
 
 // A few MiB of JSON is read in milliseconds; the bound only keeps a hung
-// reader from holding the drain (as executor/screen_client.cpp).
+// reader from holding the drain (as engines/build_input/screen_client.cpp).
 #ifdef HB_SANITIZED
 constexpr int kInspectTimeoutMs = 60000;
 #else

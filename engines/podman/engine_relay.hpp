@@ -15,9 +15,13 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/config.hpp"
+#include "executor/runner.hpp"
 #include "ipc/result.hpp"
 
 namespace hb::exec {
@@ -41,5 +45,25 @@ class EngineRelay {
     std::string dir_;
     std::string host_;
 };
+
+// With an engine user (bridge.json "engine"): CONTAINER_HOST naming a
+// relay to that user's socket as common/engine_socket.hpp pinned it
+// (engines/podman/engine_relay.hpp), which makes every podman the argv table
+// runs, podman-compose's included, a client of that user's service
+// (docs/ENGINE-USER.md); `env` empty otherwise. Every command of the argv
+// table gets `env` besides child_environment(), and the relay runs until
+// this value goes. An error: the socket is not the engine user's, and
+// nothing runs.
+struct EngineEnvironment {
+    std::optional<EngineRelay> relay;
+    std::vector<std::string> env;
+};
+Result<EngineEnvironment> engine_environment(const Config& config);
+
+// An engine query (engines/podman/settle.hpp): stdout to `out_fd`, stderr to
+// `err_fd`, so the answer the sandbox reads holds no warning lines. It asks
+// the engine `config` names (engine_environment).
+RunResult run_query(const Config& config, const Argv& argv, int out_fd, int err_fd,
+                    std::chrono::milliseconds timeout);
 
 }  // namespace hb::exec

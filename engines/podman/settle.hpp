@@ -5,8 +5,8 @@
 // exited, restarting, paused, unhealthy, not restarted, or not on the image
 // just built (failed). A compose CLI that exits 0 after an error no longer
 // counts as success. The engine is asked with the settle rows of
-// executor/argv_table.hpp; its JSON is read in the sandbox
-// (executor/inspect_client.hpp). docs/COMPOSE.md, "Verified outcomes".
+// engines/argv_table.hpp; its JSON is read in the sandbox
+// (engines/podman/inspect_client.hpp). docs/COMPOSE.md, "Verified outcomes".
 #pragma once
 
 #include <array>
@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config.hpp"
+#include "engines/podman/rows.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/result.hpp"
 #include "ipc/wire.hpp"
@@ -31,11 +32,12 @@ Result<std::vector<std::string>> list_containers(const Config& config, int log_f
                                                  std::chrono::steady_clock::time_point deadline);
 // Those containers as the inspect row describes them, read in the sandbox.
 Result<std::vector<ContainerFacts>> describe_containers(
-    const Config& config, const std::vector<std::string>& ids, int log_fd,
+    const Config& config, const Posture& posture, const std::vector<std::string>& ids, int log_fd,
     std::chrono::steady_clock::time_point deadline);
 // The project's containers as the engine describes them now: the list and
 // inspect rows, the JSON read in the sandbox. Engine warnings to `log_fd`.
-Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
+Result<std::vector<ContainerFacts>> ask_engine(const Config& config, const Posture& posture,
+                                               int log_fd,
                                                std::chrono::steady_clock::time_point deadline);
 
 // What "settled as it should" means for one request.
@@ -45,7 +47,7 @@ struct SettleGoal {
     // at or after this (ns since the epoch, taken before the first step).
     std::int64_t since_ns = 0;
     // Every verb: when the request's first step began. The pin check
-    // (executor/pin_check.hpp) looks at containers started since then.
+    // (engines/podman/pin_check.hpp) looks at containers started since then.
     std::int64_t request_ns = 0;
     // rebuild: the image the build step wrote (its --iidfile).
     std::optional<std::array<std::uint8_t, 32>> image;
@@ -85,17 +87,17 @@ struct SettleOutcome {
 // Asks, judges, runs podman's healthchecks while one is starting, asks
 // again once a second, until every goal service is Good or one is Bad, or
 // until `deadline`. Engine warnings go to `log_fd` (the request's log).
-SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
-                     std::chrono::steady_clock::time_point deadline);
+SettleOutcome settle(const Config& config, const Posture& posture, const SettleGoal& goal,
+                     int log_fd, std::chrono::steady_clock::time_point deadline);
 
 // `status` and `health` on an install with `settle` (looks() in
-// executor/argv_table.hpp): after the `ps` row exited 0, one look at every
+// engines/argv_table.hpp): after the `ps` row exited 0, one look at every
 // service, no waiting. `health` first runs the healthcheck of each running
 // container that has one (podman: nothing else runs them here) and asks
 // again, so what it reports is fresh. `ok` for status: the engine answered;
 // for health: every service running, and healthy where it has a check.
 // One line per service goes to `log_fd`, so the text says it too.
-SettleOutcome look(const Config& config, Verb verb, int log_fd,
+SettleOutcome look(const Config& config, const Posture& posture, Verb verb, int log_fd,
                    std::chrono::steady_clock::time_point deadline);
 
 // The `services` array of the response and the audit record

@@ -1,4 +1,4 @@
-#include "executor/build_input.hpp"
+#include "engines/build_input/build_input.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -8,11 +8,9 @@
 
 #include <cerrno>
 
-#include "executor/argv_table.hpp"
-#include "executor/base_triggers.hpp"
-#include "executor/build_snapshot.hpp"
+#include "engines/build_input/build_snapshot.hpp"
+#include "engines/build_input/screen_client.hpp"
 #include "executor/run_tree.hpp"
-#include "executor/screen_client.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -152,7 +150,7 @@ void sweep_held_builds(const Config& config, const std::function<bool(const std:
 }
 
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
-                                             const HeldBuild* held) {
+                                             const HeldBuild* held, const BaseCheck& base_check) {
     auto recorded = recorded_build(config, index);
     if (!recorded) return recorded.error();
     const ServiceBuild* build = *recorded;
@@ -190,13 +188,8 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
         return screened.error();
     }
 
-    // podman's builder runs base images' ONBUILD triggers, which no screen
-    // read (executor/base_triggers.hpp); docker's was never measured, and its
-    // rebuild stays held for a person (admin/install/policy_engine_guard.hpp).
-    if (config.backend.kind == BackendKind::Compose &&
-        config.backend.flavour == ComposeFlavour::PodmanCompose) {
-        if (auto checked = check_base_triggers(config, builds->get()); !checked)
-            return checked.error();
+    if (base_check) {
+        if (auto checked = base_check(builds->get()); !checked) return checked.error();
     }
 
     nlohmann::ordered_json detail;
@@ -224,11 +217,9 @@ std::string read_image_id(const Config& config, std::string_view service) {
     return shaped ? text : std::string();
 }
 
-std::vector<std::string> build_environment(const Config& config, std::size_t index) {
+std::vector<std::string> build_environment(const Config& config, std::size_t index, bool told) {
     std::vector<std::string> env = {"TMPDIR=" + config.run_dir + "/" + kTmpDir};
-    // A stack builds with its own command: it is told where the snapshot is
-    // (docs/BUILDS.md, "The stack backend"); the compose rows name it in argv.
-    if (config.backend.kind == BackendKind::Stack) {
+    if (told) {
         const std::string& service = config.services.at(index);
         const ServiceBuild* build = find_build(config.build, service);
         const std::string snapshot = snapshot_dir(config, service);
@@ -241,6 +232,15 @@ std::vector<std::string> build_environment(const Config& config, std::size_t ind
             env.push_back("HOSTBRIDGE_CONTAINERFILE=" + snapshot + "/" + build->containerfile);
     }
     return env;
+}
+
+// Dot-named, so no project's basename (the run tree's name) can collide.
+std::string snapshot_dir(const Config& config, std::string_view service) {
+    return config.run_dir + "/" + kBuildDir + "/" + std::string(service);
+}
+
+std::string image_id_file(const Config& config, std::string_view service) {
+    return config.run_dir + "/" + kBuildDir + "/" + std::string(service) + ".iid";
 }
 
 }  // namespace hb::exec

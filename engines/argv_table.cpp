@@ -1,8 +1,8 @@
-#include "executor/argv_table.hpp"
+#include "engines/argv_table.hpp"
 
 #include <algorithm>
 
-#include "executor/log_lines.hpp"
+#include "engines/podman/log_lines.hpp"
 #include "executor/run_tree.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/log_cursor.hpp"
@@ -43,7 +43,7 @@ Plan with(const Config& config, std::initializer_list<std::string> words) {
 
 // Before a compose command that may start a container: pin every bind
 // source the rendered file names, inside the engine's namespaces, where runc
-// resolves them (executor/bind_pin.hpp). The other rows start nothing.
+// resolves them (engines/podman/bind_pin.hpp). The other rows start nothing.
 Plan pinned(const Config& config, Plan plan) {
     if (!config.pins || config.pins->sources.empty()) return plan;
     Argv pin = {config.pins->engine, "unshare",     config.pins->executor, "pin",
@@ -208,15 +208,6 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     return Denied{ReasonCode::UnknownVerb};
 }
 
-namespace {
-
-bool is_container_id(const std::string& id) {
-    std::array<std::uint8_t, 32> bytes{};
-    return parse_hex_id(id, bytes);
-}
-
-}  // namespace
-
 bool settles(Verb verb, const Config& config) {
     return config.settle && (verb == Verb::Up || verb == Verb::Restart || verb == Verb::Rebuild);
 }
@@ -229,94 +220,8 @@ bool install_labelled(const Config& config) {
     return config.backend.kind == BackendKind::Compose;
 }
 
-// By the project label alone: the post-start check of pinned binds
-// (pin_check.hpp) must see every container of the project a command
-// started, one made by hand with -p too (podman-compose's restart and up
-// start a container by its name). Which of them are the install's is the
-// sandboxed reader's answer (`labelled`, ipc/inspect_wire.hpp).
-Argv settle_list(const Config& config) {
-    const SettleSettings& s = *config.settle;
-    return {s.engine,
-            "ps",
-            "-a",
-            "-q",
-            "--no-trunc",
-            "--filter",
-            "label=com.docker.compose.project=" + s.project};
-}
-
-std::optional<Argv> settle_inspect(const Config& config, const std::vector<std::string>& ids) {
-    if (ids.empty()) return std::nullopt;
-    Argv argv = {config.settle->engine, "container", "inspect"};
-    for (const std::string& id : ids) {
-        if (!is_container_id(id)) return std::nullopt;
-        argv.push_back(id);
-    }
-    return argv;
-}
-
-std::optional<Argv> settle_healthcheck(const Config& config, const std::string& id) {
-    if (!podman_settles(config) || !is_container_id(id)) return std::nullopt;
-    return Argv{config.settle->engine, "healthcheck", "run", id};
-}
-
-std::optional<Argv> settle_log(const Config& config, const std::string& id) {
-    if (!is_container_id(id)) return std::nullopt;
-    return Argv{config.settle->engine, "logs", "--tail", std::to_string(kSettleLogLines), id};
-}
-
-std::optional<Argv> settle_mounts(const Config& config, const std::vector<std::string>& ids) {
-    if (ids.empty() || !config.pins) return std::nullopt;
-    Argv argv = {config.settle->engine, "container", "inspect", "--format",
-                 std::string(kBindMountsFormat)};
-    for (const std::string& id : ids) {
-        if (!is_container_id(id)) return std::nullopt;
-        argv.push_back(id);
-    }
-    return argv;
-}
-
-std::optional<Argv> settle_pin_check(
-    const Config& config, std::uint32_t pid,
-    const std::vector<std::pair<std::string, std::string>>& binds) {
-    if (!config.pins || pid == 0 || binds.empty()) return std::nullopt;
-    Argv argv = {config.pins->engine, "unshare",      config.pins->executor,
-                 "check-pins",        config.run_dir, std::to_string(pid)};
-    for (const auto& [source, target] : binds) {
-        if (!is_checkout_path(source) || !is_container_path(target)) return std::nullopt;
-        argv.insert(argv.end(), {source, target});
-    }
-    return argv;
-}
-
-std::optional<Argv> settle_stop(const Config& config, const std::string& id) {
-    if (!is_container_id(id)) return std::nullopt;
-    return Argv{config.settle->engine, "stop", "--time", "0", id};
-}
-
-Argv trigger_images(const Config& config) {
-    return {config.build->engine, "images", "-a", "--no-trunc", "--format", "{{.ID}}"};
-}
-
-std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
-    if (config.build->buildah.empty() || !is_container_id(id)) return std::nullopt;
-    return Argv{config.build->buildah,
-                "inspect",
-                "--type",
-                "image",
-                "--format",
-                "{{len .Docker.Config.OnBuild}}",
-                id};
-}
-
-std::optional<Argv> trigger_save(const Config& config, const std::string& id) {
-    if (!is_container_id(id)) return std::nullopt;
-    return Argv{config.build->engine,    "save", "--format", "docker-archive", "-o",
-                image_save_file(config), id};
-}
-
-std::string image_save_file(const Config& config) {
-    return config.run_dir + "/.hostbridge-build/" + kImageSaveName;
+Posture posture(const Config& config) {
+    return Posture{install_labelled(config), podman_settles(config)};
 }
 
 bool accepts_log_window(const Config& config) {
@@ -325,29 +230,6 @@ bool accepts_log_window(const Config& config) {
 
 bool logs_by_container(const Config& config) {
     return config.backend.kind == BackendKind::Compose && accepts_log_window(config);
-}
-
-std::optional<Argv> window_log(const Config& config, const std::string& id,
-                               const LogWindow& window) {
-    if (!is_container_id(id) || !window.given()) return std::nullopt;
-    Argv argv = {config.settle->engine, "logs", "--timestamps"};
-    if (window.since_ns != kNoTime) {
-        if (window.since_ns > 0)
-            argv.insert(argv.end(), {"--since", engine_since(window.since_ns)});
-    } else {
-        argv.insert(argv.end(), {"--tail", std::to_string(window.lines)});
-    }
-    argv.push_back(id);
-    return argv;
-}
-
-// Dot-named, so no project's basename (the run tree's name) can collide.
-std::string snapshot_dir(const Config& config, std::string_view service) {
-    return config.run_dir + "/.hostbridge-build/" + std::string(service);
-}
-
-std::string image_id_file(const Config& config, std::string_view service) {
-    return config.run_dir + "/.hostbridge-build/" + std::string(service) + ".iid";
 }
 
 Config symbolic_config(Config config) {
@@ -419,7 +301,7 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
         if (!out.empty()) out += " && ";
         out += joined(step.argv);
     }
-    // The engine queries that follow (executor/settle.hpp), in words.
+    // The engine queries that follow (engines/podman/settle.hpp), in words.
     if (settles(verb, config)) out += ", then the settle step (docs/ARGV-TABLE.md, \"Settling\")";
     if (looks(verb, config))
         out += ", then one look at the services (docs/ARGV-TABLE.md, \"Settling\")";

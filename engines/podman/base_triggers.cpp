@@ -1,4 +1,4 @@
-#include "executor/base_triggers.hpp"
+#include "engines/podman/base_triggers.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "executor/argv_table.hpp"
-#include "executor/image_config_client.hpp"
+#include "engines/podman/engine_relay.hpp"
+#include "engines/podman/image_config_client.hpp"
+#include "engines/podman/rows.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"

@@ -1,4 +1,4 @@
-#include "executor/image_config_client.hpp"
+#include "engines/podman/image_config_client.hpp"
 
 #include "executor/oneshot_reader.hpp"
 #include "ipc/image_config_wire.hpp"
@@ -8,7 +8,7 @@ namespace {
 
 // The reader walks every layer of the saved tar to find its config (podman
 // writes the config after the layers): a GiB is read in about a second; the
-// bound keeps a hung reader from holding the drain (executor/inspect_client.cpp).
+// bound keeps a hung reader from holding the drain (engines/podman/inspect_client.cpp).
 #ifdef HB_SANITIZED
 constexpr int kReadTimeoutMs = 300000;
 #else

@@ -1,4 +1,4 @@
-#include "executor/settle.hpp"
+#include "engines/podman/settle.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,9 +8,10 @@
 #include <map>
 #include <thread>
 
-#include "executor/argv_table.hpp"
-#include "executor/inspect_client.hpp"
-#include "executor/pin_check.hpp"
+#include "engines/podman/engine_relay.hpp"
+#include "engines/podman/inspect_client.hpp"
+#include "engines/podman/pin_check.hpp"
+#include "engines/podman/rows.hpp"
 #include "executor/responses.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"
@@ -81,6 +82,7 @@ Result<std::vector<std::string>> list_containers(const Config& config, int log_f
 }
 
 Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
+                                                        const Posture& posture,
                                                         const std::vector<std::string>& ids,
                                                         int log_fd, Clock::time_point deadline) {
     if (ids.empty()) return std::vector<ContainerFacts>{};
@@ -97,14 +99,14 @@ Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
     }
     if (::lseek(json_out->get(), 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
     return inspect_in_sandbox(config.parser, json_out->get(), config.settle->project,
-                              config.services, install_labelled(config));
+                              config.services, posture.labelled);
 }
 
-Result<std::vector<ContainerFacts>> ask_engine(const Config& config, int log_fd,
-                                               Clock::time_point deadline) {
+Result<std::vector<ContainerFacts>> ask_engine(const Config& config, const Posture& posture,
+                                               int log_fd, Clock::time_point deadline) {
     auto ids = list_containers(config, log_fd, deadline);
     if (!ids) return ids.error();
-    return describe_containers(config, *ids, log_fd, deadline);
+    return describe_containers(config, posture, *ids, log_fd, deadline);
 }
 
 namespace {
@@ -247,13 +249,14 @@ bool all_good(const std::vector<ServiceReport>& services) {
 // as PID 1), a check would never be run. Those of the reported services'
 // running containers that `wanted` picks, once each; whether any ran.
 template <typename Wanted>
-bool run_healthchecks(const Config& config, const std::vector<ServiceReport>& services,
-                      Wanted wanted, int log_fd, Clock::time_point deadline) {
+bool run_healthchecks(const Config& config, const Posture& posture,
+                      const std::vector<ServiceReport>& services, Wanted wanted, int log_fd,
+                      Clock::time_point deadline) {
     bool ran = false;
     for (const ServiceReport& r : services) {
         for (const ContainerFacts& c : r.containers) {
             if (c.state != ContainerState::Running || !wanted(c)) continue;
-            if (const auto row = settle_healthcheck(config, hex_id(c.id))) {
+            if (const auto row = settle_healthcheck(config, posture, hex_id(c.id))) {
                 (void)run_query(config, *row, log_fd, log_fd,
                                 std::min(kQueryTimeout, time_left(deadline)));
                 ran = true;
@@ -301,7 +304,7 @@ void tell_services(int log_fd, const std::vector<ServiceReport>& services) {
     }
 }
 
-// A container the pin check stopped (executor/pin_check.hpp) is reported
+// A container the pin check stopped (engines/podman/pin_check.hpp) is reported
 // with why, whatever state the engine gives it from then on.
 void mark_stopped(std::vector<ServiceReport>& services,
                   const std::map<std::string, std::string>& stopped) {
@@ -334,8 +337,8 @@ std::string stopped_elsewhere(const std::vector<ServiceReport>& services,
 
 }  // namespace
 
-SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
-                     Clock::time_point deadline) {
+SettleOutcome settle(const Config& config, const Posture& posture, const SettleGoal& goal,
+                     int log_fd, Clock::time_point deadline) {
     const int seconds = config.settle->seconds;
     // Queries may run to the verb's own deadline; the waiting ends at `soft`,
     // so the last look at the services happens when the wait is over.
@@ -353,7 +356,7 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
             stopped.merge(
                 check_started_pins(config, *ids, goal.request_ns, checked, log_fd, deadline));
         }
-        auto facts = ids ? describe_containers(config, *ids, log_fd, deadline)
+        auto facts = ids ? describe_containers(config, posture, *ids, log_fd, deadline)
                          : Result<std::vector<ContainerFacts>>(ids.error());
         if (facts) {
             last_error.clear();
@@ -369,7 +372,7 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
         }
         if (time_left(soft) <= milliseconds(0)) break;
         run_healthchecks(
-            config, out.services,
+            config, posture, out.services,
             [](const ContainerFacts& c) { return c.health == ContainerHealth::Starting; }, log_fd,
             deadline);
         std::this_thread::sleep_for(std::min(kPollInterval, time_left(soft)));
@@ -397,18 +400,19 @@ SettleOutcome settle(const Config& config, const SettleGoal& goal, int log_fd,
     return out;
 }
 
-SettleOutcome look(const Config& config, Verb verb, int log_fd, Clock::time_point deadline) {
+SettleOutcome look(const Config& config, const Posture& posture, Verb verb, int log_fd,
+                   Clock::time_point deadline) {
     const bool health = verb == Verb::Health;
     SettleGoal goal;
     for (std::size_t i = 0; i < config.services.size(); ++i) goal.services.push_back(i);
     SettleOutcome out;
-    auto facts = ask_engine(config, log_fd, deadline);
+    auto facts = ask_engine(config, posture, log_fd, deadline);
     if (facts && health &&
         run_healthchecks(
-            config, judge_services(*facts, goal, config),
+            config, posture, judge_services(*facts, goal, config),
             [](const ContainerFacts& c) { return c.health != ContainerHealth::None; }, log_fd,
             deadline)) {
-        facts = ask_engine(config, log_fd, deadline);
+        facts = ask_engine(config, posture, log_fd, deadline);
     }
     if (!facts) {
         out.reason = "cannot tell how the services are: " + facts.error().message;

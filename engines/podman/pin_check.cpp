@@ -1,4 +1,4 @@
-#include "executor/pin_check.hpp"
+#include "engines/podman/pin_check.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -13,7 +13,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "executor/argv_table.hpp"
+#include "engines/podman/engine_relay.hpp"
+#include "engines/podman/rows.hpp"
 #include "executor/runner.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"

@@ -1,4 +1,4 @@
-#include "executor/follow_log.hpp"
+#include "engines/podman/follow_log.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -6,10 +6,11 @@
 
 #include <algorithm>
 
-#include "executor/argv_table.hpp"
+#include "engines/podman/engine_relay.hpp"
+#include "engines/podman/rows.hpp"
+#include "engines/podman/settle.hpp"
 #include "executor/responses.hpp"
 #include "executor/runner.hpp"
-#include "executor/settle.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -91,11 +92,11 @@ EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_poi
 
 }  // namespace
 
-FollowOutcome follow_log(const Config& config, std::size_t service, const LogWindow& window,
-                         int log_fd, Clock::time_point deadline) {
+FollowOutcome follow_log(const Config& config, const Posture& posture, std::size_t service,
+                         const LogWindow& window, int log_fd, Clock::time_point deadline) {
     FollowOutcome out;
     const std::string& name = config.services.at(service);
-    auto facts = ask_engine(config, log_fd, deadline);
+    auto facts = ask_engine(config, posture, log_fd, deadline);
     if (!facts) {
         out.reason = "the engine could not be asked: " + facts.error().message;
         return out;

@@ -1,8 +1,8 @@
 // The post-start check of pinned bind sources (issue 27, item 5; docs/COMPOSE.md,
-// "Bind sources are pinned"). The pin (executor/bind_pin.hpp) makes every
+// "Bind sources are pinned"). The pin (engines/podman/bind_pin.hpp) makes every
 // bind source of the rendered compose file a path nobody but the host user
 // can change. What a container was really given is checked after it
-// starts: while the settle step waits (executor/settle.hpp), every running
+// starts: while the settle step waits (engines/podman/settle.hpp), every running
 // container of the project that started since the request began has its
 // bind mounts listed (a row of the argv table, read here: only ids,
 // numbers and the approved file's paths, never agent text) and, in the
@@ -40,7 +40,7 @@ struct ContainerBinds {
     std::vector<BindMount> binds;
 };
 
-// The settle_mounts row's output (executor/argv_table.hpp,
+// The settle_mounts row's output (engines/argv_table.hpp,
 // kBindMountsFormat): one line per container, "ID PID STARTED_NS", then for
 // each bind a space and a Go-quoted source, a space and a Go-quoted
 // destination. Strict: a quoted path with an escape in it (Go escapes

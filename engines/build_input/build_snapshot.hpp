@@ -81,12 +81,6 @@ inline constexpr int kMaxSnapshotDepth = 64;
 Result<Snapshot> take_snapshot(const std::string& project_dir, const std::string& context,
                                const std::string& dest, const SnapshotBudget& budget);
 
-// Removes `name` beneath `parent_fd` and everything under it, never following
-// a link (a link is unlinked, its target untouched); a directory of ours that
-// lacks u+rwx gets it first. Absent is success. Used on our own snapshots
-// only: a directory that another process keeps filling is an error.
-Result<void> remove_tree(int parent_fd, const std::string& name);
-
 // Opens `name` beneath `dir_fd` to be copied, as take_snapshot opens every
 // regular file: O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_NOCTTY, then fstat of the fd
 // must say regular file. The type can change between the listing and the

@@ -1,0 +1,197 @@
+#include "engines/registry.hpp"
+
+#include <array>
+
+#include "engines/argv_table.hpp"
+#include "engines/build_input/build_input.hpp"
+#include "engines/podman/base_triggers.hpp"
+#include "engines/podman/engine_relay.hpp"
+#include "engines/podman/follow_log.hpp"
+#include "engines/podman/settle.hpp"
+#include "ipc/inspect_wire.hpp"
+#include "ipc/log_cursor.hpp"
+
+namespace hb::exec {
+namespace {
+
+bool podman_compose(const Config& config) {
+    return config.backend.kind == BackendKind::Compose &&
+           config.backend.flavour == ComposeFlavour::PodmanCompose;
+}
+
+class Registry final : public Engines {
+  public:
+    common::EngineHold hold(const Config& config) const override { return engine_hold(config); }
+
+    VerbPlan plan(const Config& config, Verb verb, std::optional<std::size_t> arg,
+                  const LogWindow& window) const override {
+        VerbPlan plan;
+        plan.steps = argv_for(verb, arg, config);
+        if (std::holds_alternative<Denied>(plan.steps)) return plan;
+        // The parser lets a window through on logs only; this install may
+        // still have no way to follow one (docs/COMPOSE.md, "Following logs").
+        if (window.given() && (verb != Verb::Logs || !accepts_log_window(config))) {
+            plan.steps = Denied{ReasonCode::WindowNotSupported};
+            return plan;
+        }
+        if (std::holds_alternative<NoCommand>(plan.steps)) return plan;
+        // docker compose v2 is not in Debian 12: no test runs its rows, so
+        // none runs, held or dry-run either (docs/COMPOSE.md, "docker
+        // compose"); docs/ARGV-TABLE.md shows what they would be.
+        if (config.backend.kind == BackendKind::Compose &&
+            config.backend.flavour == ComposeFlavour::Docker) {
+            plan.steps = Denied{ReasonCode::UntestedCompose};
+            return plan;
+        }
+        // A windowed logs, and every logs where the install reads it by
+        // container, reads the engine's log of the service's one container
+        // instead of running a fixed row (engines/podman/follow_log.hpp).
+        plan.follows_log = window.given() || (verb == Verb::Logs && logs_by_container(config));
+        if (settles(verb, config)) plan.then = Then::Settle;
+        if (looks(verb, config)) plan.then = Then::Look;
+        plan.shown = symbolic_command(verb, arg, config, window);
+        return plan;
+    }
+
+    Result<StepEnvironment> step_environment(const Config& config) const override {
+        auto engine = engine_environment(config);
+        if (!engine) return engine.error();
+        std::vector<std::string> env = engine->env;
+        return StepEnvironment{std::make_shared<EngineEnvironment>(std::move(*engine)),
+                               std::move(env)};
+    }
+
+    Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
+                                                 const HeldBuild* held) const override {
+        // podman's builder runs base images' ONBUILD triggers, which no
+        // screen read (engines/podman/base_triggers.hpp); docker's was never
+        // measured, and its rebuild stays held for a person
+        // (admin/install/policy_engine_guard.hpp).
+        BaseCheck base_check;
+        if (podman_compose(config)) {
+            base_check = [&config](int builds_fd) -> Result<void> {
+                if (auto checked = check_base_triggers(config, builds_fd); !checked) {
+                    return checked.error();
+                }
+                return {};
+            };
+        }
+        return exec::prepare_build(config, index, held, base_check);
+    }
+    Result<std::string> hold_build(const Config& config, const std::string& request,
+                                   std::size_t index) const override {
+        return exec::hold_build(config, request, index);
+    }
+    void sweep_held_builds(const Config& config,
+                           const std::function<bool(const std::string&)>& live) const override {
+        exec::sweep_held_builds(config, live);
+    }
+    std::vector<std::string> build_environment(const Config& config,
+                                               std::size_t index) const override {
+        // A stack builds with its own command and is told where the snapshot
+        // is (docs/BUILDS.md, "The stack backend"); the compose rows name it.
+        return exec::build_environment(config, index, config.backend.kind == BackendKind::Stack);
+    }
+    std::string built_image(const Config& config, std::size_t index) const override {
+        return read_image_id(config, config.services.at(index));
+    }
+    Result<void> discard_build_tmp(const Config& config) const override {
+        return exec::discard_build_tmp(config);
+    }
+
+    Settled then(const Config& config, Then then, Verb verb, std::optional<std::size_t> arg,
+                 std::int64_t since_ns, int log_fd, Deadline deadline) const override {
+        SettleOutcome outcome;
+        if (then == Then::Settle) {
+            SettleGoal goal = settle_goal(verb, arg, config, since_ns);
+            if (verb == Verb::Rebuild && arg) {
+                std::array<std::uint8_t, 32> image{};
+                const std::string built = built_image(config, *arg);
+                if (built.size() == 71 && parse_hex_id(std::string_view(built).substr(7), image)) {
+                    goal.image = image;
+                }
+            }
+            outcome = settle(config, posture(config), goal, log_fd, deadline);
+        } else if (then == Then::Look) {
+            outcome = look(config, posture(config), verb, log_fd, deadline);
+        }
+        return Settled{outcome.ok, outcome.reason, settle_json(outcome, /*with_logs=*/true),
+                       settle_json(outcome, /*with_logs=*/false)};
+    }
+
+    Followed follow(const Config& config, std::size_t service, const LogWindow& window, int log_fd,
+                    Deadline deadline) const override {
+        // `logs S` alone: its last lines (engines/argv_table.hpp, logs_by_container).
+        const LogWindow asked = window.given() ? window : LogWindow{kPlainLogLines, kNoTime, 0};
+        const FollowOutcome followed =
+            follow_log(config, posture(config), service, asked, log_fd, deadline);
+        return Followed{followed.ok, followed.reason, followed.selection.text,
+                        format_cursor(followed.selection.cursor), followed.selection.more};
+    }
+};
+
+}  // namespace
+
+common::EngineHold engine_hold(const Config& config) {
+    // Without an engine user the engine runs as the person: whatever a
+    // builder feature no screen knew reaches is theirs (buildah followed a
+    // link a build step planted in its own cache; SECURITY.md, "Two postures").
+    constexpr const char* kSameUser =
+        "the engine runs as you, so a builder feature the screen does not know reaches your "
+        "files (it happened: buildah follows links a build step plants in its own cache); an "
+        "engine user contains it (`hostbridge engine setup`, docs/ENGINE-USER.md)";
+    if (config.backend.kind == BackendKind::Stack) {
+        // A stack builds with its own command, whose base images the bridge
+        // cannot check (docs/BUILDS.md); its `start` may build as well.
+        return {config.engine ? "" : kSameUser,
+                "a stack builds with its own command: the bridge hands it a screened snapshot "
+                "where install recorded a context, but cannot check which base images that "
+                "command lets a FROM name (their ONBUILD triggers run unscreened)",
+                ""};
+    }
+    // An engine user contains an escape (SECURITY.md, "Two postures"): a
+    // bind source swapped for a link mounts only what that user may read.
+    // But podman-compose runs as the person and, creating a container,
+    // makes the directories a swapped source names (its assert_volume,
+    // measured in e2e_engine_user), so binds accepted unpinned hold `up`.
+    // `restart` creates nothing (docs/ENGINE-USER.md).
+    if (config.engine) {
+        if (config.unpinned_binds.empty()) return {};
+        return {
+            "bridge.json accepts bind sources unpinned (unpinned_binds): the agent can swap one "
+            "for a link while compose creates a container, and podman-compose, run as you, "
+            "makes the directories the link names",
+            "", ""};
+    }
+    // Where the engine runs as the person, a more particular reason first.
+    const char* both = kSameUser;
+    if (config.backend.flavour != ComposeFlavour::PodmanCompose) {
+        both =
+            "with docker, bind sources in the checkout are resolved by the daemon at every "
+            "start, where the agent can swap them, and docker's builder was never tried "
+            "against the screen";
+    } else if (!config.pins) {
+        both =
+            "with rootful podman, bind sources in the checkout are resolved by path at every "
+            "start, where the agent can swap them (only rootless podman's are pinned)";
+    } else if (!config.unpinned_binds.empty()) {
+        both =
+            "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
+            "swap while a container starts";
+    }
+    // A bind accepted unpinned is resolved again by every start, restart's
+    // too, with the person's rights: a swap mounts their home.
+    const std::string restart =
+        config.unpinned_binds.empty()
+            ? std::string()
+            : "bridge.json accepts bind sources unpinned (unpinned_binds), which the agent can "
+              "swap while restart starts a container again, as you";
+    return {both, both, restart};
+}
+
+const Engines& registry() {
+    static const Registry instance;
+    return instance;
+}
+
+}  // namespace hb::exec

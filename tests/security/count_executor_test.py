@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""The executor's size, held to its budgets (docs/ARCHITECTURE.md, "Rooms").
+
+count_executor_test.py --method SCRIPT: the counting script on a scratch tree
+  whose figures are known: block comments over several lines, comment
+  markers inside strings and raw strings, a header with and without a
+  source of its own, an object of the toolchain's, a source the link did
+  not take.
+count_executor_test.py SCRIPT BUILD SOURCE CORE ALL: the real binary. The
+  sources the script counts must be exactly the compile units whose debug
+  information the binary carries (readelf, an account of the link the
+  script does not read), and the core's and the whole set's code lines
+  must be within CORE and ALL.
+"""
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def load(script):
+    spec = importlib.util.spec_from_file_location("count_executor", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write(root, path, text):
+    full = os.path.join(root, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w", encoding="utf-8") as f:
+        f.write(text)
+    return full
+
+
+# code lines: 7 (the include, the raw string's three lines, int a, the
+# line after the block comment, the last); wc -l: 12.
+SOURCE_A = r'''// a line comment
+#include "executor/a.hpp"
+/* a block comment
+   over three lines */
+const char* s = R"x(
+// not a comment: inside a raw string
+)x";
+int a = 1;  /* a comment after code */
+
+/*
+ */ int b() {
+    return 0; }
+'''
+HEADER_A = '''#pragma once
+// a header of its own source: a's room
+int b();
+'''  # code 2, wc 3
+HEADER_SHARED = '''/* shared.hpp: no source of its own */
+const char* t = "/* not a comment */ // nor this";
+'''  # code 1, wc 2
+SOURCE_B = '''#include "ipc/shared.hpp"
+int c() { return 0; }  // "a quote in a comment
+'''  # code 2, wc 2
+SOURCE_MAIN = '''#include "executor/a.hpp"
+
+int main() { return b(); }
+'''  # code 2, wc 3
+UNLINKED = "int never_linked() { return 1; }\n"
+
+MAP = '''Archive member included to satisfy reference by file (symbol)
+
+libhb_executor_core.a(a.cpp.o)
+                              CMakeFiles/hostbridge-executor.dir/main.cpp.o (b())
+../ipc/libhb_ipc.a(b.cpp.o)   libhb_executor_core.a(a.cpp.o) (c())
+/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.a(new_op.o)
+                              ../ipc/libhb_ipc.a(b.cpp.o) (operator new(unsigned long))
+
+Discarded input sections
+
+ .text          0x0000000000000000        0x0 CMakeFiles/hostbridge-executor.dir/main.cpp.o
+
+Memory Configuration
+
+Linker script and memory map
+
+LOAD /usr/lib/x86_64-linux-gnu/crt1.o
+LOAD CMakeFiles/hostbridge-executor.dir/main.cpp.o
+LOAD libhb_executor_core.a
+LOAD ../ipc/libhb_ipc.a
+'''
+
+
+def check_method(script):
+    module = load(script)
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        src, build = os.path.join(tmp, "src"), os.path.join(tmp, "src", "build")
+        a = write(src, "executor/a.cpp", SOURCE_A)
+        ah = write(src, "executor/a.hpp", HEADER_A)
+        shared = write(src, "ipc/shared.hpp", HEADER_SHARED)
+        b = write(src, "ipc/b.cpp", SOURCE_B)
+        main = write(src, "executor/main.cpp", SOURCE_MAIN)
+        write(src, "executor/unlinked.cpp", UNLINKED)
+        write(build, "executor/hostbridge-executor.map", MAP)
+        objects = {
+            "executor/CMakeFiles/hb_executor_core.dir/a.cpp.o": [a, ah, "/usr/include/stdio.h"],
+            "executor/CMakeFiles/hostbridge-executor.dir/main.cpp.o": [main, ah],
+            # Relative to the target's binary dir, as ccache's base_dir writes them.
+            "ipc/CMakeFiles/hb_ipc.dir/b.cpp.o": ["../../ipc/b.cpp", "../../ipc/shared.hpp"],
+            "executor/CMakeFiles/hb_executor_core.dir/unlinked.cpp.o":
+                [os.path.join(src, "executor/unlinked.cpp")],
+        }
+        for obj, deps in objects.items():
+            write(build, obj, "")
+            write(build, obj + ".d", obj + ": " + " \\\n ".join(deps) + "\n")
+        result = module.Counter(build, src).count()
+
+        expect_rooms = {
+            "hb_executor_core": {"code": 7 + 2, "wc": 12 + 3},
+            "hostbridge-executor": {"code": 2, "wc": 3},
+            "hb_ipc": {"code": 2 + 1, "wc": 2 + 2},
+        }
+        got = {r: {"code": e["code"], "wc": e["wc"]} for r, e in result["rooms"].items()}
+        if got != expect_rooms:
+            failures.append(f"rooms: expected {expect_rooms}, got {got}")
+        if result["sources"] != ["executor/a.cpp", "executor/main.cpp", "ipc/b.cpp"]:
+            failures.append(f"sources: {result['sources']}")
+        if result["core"] != {"code": 11, "wc": 18}:
+            failures.append(f"core: expected code 11, wc 18, got {result['core']}")
+        if result["all"] != {"code": 14, "wc": 22}:
+            failures.append(f"all: expected code 14, wc 22, got {result['all']}")
+        # The budget is what the script's exit status says.
+        for budget, status in (((11, 14), 0), ((10, 14), 1), ((11, 13), 1)):
+            run = subprocess.run([sys.executable, script, build, src, "--budget",
+                                  str(budget[0]), str(budget[1])], capture_output=True, text=True)
+            if run.returncode != status:
+                failures.append(f"--budget {budget}: exit {run.returncode}, expected {status}")
+    return failures
+
+
+def under_source(name, comp_dir, source):
+    """A compile unit's path below SOURCE, or None. ccache's base_dir makes
+    the name relative, and a cached object keeps the directory of the
+    worktree that compiled it first: so a relative name is read without its
+    leading ../, as the path below SOURCE it ends with."""
+    if os.path.isabs(name):
+        path = os.path.realpath(name)
+        return os.path.relpath(path, source) if path.startswith(source + os.sep) else None
+    parts = [p for p in os.path.normpath(name).split(os.sep) if p not in ("..", ".")]
+    while parts:
+        if os.path.isfile(os.path.join(source, *parts)):
+            return os.path.join(*parts)
+        parts = parts[1:]
+    return None
+
+
+def compile_units(binary, source):
+    """Sources under SOURCE the binary's DWARF names as compile units."""
+    out = subprocess.run(["readelf", "--debug-dump=info", "--dwarf-depth=1", binary],
+                         capture_output=True, text=True, check=True).stdout
+    units = set()
+    unit = None  # the attributes of the compile unit being read
+    for line in out.splitlines() + ["<0>: end"]:
+        if re.match(r"\s*<0>", line):
+            if unit and "name" in unit:
+                path = under_source(unit["name"], unit.get("comp_dir", ""), source)
+                if path:
+                    units.add(path)
+            unit = {} if "DW_TAG_compile_unit" in line else None
+            continue
+        m = re.match(r"\s*<[0-9a-f]+>\s+DW_AT_(name|comp_dir)\s*:\s*(?:\([^)]*\):\s*)?(.*)$", line)
+        if unit is not None and m:
+            unit.setdefault(m.group(1), m.group(2).strip())
+    return units
+
+
+def check_real(script, build, source, core_budget, all_budget):
+    module = load(script)
+    source = os.path.realpath(source)
+    result = module.Counter(build, source).count()
+    failures = []
+    units = compile_units(os.path.join(build, "bin", "hostbridge-executor"), source)
+    if not units:
+        failures.append("the binary carries no compile unit of ours (built without -g?)")
+    counted = set(result["sources"])
+    if counted != units:
+        failures.append(f"counted but not linked: {sorted(counted - units)}; "
+                        f"linked but not counted: {sorted(units - counted)}")
+    print(f"core {result['core']['code']} code lines ({result['core']['wc']} wc -l), "
+          f"budget {core_budget}; all {result['all']['code']} ({result['all']['wc']} wc -l), "
+          f"budget {all_budget}; {len(counted)} sources")
+    if result["core"]["code"] > core_budget:
+        failures.append(f"the core is {result['core']['code']} code lines, over {core_budget}")
+    if result["all"]["code"] > all_budget:
+        failures.append(f"everything linked is {result['all']['code']} code lines, over {all_budget}")
+    return failures
+
+
+def main(argv):
+    if argv[:1] == ["--method"] and len(argv) == 2:
+        failures = check_method(argv[1])
+    elif len(argv) == 5:
+        failures = check_real(argv[0], argv[1], argv[2], int(argv[3]), int(argv[4]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 64
+    for failure in failures:
+        print("count_executor: " + failure)
+    if not failures:
+        print("count_executor: ok")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
