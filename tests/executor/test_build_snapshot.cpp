@@ -28,7 +28,9 @@
 #include <thread>
 #include <vector>
 
+#include "sandbox/confine.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/write_probe.hpp"
 
 namespace {
 
@@ -767,6 +769,48 @@ TEST_F(BuildSnapshot, AContextOnAnotherFilesystemIsCopiedByteForByte) {
 // first removes the previous snapshot (timed apart: take_snapshot does that
 // itself), then snapshots into the empty place. Run with
 // --gtest_also_run_disabled_tests --gtest_filter='*TenThousand*'.
+// The copy runs in a confined child (sandbox/confine.hpp): a bug in it can
+// write the snapshot and nothing else. The hook stands for the bug: in the
+// copy's child, after the copy, it tries every way of writing a file in
+// <tree>/home (the person's files) and leaves what happened in the
+// snapshot, the one place it may write. At Landlock ABI 2 (Debian 12's
+// kernel) and ABI 1.
+class BuildSnapshotConfined : public BuildSnapshot, public ::testing::WithParamInterface<int> {
+  protected:
+    void TearDown() override { hb::exec::snapshot_test_hooks() = {}; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Abi, BuildSnapshotConfined, ::testing::Values(2, 1),
+                         [](const auto& param_info) {
+                             return "Abi" + std::to_string(param_info.param);
+                         });
+
+TEST_P(BuildSnapshotConfined, TheCopyCannotWriteOutsideTheRunTree) {
+    if (hb::sandbox::landlock_abi() < GetParam()) GTEST_SKIP() << "no Landlock ABI " << GetParam();
+    const std::string home = tree.path("home");
+    hb::test::prepare_probe_home(home);
+    write("web/Dockerfile", "FROM scratch\n");
+    auto& hooks = hb::exec::snapshot_test_hooks();
+    hooks.max_abi = GetParam();
+    hooks.in_child_after_copy = [home](int root) {
+        const std::string found = hb::test::encode_attempts(hb::test::try_writes(home));
+        const int fd = ::openat(root, "probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) return;
+        (void)!::write(fd, found.data(), found.size());
+        ::close(fd);
+    };
+    auto taken = snap();
+    ASSERT_TRUE(taken.ok()) << taken.error().message;
+    const auto attempts = hb::test::decode_attempts(hb::test::read_file(out("probe")));
+    ASSERT_GE(attempts.size(), 13u) << "the hook did not run in the copy";
+    for (const auto& a : attempts) {
+        EXPECT_TRUE(a.error == EACCES || a.error == EPERM || a.error == EXDEV)
+            << a.what << ": errno " << a.error << " (" << std::strerror(a.error) << ")";
+    }
+    EXPECT_TRUE(hb::test::probe_home_untouched(home));
+    EXPECT_EQ(hb::test::read_file(tree.path("host/secret")), "SECRET");
+}
+
 TEST_F(BuildSnapshot, DISABLED_TenThousandFilesOf200MBTakeThisLong) {
     std::string content(20000, '\0');
     for (int d = 0; d < 100; ++d) {
