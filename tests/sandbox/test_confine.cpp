@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -130,6 +131,25 @@ TEST_P(Confine, NoSocketNoSignalToAnotherProcess) {
         return out;
     });
     EXPECT_EQ(text, "rrrs");
+}
+
+// The filter's other forms: open(2) itself with O_TRUNC and creat(2) (glibc
+// calls openat), and TIOCSTI on the stderr a child keeps (EPERM from the
+// filter, where the kernel would say ENOTTY or type into a terminal).
+TEST_P(Confine, RawOpenCreatAndTiocstiAreRefused) {
+    const std::string file = tree.path("checkout/Containerfile");
+    const std::string text = confined(confinement(GetParam()), [&] {
+        std::string out;
+        auto note = [&](long rc) { out += rc < 0 && errno == EPERM ? "r" : "?"; };
+        note(::syscall(SYS_open, file.c_str(), O_RDONLY | O_TRUNC | O_CLOEXEC));
+        note(::syscall(SYS_creat, tree.path("run/made").c_str(), 0600));
+        const char c = 'x';
+        note(::ioctl(2, TIOCSTI, &c));
+        note(::syscall(SYS_socket, AF_INET, SOCK_STREAM, 0));
+        return out;
+    });
+    EXPECT_EQ(text, "rrrr");
+    EXPECT_EQ(hb::test::read_file(file), "FROM scratch\n");
 }
 
 // The control: the same body, unconfined, does every write; so each
