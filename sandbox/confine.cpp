@@ -308,7 +308,12 @@ Result<std::string> run_confined(const Confinement& confinement, std::size_t max
     sys::ChildGuard child(pid);
     to_parent.reset();
     std::string answer;
-    const bool read = sys::read_all(from_child.get(), answer, max_answer + 2);
+    // On these two errors the guard kills the child: one that says too
+    // much may be blocked writing the rest, and waiting for it would hang.
+    if (!sys::read_all(from_child.get(), answer, max_answer + 2)) {
+        return errno_error("reading the confined step's answer");
+    }
+    if (answer.size() > max_answer + 2) return make_error("the confined step answered too much");
     int status = 0;
     if (sys::waitpid_retry(child.release(), &status) < 0) return errno_error("waitpid");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -317,8 +322,6 @@ Result<std::string> run_confined(const Confinement& confinement, std::size_t max
                 ? "the confined step died (signal " + std::to_string(WTERMSIG(status)) + ")"
                 : "the confined step failed (exit " + std::to_string(WEXITSTATUS(status)) + ")");
     }
-    if (!read) return errno_error("reading the confined step's answer");
-    if (answer.size() > max_answer + 2) return make_error("the confined step answered too much");
     if (!answer.empty() && answer[0] == 'x') {
         return make_error("the step could not be confined: " + shown_as_sent(answer.substr(1)));
     }

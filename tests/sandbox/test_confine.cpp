@@ -209,6 +209,11 @@ TEST(ConfineAnswer, ErrorsComeBackAsValuesAndAreChecked) {
         run_confined(c, 64, []() -> Result<std::string> { return std::string(65, 'x'); });
     ASSERT_FALSE(long_answer.ok());
     EXPECT_EQ(long_answer.error().message, "the confined step answered too much");
+    // More than a pipe holds: the child blocks writing; it is killed, not awaited.
+    auto flood =
+        run_confined(c, 64, []() -> Result<std::string> { return std::string(1 << 20, 'x'); });
+    ASSERT_FALSE(flood.ok());
+    EXPECT_EQ(flood.error().message, "the confined step answered too much");
     auto nothing =
         run_confined(Confinement{}, 64, []() -> Result<std::string> { return std::string("ran"); });
     ASSERT_FALSE(nothing.ok());
