@@ -252,14 +252,16 @@ int landlock_abi() {
 }
 
 Result<int> confine_self(const Confinement& confinement, int keep_fd) {
-    if (confinement.read_dir < 0 || confinement.write_dir < 0) {
+    if (confinement.read_dir <= 2 || confinement.write_dir <= 2 || keep_fd <= 2) {
         return make_error("confining the step: no directory to confine it to");
     }
     // Nothing inherited but what the step needs: not the audit log, not
     // the spool's pinned directories, not a terminal to read.
-    const UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!null) return errno_error("/dev/null");
-    if (::dup2(null.get(), 0) < 0 || ::dup2(null.get(), 1) < 0) return errno_error("dup2");
+    {
+        const UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+        if (!null) return errno_error("/dev/null");
+        if (::dup2(null.get(), 0) < 0 || ::dup2(null.get(), 1) < 0) return errno_error("dup2");
+    }
     if (auto r = close_all_but({keep_fd, confinement.read_dir, confinement.write_dir}); !r) {
         return r.error();
     }
