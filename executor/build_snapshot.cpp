@@ -675,6 +675,12 @@ SnapshotTestHooks& snapshot_test_hooks() {
 
 Result<UniqueFd> open_source_file(int dir_fd, const std::string& name, struct stat& st) {
     UniqueFd fd(::openat(dir_fd, name.c_str(), kFileOpen));
+    // In the confined child, Landlock refuses (EACCES) a file renamed out of
+    // the context while it is opened; the name may hold something else
+    // by now: ask again, a few times, so the refusal says what is there.
+    for (int attempt = 0; !fd && errno == EACCES && attempt < kOpenat2Attempts; ++attempt) {
+        fd.reset(::openat(dir_fd, name.c_str(), kFileOpen));
+    }
     if (!fd) {
         const int err = errno;
         struct stat now {};

@@ -57,6 +57,8 @@ Result<int> confine_self(const Confinement& confinement, int keep_fd);
 // answered more or out of shape; an error's text is shown as the child sent
 // it only when it is printable ASCII (else each other byte as \xNN).
 // `abi`, when given, receives the Landlock ABI the child ran under.
+// Call it with one thread (the executor has one): a child forked while
+// another thread holds a lock (the sanitizers' allocator's) waits for ever.
 Result<std::string> run_confined(const Confinement& confinement, std::size_t max_answer,
                                  const std::function<Result<std::string>()>& body,
                                  int* abi = nullptr);

@@ -272,10 +272,15 @@ TEST_F(BuildSnapshot, AFileAndAFifoSwappedAllTheTimeNeverBlockTheWalk) {
     fifo("p");
     std::atomic<bool> stop{false};
     std::atomic<long> swaps{0};
+    // No allocation in the agent's loop: each snapshot forks its copy's
+    // child, and a fork while this thread held the sanitizers' allocator
+    // lock left the child waiting for it for ever (sandbox/confine.hpp).
+    const std::string file = src("web/f");
+    const std::string fifo_at = src("p");
     std::thread agent([&] {
         while (!stop) {
-            if (::renameat2(AT_FDCWD, src("web/f").c_str(), AT_FDCWD, src("p").c_str(),
-                            RENAME_EXCHANGE) == 0) {
+            if (::renameat2(AT_FDCWD, file.c_str(), AT_FDCWD, fifo_at.c_str(), RENAME_EXCHANGE) ==
+                0) {
                 ++swaps;
             }
         }
@@ -482,13 +487,17 @@ TEST_F(BuildSnapshot, ADirectoryGrowingDuringTheWalkEndsWithinBudgetOrWithTheBud
     SnapshotBudget budget;
     budget.max_files = 50;
     std::atomic<bool> stop{false};
+    std::vector<std::string> names;  // made before: no allocation in the loop (see above)
+    for (int i = 0; i < 5000; ++i) names.push_back(src("web/f" + std::to_string(i)));
     std::thread agent([&] {
         for (int i = 0; !stop && i < 5000; ++i) {
-            const int fd = ::open(src("web/f" + std::to_string(i)).c_str(),
+            const int fd = ::open(names[static_cast<std::size_t>(i)].c_str(),
                                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
             if (fd >= 0) ::close(fd);
             if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
+        // A thread ending takes the sanitizers' locks too: not during a fork.
+        while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
     int within = 0;
     int over = 0;
@@ -519,10 +528,11 @@ TEST_F(BuildSnapshot, ADirectorySwappedForALinkMidWalkNeverLeadsOutside) {
     write("web/sub/ok", "ok");
     link("swap", tree.path("host"));
     std::atomic<bool> stop{false};
+    const std::string sub = src("web/sub");  // no allocation in the loop (see above)
+    const std::string swap = src("swap");
     std::thread agent([&] {
         while (!stop) {
-            ::renameat2(AT_FDCWD, src("web/sub").c_str(), AT_FDCWD, src("swap").c_str(),
-                        RENAME_EXCHANGE);
+            ::renameat2(AT_FDCWD, sub.c_str(), AT_FDCWD, swap.c_str(), RENAME_EXCHANGE);
         }
     });
     int copied = 0;
