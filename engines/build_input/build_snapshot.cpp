@@ -21,6 +21,7 @@
 #include "executor/run_tree.hpp"
 #include "ipc/path_component.hpp"
 #include "ipc/sys.hpp"
+#include "sandbox/confine.hpp"
 
 namespace hb::exec {
 
@@ -41,6 +42,9 @@ constexpr std::size_t kChunk = 1u << 30;         // one copy_file_range call at 
 constexpr std::size_t kReadBuffer = 256u << 10;  // the read/write loop's buffer
 constexpr int kOpenat2Attempts = 64;
 constexpr char kHashHeader[] = "hostbridge build snapshot v1\n";
+// The longest answer of the confined copy: an error names a path, each of
+// its bytes shown as up to four.
+constexpr std::size_t kMaxAnswer = 64u << 10;
 constexpr char kRaiseIt[] = " in bridge.json; raise it if this context is meant to be that large)";
 
 // Names in messages as the audit log shows them (ipc/sys.hpp).
@@ -309,6 +313,15 @@ bool climbs_out(const std::string& link, const std::string& target) {
     }
 }
 
+// A link's text: not empty, not absolute, not climbing above the root.
+Result<void> check_link_text(const Walk& walk, const std::string& rel, const std::string& target) {
+    if (target.empty()) return walk.fail(rel, "an empty symlink");
+    if (target.front() == '/' || climbs_out(rel, target)) {
+        return walk.fail(rel, "a symlink to " + visible(target) + ", outside the context");
+    }
+    return {};
+}
+
 Result<void> copy_link(Walk& walk, int src_dir, int dst_dir, const std::string& name,
                        const std::string& rel) {
     char buffer[PATH_MAX];
@@ -318,15 +331,11 @@ Result<void> copy_link(Walk& walk, int src_dir, int dst_dir, const std::string& 
     if (n < 0) return walk.fail_errno(rel, "cannot read the link");
     if (static_cast<std::size_t>(n) >= sizeof buffer) return walk.fail(rel, "a symlink too long");
     const std::string target(buffer, static_cast<std::size_t>(n));
-    if (target.empty()) return walk.fail(rel, "an empty symlink");
-    if (target.front() == '/' || climbs_out(rel, target)) {
-        return walk.fail(rel, "a symlink to " + visible(target) + ", outside the context");
-    }
+    if (auto lexical = check_link_text(walk, rel, target); !lexical) return lexical;
     if (::symlinkat(target.c_str(), dst_dir, name.c_str()) != 0) {
         return walk.fail_errno(rel, "cannot create its copy");
     }
     ++walk.out.files;
-    walk.links.push_back({rel, target});
     walk.entries.push_back({'l', rel, 0777, with_length(target)});
     return {};
 }
@@ -518,15 +527,115 @@ Result<Snapshot> fill(Walk& walk, int context_fd, int root_fd) {
     UniqueFd src(::openat(context_fd, ".", kDirOpen));
     if (!src) return walk.fail_errno("", "cannot open");
     if (auto copied = copy_tree(walk, src.get(), root_fd, "", 0); !copied) return copied.error();
-    if (auto checked = check_links(walk, root_fd); !checked) return checked.error();
     walk.out.sha256 = tree_hash(walk.entries);
     return std::move(walk.out);
 }
 
+// The copy's answer from its confined child, as text: the hash and the six
+// counts; read back strictly, so a child that went wrong yields an error,
+// never a snapshot that claims more than the budget allows.
+std::string encode(const Snapshot& s) {
+    return s.sha256 + " " + std::to_string(s.files) + " " + std::to_string(s.bytes) + " " +
+           std::to_string(s.cloned) + " " + std::to_string(s.copied_in_kernel) + " " +
+           std::to_string(s.copied_by_read);
+}
+
+Result<Snapshot> decode(const std::string& text, const SnapshotBudget& budget, Snapshot out) {
+    const Error bad = make_error("the snapshot copy answered out of shape");
+    if (text.size() < 65 || !sys::is_lower_hex(std::string_view(text).substr(0, 64), 64) ||
+        text[64] != ' ') {
+        return bad;
+    }
+    out.sha256 = text.substr(0, 64);
+    std::uint64_t* fields[] = {&out.files, &out.bytes, &out.cloned, &out.copied_in_kernel,
+                               &out.copied_by_read};
+    std::size_t at = 65;
+    for (std::uint64_t* field : fields) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        if (end == at || end - at > 19) return bad;
+        *field = 0;
+        for (std::size_t i = at; i < end; ++i) {
+            if (text[i] < '0' || text[i] > '9') return bad;
+            *field = *field * 10 + static_cast<std::uint64_t>(text[i] - '0');
+        }
+        at = end + 1;
+    }
+    if (at != text.size() + 1 || out.files > budget.max_files || out.bytes > budget.max_bytes ||
+        out.cloned + out.copied_in_kernel + out.copied_by_read > out.files) {
+        return bad;
+    }
+    return out;
+}
+
+// The snapshot's links, listed by the parent itself from the finished tree
+// (the child that copied is not trusted to list them), each checked as
+// copy_link checks its text; anything but a directory, a regular file or a
+// link is refused.
+Result<void> find_links(Walk& walk, int dir_fd, const std::string& rel, int depth) {
+    if (depth > kMaxSnapshotDepth + 1) return walk.fail(rel, "too deep in its copy");
+    std::vector<std::string> names;
+    if (!sys::list_dir(dir_fd, names)) return walk.fail_errno(rel, "cannot list its copy");
+    for (const std::string& name : names) {
+        const std::string child = join(rel, name);
+        struct stat st {};
+        if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            return walk.fail_errno(child, "fstat its copy");
+        }
+        if (S_ISLNK(st.st_mode)) {
+            char buffer[PATH_MAX];
+            const ssize_t n = ::readlinkat(dir_fd, name.c_str(), buffer, sizeof buffer);
+            if (n < 0 || n >= PATH_MAX) return walk.fail_errno(child, "cannot read its copy");
+            Link link{child, std::string(buffer, static_cast<std::size_t>(n))};
+            if (auto lexical = check_link_text(walk, child, link.target); !lexical) return lexical;
+            walk.links.push_back(std::move(link));
+        } else if (S_ISDIR(st.st_mode)) {
+            UniqueFd sub(::openat(dir_fd, name.c_str(), kDirOpen));
+            if (!sub) return walk.fail_errno(child, "cannot open its copy");
+            if (auto found = find_links(walk, sub.get(), child, depth + 1); !found) return found;
+        } else if (!S_ISREG(st.st_mode)) {
+            return walk.fail(child, type_name(st.st_mode) + " in its copy");
+        }
+    }
+    return {};
+}
+
+// fill, in a child that reads only beneath the context and writes only
+// beneath the snapshot root (sandbox/confine.hpp): a bug in the walk cannot
+// write the person's files. The links are checked here, in the parent:
+// openat2, which that check needs, is refused in the child (its O_TRUNC
+// would truncate a checkout file under Landlock ABI 2).
+Result<Snapshot> fill_confined(Walk& walk, int context_fd, int root_fd) {
+    const SnapshotTestHooks& hooks = snapshot_test_hooks();
+    const sandbox::Confinement confinement{context_fd, root_fd, hooks.max_abi};
+    auto answer = sandbox::run_confined(confinement, kMaxAnswer, [&]() -> Result<std::string> {
+        auto filled = fill(walk, context_fd, root_fd);
+        if (!filled) return filled.error();
+        if (hooks.in_child_after_copy) hooks.in_child_after_copy(root_fd);
+        return encode(*filled);
+    });
+    if (!answer) return answer.error();
+    auto snapshot = decode(*answer, walk.budget, std::move(walk.out));
+    if (!snapshot) return snapshot;
+    if (auto found = find_links(walk, root_fd, "", 0); !found) return found.error();
+    if (auto checked = check_links(walk, root_fd); !checked) return checked.error();
+    return snapshot;
+}
+
 }  // namespace
+
+SnapshotTestHooks& snapshot_test_hooks() {
+    static SnapshotTestHooks hooks;
+    return hooks;
+}
 
 Result<UniqueFd> open_source_file(int dir_fd, const std::string& name, struct stat& st) {
     UniqueFd fd(::openat(dir_fd, name.c_str(), kFileOpen));
+    // In the confined child, Landlock refuses (EACCES) a file renamed out of
+    // the context while it is opened; the name may hold something else
+    // by now: ask again, a few times, so the refusal says what is there.
+    for (int attempt = 0; !fd && errno == EACCES && attempt < kOpenat2Attempts; ++attempt) {
+        fd.reset(::openat(dir_fd, name.c_str(), kFileOpen));
+    }
     if (!fd) {
         const int err = errno;
         struct stat now {};
@@ -576,7 +685,7 @@ Result<Snapshot> take_snapshot(const std::string& project_dir, const std::string
         UniqueFd root(::openat(parent->get(), name.c_str(), kDirOpen));
         if (!root) return make_error(errno_text("cannot open " + visible(dest)));
         if (::fchmod(root.get(), 0700) != 0) return make_error(errno_text("chmod " + dest));
-        return fill(walk, context_fd->get(), root.get());
+        return fill_confined(walk, context_fd->get(), root.get());
     }();
     if (!result) {
         if (auto removed = remove_tree(parent->get(), name); !removed) {

@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ipc/result.hpp"
 #include "ipc/unique_fd.hpp"
+#include "sandbox/confine.hpp"
 
 namespace hb::exec {
 
@@ -73,6 +75,10 @@ inline constexpr int kMaxSnapshotDepth = 64;
 // content for a file (hashed from the copy once it is written, so it is
 // exactly what the builder reads), "<len>:<target>" for a link.
 //
+// The copy and the hash run in a child that can read only beneath the
+// context and write only beneath `dest` (sandbox/confine.hpp); the link
+// checks run here, on a listing of the finished tree of our own.
+//
 // Errors name the checkout path (relative to project_dir, with every byte
 // outside printable ASCII shown as \xNN) and why, e.g. "build context
 // web/app/h: a symlink to /home/u, outside the context". On any error past
@@ -80,6 +86,17 @@ inline constexpr int kMaxSnapshotDepth = 64;
 // old snapshot nor a partial one.
 Result<Snapshot> take_snapshot(const std::string& project_dir, const std::string& context,
                                const std::string& dest, const SnapshotBudget& budget);
+
+// For the tests only (tests/executor/test_build_snapshot.cpp); the executor
+// never changes them. The copy runs in a confined child (fill_confined,
+// build_snapshot.cpp): `max_abi` is the Landlock ABI it is confined at
+// (sandbox/confine.hpp), and `in_child_after_copy`, when set, runs in that
+// child after the copy with the snapshot root's fd, to try what a bug could.
+struct SnapshotTestHooks {
+    int max_abi = sandbox::kLandlockAbi;
+    std::function<void(int root_fd)> in_child_after_copy;
+};
+SnapshotTestHooks& snapshot_test_hooks();
 
 // Opens `name` beneath `dir_fd` to be copied, as take_snapshot opens every
 // regular file: O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_NOCTTY, then fstat of the fd

@@ -19,7 +19,7 @@ declare -A may=(
     [executor]="common ipc sandbox packaging"
     [executor/main]="common engines engines/podman executor ipc packaging"
     # The engine rooms over the core, side by side; the registry over them.
-    [engines/build_input]="common executor ipc"
+    [engines/build_input]="common executor ipc sandbox"
     [engines/podman]="common executor ipc"
     [engines]="common engines/build_input engines/podman executor ipc"
     [client/request]="display ipc"

@@ -173,6 +173,27 @@ TEST(SecurityMd, IsTheSecurityCaseInAtMost40KiB) {
     }
 }
 
+// The per-step privilege table ("Engine steps and the privilege each
+// keeps"): every test a row names is a test of this build.
+TEST(SecurityMd, EveryTestTheStepTableNamesExists) {
+    const std::string block =
+        between_markers(read_text(kSecurityMd), "<!-- step-table", "<!-- step-table:end");
+    const std::set<std::string> known = ctest_names();
+    int rows = 0;
+    for (const std::string& line : split_lines(block)) {
+        const auto cells = table_cells(line);
+        if (cells.size() != 4 || cells[0] == "step" || cells[0].starts_with("---")) continue;
+        ++rows;
+        const auto tests = backticked(cells[3]);
+        EXPECT_FALSE(tests.empty()) << cells[0] << ": name the tests that prove it";
+        for (const auto& test : tests) {
+            EXPECT_TRUE(known.contains(test))
+                << cells[0] << ": `" << test << "` is not a ctest test";
+        }
+    }
+    EXPECT_GE(rows, 6);
+}
+
 TEST(SecurityMd, SaysWhatIsNotDefendedAndHowToReport) {
     const std::string text = read_text(kSecurityMd);
     EXPECT_NE(text.find("\n## What is not defended"), std::string::npos);
