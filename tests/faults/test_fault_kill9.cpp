@@ -37,7 +37,7 @@ constexpr int kTearEvery = 25;
 // just forked (a parser or a command, not yet exec'd) shares the file but
 // never the lock, so it must be free at once. With flock(2) it was held by
 // such a child after 5-6 of 200 kills, and a drain started then left the
-// requests waiting (docs/SECURITY.md's crash notes, issue 26).
+// requests waiting (docs/ARCHITECTURE.md, step 4, "Lock").
 bool lock_held_after_the_kill(const FaultFixture& f) {
     const int fd = ::open((f.state + "/drain.lock").c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return false;  // no drain got as far as creating it

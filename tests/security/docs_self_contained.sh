@@ -37,7 +37,7 @@ if git -c safe.directory="$src" -C "$src" rev-parse --is-inside-work-tree >/dev/
     rm -f "$list.z"
     echo "files: git ls-files in $src ($(wc -l <"$list") files)"
 else
-    (cd "$src" && find . \( -name .git -o -name 'build*' \) -prune -o -type f -print |
+    (cd "$src" && find . \( -path ./.git -o -path './build*' \) -prune -o -type f -print |
         sed 's|^\./||' | sort) >"$list"
     echo "files: a walk of $src, without .git/ and build*/ ($(wc -l <"$list") files)"
 fi

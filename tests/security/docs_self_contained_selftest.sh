@@ -79,6 +79,14 @@ for mode in walk git; do
     track
     expect "$mode: an absolute link" 1 "links to an absolute path"
 
+    # Only the top-level build*/ is generated: a source folder whose name
+    # starts with "build" (engines/build_input/) is checked like any other.
+    setup
+    mkdir -p "$tmp/t/src/build_input"
+    printf '// see ../shared/design/protocol.md\n' >"$tmp/t/src/build_input/x.cpp"
+    track
+    expect "$mode: a nested build_input/ folder is checked" 1 "src/build_input/x.cpp:1 cites"
+
     if [ "$mode" = git ]; then
         # Only tracked files count in a checkout: an untracked scratch file does not.
         setup
