@@ -4,23 +4,29 @@
 // and publishes a decision next to one (common/held.hpp); the executor runs
 // or refuses it, checking every gate again (docs/DECIDE-AND-RUN.md, "Held
 // for a person").
+#include <fcntl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "admin/audit/held_decision.hpp"
 #include "admin/commands/commands.hpp"
 #include "admin/commands/pending.hpp"
+#include "admin/install/install_record.hpp"
 #include "admin/install/systemd_user.hpp"
 #include "admin/util/args.hpp"
+#include "client/request/audit_lookup.hpp"
 #include "common/config.hpp"
 #include "common/held.hpp"
 #include "display/visible.hpp"
+#include "ipc/audit_segments.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -38,7 +44,11 @@ const char* const kAllowHelp = R"(usage: hostbridge allow [--slug SLUG] NAME [DI
 Shows the held request NAME again and has the executor run it now: the
 installed service is started (or `hostbridge-executor drain` is run where
 the install has no systemd units). The executor checks the policy, the
-integrity gate and the rate limit again before it runs anything. Refused
+integrity gate and the rate limit again before it runs anything, and
+this command waits for the end the audit log records (at most the verb's
+timeout and 30 s) and says it: ran and succeeded, failed, or refused, with
+the exit code and reason. When the run outlasts that, it says so and
+prints the command that follows it in the audit log. Refused
 when NAME is not held, has expired, was decided already, or when the install
 changed since it was held (a re-install or `hostbridge approve`): then the
 agent must send it again. A decision is used once.
@@ -48,15 +58,18 @@ the decision is made only when NAME still holds that very request. Without
 DIGEST, on a terminal, the request is shown and you are asked to confirm;
 elsewhere DIGEST is required.
 
-Exit: 0 allowed, 1 refused or failed, 2 usage error.
+Exit: 0 it ran and succeeded (or is still running), 1 refused or failed,
+2 usage error.
 )";
 
 const char* const kDenyHelp = R"(usage: hostbridge deny [--slug SLUG] [--reason TEXT] NAME [DIGEST]
 
 Refuses the held request NAME: the agent is answered `denied` with the
 reason "denied by a person on the host", and TEXT after a colon (printable
-text, at most 200 bytes). DIGEST as for `hostbridge allow`: without it, on
-a terminal, you are asked to confirm; elsewhere it is required.
+text, at most 200 bytes), once the executor took the decision up and the
+audit log records it (waited for as by `hostbridge allow`). DIGEST as for
+`hostbridge allow`: without it, on a terminal, you are asked to confirm;
+elsewhere it is required.
 
 Exit: 0 denied, 1 refused or failed, 2 usage error.
 )";
@@ -185,37 +198,139 @@ Whose whose_decision(int held_fd, const std::string& file, const common::HeldDec
     return found && found->nonce == mine.nonce ? Whose::Mine : Whose::Another;
 }
 
-// Says "runs"/"refused" only when the drain took up this very decision
+// The audit log's newest final event of one request, after a given seq:
+// what the executor recorded, which the agent cannot write
+// (client/request/audit_lookup.hpp reads it the same way for a request
+// client on the host).
+struct RequestEnd {
+    std::uint64_t last_seq = 0;  // the log's newest event
+    std::optional<std::uint64_t> seq;
+    std::string event;
+    std::optional<client::ResponseState> state;
+    std::optional<std::int64_t> exit_code;
+    std::string reason;
+};
+
+// A string field, or "" (a field may be null or absent).
+std::string text_of(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<std::uint64_t> seq_of(const nlohmann::json& j) {
+    const auto seq = j.find("seq");
+    if (seq == j.end() || !seq->is_number_unsigned()) return std::nullopt;
+    return seq->get<std::uint64_t>();
+}
+
+// Newest segment first, each line naming `request` parsed; an older segment
+// is read only while the newer ones start after `after`.
+RequestEnd request_end(const std::string& state_dir, const std::string& request,
+                       std::uint64_t after) {
+    RequestEnd end;
+    UniqueFd dir(::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) return end;
+    auto files = audit_log_files(dir.get());
+    if (!files) return end;
+    for (auto file = files->rbegin(); file != files->rend(); ++file) {
+        std::ifstream in(state_dir + "/" + *file, std::ios::binary);
+        std::optional<std::uint64_t> first;
+        std::string line, last;
+        while (std::getline(in, line)) {
+            if (line.empty()) continue;
+            if (!first) first = seq_of(nlohmann::json::parse(line, nullptr, false));
+            last = line;
+            if (line.find(request) == std::string::npos) continue;
+            const auto j = nlohmann::json::parse(line, nullptr, false);
+            if (!j.is_object() || text_of(j, "request") != request) continue;
+            const std::string event = text_of(j, "event");
+            const auto state = client::final_state_of(event);
+            const auto seq = seq_of(j);
+            if (!state || !seq || *seq <= after) continue;
+            end.seq = seq;
+            end.event = event;
+            end.state = state;
+            end.exit_code.reset();
+            if (const auto code = j.find("exit_code"); code != j.end() && code->is_number_integer())
+                end.exit_code = code->get<std::int64_t>();
+            end.reason = text_of(j, "reason");
+        }
+        if (!last.empty() && end.last_seq == 0)
+            end.last_seq = seq_of(nlohmann::json::parse(last, nullptr, false)).value_or(0);
+        if (first && *first <= after) break;
+    }
+    return end;
+}
+
+// Waits (bounded) for the end of `request` the log records after seq
+// `after`; nullopt when none came in time.
+std::optional<RequestEnd> wait_for_end(const std::string& state_dir, const std::string& request,
+                                       std::uint64_t after, std::chrono::seconds limit) {
+    const auto stop = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        RequestEnd end = request_end(state_dir, request, after);
+        if (end.seq) return end;
+        if (std::chrono::steady_clock::now() >= stop) return std::nullopt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+// Says how it went only from the audit log's final event for the request,
+// recorded after the decision was published (`after`); "denied" or
+// "allowed" only when the drain took up this very decision
 // (held/NAME.decided holds its nonce, executor/drain_held.cpp): a second
 // person whose decision was published after the first was taken up came
 // second, and is told so.
 int report_outcome(std::string_view command, int held_fd, const std::string& name,
-                   const common::HeldDecision& mine) {
+                   const common::HeldDecision& mine, const Config& config,
+                   const common::HeldRequest& held, std::uint64_t after) {
     const bool allow = mine.allow;
-    switch (whose_decision(held_fd, common::held_name(name, common::HeldFile::Decided), mine)) {
-        case Whose::Mine:
-            std::cout << (allow ? "allowed: " : "denied: ") << name
-                      << (allow ? "; the executor checked it again and ran it (the agent's "
-                                  "answer says how it went)\n"
-                                : "; the agent is told so\n");
-            return kExitOk;
-        case Whose::Another:
+    const std::string said = allow ? "allowed: " : "denied: ";
+    const Whose taken =
+        whose_decision(held_fd, common::held_name(name, common::HeldFile::Decided), mine);
+    if (taken != Whose::Mine) {
+        if (taken == Whose::Another) {
             print_error(command, name +
                                      " was decided by someone else first (a decision is used "
                                      "once); yours was not used");
             return kExitFailure;
-        case Whose::None:
-            break;
+        }
+        if (whose_decision(held_fd, common::held_name(name, common::HeldFile::Decision), mine) !=
+            Whose::Mine) {
+            // Taken up and ended meanwhile: the log below says how.
+            if (!request_end(config.state_dir, held.request, after).seq) {
+                print_error(command, name +
+                                         " was not decided by you: it expired first, or another "
+                                         "decision was used (the agent's answer says which)");
+                return kExitFailure;
+            }
+        }
     }
-    if (whose_decision(held_fd, common::held_name(name, common::HeldFile::Decision), mine) ==
-        Whose::Mine) {
-        std::cout << (allow ? "allowed: " : "denied: ") << name
-                  << "; the executor takes it up when the drain running now is done\n";
+    const int limit = config.timeouts.for_verb(held.verb) + 30;
+    std::cout << said << name << "; handed to the executor, waiting for its end (at most " << limit
+              << " s; interrupting this wait stops nothing)\n"
+              << std::flush;
+    const auto end =
+        wait_for_end(config.state_dir, held.request, after, std::chrono::seconds(limit));
+    if (!end) {
+        std::cout << name << ": not ended yet; the executor has it. Follow it with `"
+                  << self_command() << " audit --slug " << config.slug
+                  << " --follow` (its final event: succeeded, failed or denied)\n";
         return kExitOk;
     }
-    print_error(command, name +
-                             " was not decided by you: it expired first, or another "
-                             "decision was used (the agent's answer says which)");
+    const std::string reason = end->reason.empty() ? "" : ": " + visible(end->reason);
+    const std::string code =
+        end->exit_code ? " (exit code " + std::to_string(*end->exit_code) + ")" : "";
+    if (end->state == client::ResponseState::Done) {
+        std::cout << name << ": the executor checked it again and ran it: succeeded" << code
+                  << "\n";
+        return kExitOk;
+    }
+    if (!allow && end->state == client::ResponseState::Denied) {
+        std::cout << name << ": the agent was answered denied" << reason << "\n";
+        return kExitOk;
+    }
+    std::cout << name << ": " << visible(end->event) << code << reason << "\n";
     return kExitFailure;
 }
 
@@ -269,6 +384,9 @@ int decide(Invocation& in, bool allow) {
     }
     const common::HeldDecision decision{allow, held->generation, in.args.get("reason").value_or(""),
                                         common::held_digest(*held), *nonce};
+    // What the log holds before the decision: its end is what comes after.
+    const std::uint64_t before =
+        request_end(opened->config.state_dir, held->request, UINT64_MAX).last_seq;
     auto published = common::publish_decision(fd, name, admin::render_decision(decision));
     if (!published) {
         print_error(command, published.error().message);
@@ -280,7 +398,7 @@ int decide(Invocation& in, bool allow) {
     }
     wake_executor(command, in.paths, opened->config, fd,
                   common::held_name(name, common::HeldFile::Decision));
-    return report_outcome(command, fd, name, decision);
+    return report_outcome(command, fd, name, decision, opened->config, *held, before);
 }
 
 int run_allow(Invocation& in) {

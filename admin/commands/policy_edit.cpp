@@ -83,7 +83,7 @@ void say_held(const Config& config, const common::Policy& policy) {
 
 }  // namespace
 
-int run_policy_edit(const Config& config) {
+int run_policy_edit(const Config& config, const std::optional<std::string>& from) {
     const std::string& path = config.policy_file;
     const std::string copy = path + ".edit";
     auto current = read_file_if_exists(path, kMaxPolicy);
@@ -92,23 +92,40 @@ int run_policy_edit(const Config& config) {
         return kExitFailure;
     }
     const std::string before = current->value_or("");
-    // A copy an earlier edit left (refused) is where this one starts.
-    auto kept = read_file_if_exists(copy, kMaxPolicy);
-    if (!kept) {
-        print_error(kCmd, "cannot read " + visible(copy) + ": " + kept.error().message);
-        return kExitFailure;
-    }
-    if (kept->has_value()) {
-        std::cout << "continuing from the edit kept in " << visible(copy) << "\n";
-    } else if (auto made = write_file_atomic(copy, before, 0600); !made) {
-        print_error(kCmd, made.error().message);
-        return kExitFailure;
-    }
-    const int status = run_editor(editor_argv(), copy);
-    if (status != 0) {
-        print_error(kCmd, "the editor " + std::string(status < 0 ? "could not be run" : "failed") +
-                              "; policy.conf is unchanged, the edit is kept in " + visible(copy));
-        return kExitFailure;
+    if (from) {
+        // The edit is FILE's text, in place of the editor's; a kept copy
+        // is replaced by it.
+        auto given = read_file_if_exists(*from, kMaxPolicy);
+        if (!given || !given->has_value()) {
+            print_error(kCmd, "cannot read " + visible(*from) +
+                                  (given ? ": no such file" : ": " + given.error().message) +
+                                  "; policy.conf is unchanged");
+            return kExitFailure;
+        }
+        if (auto made = write_file_atomic(copy, **given, 0600); !made) {
+            print_error(kCmd, made.error().message);
+            return kExitFailure;
+        }
+    } else {
+        // A copy an earlier edit left (refused) is where this one starts.
+        auto kept = read_file_if_exists(copy, kMaxPolicy);
+        if (!kept) {
+            print_error(kCmd, "cannot read " + visible(copy) + ": " + kept.error().message);
+            return kExitFailure;
+        }
+        if (kept->has_value()) {
+            std::cout << "continuing from the edit kept in " << visible(copy) << "\n";
+        } else if (auto made = write_file_atomic(copy, before, 0600); !made) {
+            print_error(kCmd, made.error().message);
+            return kExitFailure;
+        }
+        const int status = run_editor(editor_argv(), copy);
+        if (status != 0) {
+            print_error(kCmd,
+                        "the editor " + std::string(status < 0 ? "could not be run" : "failed") +
+                            "; policy.conf is unchanged, the edit is kept in " + visible(copy));
+            return kExitFailure;
+        }
     }
     auto edited = read_file_if_exists(copy, kMaxPolicy);
     if (!edited || !edited->has_value()) {

@@ -7,11 +7,16 @@
 // that is refused is kept, and the next `policy edit` starts from it.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "common/config.hpp"
 
 namespace hb::admin {
 
-int run_policy_edit(const Config& config);
+// `from`: the file whose text is the edit, for scripts and tests (`policy
+// edit --from FILE`); no editor runs, the rest is the same.
+int run_policy_edit(const Config& config, const std::optional<std::string>& from);
 
 // After policy.conf changed (`policy edit`, `policy suggest --write`):
 // AGENT.md and the tool manifest written anew, each said; an exit code.

@@ -387,14 +387,16 @@ namespace {
 constexpr std::string_view kCmd = "policy";
 
 const char* const kHelp = R"(usage: hostbridge policy suggest [--slug SLUG] [--write [--yes]]
-       hostbridge policy edit [--slug SLUG]
+       hostbridge policy edit [--slug SLUG] [--from FILE]
 
 `policy edit` opens a copy of the install's policy.conf in $VISUAL, $EDITOR
-or editor; once the editor exits 0, the copy is read as the
-executor reads it and, when every line is understood and policy.conf did
-not change meanwhile, put in place (its change shown), and AGENT.md and
-the agent's tool manifest are written anew from it. A copy that is
-refused stays beside policy.conf (policy.conf.edit) and the next `policy
+or editor (split into words and run without a shell); with --from FILE,
+FILE's text is the edit and no editor runs (for scripts). Once the editor
+exits 0, the copy is read as the executor reads it and, when every line is
+understood and policy.conf did not change meanwhile, put in place (its
+change shown), and AGENT.md and the agent's tool manifest are written anew
+from it. A copy that is refused (each line not understood is named, with
+why) stays beside policy.conf (policy.conf.edit) and the next `policy
 edit` starts from it. After editing policy.conf by hand, `policy edit`
 saved without a change writes what the agent reads anew.
 
@@ -417,6 +419,7 @@ An audit log that fails `hostbridge audit --verify`, and a policy.conf with
 a line this hostbridge does not understand, are refused.
 
   --slug SLUG   the install (default: the one whose project holds the cwd)
+  --from FILE   with edit: FILE's text is the edit, instead of an editor's
   --write       replace the install's policy.conf with it (same file mode),
                 after showing the summary and the diff and asking
   --yes         with --write: replace it without asking (read the diff first)
@@ -427,7 +430,8 @@ Exit: 0 printed or written (or nothing to change), 1 failed or declined,
 2 usage error.
 )";
 
-const OptionSpec kSpecs[] = {{"slug", true, false}, {"write", false, false}, {"yes", false, false}};
+const OptionSpec kSpecs[] = {
+    {"slug", true, false}, {"write", false, false}, {"yes", false, false}, {"from", true, false}};
 
 std::optional<int> check_policy(const ParsedArgs& args) {
     if (args.positional.size() != 1 ||
@@ -438,6 +442,10 @@ std::optional<int> check_policy(const ParsedArgs& args) {
     }
     if (args.positional[0] == "edit" && (args.has("write") || args.has("yes"))) {
         print_error(kCmd, "--write and --yes go with `policy suggest`");
+        return kExitUsage;
+    }
+    if (args.positional[0] == "suggest" && args.has("from")) {
+        print_error(kCmd, "--from goes with `policy edit`");
         return kExitUsage;
     }
     if (args.has("yes") && !args.has("write")) {
@@ -559,7 +567,7 @@ int run_policy(Invocation& in) {
         print_error(kCmd, "cannot read " + in.paths.config_file + ": " + config.error().message);
         return kExitFailure;
     }
-    if (in.args.positional[0] == "edit") return run_policy_edit(*config);
+    if (in.args.positional[0] == "edit") return run_policy_edit(*config, in.args.get("from"));
     const std::string verify_fix = self_command() + " audit --slug " + config->slug + " --verify";
     auto report = admin::verify_audit_log(config->state_dir);
     if (!report) {

@@ -11,6 +11,7 @@
 
 #include "client/agent/tools.hpp"
 #include "engines/argv_table.hpp"
+#include "tests/support/files.hpp"
 
 namespace {
 
@@ -127,6 +128,53 @@ TEST(ToolTexts, WithVerifiedOutcomesEachTextSaysWhatTheEngineQueriesDo) {
     m = hb::agent::parse_manifest(
         R"({"format": 1, "backend": "compose", "verified_outcomes": "yes", "verbs": []})");
     EXPECT_FALSE(m.verified_outcomes);  // only JSON true
+}
+
+// docs/MCP.md retells what the compose tool texts claim: each claim is said
+// there, and a claim a text makes only with (or only without)
+// verified_outcomes is said in a clause that names the key (issue 48:
+// MCP.md said `health` runs no check while its text, on every install
+// that settles, runs each healthcheck once).
+TEST(ToolTexts, McpMdTellsEachClaimWithTheManifestKeyItDependsOn) {
+    std::string doc = hb::test::read_file(std::string(HB_SOURCE_DIR) + "/docs/MCP.md");
+    std::replace(doc.begin(), doc.end(), '\n', ' ');
+    const auto lower = [](std::string text) {
+        for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return text;
+    };
+    // MCP.md's clauses: between semicolons and sentence ends.
+    std::vector<std::string> clauses(1);
+    for (std::size_t i = 0; i < doc.size(); ++i) {
+        if (doc[i] == ';' || (doc[i] == '.' && i + 1 < doc.size() && doc[i + 1] == ' ')) {
+            clauses.emplace_back();
+        } else {
+            clauses.back() += doc[i];
+        }
+    }
+    const std::vector<std::pair<std::string, std::string>> claims = {
+        {"health", "runs no check of its own"},
+        {"health", "healthcheck once"},
+        {"up", "builds nothing"},
+        {"restart", "not a new image"},
+    };
+    for (const auto& [verb, claim] : claims) {
+        const auto text = [&](bool verified) {
+            return lower(hb::agent::tool_description_of(verb, "compose", verified));
+        };
+        const bool without = text(false).find(claim) != std::string::npos;
+        const bool with = text(true).find(claim) != std::string::npos;
+        ASSERT_TRUE(without || with) << verb << ": no text claims \"" << claim << "\" any more";
+        const auto told = std::find_if(clauses.begin(), clauses.end(), [&](const std::string& c) {
+            return c.find("`" + verb + "`") != std::string::npos &&
+                   lower(c).find(claim) != std::string::npos;
+        });
+        ASSERT_NE(told, clauses.end()) << "docs/MCP.md does not say `" << verb << "` " << claim;
+        if (without != with) {
+            EXPECT_NE(told->find("verified_outcomes"), std::string::npos)
+                << "docs/MCP.md says `" << verb << "` " << claim << " without naming "
+                << "verified_outcomes, which the text depends on: " << *told;
+        }
+    }
 }
 
 // A stack whose containers carry compose's labels (install --stack-project):

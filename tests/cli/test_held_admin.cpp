@@ -118,6 +118,12 @@ TEST_F(Held, PendingListsItAndAllowRunsIt) {
     const Ran allow = admin({"allow", down, digest(down)});
     EXPECT_EQ(allow.code, 0) << allow.out << allow.err;
     EXPECT_TRUE(contains(allow.out, "would run: $STACK stop")) << allow.out;
+    // The end the audit log records, not the hand-over (issue 48); the
+    // drain that must end it under systemd: tests/cli/e2e_systemd.sh.
+    EXPECT_TRUE(
+        contains(allow.out, down + ": the executor checked it again and ran it: succeeded (exit "
+                                   "code 0)\n"))
+        << allow.out;
     EXPECT_EQ(response(down)["state"], "done") << response(down).dump();
     EXPECT_EQ(calls(), (std::vector<std::string>{"stop"}));
     EXPECT_EQ(admin({"pending"}).out, "no request waits for a person\n");
@@ -247,6 +253,9 @@ TEST_F(Held, DenyAnswersWithThePersonsReason) {
     EXPECT_EQ(admin({"deny", "--reason", "bad\x1b[2Jtext", down}).code, 2);
     const Ran deny = admin({"deny", "--reason", "not during the demo", down, digest(down)});
     EXPECT_EQ(deny.code, 0) << deny.err;
+    EXPECT_TRUE(contains(deny.out, down + ": the agent was answered denied: denied by a person "
+                                          "on the host: not during the demo\n"))
+        << deny.out;
     EXPECT_EQ(response(down)["state"], "denied");
     EXPECT_EQ(response(down)["reason"], "denied by a person on the host: not during the demo");
     EXPECT_TRUE(calls().empty());

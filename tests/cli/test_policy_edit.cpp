@@ -91,6 +91,46 @@ TEST_F(PolicyEdit, UpAndRebuildSetAutoAreSaidToStayAskWithoutAnEngineUser) {
     EXPECT_TRUE(contains(run.out, "note: MODE_up=auto stays ask on this install")) << run.out;
 }
 
+// The form for scripts and tests: --from FILE is the edit, no editor runs,
+// and the rest is the same (the check, the refusal, what the agent reads).
+TEST_F(PolicyEdit, FromAFileTheEditIsMadeWithoutAnEditorAndDoctorIsContent) {
+    const std::string ran = root.path("editor-ran");
+    const std::string editor_path = editor("marks", "touch '" + ran + "'\n");
+    const std::string before = read_file(policy());
+    const std::string bad = root.path("bad.conf");
+    write_file(bad, before + "MODE_restart=confirm\n");
+    const auto edit_from = [&](const std::string& file) {
+        return home.hostbridge({"policy", "edit", "--slug", "demo-app", "--from", file}, "",
+                               {"VISUAL=", "EDITOR=" + editor_path});
+    };
+    Ran refused = edit_from(bad);
+    EXPECT_EQ(refused.code, 1) << refused.out << refused.err;
+    EXPECT_TRUE(contains(refused.err, "the edit is not put in place")) << refused.err;
+    EXPECT_TRUE(contains(refused.err, "confirm")) << refused.err;
+    EXPECT_EQ(read_file(policy()), before);
+
+    std::string text = before;
+    const auto at = text.find("MODE_restart=auto");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string good = root.path("good.conf");
+    write_file(good, text.replace(at, 17, "MODE_restart=deny"));
+    Ran run = edit_from(good);
+    ASSERT_EQ(run.code, 0) << run.out << run.err;
+    EXPECT_FALSE(exists(ran)) << "an editor ran";
+    EXPECT_TRUE(has_line(read_file(policy()), "MODE_restart=deny")) << read_file(policy());
+    EXPECT_FALSE(exists(policy() + ".edit"));
+    Ran doctor = home.hostbridge({"doctor", "--slug", "demo-app"});
+    EXPECT_EQ(doctor.code, 0) << doctor.out;
+    EXPECT_FALSE(contains(doctor.out, "PROBLEM")) << doctor.out;
+
+    Ran missing = edit_from(root.path("absent.conf"));
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_TRUE(contains(missing.err, "policy.conf is unchanged")) << missing.err;
+    Ran suggest = home.hostbridge({"policy", "suggest", "--slug", "demo-app", "--from", good});
+    EXPECT_EQ(suggest.code, 2);
+    EXPECT_TRUE(contains(suggest.err, "--from goes with `policy edit`")) << suggest.err;
+}
+
 TEST_F(PolicyEdit, WriteAndYesBelongToSuggest) {
     Ran run = home.hostbridge({"policy", "edit", "--slug", "demo-app", "--write"});
     EXPECT_EQ(run.code, 2);
