@@ -3,8 +3,8 @@
 
 validate/: "<basename>\n<body>" inputs, valid requests and hostile ones.
 wire/: a selector byte (0 verdict + service-count byte, 1 startup, 2 request,
-3 screen request) then a message in the layout of ipc/wire.cpp (3:
-ipc/screen_wire.cpp).
+3 screen request) then a message in the layout of ipc/wire_layout.hpp (3:
+ipc/screen_wire.hpp).
 screen/: Containerfiles, honest ones and one of each refusal.
 loglines/: 8 window bytes, then `podman logs --timestamps` output.
 image/: docker-archive tars as podman 4.3's `save` writes them (small

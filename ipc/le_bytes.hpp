@@ -1,5 +1,5 @@
 // Little-endian integers in a fixed message buffer, for every wire of the
-// bridge (ipc/wire.cpp, ipc/screen_wire.cpp, ipc/inspect_wire.cpp): written
+// bridge (ipc/wire_layout.hpp, ipc/screen_wire.hpp, ipc/inspect_wire.hpp): written
 // once so both sides of each socket encode a field the same way.
 #pragma once
 

@@ -5,11 +5,8 @@
 #include "ipc/wire.hpp"
 
 namespace hb {
-namespace {
 
-// A decimal without sign or leading zero ("0" itself allowed), at most
-// `max`; nullopt on anything else, overflow included.
-std::optional<std::uint64_t> decimal(std::string_view text, std::uint64_t max) {
+std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t max) {
     if (text.empty() || text.size() > 19 || (text.size() > 1 && text[0] == '0')) return {};
     std::uint64_t value = 0;
     for (const char c : text) {
@@ -20,8 +17,6 @@ std::optional<std::uint64_t> decimal(std::string_view text, std::uint64_t max) {
     return value;
 }
 
-}  // namespace
-
 std::string format_cursor(LogCursor cursor) {
     return std::to_string(cursor.ns) + ":" + std::to_string(cursor.seen);
 }
@@ -29,17 +24,12 @@ std::string format_cursor(LogCursor cursor) {
 std::optional<LogCursor> parse_cursor(std::string_view text) {
     const std::size_t colon = text.find(':');
     if (colon == std::string_view::npos) return {};
-    const auto ns = decimal(text.substr(0, colon),
-                            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
-    const auto seen = decimal(text.substr(colon + 1), kMaxCursorSeen);
+    const auto ns =
+        parse_decimal(text.substr(0, colon),
+                      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+    const auto seen = parse_decimal(text.substr(colon + 1), kMaxCursorSeen);
     if (!ns || !seen) return {};
     return LogCursor{static_cast<std::int64_t>(*ns), static_cast<std::uint32_t>(*seen)};
-}
-
-std::optional<std::uint16_t> parse_lines(std::string_view text) {
-    const auto lines = decimal(text, kMaxLogLines);
-    if (!lines || *lines == 0) return {};
-    return static_cast<std::uint16_t>(*lines);
 }
 
 }  // namespace hb

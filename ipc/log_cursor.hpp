@@ -24,7 +24,11 @@ struct LogCursor {
 std::string format_cursor(LogCursor cursor);
 // Exactly what format_cursor writes; nullopt for anything else.
 std::optional<LogCursor> parse_cursor(std::string_view text);
+// A decimal without sign or leading zero ("0" itself allowed), at most
+// `max`; nullopt on anything else, overflow included. Both text forms are
+// read with it.
+std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t max);
 // `lines`: "1".."1000" (kMaxLogLines), decimal without leading zeros.
-std::optional<std::uint16_t> parse_lines(std::string_view text);
+std::optional<std::uint16_t> parse_lines(std::string_view text);  // ipc/log_cursor_parser.cpp
 
 }  // namespace hb

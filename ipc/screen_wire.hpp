@@ -147,8 +147,11 @@ struct ScreenRequest {
 
     bool operator==(const ScreenRequest&) const = default;
 };
-// Refuses more than kMaxScreenImages images, and one that is not canonical,
-// out of order or repeated.
+// The one rule both ends hold the list to: it is a set, in one spelling.
+// Refuses more than kMaxScreenImages images, and one that is empty, longer
+// than kMaxImageRefBytes, not canonical, out of order or repeated.
+Result<void> check_screen_images(const std::vector<std::string>& images);
+// Refuses what check_screen_images refuses.
 Result<std::vector<std::uint8_t>> encode_screen_request(const ScreenRequest& request);
 // Refuses a wrong magic, a short or long message, a count past
 // kMaxScreenImages, an empty or non-canonical image, images out of order or

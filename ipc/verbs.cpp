@@ -17,7 +17,7 @@ static_assert(table_matches_all_verbs(),
               "kVerbTable must list every Verb once, in kAllVerbs order");
 
 // The wire values are 1..kVerbCount in kAllVerbs order, so one range check
-// against kLastVerb (ipc/wire.cpp) admits exactly the verbs.
+// against kLastVerb (ipc/wire_executor.cpp) admits exactly the verbs.
 constexpr bool wire_values_are_dense() {
     for (std::size_t i = 0; i < kAllVerbs.size(); ++i) {
         if (static_cast<std::size_t>(kAllVerbs[i]) != i + 1) return false;

@@ -112,7 +112,7 @@ Verdict validate(std::string_view basename, std::span<const std::uint8_t> body,
     v.reason = first_refusal(*name_verb, f, v, enums);
     if (v.reason != ReasonCode::None) return v;
     v.outcome = Outcome::Accept;
-    // Only an accepted logs request carries a window (ipc/wire.cpp checks).
+    // Only an accepted logs request carries a window (ipc/wire_executor.cpp checks).
     if (f.lines) v.window.lines = *parse_lines(*f.lines);
     if (f.since) {
         const LogCursor since = *parse_cursor(*f.since);

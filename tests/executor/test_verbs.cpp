@@ -54,7 +54,7 @@ TEST(Verbs, PropertiesMatchTheProtocol) {
     EXPECT_EQ(verb_info(Verb::Rebuild).arg, ArgKind::Buildable);
 }
 
-// What is derived from the list follows its end (ipc/wire.cpp's range).
+// What is derived from the list follows its end (ipc/wire_executor.cpp's range).
 TEST(Verbs, TheLastVerbIsTheListsEnd) {
     EXPECT_EQ(kVerbCount, kAllVerbs.size());
     EXPECT_EQ(kLastVerb, kAllVerbs.back());
