@@ -67,7 +67,7 @@ struct Project {
         config.project_dir = dir.path("project");
         config.state_dir = dir.path("state");
         config.policy_file = dir.path("policy.conf");
-        config.backend = {BackendKind::Stack, {dir.path("project/stack")}, ""};
+        config.backend = {*backend_kind_named("stack"), {dir.path("project/stack")}, ""};
         config.services = {"api", "db", "web", "worker"};
         config.buildable = {"api", "web", "worker"};
         config.tcb = {{"stack", sha256_hex(stack)},

@@ -259,14 +259,9 @@ std::vector<std::string> checkout_path_list(const json& value, const std::string
 Backend backend(const json& value, const Config& config) {
     const Object obj(value, "backend", {"kind", "argv", "file", "flavour"});
     Backend out;
-    const std::string kind = string(obj.required("kind"), obj.key("kind"));
-    if (kind == "stack") {
-        out.kind = BackendKind::Stack;
-    } else if (kind == "compose") {
-        out.kind = BackendKind::Compose;
-    } else {
-        invalid(obj.key("kind"), "must be \"stack\" or \"compose\"");
-    }
+    const auto kind = backend_kind_named(string(obj.required("kind"), obj.key("kind")));
+    if (!kind) invalid(obj.key("kind"), "must be \"stack\" or \"compose\"");
+    out.kind = *kind;
     const json& argv = obj.required("argv");
     const std::string argv_key = obj.key("argv");
     if (!argv.is_array() || argv.empty()) invalid(argv_key, "must be a non-empty array of strings");
@@ -277,25 +272,20 @@ Backend backend(const json& value, const Config& config) {
         out.argv.push_back(std::move(arg));
     }
     const json* file = obj.optional("file");
-    if (out.kind == BackendKind::Stack && file != nullptr)
+    if (stack_backend(out.kind) && file != nullptr)
         invalid(obj.key("file"), "is only allowed with kind \"compose\"");
-    if (out.kind == BackendKind::Compose) {
+    if (compose_backend(out.kind)) {
         if (file == nullptr) invalid(obj.key("file"), "is required with kind \"compose\"");
         out.file = absolute_path(*file, obj.key("file"));
         if (!is_inside(out.file, config.project_dir))
             invalid(obj.key("file"), "must lie inside project_dir");
     }
     if (const json* flavour = obj.optional("flavour")) {
-        if (out.kind != BackendKind::Compose)
+        if (!compose_backend(out.kind))
             invalid(obj.key("flavour"), "is only allowed with kind \"compose\"");
-        const std::string name = string(*flavour, obj.key("flavour"));
-        if (name == compose_flavour_name(ComposeFlavour::Docker)) {
-            out.flavour = ComposeFlavour::Docker;
-        } else if (name == compose_flavour_name(ComposeFlavour::PodmanCompose)) {
-            out.flavour = ComposeFlavour::PodmanCompose;
-        } else {
-            invalid(obj.key("flavour"), "must be \"docker\" or \"podman-compose\"");
-        }
+        const auto named = compose_flavour_named(string(*flavour, obj.key("flavour")));
+        if (!named) invalid(obj.key("flavour"), "must be \"docker\" or \"podman-compose\"");
+        out.flavour = *named;
     }
     return out;
 }
@@ -414,7 +404,7 @@ std::string argv_word(const json& value, const std::string& key) {
 // executor hands it (HOSTBRIDGE_BUILD_CONTEXT): only the context and the
 // Containerfile to screen are the bridge's to know.
 ServiceBuild service_build(const json& value, const std::string& key, const Config& config) {
-    const bool stack = config.backend.kind == BackendKind::Stack;
+    const bool stack = stack_backend(config.backend.kind);
     const Object obj(value, key,
                      stack ? std::vector<std::string_view>{"service", "context", "containerfile"}
                            : std::vector<std::string_view>{"service", "context", "containerfile",
@@ -446,7 +436,7 @@ ServiceBuild service_build(const json& value, const std::string& key, const Conf
 }
 
 std::optional<BuildSettings> build_settings(const json& value, const Config& config) {
-    const bool stack = config.backend.kind == BackendKind::Stack;
+    const bool stack = stack_backend(config.backend.kind);
     const Object obj(
         value, "build",
         stack ? std::vector<std::string_view>{"max_files", "max_bytes", "services", "base_images"}
@@ -458,7 +448,7 @@ std::optional<BuildSettings> build_settings(const json& value, const Config& con
     if (!stack) {
         out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
         if (const json* buildah = obj.optional("buildah")) {
-            if (config.backend.flavour != ComposeFlavour::PodmanCompose)
+            if (!podman_compose(config.backend))
                 invalid(obj.key("buildah"), "is only for podman-compose");
             out.buildah = host_path(*buildah, obj.key("buildah"), config);
         }
@@ -506,8 +496,7 @@ std::optional<BuildSettings> build_settings(const json& value, const Config& con
 }
 
 BindPins bind_pins(const json& value, const Config& config) {
-    if (config.backend.kind != BackendKind::Compose ||
-        config.backend.flavour != ComposeFlavour::PodmanCompose)
+    if (!podman_compose(config.backend))
         invalid("pins", "is only for the compose backend with podman-compose");
     const Object obj(value, "pins", {"engine", "executor", "sources"});
     BindPins out;
@@ -531,7 +520,7 @@ SettleSettings settle_settings(const json& value, const Config& config) {
     out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
     // A stack's containers are found by the labels compose gives its own
     // (docs/COMPOSE.md, "A stack's services"); only podman was tried there.
-    if (config.backend.kind == BackendKind::Stack &&
+    if (stack_backend(config.backend.kind) &&
         out.engine.substr(out.engine.rfind('/') + 1) != "podman")
         invalid(obj.key("engine"), "must be podman for the stack backend");
     out.project = string(obj.required("project"), obj.key("project"));
@@ -539,7 +528,7 @@ SettleSettings settle_settings(const json& value, const Config& config) {
         invalid(obj.key("project"), "must match ^[a-z0-9][a-z0-9_-]{0,62}$");
     // One project name for every row: the builds tag and the compose rows
     // pass -p with build.project.
-    if (config.backend.kind == BackendKind::Compose && config.build &&
+    if (compose_backend(config.backend.kind) && config.build &&
         config.build->project != out.project)
         invalid(obj.key("project"), "must be build.project (\"" + config.build->project + "\")");
     out.seconds = static_cast<int>(integer(obj.required("seconds"), obj.key("seconds"), 1,
@@ -558,8 +547,7 @@ EngineIdentity engine_identity(const json& value, const Config& config) {
     out.socket = host_path(obj.required("socket"), obj.key("socket"), config);
     if (config.pins)
         invalid("engine", "cannot go with pins: a remote engine's bind sources are not pinned");
-    if (config.backend.kind == BackendKind::Compose &&
-        config.backend.flavour != ComposeFlavour::PodmanCompose)
+    if (docker_compose(config.backend))
         invalid("engine", "is only for podman (the compose backend with podman-compose)");
     return out;
 }
@@ -649,7 +637,7 @@ Config read_config(const json& root) {
     if (const json* pins = top.optional("pins")) c.pins = bind_pins(*pins, c);
     if (const json* settle = top.optional("settle")) c.settle = settle_settings(*settle, c);
     if (const json* unpinned = top.optional("unpinned_binds")) {
-        if (c.backend.kind != BackendKind::Compose)
+        if (!compose_backend(c.backend.kind))
             invalid("unpinned_binds", "is only for the compose backend");
         c.unpinned_binds = checkout_path_list(*unpinned, "unpinned_binds");
         for (std::size_t i = 0; i < c.unpinned_binds.size(); ++i) {
@@ -816,10 +804,6 @@ BindSourceOf bind_source_of(const Config& config, std::string_view path) {
         }
     }
     return of;
-}
-
-std::string_view compose_flavour_name(ComposeFlavour flavour) {
-    return flavour == ComposeFlavour::PodmanCompose ? "podman-compose" : "docker";
 }
 
 Result<Config> parse_config(std::string_view text) {

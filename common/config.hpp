@@ -39,7 +39,17 @@ struct Backend {
     bool operator==(const Backend&) const = default;
 };
 
-std::string_view compose_flavour_name(ComposeFlavour flavour);
+// What each backend kind and compose flavour is, by name and by meaning:
+// the registry's (engines/registry_names.cpp, compiled into hb_common, so
+// reading bridge.json and the admin tool ask it; the names it writes are
+// in engines/registry_admin.hpp). Nothing else but the registry names these
+// enums (ctest `backend_enums`).
+std::optional<BackendKind> backend_kind_named(std::string_view name);
+std::optional<ComposeFlavour> compose_flavour_named(std::string_view name);
+bool stack_backend(BackendKind kind);         // the project's own script
+bool compose_backend(BackendKind kind);       // a compose CLI and file
+bool podman_compose(const Backend& backend);  // compose with podman-compose
+bool docker_compose(const Backend& backend);  // compose with docker compose v2
 
 struct TcbPin {
     std::string path;                   // relative to project_dir
@@ -114,7 +124,7 @@ struct JoinNetwork {
 
 // How one buildable service's image is built (compose backend): read by
 // install from the approved compose file, so the build step's argv comes
-// from host-approved bytes (engines/argv_table.cpp, docs/BUILDS.md).
+// from host-approved bytes (engines/podman_compose/rows.cpp, docs/BUILDS.md).
 struct ServiceBuild {
     std::string service;
     std::string context;            // relative to project_dir: "." or a normal relative path

@@ -1,6 +1,7 @@
 // THE argv table: every command the bridge can ever run comes out of
 // argv_for() or, after `up`, `restart` and `rebuild`, the four settle rows
-// below. A security reviewer reads this one file (argv_table.cpp) to
+// below. A security reviewer reads argv_table.cpp and the backends' rows
+// it takes (engines/stack/rows.cpp, engines/podman_compose/rows.cpp) to
 // enumerate them; docs/ARGV-TABLE.md lists them and a test keeps it exact.
 #pragma once
 
@@ -35,10 +36,9 @@ bool settles(Verb verb, const Config& config);
 // With config.settle, `status` and `health` end with one look at the
 // services through the same rows (`health` runs each healthcheck first).
 bool looks(Verb verb, const Config& config);
-// A compose install's containers carry kInstallLabel=$PROJECT
-// (Posture::labelled, engines/podman/rows.hpp).
-bool install_labelled(const Config& config);
-// What podman's queries are told of this install (engines/podman/rows.hpp).
+// What podman's queries are told of this install (engines/podman/rows.hpp):
+// a compose install's containers carry kInstallLabel=$PROJECT (labelled);
+// podman runs the healthchecks where it settles (accepts_log_window).
 Posture posture(const Config& config);
 // `logs` with `lines` or `since` (docs/PROTOCOL.md, "Following logs"): on a
 // podman-compose or stack install with `settle` (podman), whose look finds

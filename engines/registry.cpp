@@ -14,11 +14,6 @@
 namespace hb::exec {
 namespace {
 
-bool podman_compose(const Config& config) {
-    return config.backend.kind == BackendKind::Compose &&
-           config.backend.flavour == ComposeFlavour::PodmanCompose;
-}
-
 class Registry final : public Engines {
   public:
     common::EngineHold hold(const Config& config) const override { return engine_hold(config); }
@@ -38,8 +33,7 @@ class Registry final : public Engines {
         // docker compose v2 is not in Debian 12: no test runs its rows, so
         // none runs, held or dry-run either (docs/COMPOSE.md, "docker
         // compose"); docs/ARGV-TABLE.md shows what they would be.
-        if (config.backend.kind == BackendKind::Compose &&
-            config.backend.flavour == ComposeFlavour::Docker) {
+        if (docker_compose(config.backend)) {
             plan.steps = Denied{ReasonCode::UntestedCompose};
             return plan;
         }
@@ -68,7 +62,7 @@ class Registry final : public Engines {
         // measured, and its rebuild stays held for a person
         // (admin/install/policy_engine_guard.hpp).
         BaseCheck base_check;
-        if (podman_compose(config)) {
+        if (podman_compose(config.backend)) {
             base_check = [&config](int builds_fd) -> Result<void> {
                 if (auto checked = check_base_triggers(config, builds_fd); !checked) {
                     return checked.error();
@@ -90,7 +84,7 @@ class Registry final : public Engines {
                                                std::size_t index) const override {
         // A stack builds with its own command and is told where the snapshot
         // is (docs/BUILDS.md, "The stack backend"); the compose rows name it.
-        return exec::build_environment(config, index, config.backend.kind == BackendKind::Stack);
+        return exec::build_environment(config, index, stack_backend(config.backend.kind));
     }
     std::string built_image(const Config& config, std::size_t index) const override {
         return read_image_id(config, config.services.at(index));
@@ -140,7 +134,7 @@ common::EngineHold engine_hold(const Config& config) {
         "the engine runs as you, so a builder feature the screen does not know reaches your "
         "files (it happened: buildah follows links a build step plants in its own cache); an "
         "engine user contains it (`hostbridge engine setup`, docs/ENGINE-USER.md)";
-    if (config.backend.kind == BackendKind::Stack) {
+    if (stack_backend(config.backend.kind)) {
         // A stack builds with its own command, whose base images the bridge
         // cannot check (docs/BUILDS.md); its `start` may build as well.
         return {config.engine ? "" : kSameUser,
@@ -165,7 +159,7 @@ common::EngineHold engine_hold(const Config& config) {
     }
     // Where the engine runs as the person, a more particular reason first.
     const char* both = kSameUser;
-    if (config.backend.flavour != ComposeFlavour::PodmanCompose) {
+    if (!podman_compose(config.backend)) {
         both =
             "with docker, bind sources in the checkout are resolved by the daemon at every "
             "start, where the agent can swap them, and docker's builder was never tried "

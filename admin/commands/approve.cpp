@@ -149,7 +149,7 @@ int run_approve(Invocation& in) {
         // Pinned as install chose (rootless podman: admin/commands/install.cpp pin_run_dir).
         // Labelled as install labelled it (the project name, passed as -p).
         std::string labelled;
-        if (config->backend.kind == BackendKind::Compose)
+        if (compose_backend(config->backend.kind))
             labelled = config->build ? config->build->project
                                      : (config->settle ? config->settle->project : "");
         auto model = read_compose(project + "/" + (*record)->compose_file, as_approved, project,
@@ -161,9 +161,9 @@ int run_approve(Invocation& in) {
         }
         // A new bind below the checkout root that nothing pins is refused
         // unless accepted by name (admin/compose/unpinned_binds.hpp).
-        if (config->backend.kind == BackendKind::Compose && !config->pins) {
+        if (compose_backend(config->backend.kind) && !config->pins) {
             auto checked = check_unpinned_binds(model->checkout_binds, config->unpinned_binds,
-                                                config->backend.flavour);
+                                                config->backend);
             if (!checked) {
                 print_error(kCmd, "the compose model as it would be approved is refused: " +
                                       checked.error().message);
@@ -192,11 +192,11 @@ int run_approve(Invocation& in) {
         // The build step's words come from the same reading (admin/compose/build_plan.hpp).
         // An install older than snapshot builds gets them from `upgrade`.
         // A stack's builds are what install recorded (--build-context).
-        if (config->build && config->backend.kind == BackendKind::Compose) {
+        if (config->build && compose_backend(config->backend.kind)) {
             std::vector<std::string> notes;
             const std::string engine = config->build->engine;
-            builds = plan_builds({project, config->backend.file, config->backend.flavour, engine,
-                                  &model->builds, &config->buildable, &config->build,
+            builds = plan_builds({project, config->backend.file, podman_compose(config->backend),
+                                  engine, &model->builds, &config->buildable, &config->build,
                                   config->build->buildah, config->build->project},
                                  notes);
             for (const auto& note : notes) print_warning(kCmd, note);

@@ -415,7 +415,7 @@ class Doctor {
                         "; the executor refuses to run compose from it",
                     {reinstall()});
         }
-        if (c_.backend.kind == BackendKind::Compose) {
+        if (compose_backend(c_.backend.kind)) {
             auto rel = project_relative(c_.project_dir, c_.backend.file);
             bool rendered = rel && std::any_of(c_.rendered.begin(), c_.rendered.end(),
                                                [&](const TcbPin& p) { return p.path == *rel; });
@@ -469,7 +469,7 @@ class Doctor {
     // clone with the same directory name shares its images and containers
     // (docs/COMPOSE.md, "The project's name").
     void check_project_name() {
-        if (c_.backend.kind != BackendKind::Compose || (!c_.build && !c_.settle)) return;
+        if (!compose_backend(c_.backend.kind) || (!c_.build && !c_.settle)) return;
         const std::string own = install_project_name(c_.project_dir, c_.backend.file);
         const std::string name = compose_project();
         if (name == own) return;
@@ -619,8 +619,7 @@ class Doctor {
             return;
         }
         // docker's daemon is root's, not yours: a different story (SECURITY.md).
-        if (c_.backend.kind == BackendKind::Compose && c_.backend.flavour == ComposeFlavour::Docker)
-            return;
+        if (docker_compose(c_.backend)) return;
         std::string reach;
         for (const auto& what : same_user_reach(home_, installs_root_, paths_.slug))
             reach += (reach.empty() ? "" : ", ") + what;
@@ -708,7 +707,7 @@ class Doctor {
         show_base_images();
         // Nothing to build: install records no build settings then
         // (admin/compose/build_plan.cpp), and no rebuild is offered to be refused.
-        if (c_.backend.kind != BackendKind::Compose || c_.buildable.empty()) return;
+        if (!compose_backend(c_.backend.kind) || c_.buildable.empty()) return;
         if (!c_.build) {
             warn(
                 "this install records no snapshot builds (older than them): every rebuild is "

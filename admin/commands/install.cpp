@@ -46,6 +46,8 @@
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 #include "display/visible.hpp"
+#include "engines/podman_compose/install.hpp"
+#include "engines/registry_admin.hpp"
 #include "ipc/inspect_wire.hpp"
 
 namespace hb::admin {
@@ -123,10 +125,10 @@ class Installer {
             return s;
         // --- writes ---
         std::cout << "hostbridge install: " << slug_ << " for " << visible(project_dir_) << "\n";
-        if (backend_.kind == BackendKind::Compose) {
+        if (compose_backend(backend_.kind)) {
             std::cout << "compose flavour: " << compose_flavour_name(backend_.flavour) << " ("
                       << flavour_how_ << ")\n";
-            if (backend_.flavour == ComposeFlavour::Docker)
+            if (docker_compose(backend_))
                 print_warning(kCmd,
                               "docker compose is not supported yet: every verb but ping is "
                               "denied, because no test runs its commands (it is not in Debian "
@@ -237,8 +239,8 @@ class Installer {
     std::optional<Stop> resolve_binaries() {
         const ResolveEnv env = resolve_env_from_process();
         backend_.kind =
-            o_.backend.value_or(o_.stack_bin ? BackendKind::Stack : BackendKind::Compose);
-        if (backend_.kind == BackendKind::Stack) {
+            o_.backend.value_or(*backend_kind_named(o_.stack_bin ? "stack" : "compose"));
+        if (stack_backend(backend_.kind)) {
             auto stack = resolve_binary(*o_.stack_bin, env);
             if (!stack) return fail("--stack-bin: " + stack.error().message);
             backend_.argv = {*stack};
@@ -246,7 +248,7 @@ class Installer {
             std::vector<std::string> words;
             if (o_.compose_cmd) {
                 words = *o_.compose_cmd;
-            } else if (auto found = default_compose_cmd(env)) {
+            } else if (auto found = exec::default_compose_command(compose_host(env))) {
                 words = *found;
             } else {
                 return fail(
@@ -257,7 +259,13 @@ class Installer {
             if (!first) return fail("--compose-cmd: " + first.error().message);
             words[0] = *first;
             backend_.argv = words;
-            backend_.flavour = detect_compose_flavour(words);
+            // The executor picks rows by the flavour recorded in bridge.json.
+            const exec::ComposeFlavourRead read = exec::read_compose_flavour(
+                words, static_cast<bool>(project_relative(project_dir_, words[0])),
+                compose_host(env));
+            backend_.flavour =
+                *compose_flavour_named(read.podman_compose ? "podman-compose" : "docker");
+            flavour_how_ = read.how;
         }
         if (o_.network) {
             std::optional<std::string> engine;
@@ -293,14 +301,14 @@ class Installer {
             auto found = find_on_path(name, env.path_var);
             return found && !path_is_within(*found, project_dir_) ? *found : std::string();
         };
-        // The engine the build step runs (engines/argv_table.cpp): the one
+        // The engine the build step runs (engines/podman_compose/rows.cpp): the one
         // the compose CLI drives.
-        if (backend_.kind == BackendKind::Compose) {
-            const bool podman = backend_.flavour == ComposeFlavour::PodmanCompose;
+        if (compose_backend(backend_.kind)) {
+            const bool podman = podman_compose(backend_);
             build_engine_ = outside_project(podman ? "podman" : "docker");
             if (podman) buildah_ = outside_project("buildah");
         }
-        if (backend_.kind == BackendKind::Stack && o_.stack_project)
+        if (stack_backend(backend_.kind) && o_.stack_project)
             stack_engine_ = outside_project("podman");
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         notify_send_ = outside_project("notify-send");
@@ -322,48 +330,18 @@ class Installer {
         return std::nullopt;
     }
 
-    // Which compose CLI `words` is, asked once (`... version`) and recorded in
-    // bridge.json (backend.flavour); the executor picks argv rows by it.
-    // A binary inside the checkout is the agent's until approved: never run
-    // it here, go by its name. Anything unrecognised follows the compose
-    // spec CLI, as docker compose does.
-    ComposeFlavour detect_compose_flavour(const std::vector<std::string>& words) {
-        const std::string base = words[0].substr(words[0].rfind('/') + 1);
-        ComposeFlavour flavour =
-            base == "podman-compose" ? ComposeFlavour::PodmanCompose : ComposeFlavour::Docker;
-        std::string how = "by its name";
-        if (!project_relative(project_dir_, words[0])) {
-            std::vector<std::string> argv = words;
-            argv.push_back("version");
-            RunOptions options;
-            options.timeout = std::chrono::seconds(15);
-            if (auto ran = run_process(argv, options); ran && ran->ok()) {
-                const std::string said = ran->out + ran->err;
-                if (said.find("podman-compose") != std::string::npos) {
-                    flavour = ComposeFlavour::PodmanCompose;
-                    how = "from `version`";
-                } else if (said.find("Docker Compose") != std::string::npos ||
-                           said.find("docker-compose") != std::string::npos) {
-                    flavour = ComposeFlavour::Docker;
-                    how = "from `version`";
-                }
-            }
-        }
-        flavour_how_ = how;
-        return flavour;
-    }
-
-    static std::optional<std::vector<std::string>> default_compose_cmd(const ResolveEnv& env) {
-        if (auto docker = find_on_path("docker", env.path_var)) {
-            RunOptions options;
-            options.timeout = std::chrono::seconds(15);
-            auto ran = run_process({*docker, "compose", "version"}, options);
-            if (ran && ran->ok()) return std::vector<std::string>{"docker", "compose"};
-        }
-        if (find_on_path("podman-compose", env.path_var)) {
-            return std::vector<std::string>{"podman-compose"};
-        }
-        return std::nullopt;
+    // What the compose room's install-time reading asks of this host
+    // (engines/podman_compose/install.hpp): PATH, and a command's words
+    // within 15 s.
+    static exec::InstallHost compose_host(const ResolveEnv& env) {
+        return {[path = env.path_var](std::string_view name) { return find_on_path(name, path); },
+                [](const std::vector<std::string>& argv) -> std::optional<std::string> {
+                    RunOptions options;
+                    options.timeout = std::chrono::seconds(15);
+                    auto ran = run_process(argv, options);
+                    if (!ran || !ran->ok()) return std::nullopt;
+                    return ran->out + ran->err;
+                }};
     }
 
     // The pin a path had in the previous install of this project.
@@ -391,12 +369,11 @@ class Installer {
             }
         }
         if (compose_rel_.empty()) {
-            if (backend_.kind == BackendKind::Compose || !o_.services) {
-                return fail(
-                    "no compose file in " + project_dir_ +
-                    " (looked for compose.yaml, compose.yml, docker-compose.yaml, "
-                    "docker-compose.yml); pass --compose-file" +
-                    std::string(backend_.kind == BackendKind::Stack ? " or --services" : ""));
+            if (compose_backend(backend_.kind) || !o_.services) {
+                return fail("no compose file in " + project_dir_ +
+                            " (looked for compose.yaml, compose.yml, docker-compose.yaml, "
+                            "docker-compose.yml); pass --compose-file" +
+                            std::string(stack_backend(backend_.kind) ? " or --services" : ""));
             }
         }
         ComposeModel model;
@@ -421,14 +398,13 @@ class Installer {
                 return snap->content;
             };
             // Each service of the rendered copy carries the install's label.
-            const std::string labelled = backend_.kind == BackendKind::Compose
-                                             ? compose_project_for(compose_abs)
-                                             : std::string();
+            const std::string labelled =
+                compose_backend(backend_.kind) ? compose_project_for(compose_abs) : std::string();
             auto read = read_compose(compose_abs, source, project_dir_, pin_run_dir(), labelled);
             if (!read) return fail(read.error().message);
             model = std::move(*read);
             if (auto s = check_unpinned(model)) return s;
-            if (backend_.kind == BackendKind::Compose) backend_.file = compose_abs;
+            if (compose_backend(backend_.kind)) backend_.file = compose_abs;
         }
         for (const auto& rel : read_from_approved_) {
             std::cout << "note: " << visible(rel)
@@ -463,7 +439,7 @@ class Installer {
     // refused unless accepted by name (admin/compose/unpinned_binds.hpp): by this
     // install's --unpinned-bind, or in bridge.json by an earlier one.
     std::optional<Stop> check_unpinned(const ComposeModel& model) {
-        if (backend_.kind != BackendKind::Compose) return std::nullopt;
+        if (!compose_backend(backend_.kind)) return std::nullopt;
         if (!pin_run_dir().empty()) {
             if (!o_.unpinned_binds.empty())
                 std::cout << "note: --unpinned-bind is not needed here: rootless podman's bind "
@@ -475,7 +451,7 @@ class Installer {
             accepted.insert(accepted.end(), previous_->unpinned_binds.begin(),
                             previous_->unpinned_binds.end());
         }
-        auto checked = check_unpinned_binds(model.checkout_binds, accepted, backend_.flavour);
+        auto checked = check_unpinned_binds(model.checkout_binds, accepted, backend_);
         if (!checked) return fail(checked.error().message);
         unpinned_binds_ = checked->accepted;
         for (const auto& source : unpinned_binds_) {
@@ -502,7 +478,7 @@ class Installer {
                                             ? ""
                                             : compose_rel_.substr(0, compose_rel_.rfind('/') + 1);
         if (!compose_rel_.empty()) rels.insert(compose_rel_);
-        if (backend_.kind == BackendKind::Stack) {
+        if (stack_backend(backend_.kind)) {
             // A stack script may run compose without -f: every file a compose
             // tool reads by default is pinned, as absent when missing.
             for (const std::string& dir : {std::string(), compose_dir}) {
@@ -548,7 +524,7 @@ class Installer {
     // of the project that the stack script names but nobody pinned is either
     // missing there or, read from the checkout, the agent's.
     void warn_unpinned_stack_reads(const std::set<std::string>& pinned) const {
-        if (backend_.kind != BackendKind::Stack) return;
+        if (!stack_backend(backend_.kind)) return;
         const std::string& script = backend_.argv.front();
         if (!path_is_within(script, project_dir_)) return;
         const std::string rel = script.substr(project_dir_.size() + 1);
@@ -571,7 +547,7 @@ class Installer {
     // carry it, and a new name would leave them behind silently. It moves
     // only with --rename-project, after the steps printed here.
     std::string kept_compose_project(const std::string& compose_file) const {
-        if (!previous_ || previous_->backend.kind != BackendKind::Compose) return {};
+        if (!previous_ || !compose_backend(previous_->backend.kind)) return {};
         if (previous_->build && !previous_->build->project.empty())
             return previous_->build->project;
         if (previous_->settle) return previous_->settle->project;
@@ -651,8 +627,7 @@ class Installer {
     };
     using Listed = std::vector<ListedContainer>;
     std::optional<Listed> list_compose_project(const std::string& name) const {
-        if (build_engine_.empty() || engine_ || backend_.flavour != ComposeFlavour::PodmanCompose)
-            return std::nullopt;
+        if (build_engine_.empty() || engine_ || !podman_compose(backend_)) return std::nullopt;
         RunOptions options;
         options.timeout = std::chrono::seconds(20);
         // HOME from the password database, as the executor's rows get it
@@ -822,17 +797,18 @@ class Installer {
         c.systemd.systemd_run = systemd_run_;
         c.systemd.notify_send = notify_send_;
         c.join_network = join_network_;
-        if (backend_.kind == BackendKind::Compose) {
+        if (compose_backend(backend_.kind)) {
             if (!o_.build_contexts.empty())
                 return fail(
                     "--build-context is for the stack backend: with compose, each "
                     "service's context comes from the compose file");
             if (auto stop = choose_compose_project()) return stop;
             std::vector<std::string> notes;
-            c.build = plan_builds(
-                {project_dir_, backend_.file, backend_.flavour, build_engine_, &compose_builds_,
-                 &buildable_, previous_ ? &previous_->build : nullptr, buildah_, compose_project_},
-                notes);
+            c.build =
+                plan_builds({project_dir_, backend_.file, podman_compose(backend_), build_engine_,
+                             &compose_builds_, &buildable_, previous_ ? &previous_->build : nullptr,
+                             buildah_, compose_project_},
+                            notes);
             for (const auto& note : notes) print_warning(kCmd, note);
         } else if (!o_.build_contexts.empty()) {
             auto builds = plan_stack_builds(o_.build_contexts, o_.containerfiles, buildable_,
@@ -862,8 +838,7 @@ class Installer {
             for (const auto& image : bases.images) std::cout << " " << visible(image);
             std::cout << "\n";
         }
-        if (backend_.kind == BackendKind::Compose &&
-            backend_.flavour == ComposeFlavour::PodmanCompose && !build_engine_.empty()) {
+        if (podman_compose(backend_) && !build_engine_.empty()) {
             // Verified outcomes (engines/podman/settle.hpp): the engine that runs
             // the project's containers is asked about them after each start.
             // Only where it was tried on the real engine (tests/e2e/settle.sh:
@@ -872,7 +847,7 @@ class Installer {
         }
         // A stack that labels its containers as compose does (docs/COMPOSE.md,
         // "A stack's services"): the same rows find them, on podman.
-        if (backend_.kind == BackendKind::Stack && o_.stack_project) {
+        if (stack_backend(backend_.kind) && o_.stack_project) {
             if (stack_engine_.empty())
                 return fail(
                     "--stack-project needs podman on PATH, outside the project: the "
@@ -1019,7 +994,7 @@ class Installer {
         const EngineHold risk = engine_hold(config_);
         const EngineHold hold = config_.accept_uncontained_engine ? EngineHold{} : risk;
         // The contained posture is one root command away: say which.
-        if (config_.backend.kind == BackendKind::Compose && !config_.engine &&
+        if (compose_backend(config_.backend.kind) && !config_.engine &&
             !config_.accept_uncontained_engine && risk.any()) {
             const passwd* me = ::getpwuid(::geteuid());
             report_.note(
@@ -1238,9 +1213,8 @@ class Installer {
     // is not defended"; an engine user's, which no remote client can enter:
     // docs/ENGINE-USER.md).
     std::string pin_run_dir() const {
-        const bool rootless_podman = backend_.kind == BackendKind::Compose &&
-                                     backend_.flavour == ComposeFlavour::PodmanCompose &&
-                                     !build_engine_.empty() && ::geteuid() != 0 && !o_.engine_user;
+        const bool rootless_podman = podman_compose(backend_) && !build_engine_.empty() &&
+                                     ::geteuid() != 0 && !o_.engine_user;
         return rootless_podman ? paths_.run_dir : std::string();
     }
     bool taking_over_ = false;

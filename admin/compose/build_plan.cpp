@@ -71,7 +71,7 @@ std::optional<BuildSettings> plan_builds(const BuildPlanInput& in,
     }
     settings.engine = in.engine;
     settings.project = project;
-    const bool podman = in.flavour == ComposeFlavour::PodmanCompose;
+    const bool podman = in.podman_compose;
     if (podman) {
         settings.buildah = in.buildah;
         if (in.buildah.empty())

@@ -1,6 +1,6 @@
 // bridge.json's "build" from the approved compose file: for each buildable
 // service with its own build, what the executor's build step passes to the
-// engine (engines/argv_table.cpp, docs/BUILDS.md). Written by install and
+// engine (engines/podman_compose/rows.cpp, docs/BUILDS.md). Written by install and
 // by approve, from the same reading of the compose file (compose_reader.hpp).
 #pragma once
 
@@ -30,10 +30,10 @@ std::string compose_project_name(const std::string& dir_basename);
 std::string install_project_name(const std::string& project_dir, const std::string& compose_file);
 
 struct BuildPlanInput {
-    std::string project_dir;   // canonical
-    std::string compose_file;  // absolute
-    ComposeFlavour flavour = ComposeFlavour::Docker;
-    std::string engine;  // absolute podman or docker, or empty when none was found
+    std::string project_dir;      // canonical
+    std::string compose_file;     // absolute
+    bool podman_compose = false;  // else docker compose v2
+    std::string engine;           // absolute podman or docker, or empty when none was found
     const std::vector<ComposeBuild>* builds = nullptr;
     const std::vector<std::string>* buildable = nullptr;
     // What a person set by hand in the previous bridge.json (network,

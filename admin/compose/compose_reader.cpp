@@ -632,7 +632,7 @@ class Reader {
     }
 
     // What the bridge's own build step needs of `service`'s build (argv_for,
-    // engines/argv_table.cpp); nullopt where it cannot run it from a
+    // engines/podman_compose/rows.cpp); nullopt where it cannot run it from a
     // snapshot of a checkout dir. A service seen twice gets nullopt.
     void record_build(const std::string& file, const Value& service, const Value& build) {
         auto [it, fresh] = builds_.try_emplace(service_);

@@ -13,9 +13,9 @@ using display::visible;
 
 Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& binds,
                                            const std::vector<std::string>& accepted,
-                                           ComposeFlavour flavour) {
+                                           const Backend& backend) {
     // Who resolves the path, in the error's words.
-    const std::string_view engine = flavour == ComposeFlavour::Docker ? "docker's daemon"
+    const std::string_view engine = docker_compose(backend) ? "docker's daemon"
                                     : ::geteuid() == 0
                                         ? "podman run as root"
                                         : "podman (not found by install, so nothing pins)";

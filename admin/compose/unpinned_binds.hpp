@@ -27,12 +27,12 @@ struct UnpinnedBinds {
 };
 
 // `binds` from the compose reader; `accepted` what the person opted in to;
-// `flavour` says who resolves the path (docker's daemon, or podman as root
+// `backend`'s flavour says who resolves the path (docker's daemon, or podman as root
 // or not found to pin with). The first bind below the root not accepted is
 // an error naming file, line, service and source, the risk, and both ways
 // out. Install and approve both call this, for one wording.
 Result<UnpinnedBinds> check_unpinned_binds(const std::vector<CheckoutBind>& binds,
                                            const std::vector<std::string>& accepted,
-                                           ComposeFlavour flavour);
+                                           const Backend& backend);
 
 }  // namespace hb::admin

@@ -97,7 +97,7 @@ std::string policy_section(const Config& config, const common::Policy& policy) {
 }  // namespace
 
 bool verb_offered(Verb verb, const Config& config) {
-    if (verb == Verb::Init) return config.backend.kind != BackendKind::Compose;
+    if (verb == Verb::Init) return !compose_backend(config.backend.kind);
     if (verb == Verb::JoinNetwork) return config.join_network.has_value();
     return true;
 }
@@ -117,7 +117,7 @@ int tool_timeout_seconds(const Config& config) {
 
 std::string render_agent_doc(const Config& config, const common::Policy& policy,
                              const std::string& spool_rel) {
-    const bool compose = config.backend.kind == BackendKind::Compose;
+    const bool compose = compose_backend(config.backend.kind);
     // The settle step and the structured status and health (engines/podman/settle.hpp).
     const bool verified = config.settle.has_value();
     const std::string req = spool_rel + "/request";

@@ -35,7 +35,7 @@ nlohmann::json window(const Window& w) {
 
 std::string render_agent_manifest(const Config& config, const common::Policy& policy,
                                   const std::string& spool_rel) {
-    const bool compose = config.backend.kind == BackendKind::Compose;
+    const bool compose = compose_backend(config.backend.kind);
     nlohmann::json verbs = nlohmann::json::array();
     // As the executor applies them (common/engine_hold.hpp).
     const common::EngineHold hold = exec::engine_hold(config);

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "engines/registry_admin.hpp"
+
 namespace hb {
 
 using nlohmann::ordered_json;
@@ -25,10 +27,10 @@ std::string serialize_config(const Config& config) {
     };
 
     ordered_json backend_json = {
-        {"kind", config.backend.kind == BackendKind::Stack ? "stack" : "compose"},
+        {"kind", backend_kind_name(config.backend.kind)},
         {"argv", config.backend.argv},
     };
-    if (config.backend.kind == BackendKind::Compose) {
+    if (compose_backend(config.backend.kind)) {
         backend_json["file"] = config.backend.file;
         backend_json["flavour"] = compose_flavour_name(config.backend.flavour);
     }
@@ -103,7 +105,7 @@ std::string serialize_config(const Config& config) {
         const BuildSettings& b = *config.build;
         // A stack builds with its own command: only what common/config.cpp
         // reads for it (context and Containerfile).
-        const bool stack = config.backend.kind == BackendKind::Stack;
+        const bool stack = stack_backend(config.backend.kind);
         ordered_json services = ordered_json::array();
         for (const ServiceBuild& s : b.services) {
             ordered_json one = {

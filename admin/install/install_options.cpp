@@ -10,6 +10,7 @@
 #include "admin/util/args.hpp"
 #include "admin/util/fs_util.hpp"
 #include "admin/util/slug.hpp"
+#include "engines/registry_admin.hpp"
 #include "ipc/image_ref.hpp"
 #include "ipc/wire.hpp"
 
@@ -233,21 +234,16 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     if (auto valid = validate_spool_rel(o.spool_rel); !valid) return valid.error();
 
     if (auto backend = a.get("backend")) {
-        if (*backend == "stack") {
-            o.backend = BackendKind::Stack;
-        } else if (*backend == "compose") {
-            o.backend = BackendKind::Compose;
-        } else {
-            return make_error("--backend must be stack or compose, not " + *backend);
-        }
+        o.backend = backend_kind_named(*backend);
+        if (!o.backend) return make_error("--backend must be stack or compose, not " + *backend);
     }
     if (auto stack = a.get("stack-bin")) {
         o.stack_bin = stack->find('/') != std::string::npos ? absolute_path(*stack) : *stack;
     }
-    if (o.backend == BackendKind::Stack && !o.stack_bin) {
+    if ((o.backend && stack_backend(*o.backend)) && !o.stack_bin) {
         return make_error("--backend stack needs --stack-bin");
     }
-    if (o.backend == BackendKind::Compose && o.stack_bin) {
+    if ((o.backend && compose_backend(*o.backend)) && o.stack_bin) {
         return make_error("--stack-bin makes no sense with --backend compose");
     }
     if (auto file = a.get("compose-file")) {
@@ -333,15 +329,15 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     std::sort(o.unpinned_binds.begin(), o.unpinned_binds.end());
     o.unpinned_binds.erase(std::unique(o.unpinned_binds.begin(), o.unpinned_binds.end()),
                            o.unpinned_binds.end());
-    if (!o.unpinned_binds.empty() && o.backend == BackendKind::Stack)
+    if (!o.unpinned_binds.empty() && (o.backend && stack_backend(*o.backend)))
         return make_error("--unpinned-bind is for the compose backend");
-    if (!o.build_contexts.empty() && o.backend == BackendKind::Compose)
+    if (!o.build_contexts.empty() && (o.backend && compose_backend(*o.backend)))
         return make_error(
             "--build-context is for the stack backend: with compose, each "
             "service's context comes from the compose file");
     o.stack_project = a.get("stack-project");
     if (o.stack_project) {
-        if (o.backend == BackendKind::Compose)
+        if ((o.backend && compose_backend(*o.backend)))
             return make_error(
                 "--stack-project is for the stack backend: with compose, the project is "
                 "the compose file's");
@@ -428,7 +424,7 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     o.no_systemd = a.has("no-systemd");
     o.force = a.has("force");
     o.rename_project = a.has("rename-project");
-    if (o.rename_project && o.backend == BackendKind::Stack)
+    if (o.rename_project && (o.backend && stack_backend(*o.backend)))
         return make_error("--rename-project is for the compose backend");
     return o;
 }
@@ -461,7 +457,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
         re.push_back(std::move(value));
     };
     if (o.spool_rel != kDefaultSpool) add("--spool", o.spool_rel);
-    if (o.backend) add("--backend", *o.backend == BackendKind::Stack ? "stack" : "compose");
+    if (o.backend) add("--backend", std::string(backend_kind_name(*o.backend)));
     if (o.stack_bin) add("--stack-bin", *o.stack_bin);
     if (o.compose_file) add("--compose-file", *o.compose_file);
     if (o.compose_cmd) add("--compose-cmd", joined(*o.compose_cmd, ' '));

@@ -21,7 +21,7 @@ struct InstallOptions {
     std::string project_dir;  // absolute (made so from the cwd), not yet canonical
     std::optional<std::string> slug;
     std::string spool_rel;
-    std::optional<BackendKind> backend;
+    std::optional<decltype(Backend::kind)> backend;
     std::optional<std::string> stack_bin;                 // as given (a path made absolute)
     std::optional<std::string> compose_file;              // as given (relative to the project dir)
     std::optional<std::vector<std::string>> compose_cmd;  // split on spaces

@@ -36,9 +36,10 @@ class Project {
             flavour == ComposeFlavour::PodmanCompose ? "/usr/bin/podman" : "/usr/bin/docker";
         const std::string buildah =
             flavour == ComposeFlavour::PodmanCompose ? "/usr/bin/buildah" : "";
-        return plan_builds({root_, root_ + "/compose.yaml", flavour, engine, &builds_, &buildable_,
-                            nullptr, buildah, project()},
-                           notes);
+        return plan_builds(
+            {root_, root_ + "/compose.yaml", flavour == ComposeFlavour::PodmanCompose, engine,
+             &builds_, &buildable_, nullptr, buildah, project()},
+            notes);
     }
 
   private:
@@ -119,13 +120,12 @@ TEST(BuildPlan, NoEngineOrNoProjectNameMeansNoBuilds) {
     std::vector<ComposeBuild> builds = {ComposeBuild{"api", ".", "", "", {}, "", ""}};
     std::vector<std::string> buildable = {"api"};
     std::vector<std::string> notes;
-    EXPECT_FALSE(plan_builds({"/p/x", "/p/x/compose.yaml", ComposeFlavour::PodmanCompose, "",
-                              &builds, &buildable, nullptr, "/usr/bin/buildah", "x_hb12345678"},
+    EXPECT_FALSE(plan_builds({"/p/x", "/p/x/compose.yaml", true, "", &builds, &buildable, nullptr,
+                              "/usr/bin/buildah", "x_hb12345678"},
                              notes));
-    EXPECT_FALSE(
-        plan_builds({"/p/...", "/p/.../compose.yaml", ComposeFlavour::PodmanCompose,
-                     "/usr/bin/podman", &builds, &buildable, nullptr, "/usr/bin/buildah", ""},
-                    notes));
+    EXPECT_FALSE(plan_builds({"/p/...", "/p/.../compose.yaml", true, "/usr/bin/podman", &builds,
+                              &buildable, nullptr, "/usr/bin/buildah", ""},
+                             notes));
     EXPECT_EQ(notes.size(), 2u);
     EXPECT_EQ(compose_project_name("_My App!"), "myapp");
 }

@@ -449,7 +449,7 @@ TEST(ArgvTable, AComposeInstallListsAndReadsOnlyItsLabelledContainers) {
     Config c = compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose);
     const Config no_settle = c;
     c.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
-    EXPECT_TRUE(install_labelled(c));
+    EXPECT_TRUE(posture(c).labelled);
     // The settle list stays by project: the pin check sees a container made
     // by hand with -p, which restart starts by name; the sandboxed reader
     // tells the install's (ContainerInspect.WithTheInstallLabel...).
@@ -481,7 +481,7 @@ TEST(ArgvTable, AComposeInstallListsAndReadsOnlyItsLabelledContainers) {
     // A stack with --stack-project: its own labels, its script's rows.
     Config stack = stack_config();
     stack.settle = SettleSettings{"/usr/bin/podman", "proj", 30};
-    EXPECT_FALSE(install_labelled(stack));
+    EXPECT_FALSE(posture(stack).labelled);
     EXPECT_FALSE(logs_by_container(stack));
     EXPECT_EQ(settle_list(stack), (Argv{"/usr/bin/podman", "ps", "-a", "-q", "--no-trunc",
                                         "--filter", "label=com.docker.compose.project=proj"}));
@@ -594,7 +594,8 @@ std::string render_doc() {
         "     --gtest_filter=ArgvTable.DocsListTheCompleteTable -->\n\n";
     md += "This is the complete list. The executor runs nothing that is not a row of\n";
     md += "this table, and a unit test fails when this file and `argv_for()` in\n";
-    md += "`engines/argv_table.cpp` disagree. Nothing is ever run through a shell:\n";
+    md += "`engines/argv_table.cpp` (the backends' rows in `engines/stack/rows.cpp` and\n";
+    md += "`engines/podman_compose/rows.cpp`) disagree. Nothing is ever run through a shell:\n";
     md += "each row is an argv handed to `execve`, one word per element.\n\n";
     md += "Words in capitals are fixed at install and recorded in `bridge.json`:\n\n";
     md += "- `$STACK`: `backend.argv` for the stack backend, the project's stack script\n";

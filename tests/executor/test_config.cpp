@@ -134,6 +134,28 @@ TEST(Config, SerializeParseRoundTrips) {
     EXPECT_EQ(hb::serialize_config(*again), text);
 }
 
+// Install writes each backend's names (engines/registry_admin.cpp) and the
+// executor reads them (engines/registry_names.cpp): one table each way,
+// held to agree here for every kind and flavour.
+TEST(Config, BackendNamesReadBack) {
+    for (const auto& [kind, flavour] : std::vector<std::pair<std::string, std::string>>{
+             {"stack", ""}, {"compose", "docker"}, {"compose", "podman-compose"}}) {
+        Json j = base();
+        if (kind == "compose") {
+            j["backend"] = compose_backend();
+            j["backend"]["flavour"] = flavour;
+        }
+        auto config = hb::parse_config(j.dump());
+        ASSERT_TRUE(config.ok()) << kind << " " << flavour << ": " << config.error().message;
+        const Json written = Json::parse(hb::serialize_config(*config))["backend"];
+        EXPECT_EQ(written["kind"], kind);
+        EXPECT_EQ(written.value("flavour", ""), flavour);
+        EXPECT_EQ(hb::stack_backend(config->backend.kind), kind == "stack");
+        EXPECT_EQ(hb::podman_compose(config->backend), flavour == "podman-compose");
+        EXPECT_EQ(hb::docker_compose(config->backend), flavour == "docker");
+    }
+}
+
 // The stack backend's `build` (install --build-context): only the budgets
 // and each service's context and Containerfile; the compose build step's
 // words (engine, project, image, ...) are refused there (docs/BUILDS.md).

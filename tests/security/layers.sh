@@ -21,7 +21,9 @@ declare -A may=(
     # The engine rooms over the core, side by side; the registry over them.
     [engines/build_input]="common executor ipc sandbox"
     [engines/podman]="common executor ipc"
-    [engines]="common engines/build_input engines/podman executor ipc"
+    [engines/podman_compose]="common executor ipc"
+    [engines/stack]="common executor ipc"
+    [engines]="common engines/build_input engines/podman engines/podman_compose engines/stack executor ipc"
     [client/request]="display ipc"
     [client/agent]="client/request display ipc packaging"
     # The admin tool's rooms: util/ at the bottom; compose/, install/ and
@@ -30,7 +32,7 @@ declare -A may=(
     [admin/compose]="admin/util common display ipc"
     [admin/install]="admin/util client/request common display engines executor ipc packaging parser units"
     [admin/audit]="admin/util client/request common display engines executor ipc"
-    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display engines engines/podman executor ipc packaging"
+    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display engines engines/podman engines/podman_compose executor ipc packaging"
 )
 
 # The room of a path below the source dir: client/, admin/ and engines/ have
@@ -72,7 +74,8 @@ if [ "${1:-}" = --selftest ]; then
     tmp=$(mktemp -d) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
-        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman"
+        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman" "$tmp/engines/podman_compose" \
+        "$tmp/engines/stack"
     printf '#include "executor/engine.hpp"\n' >"$tmp/engines/podman/ok.cpp"
     printf '#include "engines/registry.hpp"\n' >"$tmp/executor/main.cpp"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
@@ -95,6 +98,9 @@ if [ "${1:-}" = --selftest ]; then
         [executor/bad.cpp]="engines/podman/settle.hpp"
         [executor/bad2.cpp]="engines/registry.hpp"
         [engines/podman/bad.cpp]="engines/build_input/build_input.hpp"
+        [engines/podman_compose/bad.cpp]="engines/podman/rows.hpp"
+        [engines/stack/bad.cpp]="engines/podman_compose/rows.hpp"
+        [engines/podman_compose/bad2.cpp]="admin/util/process.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"

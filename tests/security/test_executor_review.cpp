@@ -169,8 +169,8 @@ TEST(ExecutorReview, EveryExecutorFileIsInTheReadingOrder) {
         named.insert(word.substr(word.rfind('/') == std::string::npos ? 0 : word.rfind('/') + 1));
     }
     int files = 0;
-    for (const char* part :
-         {"executor", "common", "engines", "engines/podman", "engines/build_input"}) {
+    for (const char* part : {"executor", "common", "engines", "engines/podman",
+                             "engines/build_input", "engines/stack", "engines/podman_compose"}) {
         DIR* dir = ::opendir((std::string(HB_SOURCE_DIR) + "/" + part).c_str());
         ASSERT_NE(dir, nullptr) << part;
         while (const dirent* e = ::readdir(dir)) {

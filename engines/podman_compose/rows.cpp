@@ -1,0 +1,147 @@
+#include "engines/podman_compose/rows.hpp"
+
+#include "executor/run_tree.hpp"
+#include "ipc/inspect_wire.hpp"
+
+namespace hb::exec {
+namespace {
+
+// `$COMPOSE -p $PROJECT -f FILE`, where the compose command and file of the
+// project are their verified copies in the run tree (executor/run_tree.hpp),
+// never the checkout's files.
+Argv compose_prefix(const Config& config) {
+    Argv argv = config.backend.argv;
+    if (const std::string copy = in_run_tree(config, argv.front()); !copy.empty()) {
+        argv.front() = copy;
+    }
+    // One project name, whatever directory the file is read from
+    // (podman-compose 1.0.3 tags images <project>_<service>).
+    if (config.build || config.settle) {
+        argv.push_back("-p");
+        argv.push_back(config.build ? config.build->project : config.settle->project);
+    }
+    argv.push_back("-f");
+    // The rendered copy in the run tree; a file outside the checkout
+    // (the placeholders of docs/ARGV-TABLE.md) stays.
+    const std::string copy = in_run_tree(config, config.backend.file);
+    argv.push_back(copy.empty() ? config.backend.file : copy);
+    return argv;
+}
+
+Plan with(const Config& config, std::initializer_list<std::string> words) {
+    Argv argv = compose_prefix(config);
+    argv.insert(argv.end(), words);
+    return Plan{Step{std::move(argv), std::nullopt}};
+}
+
+// Before a compose command that may start a container: pin every bind
+// source the rendered file names, inside the engine's namespaces, where runc
+// resolves them (engines/podman/bind_pin.hpp). The other rows start nothing.
+Plan pinned(const Config& config, Plan plan) {
+    if (!config.pins || config.pins->sources.empty()) return plan;
+    Argv pin = {config.pins->engine, "unshare",     config.pins->executor, "pin",
+                config.project_dir,  config.run_dir};
+    pin.insert(pin.end(), config.pins->sources.begin(), config.pins->sources.end());
+    plan.insert(plan.begin(), Step{std::move(pin), std::nullopt});
+    return plan;
+}
+
+// rebuild S: build S's image from the host-owned snapshot of its context,
+// then replace only S's container with one from that image
+// (docs/BUILDS.md). The compose CLI never builds: podman-compose 1.0.3
+// would read the checkout, and exits 0 after a failed build.
+Plan rebuild(const Config& config, std::size_t index, const ServiceBuild& build,
+             const ComposeDialect& dialect) {
+    const BuildSettings& settings = *config.build;
+    const std::string snapshot = dialect.snapshot_dir(config, build.service);
+    Argv image = {settings.engine,
+                  "build",
+                  "--network=" + settings.network,
+                  "--iidfile",
+                  dialect.image_id_file(config, build.service),
+                  "-t",
+                  build.image,
+                  "-f",
+                  snapshot + "/" + build.containerfile};
+    // podman: never a base image the agent names from a registry, whose
+    // ONBUILD triggers buildah would run unscreened (docs/BUILDS.md). docker
+    // build has no such setting (the trigger attack was measured on buildah).
+    if (dialect.podman_compose) image.insert(image.begin() + 3, "--pull=never");
+    if (!build.target.empty()) image.insert(image.end(), {"--target", build.target});
+    for (const std::string& arg : build.args) image.insert(image.end(), {"--build-arg", arg});
+    image.push_back(snapshot);
+
+    Plan plan = pinned(config, Plan{Step{std::move(image), index}});
+    Argv up = compose_prefix(config);
+    if (dialect.podman_compose) {
+        // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
+        // depends_on too: remove S's container alone, then create it again.
+        // Found by its labels (podman ANDs them), never by its name, which
+        // a `container_name:` another checkout's run shares.
+        Argv rm = {settings.engine, "rm", "--force", "--ignore"};
+        for (const std::string& label : {"com.docker.compose.project=" + settings.project,
+                                         std::string(kInstallLabel) + "=" + settings.project,
+                                         "com.docker.compose.service=" + build.service}) {
+            rm.insert(rm.end(), {"--filter", "label=" + label});
+        }
+        plan.push_back(Step{std::move(rm), {}});
+        up.insert(up.end(), {"up", "-d", "--no-build", build.service});
+    } else {
+        up.insert(up.end(),
+                  {"up", "-d", "--no-deps", "--force-recreate", "--no-build", build.service});
+    }
+    plan.push_back(Step{std::move(up), std::nullopt});
+    return plan;
+}
+
+}  // namespace
+
+ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config& config,
+                         const ComposeDialect& dialect) {
+    // Only valid after the table's check: the verbs that take a service.
+    auto service = [&]() -> const std::string& { return config.services[*arg]; };
+    // No default: a new Verb must be given its argv here or the build fails.
+    switch (verb) {
+        case Verb::Ping:
+        case Verb::JoinNetwork:
+            break;  // the table's own (engines/argv_table.cpp)
+        case Verb::Status:
+        case Verb::Health: {
+            // podman-compose's ps lists by its project label alone, which a
+            // hand run with the same -p sets too: the engine's list of the
+            // install's own containers instead, which its rendered file
+            // labelled.
+            if (!dialect.engine_lists) return with(config, {"ps"});
+            const std::string& project = config.settle->project;
+            return Plan{Step{{config.settle->engine, "ps", "-a", "--filter",
+                              "label=com.docker.compose.project=" + project, "--filter",
+                              "label=" + std::string(kInstallLabel) + "=" + project},
+                             std::nullopt}};
+        }
+        case Verb::Logs:
+            // Read from S's own container, never by its name, which another
+            // checkout's `container_name:` may share (follow_log.hpp).
+            if (dialect.engine_lists) return Plan{};
+            // podman-compose's logs has no --no-color (it never colours).
+            if (dialect.podman_compose) return with(config, {"logs", "--tail", "200", service()});
+            return with(config, {"logs", "--no-color", "--tail", "200", service()});
+        case Verb::Up:
+            // Never a build from the checkout: a missing image is an error
+            // until `rebuild` makes it from a snapshot.
+            return pinned(config, with(config, {"up", "-d", "--no-build"}));
+        case Verb::Down:
+            return with(config, {"stop"});
+        case Verb::Restart:
+            return pinned(config, with(config, {"restart", service()}));
+        case Verb::Rebuild: {
+            const ServiceBuild* build = find_build(config.build, service());
+            if (build == nullptr) return Denied{ReasonCode::BuildNotConfigured};
+            return rebuild(config, *arg, *build, dialect);
+        }
+        case Verb::Init:
+            return Denied{ReasonCode::NotSupportedByCompose};
+    }
+    return Denied{ReasonCode::UnknownVerb};
+}
+
+}  // namespace hb::exec
