@@ -1,6 +1,8 @@
-// A best-effort scan of a stack script for files of the project it may read
-// that are not pinned: the run tree (executor/run_tree.hpp) holds only pinned
-// files, and anything the script reads from the checkout is the agent's.
+// The stack backend's install-time reading (hb_engine_stack_install, linked
+// by the admin tool, never the executor): a best-effort scan of a stack
+// script for files of the project it may read that are not pinned: the run
+// tree (executor/run_tree.hpp) holds only pinned files, and anything the
+// script reads from the checkout is the agent's.
 #pragma once
 
 #include <set>
@@ -8,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hb::admin {
+namespace hb::exec {
 
 // Relative paths of regular files of the project that `script` names (as
 // `name`, `./name`, `$var/name`, `${var}/name` or `<project_dir>/name`) and
@@ -17,4 +19,4 @@ std::vector<std::string> unpinned_files_named(const std::string& project_dir,
                                               std::string_view script,
                                               const std::set<std::string>& pinned);
 
-}  // namespace hb::admin
+}  // namespace hb::exec

@@ -1,10 +1,10 @@
-#include "admin/install/stack_scan.hpp"
+#include "engines/stack/install.hpp"
 
 #include <sys/stat.h>
 
 #include "ipc/path_component.hpp"
 
-namespace hb::admin {
+namespace hb::exec {
 namespace {
 
 bool path_char(char c) {
@@ -50,4 +50,4 @@ std::vector<std::string> unpinned_files_named(const std::string& project_dir,
     return {found.begin(), found.end()};
 }
 
-}  // namespace hb::admin
+}  // namespace hb::exec
