@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/verbs.hpp"
+
 namespace hb::exec {
 
 // Relative paths of regular files of the project that `script` names (as
@@ -18,5 +20,10 @@ namespace hb::exec {
 std::vector<std::string> unpinned_files_named(const std::string& project_dir,
                                               std::string_view script,
                                               const std::set<std::string>& pinned);
+
+// What AGENT.md says the host does for `verb` on a stack install
+// (admin/install/agent_doc.cpp), `verified` where bridge.json has `settle`;
+// empty for a verb whose words are the same on every backend.
+std::string_view stack_agent_words(Verb verb, bool verified);
 
 }  // namespace hb::exec
