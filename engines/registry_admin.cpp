@@ -1,5 +1,8 @@
 #include "engines/registry_admin.hpp"
 
+#include "engines/podman_compose/install.hpp"
+#include "engines/stack/install.hpp"
+
 namespace hb {
 
 // The names engines/registry_names.cpp reads (a test writes bridge.json
@@ -10,6 +13,12 @@ std::string_view backend_kind_name(BackendKind kind) {
 
 std::string_view compose_flavour_name(ComposeFlavour flavour) {
     return flavour == ComposeFlavour::PodmanCompose ? "podman-compose" : "docker";
+}
+
+std::string_view agent_words(const Config& config, Verb verb) {
+    const bool verified = config.settle.has_value();
+    return config.backend.kind == BackendKind::Stack ? exec::stack_agent_words(verb, verified)
+                                                     : exec::compose_agent_words(verb, verified);
 }
 
 }  // namespace hb

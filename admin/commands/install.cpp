@@ -28,7 +28,6 @@
 #include "admin/install/install_record.hpp"
 #include "admin/install/policy_engine_guard.hpp"
 #include "admin/install/spool_setup.hpp"
-#include "admin/install/stack_scan.hpp"
 #include "admin/install/systemd_user.hpp"
 #include "admin/install/tcb.hpp"
 #include "admin/install/units.hpp"
@@ -48,6 +47,7 @@
 #include "display/visible.hpp"
 #include "engines/podman_compose/install.hpp"
 #include "engines/registry_admin.hpp"
+#include "engines/stack/install.hpp"
 #include "ipc/inspect_wire.hpp"
 
 namespace hb::admin {
@@ -531,7 +531,7 @@ class Installer {
         for (const auto& snap : snapshots_) {
             if (snap.rel != rel || !snap.content) continue;
             for (const std::string& name :
-                 unpinned_files_named(project_dir_, *snap.content, pinned)) {
+                 exec::unpinned_files_named(project_dir_, *snap.content, pinned)) {
                 print_warning(kCmd, "the stack script names " + name +
                                         ", a file of the project that is not pinned (a " +
                                         "best-effort scan); commands run from the approved " +

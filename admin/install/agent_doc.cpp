@@ -8,6 +8,7 @@
 #include "common/engine_hold.hpp"
 #include "engines/argv_table.hpp"
 #include "engines/registry.hpp"
+#include "engines/registry_admin.hpp"
 
 namespace hb::admin {
 
@@ -156,42 +157,16 @@ std::string render_agent_doc(const Config& config, const common::Policy& policy,
       << "## Verbs\n\n"
       << "| verb | argument | what the host does |\n|---|---|---|\n"
       << "| `ping` | none | answers `pong`; runs nothing (checks the bridge is alive) |\n"
-      << "| `status` | none | "
-      << (verified && compose ? "each service's containers: state, health, restarts, image, "
-                                "start time (`services`), then the `ps` text"
-          : verified ? "the project's own status text, then each service's containers: state, "
-                       "health, restarts, image, start time (`services`)"
-          : compose  ? "shows the state of the containers"
-                     : "shows the state of the services")
-      << " |\n"
-      << "| `health` | none | "
-      << (verified && compose
-              ? "runs each healthcheck once; `done` only when every service runs, healthy "
-                "where it has a check; `failed` names the others, with their last log lines"
-          : verified ? "runs the project's health check, then each container's healthcheck "
-                       "once; `done` only when both pass: every service runs, healthy where it "
-                       "has a check; `failed` names the others, with their last log lines"
-          : compose  ? "shows the state of the containers"
-                     : "runs the project's health check")
-      << " |\n"
-      << "| `logs` | a service | "
-      << (compose ? "the last 200 lines of the service's log" : "the service's recent logs")
+      << "| `status` | none | " << agent_words(config, Verb::Status) << " |\n"
+      << "| `health` | none | " << agent_words(config, Verb::Health) << " |\n"
+      << "| `logs` | a service | " << agent_words(config, Verb::Logs)
       << (exec::accepts_log_window(config) ? " (fewer, or only the new ones: below)" : "") << " |\n"
-      << "| `up` | none | "
-      << (compose ? "starts the containers; builds nothing (a missing image waits for `rebuild`)"
-                  : "starts the application")
-      << " |\n"
+      << "| `up` | none | " << agent_words(config, Verb::Up) << " |\n"
       << "| `down` | none | stops the application |\n"
-      << "| `restart` | a service | "
-      << (compose ? "restarts that service's container: bind-mounted code is picked up, a new "
-                    "image is not (that is `rebuild`)"
-                  : "restarts that service")
-      << " |\n"
-      << "| `rebuild` | a buildable service | "
-      << (compose ? "rebuilds that service's image and replaces its container with one of it"
-                  : "rebuilds that service's image")
-      << " |\n";
-    if (!compose) o << "| `init` | none | initialises the application (this resets seed data) |\n";
+      << "| `restart` | a service | " << agent_words(config, Verb::Restart) << " |\n"
+      << "| `rebuild` | a buildable service | " << agent_words(config, Verb::Rebuild) << " |\n";
+    if (verb_offered(Verb::Init, config))
+        o << "| `init` | none | " << agent_words(config, Verb::Init) << " |\n";
     if (config.join_network) {
         o << "| `join-network` | none | connects this container to the `"
           << config.join_network->network << "` network, so services answer by name |\n";

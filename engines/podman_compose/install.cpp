@@ -30,4 +30,29 @@ ComposeFlavourRead read_compose_flavour(const std::vector<std::string>& words, b
     return read;
 }
 
+std::string_view compose_agent_words(Verb verb, bool verified) {
+    switch (verb) {
+        case Verb::Status:
+            return verified ? "each service's containers: state, health, restarts, image, start "
+                              "time (`services`), then the `ps` text"
+                            : "shows the state of the containers";
+        case Verb::Health:
+            return verified ? "runs each healthcheck once; `done` only when every service runs, "
+                              "healthy where it has a check; `failed` names the others, with "
+                              "their last log lines"
+                            : "shows the state of the containers";
+        case Verb::Logs:
+            return "the last 200 lines of the service's log";
+        case Verb::Up:
+            return "starts the containers; builds nothing (a missing image waits for `rebuild`)";
+        case Verb::Restart:
+            return "restarts that service's container: bind-mounted code is picked up, a new "
+                   "image is not (that is `rebuild`)";
+        case Verb::Rebuild:
+            return "rebuilds that service's image and replaces its container with one of it";
+        default:
+            return "";
+    }
+}
+
 }  // namespace hb::exec

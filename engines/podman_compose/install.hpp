@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/verbs.hpp"
+
 namespace hb::exec {
 
 // What the admin tool lends this reading: a program found on PATH, and an
@@ -33,5 +35,11 @@ struct ComposeFlavourRead {
 // spec CLI, as docker compose does.
 ComposeFlavourRead read_compose_flavour(const std::vector<std::string>& words, bool inside_checkout,
                                         const InstallHost& host);
+
+// What AGENT.md says the host does for `verb` on a compose install
+// (admin/install/agent_doc.cpp), `verified` where bridge.json has `settle`;
+// empty for a verb whose words are the same on every backend, or that
+// compose does not offer (`init`).
+std::string_view compose_agent_words(Verb verb, bool verified);
 
 }  // namespace hb::exec

@@ -414,7 +414,7 @@ TEST_F(Install, PinsTheTrustedFilesAndKeepsApprovedCopies) {
 
 // Commands run from the run tree, which holds pinned files only
 // (executor/run_tree.hpp): install names a file of the project that the
-// stack script reads but nobody pinned (admin/install/stack_scan.hpp), and is quiet
+// stack script reads but nobody pinned (engines/stack/install.hpp), and is quiet
 // once it is pinned.
 TEST_F(Install, WarnsAboutAProjectFileTheStackNamesButNobodyPinned) {
     write_file(project.stack, read_file(project.stack) +

@@ -32,7 +32,7 @@ declare -A may=(
     [admin/compose]="admin/util common display ipc"
     [admin/install]="admin/util client/request common display engines executor ipc packaging parser units"
     [admin/audit]="admin/util client/request common display engines executor ipc"
-    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display engines engines/podman engines/podman_compose executor ipc packaging"
+    [admin/commands]="admin/audit admin/compose admin/install admin/util client/request common display engines engines/podman engines/podman_compose engines/stack executor ipc packaging"
 )
 
 # The room of a path below the source dir: client/, admin/ and engines/ have

@@ -1,10 +1,10 @@
-#include "admin/install/stack_scan.hpp"
+#include "engines/stack/install.hpp"
 
 #include <sys/stat.h>
 
 #include "ipc/path_component.hpp"
 
-namespace hb::admin {
+namespace hb::exec {
 namespace {
 
 bool path_char(char c) {
@@ -50,4 +50,31 @@ std::vector<std::string> unpinned_files_named(const std::string& project_dir,
     return {found.begin(), found.end()};
 }
 
-}  // namespace hb::admin
+std::string_view stack_agent_words(Verb verb, bool verified) {
+    switch (verb) {
+        case Verb::Status:
+            return verified ? "the project's own status text, then each service's containers: "
+                              "state, health, restarts, image, start time (`services`)"
+                            : "shows the state of the services";
+        case Verb::Health:
+            return verified ? "runs the project's health check, then each container's "
+                              "healthcheck once; `done` only when both pass: every service runs, "
+                              "healthy where it has a check; `failed` names the others, with "
+                              "their last log lines"
+                            : "runs the project's health check";
+        case Verb::Logs:
+            return "the service's recent logs";
+        case Verb::Up:
+            return "starts the application";
+        case Verb::Restart:
+            return "restarts that service";
+        case Verb::Rebuild:
+            return "rebuilds that service's image";
+        case Verb::Init:
+            return "initialises the application (this resets seed data)";
+        default:
+            return "";
+    }
+}
+
+}  // namespace hb::exec
