@@ -19,6 +19,7 @@
 
 #include "admin/audit/audit_verify.hpp"
 #include "admin/commands/commands.hpp"
+#include "admin/commands/stale_containers.hpp"
 #include "admin/compose/build_plan.hpp"
 #include "admin/compose/compose_reader.hpp"
 #include "admin/compose/compose_render.hpp"
@@ -50,7 +51,6 @@
 #include "common/sha256.hpp"
 #include "display/visible.hpp"
 #include "engines/argv_table.hpp"
-#include "engines/podman/pin_check.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -480,112 +480,16 @@ class Doctor {
     }
 
     void check_unpinned_containers() {
-        if (!c_.pins || c_.pins->sources.empty()) return;
-        const std::string& engine = c_.pins->engine;
-        RunOptions options;
-        options.timeout = std::chrono::seconds(20);
-        auto listed = run_process(
-            {engine, "ps", "-a", "--filter", "label=io.podman.compose.project=" + compose_project(),
-             "--format", "{{.Names}}"},
-            options);
-        if (!listed || !listed->ok()) {
-            warn("cannot list the project's containers (" + engine +
-                 " ps): whether any bind-mounts a path unpinned is unknown");
-            return;
-        }
-        // Only these names are ever offered to `rm`; inspect's JSON is read
-        // as JSON, so no path in it can pose as another container's line.
-        std::set<std::string> names;
-        std::istringstream lines(listed->out);
-        for (std::string name; std::getline(lines, name);) {
-            if (!name.empty()) names.insert(name);
-        }
-        if (names.empty()) return;
-        std::vector<std::string> argv = {engine, "container", "inspect"};
-        argv.insert(argv.end(), names.begin(), names.end());
-        auto inspected = run_process(argv, options);
-        const nlohmann::json containers =
-            inspected && inspected->ok() ? nlohmann::json::parse(inspected->out, nullptr, false)
-                                         : nlohmann::json();
-        if (!containers.is_array()) {
-            warn("cannot inspect the project's containers (" + engine + " container inspect)");
-            return;
-        }
-        std::string rendered;
-        for (const TcbPin& file : c_.rendered) {
-            if (auto text = read_rendered_copy(paths_, file.path); text && *text)
-                rendered += **text;
-        }
-        const std::string pins = bind_pin_root(c_.run_dir) + "/";
-        for (const nlohmann::json& c : containers) {
-            const std::string name = c.value("Name", "");
-            const nlohmann::json mounts = c.value("Mounts", nlohmann::json::array());
-            if (!names.contains(name) || !mounts.is_array()) continue;
-            check_running_pins(name, c, mounts);
-            for (const nlohmann::json& m : mounts) {
-                if (!m.is_object() || m.value("Type", "") != "bind") continue;
-                const std::string source = m.value("Source", "");
-                if (source.starts_with(pins) ||
-                    rendered.find("\"" + source + ":") != std::string::npos ||
-                    rendered.find("\"" + source + "\"") != std::string::npos)
-                    continue;
-                problem("container " + name + " bind-mounts " + source +
-                            ", which is neither a pin nor a path the approved compose file "
-                            "names: it was created before bind sources were pinned (or by hand, "
-                            "or the agent won a swap then), and each start resolves that path "
-                            "again, so the agent can swap it for a link to your home. Remove it; "
-                            "the next up creates it with the pin",
-                        {engine + " rm -f " + name});
-                break;
+        for (const ContainerFinding& found : stale_containers(c_, paths_)) {
+            if (found.problem) {
+                problem(found.what, {found.fix});
+            } else {
+                warn(found.what);
             }
         }
     }
 
-    // What a running container finds at each pinned target, by the
-    // executor's own post-start check (engines/podman/pin_check.hpp), run the same
-    // way: a container started outside the bridge, or one the bridge could
-    // not stop, is named here.
-    void check_running_pins(const std::string& name, const nlohmann::json& c,
-                            const nlohmann::json& mounts) {
-        const nlohmann::json state = c.value("State", nlohmann::json::object());
-        if (!state.is_object() || !state.value("Running", false)) return;
-        const auto pid = state.value("Pid", std::uint32_t{0});
-        std::vector<exec::BindMount> binds;
-        for (const nlohmann::json& m : mounts) {
-            if (!m.is_object() || m.value("Type", "") != "bind") continue;
-            binds.push_back({m.value("Source", ""), m.value("Destination", "")});
-        }
-        const exec::PinCheckPlan plan = exec::plan_pin_check(c_, binds);
-        if (plan.compare.empty()) return;  // nothing pinned (or named above)
-        const auto row = exec::settle_pin_check(c_, pid, plan.compare);
-        RunOptions options;
-        options.timeout = std::chrono::seconds(20);
-        auto ran = row ? run_process(*row, options) : Result<RunResult>(make_error("no row"));
-        auto problem_text = ran && (ran->exit_code == 0 || ran->exit_code == 1)
-                                ? exec::check_answer_problem(ran->out, plan.compare)
-                                : Result<std::string>(make_error("no answer"));
-        if (!problem_text) {
-            warn("cannot check what container " + name +
-                 " has at its pinned bind targets (podman unshare hostbridge-executor "
-                 "check-pins): whether it holds the pins is unknown");
-            return;
-        }
-        if (problem_text->empty()) return;
-        problem("container " + visible(name) + " is running and " + visible(*problem_text) +
-                    ": it was started with a bind the agent could have swapped for a link to "
-                    "your home. Stop it; the next up or restart through the bridge checks it",
-                {c_.pins->engine + " stop " + name});
-    }
-
-    // The -p of every compose row, or else the name podman-compose 1.0.3
-    // gives the compose file's dir (admin/compose/build_plan.hpp): the run tree's copy
-    // lies in a dir named like the checkout's.
-    std::string compose_project() const {
-        if (c_.build) return c_.build->project;
-        if (c_.settle) return c_.settle->project;
-        const std::string dir = c_.backend.file.substr(0, c_.backend.file.rfind('/'));
-        return compose_project_name(dir.substr(dir.rfind('/') + 1));
-    }
+    std::string compose_project() const { return compose_project_of(c_); }
 
     // Who builds, and what stands between a Containerfile and the host
     // (admin/install/builder_check.hpp, docs/BUILDS.md).

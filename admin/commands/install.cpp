@@ -14,6 +14,7 @@
 #include <set>
 
 #include "admin/commands/commands.hpp"
+#include "admin/commands/stale_containers.hpp"
 #include "admin/compose/build_plan.hpp"
 #include "admin/compose/compose_reader.hpp"
 #include "admin/compose/compose_render.hpp"
@@ -149,6 +150,12 @@ class Installer {
                                    &Installer::write_units, &Installer::write_record_and_audit,
                                    &Installer::enable_units}))
             return s;
+        // Containers made before this install pinned their binds: named as
+        // doctor names them (admin/commands/stale_containers.hpp).
+        for (const ContainerFinding& found : stale_containers(config_, paths_)) {
+            print_warning(kCmd, found.what);
+            if (found.problem) print_fix(found.fix, /*to_stderr=*/true);
+        }
         std::cout << (report_.changes() == 0
                           ? "hostbridge install: nothing changed\n"
                           : "hostbridge install: " + std::to_string(report_.changes()) +

@@ -17,7 +17,7 @@
 #
 #  1. the harness attacks: plain podman-compose on the checkout, same
 #     wrapper, restart app 50 times: the secret is mounted in at least 40;
-#  2. doctor names the control's container (created before pinning, it
+#  2. install and doctor name the control's container (created before pinning, it
 #     stores the checkout path); through the bridge, restart app 50 times:
 #     never; the container's
 #     stored bind source is the pin (<run_dir>/.hostbridge-binds/src), not
@@ -211,7 +211,15 @@ run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_d
 pin=$run_dir/.hostbridge-binds/src
 grep -rqs -- "$pin" "$HOME/.local/state/hostbridge/$slug/rendered" ||
     fail "the rendered compose file does not name the pin $pin"
-# The control's container stores the checkout path: doctor names it.
+# The control's container stores the checkout path: install names it, with
+# the line that removes it (issue 48: it said nothing, then doctor exited 1),
+# and so does doctor.
+if [[ $out == *"container $container bind-mounts $P/src, which is neither a pin"* ]] &&
+    grep -qE "^/[^ ]*/podman rm -f $container\$" <<<"$out"; then
+    pass "install names the container created before pinning, and how to remove it"
+else
+    fail "install does not name $container, which bind-mounts $P/src unpinned: $out"
+fi
 doctor=$("$hb" doctor --slug "$slug" 2>&1)
 if [[ $doctor == *"container $container bind-mounts $P/src, which is neither a pin"* ]]; then
     pass "doctor names the container created before pinning"

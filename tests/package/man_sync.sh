@@ -5,7 +5,8 @@
 #     no section names a command that does not exist;
 #   - the options of every --help (each subcommand, the executor, the client,
 #     hostbridge-agent and its two commands) are exactly the options its man
-#     section mentions;
+#     section mentions, and each subcommand's usage lines name every option
+#     it accepts (asked of its parser, for every option word the pages use);
 #   - every key of a bridge.json and policy.conf that install really writes
 #     appears in hostbridge.json(5) / hostbridge-policy.conf(5);
 #   - every binary and the client print the one project version on
@@ -56,6 +57,17 @@ sections=$(sed -n 's/^\.SS "hostbridge \([a-z]*\)"$/\1/p' "$page" | sort -u)
 same "hostbridge(1) has a section for every command" "$commands" "$sections"
 same "hostbridge(1) OPTIONS" "$("$bin/hostbridge" --help | grep -vE '^  [a-z]+  ' | options)" \
     "$(section "$page" '^[.]SH OPTIONS' | options)"
+# Every --option word hostbridge(1) names (each --help's are in it, above):
+# the candidates each command is asked whether it accepts.
+candidates=$(options <"$page" | grep -vx -e --help -e --version)
+# Whether `hostbridge CMD` accepts OPTION, by the parser itself: an unknown
+# option is refused as such before --help is answered (one that takes a
+# value may take --help for it and refuse that: still known).
+accepts() {
+    local err
+    err=$("$bin/hostbridge" "$1" "$2" --help 2>&1 >/dev/null) && return 0
+    [[ ${err//:/} != *"unknown option $2"* ]] # the client writes "option: --x"
+}
 for c in $commands; do
     same "hostbridge(1) $c" "$("$bin/hostbridge" "$c" --help | options)" \
         "$(section "$page" "^[.]SS \"hostbridge $c\"\$" | options)"
@@ -67,6 +79,13 @@ for c in $commands; do
     missing=$(comm -23 <(echo "$explained") <(echo "$usage") | grep -vx -e '' -e --help | tr '\n' ' ')
     [ -z "$missing" ] && pass "hostbridge $c --help: its usage names every option it explains" ||
         fail "hostbridge $c --help: its usage lacks [${missing% }]"
+    # ... and every option the command accepts, explained or not.
+    unnamed=""
+    for o in $candidates; do
+        grep -qx -- "$o" <<<"$usage" || ! accepts "$c" "$o" || unnamed+="$o "
+    done
+    [ -z "$unnamed" ] && pass "hostbridge $c --help: its usage names every option it accepts" ||
+        fail "hostbridge $c --help: it accepts [${unnamed% }], which its usage does not name"
 done
 
 page=$man/hostbridge-executor.8
