@@ -21,6 +21,8 @@ declare -A may=(
     # The engine rooms over the core, side by side; the registry over them.
     [engines/build_input]="common executor ipc sandbox"
     [engines/podman]="common executor ipc"
+    # The engine relay's own binary: a byte pump under the sandbox's filter.
+    [engines/relay]="ipc sandbox"
     [engines]="common engines/build_input engines/podman executor ipc"
     [client/request]="display ipc"
     [client/agent]="client/request display ipc packaging"
@@ -72,7 +74,7 @@ if [ "${1:-}" = --selftest ]; then
     tmp=$(mktemp -d) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
-        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman"
+        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman" "$tmp/engines/relay"
     printf '#include "executor/engine.hpp"\n' >"$tmp/engines/podman/ok.cpp"
     printf '#include "engines/registry.hpp"\n' >"$tmp/executor/main.cpp"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
@@ -85,7 +87,7 @@ if [ "${1:-}" = --selftest ]; then
     # a room below including one above, two rooms side by side, the admin
     # tool's lower rooms reaching into the client, a source in no room of
     # the order, the deciding core including an engine room or the
-    # registry, one engine room another.
+    # registry, one engine room another, the relay binary the executor.
     declare -A plants=(
         [client/request/bad.cpp]="admin/util/args.hpp"
         [admin/util/bad.cpp]="admin/commands/commands.hpp"
@@ -95,6 +97,7 @@ if [ "${1:-}" = --selftest ]; then
         [executor/bad.cpp]="engines/podman/settle.hpp"
         [executor/bad2.cpp]="engines/registry.hpp"
         [engines/podman/bad.cpp]="engines/build_input/build_input.hpp"
+        [engines/relay/bad.cpp]="executor/runner.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"
