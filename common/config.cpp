@@ -540,11 +540,12 @@ SettleSettings settle_settings(const json& value, const Config& config) {
 // `podman unshare`, which a remote client cannot (docs/ENGINE-USER.md,
 // "Bind sources"); docker has no such socket protocol here.
 EngineIdentity engine_identity(const json& value, const Config& config) {
-    const Object obj(value, "engine", {"user", "socket"});
+    const Object obj(value, "engine", {"user", "socket", "relay"});
     EngineIdentity out;
     out.user = string(obj.required("user"), obj.key("user"));
     if (!is_user_name(out.user)) invalid(obj.key("user"), "must match ^[a-z_][a-z0-9_-]{0,31}$");
     out.socket = host_path(obj.required("socket"), obj.key("socket"), config);
+    out.relay = host_path(obj.required("relay"), obj.key("relay"), config);
     if (config.pins)
         invalid("engine", "cannot go with pins: a remote engine's bind sources are not pinned");
     if (docker_compose(config.backend))

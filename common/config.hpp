@@ -201,6 +201,7 @@ inline constexpr int kMaxSettleSeconds = 600;
 struct EngineIdentity {
     std::string user;    // the engine user's login name, never the person's
     std::string socket;  // absolute path of its podman socket, outside the checkout
+    std::string relay;   // absolute path of hostbridge-engine-relay (engines/relay/)
     bool operator==(const EngineIdentity&) const = default;
 };
 // A login name as `hostbridge engine setup` creates one: ^[a-z_][a-z0-9_-]{0,31}$.

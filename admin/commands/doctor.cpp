@@ -264,7 +264,8 @@ class Doctor {
         bool all_ok = true;
         for (const auto& [name, path] :
              {std::pair{std::string("hostbridge-executor"), paths_.executor},
-              std::pair{std::string("hostbridge-parser"), paths_.parser}}) {
+              std::pair{std::string("hostbridge-parser"), paths_.parser},
+              std::pair{std::string("hostbridge-engine-relay"), paths_.engine_relay}}) {
             auto content = read_file_if_exists(path, 256u << 20);
             if (!content || !content->has_value()) {
                 problem("the installed " + name + " (" + path + ") is missing", {reinstall()});
@@ -309,7 +310,15 @@ class Doctor {
                     {reinstall()});
             all_ok = false;
         }
-        if (all_ok) ok("executor and parser in " + paths_.lib_dir + " are the installed ones");
+        if (c_.engine && c_.engine->relay != paths_.engine_relay) {
+            problem("bridge.json names the engine relay " + c_.engine->relay +
+                        ", not the installed " + paths_.engine_relay,
+                    {reinstall()});
+            all_ok = false;
+        }
+        if (all_ok)
+            ok("executor, parser and engine relay in " + paths_.lib_dir +
+               " are the installed ones");
     }
 
     // An install older than this admin tool misses its fixes: `upgrade`.

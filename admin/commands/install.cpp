@@ -296,6 +296,7 @@ class Installer {
             auto engine = engine_identity_of(*o_.engine_user);
             if (!engine) return fail("--engine-user: " + engine.error().message);
             engine_ = std::move(*engine);
+            engine_->relay = paths_.engine_relay;
             struct stat st {};
             if (::stat(engine_->socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
                 std::cout << "note: " << engine_->user << "'s engine socket " << engine_->socket
@@ -320,7 +321,8 @@ class Installer {
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         notify_send_ = outside_project("notify-send");
         for (const auto& name :
-             {std::string("hostbridge-executor"), std::string("hostbridge-parser")}) {
+             {std::string("hostbridge-executor"), std::string("hostbridge-parser"),
+              std::string("hostbridge-engine-relay")}) {
             auto source = bundled_binary(name);
             if (!source) {
                 auto where = bundled_binary_dirs();

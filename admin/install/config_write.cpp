@@ -144,7 +144,9 @@ std::string serialize_config(const Config& config) {
                      {"sources", config.pins->sources}};
     }
     if (config.engine) {
-        j["engine"] = {{"user", config.engine->user}, {"socket", config.engine->socket}};
+        j["engine"] = {{"user", config.engine->user},
+                       {"socket", config.engine->socket},
+                       {"relay", config.engine->relay}};
     }
     if (config.settle) {
         j["settle"] = {{"engine", config.settle->engine},

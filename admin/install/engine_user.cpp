@@ -36,7 +36,8 @@ Result<EngineIdentity> engine_identity_of(const std::string& name) {
         home.find("//") != std::string::npos || home.back() == '/')
         return make_error(name + "'s home directory \"" + home +
                           "\" is not a normal absolute path");
-    return EngineIdentity{name, engine_socket_in(home)};
+    // The relay is the install's own copy: install names it (admin/commands/install.cpp).
+    return EngineIdentity{name, engine_socket_in(home), ""};
 }
 
 std::string engine_socket_unit_text(const std::string& person, const std::string& slug,

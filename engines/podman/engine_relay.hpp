@@ -1,13 +1,16 @@
 // The engine user's podman socket, reached only through a relay the drain
-// runs for the length of one command (docs/ENGINE-USER.md, "The socket").
+// runs for the length of one command (docs/ENGINE-USER.md, "What changes for
+// you and the agent").
 // The socket's directory is the engine user's: an escape as that user can
 // put a link to the person's own podman socket in its place, and a podman
 // client connecting by name would follow it. So the drain pins the socket
 // (common/engine_socket.hpp: no link, owned by the engine user), listens
-// on a socket of its own in a fresh 0700 directory of the run dir, and a
-// forked relay connects each client that is the person to the pinned
-// socket (never to the name), checks the answering peer is the engine
-// user, and copies bytes both ways. podman cannot be handed the pinned
+// on a socket of its own in a fresh 0700 directory of the run dir, and
+// starts hostbridge-engine-relay (engines/relay/, bridge.json engine.relay)
+// with both, which confines itself to a byte pump's syscalls, connects each
+// client that is the person to the pinned socket (never to the name),
+// checks the answering peer is the engine user, and copies bytes both
+// ways. podman cannot be handed the pinned
 // file itself: rootless podman joins its pause process's namespaces even
 // as a remote client, and from there /proc/<pid>/fd/<n> is refused
 // (measured, podman 4.3.1: EACCES).
@@ -29,7 +32,8 @@ namespace hb::exec {
 class EngineRelay {
   public:
     // Pins the socket, makes <run_dir>/.hostbridge-engine-XXXXXX/s and
-    // forks the relay (it dies with the drain: PR_SET_PDEATHSIG).
+    // starts the relay (it dies with the drain: PR_SET_PDEATHSIG); an error
+    // when the relay binary cannot be run or its exec failed.
     static Result<EngineRelay> start(const Config& config);
     EngineRelay(EngineRelay&& other) noexcept;
     EngineRelay& operator=(EngineRelay&&) = delete;
@@ -38,6 +42,7 @@ class EngineRelay {
 
     // unix://<its socket>, for CONTAINER_HOST.
     [[nodiscard]] const std::string& container_host() const { return host_; }
+    [[nodiscard]] pid_t pid() const { return pid_; }
 
   private:
     EngineRelay() = default;

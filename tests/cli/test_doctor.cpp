@@ -123,6 +123,13 @@ TEST_F(Doctor, NamesAMissingParser) {
     expect_problem("hostbridge-parser", reinstall_prefix());
 }
 
+TEST_F(Doctor, NamesAMissingEngineRelay) {
+    const std::string relay = home.lib_dir("demo-app") + "/hostbridge-engine-relay";
+    ASSERT_EQ(::unlink(relay.c_str()), 0);
+    expect_problem("the installed hostbridge-engine-relay (" + relay + ") is missing",
+                   reinstall_prefix());
+}
+
 TEST_F(Doctor, NamesASpoolDirReplacedByASymlink) {
     const std::string requests = project.spool() + "/requests";
     ASSERT_EQ(::rmdir(requests.c_str()), 0);

@@ -288,7 +288,9 @@ TEST_F(Install, AnEngineUserIsRecordedWithItsSocketAndRootIsRefused) {
     Ran run = home.hostbridge(install_args(project, {"--engine-user", "nobody"}));
     ASSERT_EQ(run.code, 0) << run.out << run.err;
     EXPECT_EQ(home.bridge_json("demo-app")["engine"],
-              nlohmann::json({{"user", "nobody"}, {"socket", "/nonexistent/engine/podman.sock"}}));
+              nlohmann::json({{"user", "nobody"},
+                              {"socket", "/nonexistent/engine/podman.sock"},
+                              {"relay", home.lib_dir("demo-app") + "/hostbridge-engine-relay"}}));
     EXPECT_TRUE(contains(run.out,
                          "note: nobody's engine socket /nonexistent/engine/podman.sock "
                          "is not there for you yet"))
@@ -612,7 +614,8 @@ TEST_F(Install, NeverRunsAComposeWrapperOfTheCheckoutToTellItsFlavour) {
 
 TEST_F(Install, CopiesTheExecutorAndParserAndNamesTheInstalledParser) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
-    for (const char* name : {"hostbridge-executor", "hostbridge-parser"}) {
+    for (const char* name :
+         {"hostbridge-executor", "hostbridge-parser", "hostbridge-engine-relay"}) {
         const std::string installed = home.lib_dir("demo-app") + "/" + name;
         EXPECT_EQ(read_file(installed), read_file(std::string(HB_BIN_DIR) + "/" + name)) << name;
         EXPECT_EQ(mode_of(installed), 0755u);

@@ -67,7 +67,8 @@ TEST(PolicyEngineGuard, TheEngineRunAsThePersonHoldsBothEvenRootlessWithEverythi
     // link names (e2e_engine_user): it holds up, and only up.
     Config engine = safe_compose();
     engine.pins.reset();
-    engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
+    engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock",
+                                   "/home/u/.local/lib/hostbridge/demo/hostbridge-engine-relay"};
     EXPECT_FALSE(engine_hold(engine).any());
     engine.unpinned_binds = {"data"};
     EXPECT_NE(engine_hold(engine).up.find("podman-compose, run as you"), std::string::npos);
@@ -91,7 +92,8 @@ TEST(PolicyEngineGuard, TheExecutorHoldsOnlyEngineVerbsAndOnlyWhereNotAccepted) 
     EXPECT_FALSE(common::held_for_containment(c, engine_hold(c), Verb::Rebuild));
     Config engine = safe_compose();
     engine.pins.reset();
-    engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock"};
+    engine.engine = EngineIdentity{"hb-demo", "/home/hb-demo/engine/podman.sock",
+                                   "/home/u/.local/lib/hostbridge/demo/hostbridge-engine-relay"};
     EXPECT_FALSE(common::held_for_containment(engine, engine_hold(engine), Verb::Rebuild));
 }
 

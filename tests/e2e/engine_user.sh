@@ -442,10 +442,13 @@ rc=$?
 check "engine setup: exit 0, every step printed" eval '[ "$rc" -eq 0 ] && [[ $out == *"engine: run: "*useradd* ]] && [[ $out == *"re-running $person"* ]]'
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 30
 ehome=$(getent passwd "$engine" | cut -d: -f6)
-check "bridge.json names the engine user and its socket" python3 -c '
-import json, sys
-e = json.load(open(sys.argv[1]))["engine"]
-assert e == {"user": sys.argv[2], "socket": sys.argv[3] + "/engine/podman.sock"}, e' \
+check "bridge.json names the engine user, its socket and the installed relay" python3 -c '
+import json, os, sys
+p = sys.argv[1]
+e = json.load(open(p))["engine"]
+relay = os.path.dirname(p).replace("/.config/", "/.local/lib/") + "/hostbridge-engine-relay"
+assert e == {"user": sys.argv[2], "socket": sys.argv[3] + "/engine/podman.sock", "relay": relay}, e
+assert os.access(relay, os.X_OK), relay' \
     "$phome/.config/hostbridge/$slug/bridge.json" "$engine" "$ehome"
 check "the engine's home is closed to all but $person, who may only pass it ($(getfacl -p "$ehome" 2>/dev/null | grep "^user:$person"))" \
     eval 'facl=$(getfacl -p "$ehome") && grep -qx "user:$person:--x" <<<"$facl" &&

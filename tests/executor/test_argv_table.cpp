@@ -650,7 +650,8 @@ std::string render_doc() {
         md += "| images | `" + display_argv(trigger_images(c)) + "` |\n";
         md += "| triggers | `" + count + "` |\n\n";
         // An engine user's store, which buildah cannot read (docs/ENGINE-USER.md).
-        c.engine = EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/podman.sock"};
+        c.engine = EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/podman.sock",
+                                  "/home/u/.local/lib/hostbridge/demo-app/hostbridge-engine-relay"};
         std::string save = display_argv(*trigger_save(c, id));
         save.replace(save.find(id), id.size(), "$ID");
         save.replace(save.find(image_save_file(c)), image_save_file(c).size(),

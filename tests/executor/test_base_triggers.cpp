@@ -154,7 +154,7 @@ class RemoteTriggerCheck : public TriggerCheck {
         ASSERT_EQ(::bind(socket_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
         const passwd* pw = ::getpwuid(::getuid());
         ASSERT_NE(pw, nullptr);
-        config_.engine = EngineIdentity{pw->pw_name, socket};
+        config_.engine = EngineIdentity{pw->pw_name, socket, HB_ENGINE_RELAY_BIN};
     }
     UniqueFd socket_;
     // The config the save of `id` writes, named <id>.json as podman names it.

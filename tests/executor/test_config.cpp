@@ -276,12 +276,14 @@ TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
     refused(extra, "pins.unshare");
 }
 
-// The engine as its own identity (docs/ENGINE-USER.md): a login name and a
-// socket outside the checkout; podman only, and never with bind pins, which
+// The engine as its own identity (docs/ENGINE-USER.md): a login name, a
+// socket and the relay binary outside the checkout; podman only, and never with bind pins, which
 // only the person's own engine can enter.
 TEST(Config, EngineUserTakesALoginNameAndASocketOutsideTheCheckout) {
     Json j = base();
-    j["engine"] = {{"user", "hb-demo-app"}, {"socket", "/home/hb-demo-app/engine/podman.sock"}};
+    j["engine"] = {{"user", "hb-demo-app"},
+                   {"socket", "/home/hb-demo-app/engine/podman.sock"},
+                   {"relay", "/home/u/.local/lib/hostbridge/demo-app/hostbridge-engine-relay"}};
     auto config = hb::parse_config(j.dump());
     ASSERT_TRUE(config.ok()) << config.error().message;
     ASSERT_TRUE(config->engine.has_value());
@@ -309,6 +311,14 @@ TEST(Config, EngineUserTakesALoginNameAndASocketOutsideTheCheckout) {
         bad["engine"]["socket"] = socket;
         refused(bad, "engine.socket");
     }
+    for (const char* relay : {"hostbridge-engine-relay", "/home/u/Projects/demo-app/relay"}) {
+        Json bad = j;
+        bad["engine"]["relay"] = relay;
+        refused(bad, "engine.relay");
+    }
+    Json no_relay = j;
+    no_relay["engine"].erase("relay");
+    refused(no_relay, "engine.relay");
     Json extra = j;
     extra["engine"]["uid"] = 1001;
     refused(extra, "engine");

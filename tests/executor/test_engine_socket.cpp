@@ -12,11 +12,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -89,9 +93,28 @@ class EngineSocket : public ::testing::Test {
     std::string persons = dir.path("persons.sock");
     UniqueFd engine_listener = listen_at(socket);
     UniqueFd person_listener = listen_at(persons);
-    EngineIdentity engine{own_name(), socket};
+    EngineIdentity engine{own_name(), socket, HB_ENGINE_RELAY_BIN};
     int reached_through(const std::string& path) const {
         return exec::reached_through(path, engine_listener.get(), person_listener.get());
+    }
+    Config relay_config() const {
+        Config config;
+        config.engine = engine;
+        config.run_dir = dir.path();
+        return config;
+    }
+    // The relay every engine command gets (engine_environment), and the
+    // path of its socket; it runs until relay_env is reset.
+    std::optional<EngineEnvironment> relay_env;
+    std::string relay_path;
+    ::testing::AssertionResult start_relay() {
+        auto env = engine_environment(relay_config());
+        if (!env) return ::testing::AssertionFailure() << env.error().message;
+        if (env->env.size() != 1 || !env->relay)
+            return ::testing::AssertionFailure() << "no relay in the environment";
+        relay_path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+        relay_env.emplace(std::move(*env));
+        return ::testing::AssertionSuccess();
     }
 };
 
@@ -121,9 +144,7 @@ TEST_F(EngineSocket, ALinkInItsPlaceIsRefusedAndNothingRuns) {
               std::string::npos)
         << pinned.error().message;
 
-    Config config;
-    config.engine = engine;
-    const RunResult r = run_query(config, {"/bin/true"}, -1, -1, seconds(10));
+    const RunResult r = run_query(relay_config(), {"/bin/true"}, -1, -1, seconds(10));
     EXPECT_EQ(r.status, RunResult::Status::SpawnFailed);
     EXPECT_NE(r.error.find("is a link"), std::string::npos) << r.error;
 }
@@ -142,10 +163,10 @@ TEST_F(EngineSocket, ASocketOfAnotherOwnerOrNoSocketOrNoSuchUserIsRefused) {
         std::cout << "SKIP (part): another owner needs root to chown the socket\n";
     }
     test::write_file(dir.path("plain"), "not a socket");
-    auto plain = common::pin_engine_socket({own_name(), dir.path("plain")});
+    auto plain = common::pin_engine_socket({own_name(), dir.path("plain"), HB_ENGINE_RELAY_BIN});
     ASSERT_FALSE(plain.ok());
     EXPECT_NE(plain.error().message.find("is not a socket"), std::string::npos);
-    auto nobody = common::pin_engine_socket({"hb-no-such-user-x", socket});
+    auto nobody = common::pin_engine_socket({"hb-no-such-user-x", socket, HB_ENGINE_RELAY_BIN});
     ASSERT_FALSE(nobody.ok());
     EXPECT_NE(nobody.error().message.find("no user hb-no-such-user-x"), std::string::npos);
 }
@@ -156,17 +177,11 @@ TEST_F(EngineSocket, ASocketOfAnotherOwnerOrNoSocketOrNoSuchUserIsRefused) {
 TEST_F(EngineSocket, CommandsReachThePinnedSocketThroughTheDrainsRelay) {
     ASSERT_TRUE(engine_listener && person_listener);
     ::setenv("CONTAINER_HOST", "unix:///tmp/from-our-own-environment.sock", 1);
-    Config config;
-    config.engine = engine;
-    config.run_dir = dir.path();
-    std::string relay_path;
+    const Config config = relay_config();
     {
-        auto env = engine_environment(config);
-        ASSERT_TRUE(env.ok()) << env.error().message;
-        ASSERT_EQ(env->env.size(), 1u);
+        ASSERT_TRUE(start_relay());
         const std::string prefix = "CONTAINER_HOST=unix://" + dir.path() + "/.hostbridge-engine-";
-        ASSERT_EQ(env->env[0].rfind(prefix, 0), 0u) << env->env[0];
-        relay_path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+        ASSERT_EQ(relay_env->env[0].rfind(prefix, 0), 0u) << relay_env->env[0];
         EXPECT_EQ(reached_through(relay_path), engine_listener.get());
         ASSERT_EQ(::rename(socket.c_str(), (socket + ".real").c_str()), 0);
         ASSERT_EQ(::symlink(persons.c_str(), socket.c_str()), 0);
@@ -184,6 +199,7 @@ TEST_F(EngineSocket, CommandsReachThePinnedSocketThroughTheDrainsRelay) {
                   std::string::npos)
             << *text;
         EXPECT_EQ(text->find("from-our-own-environment"), std::string::npos) << *text;
+        relay_env.reset();
     }
     ::unsetenv("CONTAINER_HOST");
     // Gone with the command: its directory too.
@@ -212,12 +228,8 @@ std::pair<UniqueFd, UniqueFd> relayed_pair(const std::string& path, int engine_f
 // receive buffer full) answers no other connection, and the command hangs.
 TEST_F(EngineSocket, AnUnreadConnectionStallsNoOtherAndLosesNoByte) {
     ASSERT_TRUE(engine_listener && person_listener);
-    Config config;
-    config.engine = engine;
-    config.run_dir = dir.path();
-    auto env = engine_environment(config);
-    ASSERT_TRUE(env.ok()) << env.error().message;
-    const std::string path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+    ASSERT_TRUE(start_relay());
+    const std::string& path = relay_path;
     // The listener is non-blocking (listen_at): accept through poll.
     auto [stream_client, stream_engine] = relayed_pair(path, engine_listener.get());
     ASSERT_TRUE(stream_client && stream_engine);
@@ -273,12 +285,8 @@ TEST_F(EngineSocket, AnUnreadConnectionStallsNoOtherAndLosesNoByte) {
 // commands, more than the relay holds at once, and the next still passes.
 TEST_F(EngineSocket, AClientThatLeftFreesItsPlaceThoughTheEngineStaysSilent) {
     ASSERT_TRUE(engine_listener && person_listener);
-    Config config;
-    config.engine = engine;
-    config.run_dir = dir.path();
-    auto env = engine_environment(config);
-    ASSERT_TRUE(env.ok()) << env.error().message;
-    const std::string path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
+    ASSERT_TRUE(start_relay());
+    const std::string& path = relay_path;
     std::vector<UniqueFd> silent;
     for (int i = 0; i < 40; ++i) {
         auto [client, engine_side] = relayed_pair(path, engine_listener.get());
@@ -298,5 +306,70 @@ TEST_F(EngineSocket, AClientThatLeftFreesItsPlaceThoughTheEngineStaysSilent) {
     ASSERT_EQ(::recv(engine_side.get(), buf, 4, MSG_WAITALL), 4);
     EXPECT_EQ(std::string(buf, 4), "ping");
 }
+
+// The relay is its own binary (engines/relay/), confined by a seccomp filter
+// to what a byte pump needs: the running relay has the filter, and that
+// filter kills a process that opens a file.
+TEST_F(EngineSocket, TheRelayRunsConfinedAndCannotOpenAFile) {
+    ASSERT_TRUE(engine_listener && person_listener);
+    ASSERT_TRUE(start_relay());
+    EXPECT_EQ(reached_through(relay_path), engine_listener.get());
+    // One filter more than this test runs under (a container may add its own).
+    const auto status_of = [](const std::string& pid, std::string_view field) {
+        std::ifstream status("/proc/" + pid + "/status");
+        std::string line;
+        while (std::getline(status, line))
+            if (line.rfind(field, 0) == 0) return line.substr(field.size());
+        return std::string();
+    };
+    const std::string relay = std::to_string(relay_env->relay->pid());
+    EXPECT_EQ(status_of(relay, "Seccomp:\t"), "2");
+    EXPECT_EQ(status_of(relay, "NoNewPrivs:\t"), "1");
+    EXPECT_EQ(status_of(relay, "Seccomp_filters:\t"),
+              std::to_string(std::stoi(status_of("self", "Seccomp_filters:\t")) + 1));
+
+    // The same filter, then an open of a readable file: killed by SIGSYS.
+    test::write_file(dir.path("readable"), "x");
+    const auto run_probe = [&](bool confined) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            const std::string file = dir.path("readable");
+            if (confined)
+                ::execl(HB_RELAY_OPEN_PROBE, HB_RELAY_OPEN_PROBE, file.c_str(), nullptr);
+            else
+                ::execl(HB_RELAY_OPEN_PROBE, HB_RELAY_OPEN_PROBE, "--unconfined", file.c_str(),
+                        nullptr);
+            ::_exit(127);
+        }
+        int wstatus = 0;
+        ::waitpid(pid, &wstatus, 0);
+        return wstatus;
+    };
+    const int unconfined = run_probe(false);
+    ASSERT_TRUE(WIFEXITED(unconfined) && WEXITSTATUS(unconfined) == 0)
+        << "the control could not open the file: " << unconfined;
+    const int confined = run_probe(true);
+    EXPECT_TRUE(WIFSIGNALED(confined) && WTERMSIG(confined) == SIGSYS)
+        << "the confined open was not killed: " << confined;
+}
+
+// Without the relay binary no engine command runs, and the person is told
+// why in one sentence; nothing is left in the run dir.
+TEST_F(EngineSocket, WithoutItsRelayBinaryTheEngineCommandIsRefused) {
+    ASSERT_TRUE(engine_listener && person_listener);
+    Config config = relay_config();
+    config.engine->relay = dir.path("no-such-relay");
+    const RunResult r = run_query(config, {"/bin/true"}, -1, -1, seconds(10));
+    EXPECT_EQ(r.status, RunResult::Status::SpawnFailed);
+    EXPECT_EQ(r.error, "the engine relay " + dir.path("no-such-relay") +
+                           " (bridge.json engine.relay) cannot be run (No such file or "
+                           "directory), so no command can reach the engine user's podman; "
+                           "`hostbridge doctor` says how to reinstall it");
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+        EXPECT_EQ(entry.path().filename().string().rfind(".hostbridge-engine-", 0),
+                  std::string::npos)
+            << entry.path();
+}
+
 }  // namespace
 }  // namespace hb::exec

@@ -82,7 +82,8 @@ grep -q 'sudo hostbridge engine setup' <<<"$description" &&
     fail "Description: '$description'"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/hostbridge ./usr/lib/hostbridge/hostbridge-executor \
-    ./usr/lib/hostbridge/hostbridge-parser ./usr/lib/hostbridge/hostbridge-agent \
+    ./usr/lib/hostbridge/hostbridge-parser ./usr/lib/hostbridge/hostbridge-engine-relay \
+    ./usr/lib/hostbridge/hostbridge-agent \
     ./usr/share/man/man1/hostbridge.1.gz \
     ./usr/share/man/man1/hostbridge-request.1.gz ./usr/share/man/man1/hostbridge-agent.1.gz \
     ./usr/share/man/man5/hostbridge.json.5.gz \

@@ -23,6 +23,8 @@ declare -A may=(
     [engines/podman]="common executor ipc"
     [engines/podman_compose]="common executor ipc"
     [engines/stack]="common executor ipc"
+    # The engine relay's own binary: a byte pump under the sandbox's filter.
+    [engines/relay]="ipc sandbox"
     [engines]="common engines/build_input engines/podman engines/podman_compose engines/stack executor ipc"
     [client/request]="display ipc"
     [client/agent]="client/request display ipc packaging"
@@ -75,7 +77,7 @@ if [ "${1:-}" = --selftest ]; then
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
         "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman" "$tmp/engines/podman_compose" \
-        "$tmp/engines/stack"
+        "$tmp/engines/stack" "$tmp/engines/relay"
     printf '#include "executor/engine.hpp"\n' >"$tmp/engines/podman/ok.cpp"
     printf '#include "engines/registry.hpp"\n' >"$tmp/executor/main.cpp"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
@@ -88,7 +90,7 @@ if [ "${1:-}" = --selftest ]; then
     # a room below including one above, two rooms side by side, the admin
     # tool's lower rooms reaching into the client, a source in no room of
     # the order, the deciding core including an engine room or the
-    # registry, one engine room another.
+    # registry, one engine room another, the relay binary the executor.
     declare -A plants=(
         [client/request/bad.cpp]="admin/util/args.hpp"
         [admin/util/bad.cpp]="admin/commands/commands.hpp"
@@ -101,6 +103,7 @@ if [ "${1:-}" = --selftest ]; then
         [engines/podman_compose/bad.cpp]="engines/podman/rows.hpp"
         [engines/stack/bad.cpp]="engines/podman_compose/rows.hpp"
         [engines/podman_compose/bad2.cpp]="admin/util/process.hpp"
+        [engines/relay/bad.cpp]="executor/runner.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"
