@@ -264,7 +264,8 @@ class Doctor {
         bool all_ok = true;
         for (const auto& [name, path] :
              {std::pair{std::string("hostbridge-executor"), paths_.executor},
-              std::pair{std::string("hostbridge-parser"), paths_.parser}}) {
+              std::pair{std::string("hostbridge-parser"), paths_.parser},
+              std::pair{std::string("hostbridge-snapshot"), paths_.snapshot}}) {
             auto content = read_file_if_exists(path, 256u << 20);
             if (!content || !content->has_value()) {
                 problem("the installed " + name + " (" + path + ") is missing", {reinstall()});
@@ -303,13 +304,20 @@ class Doctor {
                      ") differs from the installed one; upgrade to update it");
             }
         }
-        if (c_.parser != paths_.parser) {
-            problem("bridge.json names the parser " + c_.parser + ", not the installed " +
-                        paths_.parser,
-                    {reinstall()});
-            all_ok = false;
+        for (const auto& [key, named, installed] :
+             {std::tuple{"parser", c_.parser, paths_.parser},
+              std::tuple{"snapshot", c_.snapshot, paths_.snapshot}}) {
+            if (named != installed) {
+                problem(std::string("bridge.json names the ") + key + " " + named +
+                            ", not the installed " + installed,
+                        {reinstall()});
+                all_ok = false;
+            }
         }
-        if (all_ok) ok("executor and parser in " + paths_.lib_dir + " are the installed ones");
+        if (all_ok) {
+            ok("executor, parser and snapshot copy in " + paths_.lib_dir +
+               " are the installed ones");
+        }
     }
 
     // An install older than this admin tool misses its fixes: `upgrade`.

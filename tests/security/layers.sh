@@ -14,12 +14,15 @@ declare -A may=(
     [sandbox]="ipc"
     [common]="ipc"
     [parser]="ipc sandbox packaging"
+    # The build's snapshot copy, a confined process of its own: sha256 of
+    # common/, its confinement of sandbox/; nothing of the executor.
+    [snapshot]="common ipc sandbox packaging"
     # The deciding core: nothing of engines/ (executor/engine.hpp is what
     # it asks them); the binary's main.cpp hands it the registry.
     [executor]="common ipc sandbox packaging"
     [executor/main]="common engines engines/podman executor ipc packaging"
     # The engine rooms over the core, side by side; the registry over them.
-    [engines/build_input]="common executor ipc sandbox"
+    [engines/build_input]="common executor ipc"
     [engines/podman]="common executor ipc"
     [engines]="common engines/build_input engines/podman executor ipc"
     [client/request]="display ipc"
@@ -63,7 +66,7 @@ check() {
             bad=1
         fi
     done < <(cd "$src" && grep -rHoE '^#include "[a-z_]+/[^"]+"' --include='*.cpp' --include='*.hpp' \
-        ipc display sandbox common parser executor engines client admin 2>/dev/null |
+        ipc display sandbox common parser snapshot executor engines client admin 2>/dev/null |
         sed -E 's/:#include "/::/; s/"$//')
     return "$bad"
 }
@@ -72,7 +75,7 @@ if [ "${1:-}" = --selftest ]; then
     tmp=$(mktemp -d) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
-        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman"
+        "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman" "$tmp/snapshot"
     printf '#include "executor/engine.hpp"\n' >"$tmp/engines/podman/ok.cpp"
     printf '#include "engines/registry.hpp"\n' >"$tmp/executor/main.cpp"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
@@ -85,7 +88,7 @@ if [ "${1:-}" = --selftest ]; then
     # a room below including one above, two rooms side by side, the admin
     # tool's lower rooms reaching into the client, a source in no room of
     # the order, the deciding core including an engine room or the
-    # registry, one engine room another.
+    # registry, one engine room another, the snapshot copy the executor.
     declare -A plants=(
         [client/request/bad.cpp]="admin/util/args.hpp"
         [admin/util/bad.cpp]="admin/commands/commands.hpp"
@@ -95,6 +98,7 @@ if [ "${1:-}" = --selftest ]; then
         [executor/bad.cpp]="engines/podman/settle.hpp"
         [executor/bad2.cpp]="engines/registry.hpp"
         [engines/podman/bad.cpp]="engines/build_input/build_input.hpp"
+        [snapshot/bad.cpp]="executor/run_tree.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"
