@@ -577,7 +577,8 @@ Config read_config(const json& root) {
          "backend",     "services", "buildable",      "tcb",          "limits",
          "timeouts",    "drain",    "retention",      "systemd",      "join_network",
          "run_dir",     "rendered", "checkout_paths", "audit_budget", "build",
-         "pins",        "settle",   "unpinned_binds", "engine",       "accept_uncontained_engine"});
+         "pins",        "settle",   "unpinned_binds", "engine",       "accept_uncontained_engine",
+         "snapshot"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -593,6 +594,7 @@ Config read_config(const json& root) {
     c.state_dir = host_path(top.required("state_dir"), "state_dir", c);
     c.policy_file = host_path(top.required("policy_file"), "policy_file", c);
     c.parser = host_path(top.required("parser"), "parser", c);
+    c.snapshot = host_path(top.required("snapshot"), "snapshot", c);
 
     c.allow_root = boolean(top.required("allow_root"), "allow_root");
     c.file_mode = file_mode(top.required("file_mode"), "file_mode");

@@ -248,7 +248,8 @@ struct Config {
     std::string spool_dir;
     std::string state_dir;
     std::string policy_file;
-    std::string parser;  // absolute path of hostbridge-parser
+    std::string parser;    // absolute path of hostbridge-parser
+    std::string snapshot;  // absolute path of hostbridge-snapshot (the build's snapshot copy)
     bool allow_root = false;
     mode_t file_mode = 0644;
     std::optional<gid_t> agent_gid;

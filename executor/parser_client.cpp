@@ -34,8 +34,8 @@ std::vector<std::string> parser_environment() {
 }
 
 // Runs in the forked child: only async-signal-safe calls, then exec.
-[[noreturn]] void exec_parser(const char* path, const char* mode, int sock, pid_t parent,
-                              char* const envp[]) {
+[[noreturn]] void exec_parser(const char* path, const char* argv0, const char* mode, int sock,
+                              pid_t parent, char* const envp[]) {
     // Die with the executor: an orphaned parser must never linger.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
@@ -50,14 +50,14 @@ std::vector<std::string> parser_environment() {
         ::_exit(127);
     }
     if (!sandbox::close_fds_from_3(kParserSocketFd)) ::_exit(127);
-    char* const argv[] = {const_cast<char*>("hostbridge-parser"), const_cast<char*>(mode), nullptr};
+    char* const argv[] = {const_cast<char*>(argv0), const_cast<char*>(mode), nullptr};
     ::execve(path, argv, envp);
     ::_exit(127);
 }
 
 }  // namespace
 
-Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode) {
+Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode, const char* argv0) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         return make_error(sys::errno_text("socketpair"));
@@ -71,7 +71,7 @@ Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode) {
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) return make_error(sys::errno_text("fork"));
-    if (pid == 0) exec_parser(path.c_str(), mode, theirs.get(), parent, envp.data());
+    if (pid == 0) exec_parser(path.c_str(), argv0, mode, theirs.get(), parent, envp.data());
     return SpawnedParser{std::move(ours), ParserChild(pid)};
 }
 

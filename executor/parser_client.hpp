@@ -27,11 +27,14 @@ using ParserChild = sys::ChildGuard;
 // A started hostbridge-parser: our end of its socket (its fd 3) and the
 // process. `mode` is its one argument (nullptr: none, the request parser;
 // "--screen": the build-input screen, engines/build_input/screen_client.hpp).
+// `argv0`: its name; the snapshot copy, hostbridge-snapshot, is started the
+// same way (engines/build_input/build_snapshot.cpp).
 struct SpawnedParser {
     UniqueFd sock;
     ParserChild child;
 };
-Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode);
+Result<SpawnedParser> spawn_parser(const std::string& path, const char* mode,
+                                   const char* argv0 = "hostbridge-parser");
 
 class ParserClient {
   public:

@@ -212,4 +212,15 @@ void ChildGuard::kill_and_reap() {
     pid_ = -1;
 }
 
+std::string file_type_text(unsigned mode) {
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISLNK(mode)) return "a symlink";
+    return "an entry of unknown type";
+}
+
 }  // namespace hb::sys

@@ -71,6 +71,10 @@ void append_hex_byte(std::string& out, unsigned char byte);
 // where it is shown (the audit log's request names, the snapshot's errors).
 std::string escape_unprintable(std::string_view raw);
 
+// What st_mode's file type is, in words: "a FIFO (named pipe)", "a socket",
+// "a regular file", ... (the snapshot's sentences, on both of its sides).
+std::string file_type_text(unsigned mode);
+
 // Releases a flock taken on `fd` when the scope ends (closing the fd would
 // too, but the fd may outlive the scope).
 class FlockGuard {

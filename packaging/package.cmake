@@ -3,14 +3,15 @@
 # Debian package CPack builds from exactly that (`cpack -G DEB` in build/).
 #
 #   bin/hostbridge                     the admin tool (units, client embedded)
-#   lib/hostbridge/hostbridge-executor the executor and parser `install` copies
-#   lib/hostbridge/hostbridge-parser   into each project (admin/install/versions.cpp)
+#   lib/hostbridge/hostbridge-executor the executor, parser and snapshot copy
+#   lib/hostbridge/hostbridge-parser   `install` copies into each project
+#   lib/hostbridge/hostbridge-snapshot (admin/install/versions.cpp)
 #   lib/hostbridge/hostbridge-engine-relay  (engines/relay/: the engine user's relay)
 #   lib/hostbridge/hostbridge-agent    static; install drops it into each spool
 #                                      (client/agent/CMakeLists.txt installs it)
 #   share/man/man{1,5,8}/*.gz          the man pages (man/)
 #   share/doc/hostbridge/              README, SECURITY, docs/, copyright
-install(TARGETS hostbridge-executor hostbridge-parser hostbridge-engine-relay
+install(TARGETS hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot
         RUNTIME DESTINATION ${HB_INSTALL_LIBEXECDIR})
 # hostbridge-agent is static on purpose (docs/MCP.md): it runs in containers
 # with no libc.

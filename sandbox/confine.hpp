@@ -1,7 +1,7 @@
-// An engine step in a child confined to what it needs (issue 46, item 3):
-// it reads beneath one directory, reads and writes beneath another, and can
-// write nothing else, so a bug in it cannot write the person's files. The
-// executor's snapshot copy runs here (executor/build_snapshot.cpp); the
+// An engine step in a process confined to what it needs: it reads beneath
+// one directory, reads and writes beneath another, and can write nothing
+// else, so a bug in it cannot write the person's files. hostbridge-snapshot,
+// the build's snapshot copy, confines itself so (snapshot/serve.cpp); the
 // parser's lockdown (sandbox/lockdown.hpp) is the stricter model.
 //
 // Two layers, each closing what the other leaves open:
@@ -15,10 +15,6 @@
 //     signals to other processes, TIOCSTI on an inherited terminal.
 // SECURITY.md ("Engine steps and the privilege each keeps") says what stays.
 #pragma once
-
-#include <cstddef>
-#include <functional>
-#include <string>
 
 #include "ipc/result.hpp"
 
@@ -37,7 +33,7 @@ struct Confinement {
     int read_dir = -1;   // a directory fd (O_PATH is enough): read beneath it
     int write_dir = -1;  // a directory fd: read, create and write beneath it
     // The Landlock ABI used is min(this, kLandlockAbi, the kernel's): the
-    // tests force 1 or 2; the executor never passes anything but the default.
+    // tests force 1 or 2; hostbridge-snapshot passes nothing but the default.
     int max_abi = kLandlockAbi;
     // The seccomp filter; only a test turns it off, to show what it closes.
     bool seccomp = true;
@@ -50,17 +46,5 @@ struct Confinement {
 // The ABI in force (0: no Landlock), or why the process could not be
 // confined: it must then exit without doing the step.
 Result<int> confine_self(const Confinement& confinement, int keep_fd);
-
-// Runs `body` in a forked child confined as above and returns what it
-// returned: its bytes (at most `max_answer`) or its error, as values over a
-// pipe. An error also when the child could not be confined, died, or
-// answered more or out of shape; an error's text is shown as the child sent
-// it only when it is printable ASCII (else each other byte as \xNN).
-// `abi`, when given, receives the Landlock ABI the child ran under.
-// Call it with one thread (the executor has one): a child forked while
-// another thread holds a lock (the sanitizers' allocator's) waits for ever.
-Result<std::string> run_confined(const Confinement& confinement, std::size_t max_answer,
-                                 const std::function<Result<std::string>()>& body,
-                                 int* abi = nullptr);
 
 }  // namespace hb::sandbox

@@ -265,7 +265,8 @@ class Doctor {
         for (const auto& [name, path] :
              {std::pair{std::string("hostbridge-executor"), paths_.executor},
               std::pair{std::string("hostbridge-parser"), paths_.parser},
-              std::pair{std::string("hostbridge-engine-relay"), paths_.engine_relay}}) {
+              std::pair{std::string("hostbridge-engine-relay"), paths_.engine_relay},
+              std::pair{std::string("hostbridge-snapshot"), paths_.snapshot}}) {
             auto content = read_file_if_exists(path, 256u << 20);
             if (!content || !content->has_value()) {
                 problem("the installed " + name + " (" + path + ") is missing", {reinstall()});
@@ -304,11 +305,15 @@ class Doctor {
                      ") differs from the installed one; upgrade to update it");
             }
         }
-        if (c_.parser != paths_.parser) {
-            problem("bridge.json names the parser " + c_.parser + ", not the installed " +
-                        paths_.parser,
-                    {reinstall()});
-            all_ok = false;
+        for (const auto& [key, named, installed] :
+             {std::tuple{"parser", c_.parser, paths_.parser},
+              std::tuple{"snapshot", c_.snapshot, paths_.snapshot}}) {
+            if (named != installed) {
+                problem(std::string("bridge.json names the ") + key + " " + named +
+                            ", not the installed " + installed,
+                        {reinstall()});
+                all_ok = false;
+            }
         }
         if (c_.engine && c_.engine->relay != paths_.engine_relay) {
             problem("bridge.json names the engine relay " + c_.engine->relay +
@@ -316,9 +321,10 @@ class Doctor {
                     {reinstall()});
             all_ok = false;
         }
-        if (all_ok)
-            ok("executor, parser and engine relay in " + paths_.lib_dir +
+        if (all_ok) {
+            ok("executor, parser, snapshot copy and engine relay in " + paths_.lib_dir +
                " are the installed ones");
+        }
     }
 
     // An install older than this admin tool misses its fixes: `upgrade`.

@@ -322,7 +322,8 @@ class Installer {
         notify_send_ = outside_project("notify-send");
         for (const auto& name :
              {std::string("hostbridge-executor"), std::string("hostbridge-parser"),
-              std::string("hostbridge-engine-relay")}) {
+              std::string("hostbridge-engine-relay"),
+              std::string("hostbridge-snapshot")}) {
             auto source = bundled_binary(name);
             if (!source) {
                 auto where = bundled_binary_dirs();
@@ -749,6 +750,7 @@ class Installer {
         c.run_dir = paths_.run_dir;
         c.policy_file = paths_.policy_file;
         c.parser = paths_.parser;
+        c.snapshot = paths_.snapshot;
         c.allow_root = o_.allow_root;
         c.accept_uncontained_engine = o_.accept_uncontained_engine;
         c.file_mode = o_.file_mode;

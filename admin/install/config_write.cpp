@@ -21,6 +21,7 @@ std::string serialize_config(const Config& config) {
         {"state_dir", config.state_dir},
         {"policy_file", config.policy_file},
         {"parser", config.parser},
+        {"snapshot", config.snapshot},
         {"allow_root", config.allow_root},
         {"file_mode", mode},
         {"agent_gid", config.agent_gid ? ordered_json(*config.agent_gid) : ordered_json(nullptr)},

@@ -127,7 +127,7 @@ Result<std::string> hold_build(const Config& config, const std::string& request,
     }
     const std::string dest = held_root(config, request) + "/" + service;
     const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
-    auto snapshot = take_snapshot(config.project_dir, build->context, dest, budget);
+    auto snapshot = take_snapshot(config.snapshot, config.project_dir, build->context, dest, budget);
     Result<void> screened =
         snapshot ? screen_snapshot(config, *build, dest) : Result<void>(snapshot.error());
     if (!screened) {
@@ -170,9 +170,9 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
     const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
     // A held build copies what the person was shown (host-owned, in
     // run_dir) and checks it is still that; any other takes the checkout.
-    auto snapshot = held ? take_snapshot(held_root(config, held->request), service,
+    auto snapshot = held ? take_snapshot(config.snapshot, held_root(config, held->request), service,
                                          snapshot_dir(config, service), budget)
-                         : take_snapshot(config.project_dir, build->context,
+                         : take_snapshot(config.snapshot, config.project_dir, build->context,
                                          snapshot_dir(config, service), budget);
     if (!snapshot && held) {
         return make_error("the snapshot held for a person could not be read: " +

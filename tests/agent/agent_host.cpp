@@ -76,6 +76,8 @@ AgentHost::AgentHost(const HostOptions& options) {
     config.run_dir = root_ + "/run";
     config.policy_file = policy_file;
     config.parser = HB_PARSER_BIN;
+    // hostbridge-snapshot is built into the parser's bin/.
+    config.snapshot = std::filesystem::path(HB_PARSER_BIN).parent_path() / "hostbridge-snapshot";
     config.allow_root = true;
     // The MCP tools run up and rebuild as the policy says; the hold for an
     // engine run as the person is DecideAsk's (common/engine_hold.hpp).

@@ -130,6 +130,14 @@ TEST_F(Doctor, NamesAMissingEngineRelay) {
                    reinstall_prefix());
 }
 
+// Without it every build is refused (engines/build_input/build_snapshot.cpp).
+TEST_F(Doctor, NamesAMissingSnapshotCopy) {
+    const std::string copy = home.lib_dir("demo-app") + "/hostbridge-snapshot";
+    ASSERT_EQ(::unlink(copy.c_str()), 0);
+    expect_problem("the installed hostbridge-snapshot (" + copy + ") is missing",
+                   reinstall_prefix());
+}
+
 TEST_F(Doctor, NamesASpoolDirReplacedByASymlink) {
     const std::string requests = project.spool() + "/requests";
     ASSERT_EQ(::rmdir(requests.c_str()), 0);

@@ -614,14 +614,16 @@ TEST_F(Install, NeverRunsAComposeWrapperOfTheCheckoutToTellItsFlavour) {
 
 TEST_F(Install, CopiesTheExecutorAndParserAndNamesTheInstalledParser) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
-    for (const char* name :
-         {"hostbridge-executor", "hostbridge-parser", "hostbridge-engine-relay"}) {
+    for (const char* name : {"hostbridge-executor", "hostbridge-parser", "hostbridge-engine-relay",
+                             "hostbridge-snapshot"}) {
         const std::string installed = home.lib_dir("demo-app") + "/" + name;
         EXPECT_EQ(read_file(installed), read_file(std::string(HB_BIN_DIR) + "/" + name)) << name;
         EXPECT_EQ(mode_of(installed), 0755u);
     }
     EXPECT_EQ(home.bridge_json("demo-app")["parser"],
               home.lib_dir("demo-app") + "/hostbridge-parser");
+    EXPECT_EQ(home.bridge_json("demo-app")["snapshot"],
+              home.lib_dir("demo-app") + "/hostbridge-snapshot");
 }
 
 TEST_F(Install, DropsTheAgentClientAndAgentMd) {

@@ -73,6 +73,8 @@ Watcher::Watcher(int service_count, int ttl_seconds) {
     config.run_dir = root_ + "/run";
     config.policy_file = root_ + "/policy.conf";
     config.parser = HB_PARSER_BIN;
+    // hostbridge-snapshot is built into the parser's bin/.
+    config.snapshot = std::filesystem::path(HB_PARSER_BIN).parent_path() / "hostbridge-snapshot";
     config.allow_root = true;
     config.backend.kind = BackendKind::Stack;
     config.backend.argv = {stack};

@@ -15,7 +15,6 @@
 //             with "dead" crashes it, one starting with "5eed" makes it hang
 // It speaks the real wire format (ipc/), so only the behaviour is fake.
 #include <signal.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,6 +24,7 @@
 
 #include "ipc/fd_passing.hpp"
 #include "ipc/wire.hpp"
+#include "tests/support/stand_in.hpp"
 
 namespace {
 
@@ -34,10 +34,7 @@ constexpr std::string_view kPrefix = "fake-parser-";
 // The behaviour: what follows "fake-parser-" in the executed path's last
 // component; empty when it was executed by another name.
 std::string_view mode_from_name() {
-    const char* path = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
-    std::string_view name = path != nullptr ? path : "";
-    name = name.substr(name.rfind('/') + 1);
-    return name.starts_with(kPrefix) ? name.substr(kPrefix.size()) : std::string_view{};
+    return hb::test::behaviour_from_name(kPrefix);
 }
 
 void send(const std::uint8_t* bytes, std::size_t size) {

@@ -2,9 +2,11 @@
 // /tmp, planted as the agent would plant them in its checkout: links out of
 // the context, a FIFO, a socket, a linked context, a directory that grows and
 // a file that grows while they are copied, a FIFO and a link swapped in while
-// the walk runs.
+// the walk runs. The copy is the real hostbridge-snapshot (HB_SNAPSHOT_BIN);
+// its stand-ins (fake_snapshot.cpp) are a copy with a bug and hostile ones.
 #include "engines/build_input/build_snapshot.hpp"
 #include "executor/run_tree.hpp"
+#include "snapshot/copy.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -108,7 +110,7 @@ class BuildSnapshot : public ::testing::Test {
     }
     [[nodiscard]] Result<Snapshot> snap(const std::string& context = "web",
                                         const SnapshotBudget& budget = {}) const {
-        return take_snapshot(tree.path("proj"), context, out(), budget);
+        return take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), context, out(), budget);
     }
     [[nodiscard]] std::string refusal(const std::string& context = "web",
                                       const SnapshotBudget& budget = {}) const {
@@ -281,8 +283,8 @@ TEST_F(BuildSnapshot, AFifoSwappedInForAFileIsOpenedWithoutBlocking) {
     const int dir = ::open(src("web").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(dir, 0);
     struct stat st {};
-    auto opened =
-        std::async(std::launch::async, [&] { return hb::exec::open_source_file(dir, "f", st); });
+    auto opened = std::async(std::launch::async,
+                             [&] { return hb::snapshot::open_source_file(dir, "f", st); });
     if (opened.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
         ADD_FAILURE() << "the open blocked";
         const int writer = ::open(src("web/f").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -631,7 +633,7 @@ TEST_F(BuildSnapshot, TheHashIsStableAndChangesWithContentModeNameAndTarget) {
     const mode_t dir_mode = mode_of(src("web/dir")) & 07777;
     auto first = snap();
     ASSERT_TRUE(first.ok()) << first.error().message;
-    auto again = take_snapshot(tree.path("proj"), "web", tree.path("snap2"), {});
+    auto again = take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), "web", tree.path("snap2"), {});
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(first->sha256, again->sha256);
 
@@ -749,12 +751,16 @@ TEST_F(BuildSnapshot, BadContextsAreRefused) {
 
 TEST_F(BuildSnapshot, ABadDestIsRefused) {
     write("web/Dockerfile", "FROM scratch\n");
-    EXPECT_FALSE(take_snapshot(tree.path("proj"), "web", "relative/snap", {}).ok());
-    EXPECT_FALSE(take_snapshot(tree.path("proj"), "web", tree.path("snap/"), {}).ok());
-    EXPECT_FALSE(take_snapshot(tree.path("proj"), "web", tree.path(".."), {}).ok());
+    EXPECT_FALSE(
+        take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), "web", "relative/snap", {}).ok());
+    EXPECT_FALSE(
+        take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), "web", tree.path("snap/"), {}).ok());
+    EXPECT_FALSE(
+        take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), "web", tree.path(".."), {}).ok());
     // Another user's or a shared directory: someone else could name things in it.
     ASSERT_EQ(::chmod(tree.path("host").c_str(), 0777), 0);
-    auto shared = take_snapshot(tree.path("proj"), "web", tree.path("host/snap"), {});
+    auto shared =
+        take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), "web", tree.path("host/snap"), {});
     ASSERT_FALSE(shared.ok());
     EXPECT_NE(shared.error().message.find("writable by nobody else"), std::string::npos);
 }
@@ -769,7 +775,7 @@ TEST_F(BuildSnapshot, ControlCharactersInANameAreShownEscaped) {
 
 TEST_F(BuildSnapshot, SixtyFourLevelsAreCopiedAndSixtyFiveRefused) {
     std::string deep = "web";
-    for (int i = 0; i < hb::exec::kMaxSnapshotDepth; ++i) deep += "/d";
+    for (int i = 0; i < hb::kSnapshotMaxDepth; ++i) deep += "/d";
     write(deep + "/f", "bottom");
     auto taken = snap();
     ASSERT_TRUE(taken.ok()) << taken.error().message;
@@ -794,7 +800,7 @@ TEST_F(BuildSnapshot, AContextOnAnotherFilesystemIsCopiedByteForByte) {
         std::ofstream(tmpl + "/web/big", std::ios::binary) << big;
         std::ofstream(tmpl + "/web/small", std::ios::binary) << "s";
     }
-    auto taken = take_snapshot(tmpl, "web", out(), {});
+    auto taken = take_snapshot(HB_SNAPSHOT_BIN, tmpl, "web", out(), {});
     ASSERT_TRUE(taken.ok()) << taken.error().message;
     EXPECT_EQ(tree.read("snap/big"), big);
     EXPECT_EQ(tree.read("snap/small"), "s");
@@ -808,16 +814,14 @@ TEST_F(BuildSnapshot, AContextOnAnotherFilesystemIsCopiedByteForByte) {
 // first removes the previous snapshot (timed apart: take_snapshot does that
 // itself), then snapshots into the empty place. Run with
 // --gtest_also_run_disabled_tests --gtest_filter='*TenThousand*'.
-// The copy runs in a confined child (sandbox/confine.hpp): a bug in it can
-// write the snapshot and nothing else. The hook stands for the bug: in the
-// copy's child, after the copy, it tries every way of writing a file in
-// <tree>/home (the person's files) and leaves what happened in the
-// snapshot, the one place it may write. At Landlock ABI 2 (Debian 12's
-// kernel) and ABI 1.
-class BuildSnapshotConfined : public BuildSnapshot, public ::testing::WithParamInterface<int> {
-  protected:
-    void TearDown() override { hb::exec::snapshot_test_hooks() = {}; }
-};
+// The copy runs in hostbridge-snapshot, confined before it reads anything
+// (snapshot/serve.cpp): a bug in it can write the snapshot and nothing
+// else. The stand-in fake-snapshot-probe-abiN is that process with the bug:
+// the real copy at Landlock ABI N, which after the copy tries every way of
+// writing a file in <tree>/home (the person's files) and leaves what
+// happened in the snapshot, the one place it may write. At Landlock ABI 2
+// (Debian 12's kernel) and ABI 1.
+class BuildSnapshotConfined : public BuildSnapshot, public ::testing::WithParamInterface<int> {};
 
 INSTANTIATE_TEST_SUITE_P(Abi, BuildSnapshotConfined, ::testing::Values(2, 1),
                          [](const auto& param_info) {
@@ -829,25 +833,90 @@ TEST_P(BuildSnapshotConfined, TheCopyCannotWriteOutsideTheRunTree) {
     const std::string home = tree.path("home");
     hb::test::prepare_probe_home(home);
     write("web/Dockerfile", "FROM scratch\n");
-    auto& hooks = hb::exec::snapshot_test_hooks();
-    hooks.max_abi = GetParam();
-    hooks.in_child_after_copy = [home](int root) {
-        const std::string found = hb::test::encode_attempts(hb::test::try_writes(home));
-        const int fd = ::openat(root, "probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0) return;
-        (void)!::write(fd, found.data(), found.size());
-        ::close(fd);
-    };
-    auto taken = snap();
+    const std::string copier =
+        std::string(HB_FAKE_SNAPSHOT_DIR) + "/fake-snapshot-probe-abi" + std::to_string(GetParam());
+    auto taken = take_snapshot(copier, tree.path("proj"), "web", out(), {});
     ASSERT_TRUE(taken.ok()) << taken.error().message;
+    EXPECT_EQ(tree.read("snap/Dockerfile"), "FROM scratch\n");
     const auto attempts = hb::test::decode_attempts(hb::test::read_file(out("probe")));
-    ASSERT_GE(attempts.size(), 13u) << "the hook did not run in the copy";
+    ASSERT_GE(attempts.size(), 13u) << "the bug did not run in the copy";
     for (const auto& a : attempts) {
         EXPECT_TRUE(a.error == EACCES || a.error == EPERM || a.error == EXDEV)
             << a.what << ": errno " << a.error << " (" << std::strerror(a.error) << ")";
     }
     EXPECT_TRUE(hb::test::probe_home_untouched(home));
     EXPECT_EQ(hb::test::read_file(tree.path("host/secret")), "SECRET");
+}
+
+// The executor believes nothing the copy says or leaves that it did not
+// check: a copy that is missing or cannot be run, dies, says nothing, or
+// answers garbage, too much, too little or counts past the budget it was
+// given refuses the build with a sentence that says so; a refusal's text is
+// shown with its control characters made visible; a link the copy planted
+// out of the snapshot is found in the finished tree. Each a real process
+// (fake_snapshot.cpp); nothing is left at the snapshot's place.
+struct HostileCopy {
+    std::string mode;
+    std::string refusal;  // the sentence, after "the snapshot copy <path> " where it names it
+    bool names_the_copy = true;
+};
+
+void PrintTo(const HostileCopy& copy, std::ostream* out) {
+    *out << copy.mode;
+}
+
+class BuildSnapshotHostileCopy : public BuildSnapshot,
+                                 public ::testing::WithParamInterface<HostileCopy> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    Copies, BuildSnapshotHostileCopy,
+    ::testing::Values(
+        HostileCopy{"missing",
+                    "cannot be run (bridge.json's \"snapshot\"): No such file or directory"},
+        HostileCopy{"garbage",
+                    "the snapshot copy answered out of shape: neither a snapshot nor a refusal",
+                    false},
+        HostileCopy{"oversized", "answered out of shape: "},
+        HostileCopy{"truncated",
+                    "the snapshot copy answered out of shape: 75 bytes where a snapshot is 105",
+                    false},
+        HostileCopy{"overbudget",
+                    "the snapshot copy answered out of shape: counts past the budget it was given",
+                    false},
+        HostileCopy{"silent", "exited without an answer (exit 0)"},
+        HostileCopy{"crash", "exited without an answer (killed by signal 6)"},
+        HostileCopy{"hostile", "name\\x1b[2Jgone\\x0a", false},
+        HostileCopy{"plantlink", "build context web/h: a symlink to /home, outside the context",
+                    false}),
+    [](const auto& param_info) { return param_info.param.mode; });
+
+TEST_P(BuildSnapshotHostileCopy, IsRefusedWithASentenceAndLeavesNoSnapshot) {
+    write("web/Dockerfile", "FROM scratch\n");
+    const std::string copier = std::string(HB_FAKE_SNAPSHOT_DIR) + "/fake-snapshot-" +
+                               (GetParam().mode == "missing" ? "none-of-these" : GetParam().mode);
+    auto taken = take_snapshot(copier, tree.path("proj"), "web", out(), {});
+    ASSERT_FALSE(taken.ok()) << "a snapshot was taken";
+    EXPECT_FALSE(present(out())) << "a snapshot was left at " << out();
+    const std::string& refusal = GetParam().refusal;
+    const std::string expected =
+        GetParam().names_the_copy ? "the snapshot copy " + copier + " " + refusal : refusal;
+    if (GetParam().mode == "oversized") {
+        EXPECT_EQ(taken.error().message.rfind(expected, 0), 0u) << taken.error().message;
+    } else {
+        EXPECT_EQ(taken.error().message, expected);
+    }
+}
+
+TEST_F(BuildSnapshot, ACopyThatIsNotExecutableIsRefusedWithASentence) {
+    write("web/Dockerfile", "FROM scratch\n");
+    tree.write("copier", "#!/bin/sh\n");
+    ASSERT_EQ(::chmod(tree.path("copier").c_str(), 0644), 0);
+    auto taken = take_snapshot(tree.path("copier"), tree.path("proj"), "web", out(), {});
+    ASSERT_FALSE(taken.ok());
+    EXPECT_EQ(taken.error().message, "the snapshot copy " + tree.path("copier") +
+                                         " cannot be run (bridge.json's \"snapshot\"): "
+                                         "Permission denied");
+    EXPECT_FALSE(present(out()));
 }
 
 TEST_F(BuildSnapshot, DISABLED_TenThousandFilesOf200MBTakeThisLong) {
@@ -873,8 +942,8 @@ TEST_F(BuildSnapshot, DISABLED_TenThousandFilesOf200MBTakeThisLong) {
         ASSERT_TRUE(hb::exec::remove_tree(parent, "snap").ok());
         const std::chrono::duration<double> removal = std::chrono::steady_clock::now() - started;
         ::sync();
-        // The copy runs in a child (sandbox/confine.hpp): its time is the
-        // reaped children's, the parent's link check this thread's.
+        // The copy runs in hostbridge-snapshot: its time is the reaped
+        // children's, the executor's link check this thread's.
         rusage before{};
         rusage children_before{};
         ::getrusage(RUSAGE_THREAD, &before);

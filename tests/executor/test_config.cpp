@@ -37,6 +37,7 @@ const char* const kArchitectureExample = R"({
   "state_dir": "/home/u/.local/state/hostbridge/demo-app",
   "policy_file": "/home/u/.config/hostbridge/demo-app/policy.conf",
   "parser": "/home/u/.local/lib/hostbridge/demo-app/hostbridge-parser",
+  "snapshot": "/home/u/.local/lib/hostbridge/demo-app/hostbridge-snapshot",
   "allow_root": false,
   "file_mode": "0644",
   "agent_gid": null,
@@ -87,6 +88,7 @@ TEST(Config, ArchitectureExampleParses) {
     EXPECT_EQ(config->state_dir, "/home/u/.local/state/hostbridge/demo-app");
     EXPECT_EQ(config->policy_file, "/home/u/.config/hostbridge/demo-app/policy.conf");
     EXPECT_EQ(config->parser, "/home/u/.local/lib/hostbridge/demo-app/hostbridge-parser");
+    EXPECT_EQ(config->snapshot, "/home/u/.local/lib/hostbridge/demo-app/hostbridge-snapshot");
     EXPECT_FALSE(config->allow_root);
     EXPECT_EQ(config->file_mode, 0644u);
     EXPECT_FALSE(config->agent_gid.has_value());
@@ -573,7 +575,7 @@ std::vector<RuleCase> rule_cases() {
          {"version",   "slug",         "project_dir", "spool_dir", "state_dir", "policy_file",
           "parser",    "allow_root",   "file_mode",   "agent_gid", "backend",   "services",
           "buildable", "tcb",          "limits",      "timeouts",  "drain",     "retention",
-          "systemd",   "join_network", "run_dir"}) {
+          "systemd",   "join_network", "run_dir",     "snapshot"}) {
         add(erase(std::string("missing_") + key, std::string("/") + key, key));
     }
     add(erase("missing_backend_kind", "/backend/kind", "backend.kind"));
@@ -665,6 +667,7 @@ std::vector<RuleCase> rule_cases() {
     add(set("state_dir_relative", "/state_dir", "state", "state_dir", kAbsolute));
     add(set("policy_file_relative", "/policy_file", "policy.conf", "policy_file", kAbsolute));
     add(set("parser_relative", "/parser", "hostbridge-parser", "parser", kAbsolute));
+    add(set("snapshot_relative", "/snapshot", "hostbridge-snapshot", "snapshot", kAbsolute));
     add(set("backend_argv0_relative", "/backend/argv/0", "stack", "backend.argv[0]", kAbsolute));
     add(with(
         "backend_file_relative",
@@ -725,6 +728,9 @@ std::vector<RuleCase> rule_cases() {
             "policy_file", "must lie outside project_dir"));
     add(set("parser_inside_project", "/parser", "/home/u/Projects/demo-app/bin/parser", "parser",
             "must lie outside project_dir"));
+    // The agent's checkout must not hold the program that copies it.
+    add(set("snapshot_inside_project", "/snapshot", "/home/u/Projects/demo-app/bin/snapshot",
+            "snapshot", "must lie outside project_dir"));
     add(set("systemd_run_inside_project", "/systemd/systemd_run",
             "/home/u/Projects/demo-app/systemd-run", "systemd.systemd_run",
             "must lie outside project_dir"));

@@ -83,6 +83,7 @@ grep -q 'sudo hostbridge engine setup' <<<"$description" &&
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/hostbridge ./usr/lib/hostbridge/hostbridge-executor \
     ./usr/lib/hostbridge/hostbridge-parser ./usr/lib/hostbridge/hostbridge-engine-relay \
+    ./usr/lib/hostbridge/hostbridge-snapshot \
     ./usr/lib/hostbridge/hostbridge-agent \
     ./usr/share/man/man1/hostbridge.1.gz \
     ./usr/share/man/man1/hostbridge-request.1.gz ./usr/share/man/man1/hostbridge-agent.1.gz \
@@ -110,7 +111,8 @@ installed=1
 pass "apt-get install ./$(basename "$deb")"
 grep -q 'hostbridge upgrade' "$work/install.log" && pass "postinst names hostbridge upgrade" ||
     fail "postinst did not say to run hostbridge upgrade"
-for b in /usr/bin/hostbridge /usr/lib/hostbridge/hostbridge-executor /usr/lib/hostbridge/hostbridge-parser; do
+for b in /usr/bin/hostbridge /usr/lib/hostbridge/hostbridge-executor /usr/lib/hostbridge/hostbridge-parser \
+    /usr/lib/hostbridge/hostbridge-snapshot; do
     got=$("$b" --version 2>&1)
     [ "$got" = "$(basename "$b") $version" ] && pass "$b --version" || fail "$b --version: '$got'"
 done

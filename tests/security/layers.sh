@@ -14,12 +14,15 @@ declare -A may=(
     [sandbox]="ipc"
     [common]="ipc"
     [parser]="ipc sandbox packaging"
+    # The build's snapshot copy, a confined process of its own: sha256 of
+    # common/, its confinement of sandbox/; nothing of the executor.
+    [snapshot]="common ipc sandbox packaging"
     # The deciding core: nothing of engines/ (executor/engine.hpp is what
     # it asks them); the binary's main.cpp hands it the registry.
     [executor]="common ipc sandbox packaging"
     [executor/main]="common engines engines/podman executor ipc packaging"
     # The engine rooms over the core, side by side; the registry over them.
-    [engines/build_input]="common executor ipc sandbox"
+    [engines/build_input]="common executor ipc"
     [engines/podman]="common executor ipc"
     [engines/podman_compose]="common executor ipc"
     [engines/stack]="common executor ipc"
@@ -67,7 +70,7 @@ check() {
             bad=1
         fi
     done < <(cd "$src" && grep -rHoE '^#include "[a-z_]+/[^"]+"' --include='*.cpp' --include='*.hpp' \
-        ipc display sandbox common parser executor engines client admin 2>/dev/null |
+        ipc display sandbox common parser snapshot executor engines client admin 2>/dev/null |
         sed -E 's/:#include "/::/; s/"$//')
     return "$bad"
 }
@@ -77,7 +80,7 @@ if [ "${1:-}" = --selftest ]; then
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/ipc" "$tmp/client/request" "$tmp/admin/util" "$tmp/admin/compose" \
         "$tmp/admin/commands" "$tmp/executor" "$tmp/engines/podman" "$tmp/engines/podman_compose" \
-        "$tmp/engines/stack" "$tmp/engines/relay"
+        "$tmp/engines/stack" "$tmp/engines/relay" "$tmp/snapshot"
     printf '#include "executor/engine.hpp"\n' >"$tmp/engines/podman/ok.cpp"
     printf '#include "engines/registry.hpp"\n' >"$tmp/executor/main.cpp"
     printf '#include "ipc/a.hpp"\n' >"$tmp/client/request/ok.cpp"
@@ -90,7 +93,7 @@ if [ "${1:-}" = --selftest ]; then
     # a room below including one above, two rooms side by side, the admin
     # tool's lower rooms reaching into the client, a source in no room of
     # the order, the deciding core including an engine room or the
-    # registry, one engine room another, the relay binary the executor.
+    # registry, one engine room another, the relay binary or the snapshot copy the executor.
     declare -A plants=(
         [client/request/bad.cpp]="admin/util/args.hpp"
         [admin/util/bad.cpp]="admin/commands/commands.hpp"
@@ -104,6 +107,7 @@ if [ "${1:-}" = --selftest ]; then
         [engines/stack/bad.cpp]="engines/podman_compose/rows.hpp"
         [engines/podman_compose/bad2.cpp]="admin/util/process.hpp"
         [engines/relay/bad.cpp]="executor/runner.hpp"
+        [snapshot/bad.cpp]="executor/run_tree.hpp"
     )
     for planted in "${!plants[@]}"; do
         printf '#include "%s"\n' "${plants[$planted]}" >"$tmp/$planted"

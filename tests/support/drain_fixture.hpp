@@ -81,6 +81,8 @@ class DrainFixture {
             {"state_dir", state},
             {"policy_file", root + "/policy.conf"},
             {"parser", parser},
+            // hostbridge-snapshot is built into the real parser's bin/.
+            {"snapshot", (fs::path(HB_PARSER_BIN).parent_path() / "hostbridge-snapshot").string()},
             {"allow_root", true},
             // The tests run up and rebuild as policy.conf says; the hold
             // for an engine run as the person has its own tests
@@ -151,6 +153,7 @@ class DrainFixture {
         };
         executor_bin = copy(HB_EXECUTOR_BIN);
         config["parser"] = copy(config["parser"].get<std::string>());
+        config["snapshot"] = copy(config["snapshot"].get<std::string>());
         write_config();
     }
     std::string executor_bin = HB_EXECUTOR_BIN;

@@ -14,7 +14,8 @@
 #                       engine setup` makes PREFIX-e, whose own manager serves
 #                       its podman socket; the session goes through it
 #                       (docs/ENGINE-USER.md); `engine remove` at the end
-#   BIN_DIR   holds hostbridge, hostbridge-executor, hostbridge-parser, hostbridge-engine-relay
+#   BIN_DIR   holds hostbridge, hostbridge-executor, hostbridge-parser, hostbridge-engine-relay,
+#             hostbridge-snapshot
 #   COMMAND   default: tools/e2e/bridge-session.sh run; it gets
 #             --project DIR --bin BIN_DIR --mode M --backend B --rate-limit R
 #             appended. The teardown is always bridge-session.sh teardown.
@@ -67,7 +68,7 @@ bin=$(readlink -f -- "$bin")
 # The executor, parser and engine relay beside hostbridge (a build tree) or in
 # ../lib/hostbridge (the package): where hostbridge itself looks.
 [ -x "$bin/hostbridge" ] || { echo "bridge-place: $bin/hostbridge is not built" >&2; exit 1; }
-for b in hostbridge-executor hostbridge-parser hostbridge-engine-relay; do
+for b in hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot; do
     [ -x "$bin/$b" ] || [ -x "$bin/../lib/hostbridge/$b" ] ||
         { echo "bridge-place: $bin/$b is not built" >&2; exit 1; }
 done

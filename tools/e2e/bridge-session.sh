@@ -16,8 +16,8 @@
 #   --project DIR       the throwaway project to create (a copy of
 #                       examples/demo-app; its basename names containers,
 #                       network, images and the bridge's slug)
-#   --bin DIR           directory holding hostbridge, hostbridge-executor
-#                       and hostbridge-parser
+#   --bin DIR           directory holding hostbridge, hostbridge-executor,
+#                       hostbridge-parser and hostbridge-snapshot
 #   --mode systemd|watch  who drains: the .path unit of a reachable systemd
 #                       --user manager (run inside tools/e2e/usermgr.sh), or
 #                       a `hostbridge-executor watch` this script starts

@@ -4,8 +4,8 @@
 # new root-owned directory of mode 0755: the scripts of tools/e2e, the test
 # script tests/cli/e2e_systemd.sh, the attack scripts of tests/e2e, the demo
 # app examples/demo-app, and the
-# binaries hostbridge, hostbridge-executor, hostbridge-parser, hostbridge-engine-relay and
-# hostbridge-agent (which install drops into the spool) of BIN_DIR
+# binaries hostbridge, hostbridge-executor, hostbridge-parser, hostbridge-engine-relay,
+# hostbridge-snapshot and hostbridge-agent (which install drops into the spool) of BIN_DIR
 # (as DEST/bin, if BIN_DIR is given). The checkout and the build tree may sit under a directory
 # only root can enter (/root, a `mktemp -d`); the copies are reachable.
 # DEST keeps the repository's layout, so scripts find each other the same
@@ -34,9 +34,9 @@ cp -- "$repo"/tests/e2e/*.sh "$dest/tests/e2e/" || fail "copy tests/e2e"
 cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo-app"
 # A build tree holds the three side by side; an installed layout (the Debian
 # package: /usr/bin/hostbridge, /usr/lib/hostbridge/hostbridge-executor) has
-# the executor, parser and engine relay in ../lib/hostbridge, where `hostbridge install`
+# the executor, parser, engine relay and snapshot copy in ../lib/hostbridge, where `hostbridge install`
 # also looks (admin/install/versions.hpp). The copies sit side by side either way.
-for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-agent; do
+for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot hostbridge-agent; do
     [ -n "$bin" ] || break
     src=$bin/$b
     [ -x "$src" ] || [ "$b" = hostbridge ] || src=$bin/../lib/hostbridge/$b
