@@ -177,7 +177,6 @@ void BM_RunTrue(benchmark::State& state) {
 }
 BENCHMARK(BM_RunTrue)->UseRealTime();
 
-
 }  // namespace
 
 BENCHMARK_MAIN();
