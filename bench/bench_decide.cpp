@@ -19,7 +19,6 @@
 #include "common/policy.hpp"
 #include "common/sha256.hpp"
 #include "engines/argv_table.hpp"
-#include "engines/podman/log_lines.hpp"
 #include "executor/rate_limiter.hpp"
 #include "executor/runner.hpp"
 #include "ipc/unique_fd.hpp"
@@ -177,29 +176,6 @@ void BM_RunTrue(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_RunTrue)->UseRealTime();
-
-// A windowed logs' choice of lines over the most the executor reads of one
-// answer (engines/podman/follow_log.hpp, kMaxEngineLogBytes = 8 MiB of 80-byte
-// lines, three to a stamp). Arg 0: `lines` 1000 alone, the whole buffer
-// scanned; arg 1: `since` the start, stopped at the 16 KiB budget.
-void BM_SelectLines(benchmark::State& state) {
-    std::string log;
-    const std::string text(48, 'x');
-    for (std::int64_t i = 0; log.size() < (8u << 20) - 128; ++i) {
-        log += hb::exec::engine_since(1796245045602731173 + i / 3 + 1) + " " + text + "\n";
-    }
-    hb::LogWindow window;
-    if (state.range(0) == 0) {
-        window.lines = 1000;
-    } else {
-        window.since_ns = 0;
-    }
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(hb::exec::select_lines(log, false, window, 16384));
-    }
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * log.size()));
-}
-BENCHMARK(BM_SelectLines)->Arg(0)->Arg(1);
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "ipc/rfc3339.hpp"
+#include "parser/log_lines.hpp"
 #include "parser/validate.hpp"
 
 namespace {
@@ -50,6 +52,29 @@ constexpr Case kCases[] = {
     }
     return true;
 }();
+
+// A windowed logs' choice of lines, in the sandbox (parser/log_lines.cpp),
+// over the most the executor reads of one answer (kMaxEngineLogBytes = 8 MiB of 80-byte
+// lines, three to a stamp). Arg 0: `lines` 1000 alone, the whole buffer
+// scanned; arg 1: `since` the start, stopped at the 16 KiB budget.
+void BM_SelectLines(benchmark::State& state) {
+    std::string log;
+    const std::string text(48, 'x');
+    for (std::int64_t i = 0; log.size() < (8u << 20) - 128; ++i) {
+        log += hb::rfc3339_utc_ns(1796245045602731173 + i / 3) + " " + text + "\n";
+    }
+    hb::LogWindow window;
+    if (state.range(0) == 0) {
+        window.lines = 1000;
+    } else {
+        window.since_ns = 0;
+    }
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(hb::parser::select_lines(log, false, window, 16384));
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_SelectLines)->Arg(0)->Arg(1);
 
 }  // namespace
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "engines/podman/log_lines.hpp"
 #include "engines/podman_compose/rows.hpp"
 #include "engines/stack/rows.hpp"
 #include "ipc/inspect_wire.hpp"

@@ -23,6 +23,12 @@
 // its config and answers how many ONBUILD triggers it holds
 // (ipc/image_config_wire.hpp).
 //
+// Started as `hostbridge-parser --log-lines`, it chooses a windowed `logs`'
+// lines in the engine's `logs --timestamps` output (parser/log_lines.hpp):
+// for each LogLinesRequest the attached file is read (its `size` bytes) and
+// answered with byte ranges and a cursor (ipc/log_lines_wire.hpp); what the
+// agent's container wrote is never read for meaning outside it.
+//
 // Exit status: 0 the executor closed the socket (at a message boundary);
 // 1 lockdown failed; 2 the executor broke the protocol (bad message, wrong
 // fd count); 3 an I/O error; 4 an internal error. The executor treats any
@@ -40,12 +46,14 @@
 #include "ipc/fd_passing.hpp"
 #include "ipc/image_config_wire.hpp"
 #include "ipc/inspect_wire.hpp"
+#include "ipc/log_lines_wire.hpp"
 #include "ipc/screen_wire.hpp"
 #include "ipc/wire.hpp"
 #include "packaging/version.hpp"
 #include "parser/container_inspect.hpp"
 #include "parser/containerfile_screen.hpp"
 #include "parser/image_config.hpp"
+#include "parser/log_lines.hpp"
 #include "parser/validate.hpp"
 #include "sandbox/lockdown.hpp"
 
@@ -155,6 +163,24 @@ int run_inspect() {
         });
 }
 
+// The log-line reader: one engine log view per message, its `size` bytes
+// read from the offset the executor left at 0.
+int run_log_lines() {
+    return serve(
+        hb::kLogLinesRequestSize,
+        [](const auto& bytes) { return hb::decode_log_lines_request(bytes); },
+        [](const hb::LogLinesRequest& request,
+           int fd) -> hb::Result<std::array<std::uint8_t, hb::kLogLinesAnswerSize>> {
+            auto bytes = read_body(fd, request.size);
+            if (!bytes) return bytes.error();
+            if (bytes->size() < request.size) return hb::make_error("the log is shorter than said");
+            const std::string_view file(reinterpret_cast<const char*>(bytes->data()), request.size);
+            hb::LogLinesAnswer answer = hb::parser::answer_log_lines(file, request);
+            answer.seq = request.seq;
+            return hb::encode_log_lines_answer(answer);
+        });
+}
+
 // The image-config reader: one saved image (a tar) per message, read as it
 // streams (parser/image_config.hpp), never whole.
 int run_image_config() {
@@ -193,7 +219,8 @@ int main(int argc, char** argv) {
     const bool screen = argc == 2 && std::string_view(argv[1]) == "--screen";
     const bool inspect = argc == 2 && std::string_view(argv[1]) == "--inspect";
     const bool image_config = argc == 2 && std::string_view(argv[1]) == "--image-config";
-    if (argc > 1 && !screen && !inspect && !image_config) {
+    const bool log_lines = argc == 2 && std::string_view(argv[1]) == "--log-lines";
+    if (argc > 1 && !screen && !inspect && !image_config && !log_lines) {
         say("unknown argument");
         return kExitProtocol;
     }
@@ -205,6 +232,7 @@ int main(int argc, char** argv) {
         }
         if (inspect) return run_inspect();
         if (image_config) return run_image_config();
+        if (log_lines) return run_log_lines();
         return screen ? run_screen() : run();
     } catch (const std::exception& e) {
         say(std::string("internal error: ") + e.what());

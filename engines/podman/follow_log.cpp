@@ -37,15 +37,16 @@ Result<UniqueFd> capped_scratch() {
 }
 
 struct EngineLog {
-    std::string text;
-    bool cut = false;
+    UniqueFd fd;
+    LogView view;
     std::string failure;  // empty when the engine answered
 };
 
 // Runs `row` with stdout and stderr both into a capped buffer (a container
-// logs to either, in one order), and reads back what it wrote: the shared
-// file offset says how much. podman 4.3 ignores its failed writes and would
-// go on reading the whole log, so it is stopped once the buffer is full.
+// logs to either, in one order): the shared file offset says how much it
+// wrote. podman 4.3 ignores its failed writes and would go on reading the
+// whole log, so it is stopped once the buffer is full. Its bytes are never
+// read here but in the ranges the sandbox chose (log_lines_client.cpp).
 EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_point deadline) {
     EngineLog out;
     auto buffer = capped_scratch();
@@ -76,15 +77,12 @@ EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_poi
         out.failure = sys::errno_text("lseek");
         return out;
     }
-    out.cut = static_cast<std::size_t>(end) >= kMaxEngineLogBytes;
-    out.text.resize(static_cast<std::size_t>(end));
-    if (::pread(buffer->get(), out.text.data(), out.text.size(), 0) !=
-        static_cast<ssize_t>(out.text.size())) {
-        out.failure = sys::errno_text("cannot read the engine's log");
-        return out;
-    }
+    out.view.size = std::min(static_cast<std::size_t>(end), kMaxEngineLogBytes);
+    out.view.cut = static_cast<std::size_t>(end) >= kMaxEngineLogBytes;
+    out.fd = std::move(*buffer);
+    out.view.fd = out.fd.get();
     // Stopped at the cap, what the engine wrote stands.
-    if (!out.cut && (r.status != RunResult::Status::Exited || r.exit_code != 0)) {
+    if (!out.view.cut && (r.status != RunResult::Status::Exited || r.exit_code != 0)) {
         out.failure = "the engine's logs " + run_failure(r);
     }
     return out;
@@ -95,48 +93,46 @@ EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_poi
 FollowOutcome follow_log(const Config& config, const Posture& posture, std::size_t service,
                          const LogWindow& window, int log_fd, Clock::time_point deadline) {
     FollowOutcome out;
+    const auto fail = [&out](std::string why) {
+        out.reason = std::move(why);
+        return out;
+    };
     const std::string& name = config.services.at(service);
     auto facts = ask_engine(config, posture, log_fd, deadline);
-    if (!facts) {
-        out.reason = "the engine could not be asked: " + facts.error().message;
-        return out;
-    }
+    if (!facts) return fail("the engine could not be asked: " + facts.error().message);
     std::vector<std::string> ids;
     for (const ContainerFacts& c : *facts) {
         if (c.labelled && c.service == service) ids.push_back(hex_id(c.id));
     }
-    if (ids.size() != 1) {
-        out.reason = ids.empty() ? name + " has no container"
-                                 : name + " has " + std::to_string(ids.size()) +
-                                       " containers; lines and since follow one";
-        return out;
-    }
+    if (ids.size() != 1)
+        return fail(ids.empty() ? name + " has no container"
+                                : name + " has " + std::to_string(ids.size()) +
+                                      " containers; lines and since follow one");
     const std::string& id = ids.front();
     // Every answer is chosen from a `--since` view of the log, the view the
-    // next request's `since` will see (log_lines.hpp). A tail asks the
-    // engine only where its last N lines begin.
+    // next request's `since` will see (parser/log_lines.hpp). A tail asks
+    // the engine only where its last N lines begin: the stamp of the first
+    // complete line after 0:0, the cut view's unfinished line ignored.
     LogWindow view = window;
     if (window.since_ns == kNoTime) {
         const std::optional<Argv> tail_row = window_log(config, id, window);
         EngineLog tail = tail_row ? read_engine_log(config, *tail_row, deadline) : EngineLog{};
-        if (!tail_row || !tail.failure.empty()) {
-            out.reason = tail_row ? tail.failure : "no logs row for this container";
-            return out;
-        }
-        view.since_ns = oldest_stamp(tail.text);
+        if (!tail_row || !tail.failure.empty())
+            return fail(tail_row ? tail.failure : "no logs row for this container");
+        auto oldest = select_in_sandbox(config.parser, LogView{tail.view.fd, tail.view.size, false},
+                                        LogWindow{1, 0, 0});
+        if (!oldest) return fail(oldest.error().message);
+        view.since_ns = oldest->cursor.ns;
     }
     const std::optional<Argv> row = window_log(config, id, LogWindow{0, view.since_ns, 0});
-    if (!row) {
-        out.reason = "no logs row for this container";
-        return out;
-    }
+    if (!row) return fail("no logs row for this container");
     EngineLog log = read_engine_log(config, *row, deadline);
-    out.selection = select_lines(log.text, log.cut, window, kMaxOutputBytes);
+    auto selection = log.fd ? select_in_sandbox(config.parser, log.view, window, kMaxOutputBytes)
+                            : Result<LogSelection>(make_error(log.failure));
+    if (!selection) return fail(selection.error().message);
+    out.selection = std::move(*selection);
     [[maybe_unused]] bool written = sys::write_all(log_fd, out.selection.untimed);
-    if (!log.failure.empty()) {
-        out.reason = log.failure;
-        return out;
-    }
+    if (!log.failure.empty()) return fail(log.failure);
     // A piece of the line before the last stamp's first line was written
     // at that stamp: the next view shows it as a line of its own. Count it
     // in that view, so `since` skips exactly the lines sent.
@@ -144,15 +140,14 @@ FollowOutcome follow_log(const Config& config, const Posture& posture, std::size
         const std::int64_t stamp = out.selection.cursor.ns;
         const std::optional<Argv> next_row = window_log(config, id, LogWindow{0, stamp, 0});
         EngineLog next = next_row ? read_engine_log(config, *next_row, deadline) : EngineLog{};
-        const std::optional<std::uint32_t> pieces =
+        auto pieces =
             next_row && next.failure.empty()
-                ? pieces_before(next.text, stamp, out.selection.group_first)
-                : std::nullopt;
-        if (!pieces || out.selection.cursor.seen + *pieces > kMaxCursorSeen) {
-            out.reason = "counting the lines stamped like the last one failed";
-            return out;
-        }
-        out.selection.cursor.seen += *pieces;
+                ? pieces_in_sandbox(config.parser, log.view, out.selection.group, next.view, stamp)
+                : Result<std::optional<std::uint32_t>>(make_error("no view from its stamp"));
+        if (!pieces || !*pieces || out.selection.cursor.seen + **pieces > kMaxCursorSeen)
+            return fail("counting the lines stamped like the last one failed" +
+                        (pieces ? std::string() : ": " + pieces.error().message));
+        out.selection.cursor.seen += **pieces;
     }
     written = sys::write_all(log_fd, out.selection.text);
     out.ok = true;

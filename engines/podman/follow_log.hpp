@@ -1,7 +1,8 @@
 // A windowed `logs` (docs/PROTOCOL.md, "Following logs"): the service's
 // container found as the look finds it (engines/podman/settle.hpp ask_engine,
 // its JSON read in the sandbox), its log read with window_log() of
-// engines/argv_table.hpp, the lines chosen by engines/podman/log_lines.hpp.
+// engines/argv_table.hpp into a sealed memfd, the lines chosen in the sandbox
+// (engines/podman/log_lines_client.hpp).
 #pragma once
 
 #include <chrono>
@@ -9,7 +10,7 @@
 #include <string>
 
 #include "common/config.hpp"
-#include "engines/podman/log_lines.hpp"
+#include "engines/podman/log_lines_client.hpp"
 #include "engines/podman/rows.hpp"
 #include "ipc/wire.hpp"
 
@@ -20,11 +21,6 @@ struct FollowOutcome {
     std::string reason;  // when not ok: what failed, in a sentence
     LogSelection selection;
 };
-
-// At most this much of the engine's output is read for one answer: the
-// engine is stopped from writing more (a sealed memfd), and what is cut
-// off is `more`.
-inline constexpr std::size_t kMaxEngineLogBytes = 8u << 20;
 
 // `service`: an index into config.services (checked by argv_for).
 // Engine warnings and the answer's lines also go to `log_fd`.

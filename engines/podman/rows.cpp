@@ -2,9 +2,9 @@
 
 #include <array>
 
-#include "engines/podman/log_lines.hpp"
 #include "executor/run_tree.hpp"
 #include "ipc/inspect_wire.hpp"
+#include "ipc/rfc3339.hpp"
 
 namespace hb::exec {
 namespace {
@@ -112,8 +112,11 @@ std::optional<Argv> window_log(const Config& config, const std::string& id,
     if (!is_container_id(id) || !window.given()) return std::nullopt;
     Argv argv = {config.settle->engine, "logs", "--timestamps"};
     if (window.since_ns != kNoTime) {
+        // One nanosecond before the cursor's instant, in UTC with nine
+        // digits: podman 4.3 returns lines strictly after --since, and
+        // reads a plain number as a float, losing the nanoseconds.
         if (window.since_ns > 0)
-            argv.insert(argv.end(), {"--since", engine_since(window.since_ns)});
+            argv.insert(argv.end(), {"--since", rfc3339_utc_ns(window.since_ns - 1)});
     } else {
         argv.insert(argv.end(), {"--tail", std::to_string(window.lines)});
     }

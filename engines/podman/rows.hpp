@@ -82,7 +82,7 @@ inline constexpr const char* kImageSaveName = ".image-config.tar";  // in the bu
 std::string image_save_file(const Config& config);
 
 // `$ENGINE logs --timestamps --since T ID` with the window's since (T one
-// nanosecond before the cursor, log_lines.hpp; none for the cursor 0:0),
+// nanosecond before the cursor; none for the cursor 0:0),
 // else `$ENGINE logs --timestamps --tail N ID`; nullopt for a bad id or a
 // window with neither.
 std::optional<Argv> window_log(const Config& config, const std::string& id,

@@ -13,6 +13,10 @@
 //   hang      never answers
 //   nonce     a correct parser for `ping`, except: a name whose nonce starts
 //             with "dead" crashes it, one starting with "5eed" makes it hang
+// Run as `--log-lines` (the log-line reader, engines/podman/log_lines_client.cpp):
+//   garbage   answers an answer's size of 0xFF
+//   logpast   a well-formed answer whose range ends past the file
+//   logback   a well-formed answer whose cursor moves back
 // It speaks the real wire format (ipc/), so only the behaviour is fake.
 #include <signal.h>
 #include <unistd.h>
@@ -23,6 +27,7 @@
 #include <string_view>
 
 #include "ipc/fd_passing.hpp"
+#include "ipc/log_lines_wire.hpp"
 #include "ipc/wire.hpp"
 #include "tests/support/stand_in.hpp"
 
@@ -46,10 +51,28 @@ std::string_view nonce_of(std::string_view name) {
     return name.size() >= 21 ? name.substr(name.size() - 21, 16) : std::string_view{};
 }
 
+// One hostile answer to one log-line request.
+int hostile_log_lines(std::string_view mode) {
+    auto msg = hb::recv_message(kSocket, hb::kLogLinesRequestSize, hb::FdPolicy::ExactlyOne);
+    if (!msg || msg->kind != hb::Received::Kind::Message) return 2;
+    auto request = hb::decode_log_lines_request(msg->bytes);
+    if (!request) return 2;
+    hb::LogLinesAnswer answer;
+    answer.seq = request->seq;
+    answer.cursor = hb::LogCursor{request->window.since_ns, request->window.since_seen};
+    if (mode == "logpast") answer.text.push_back(hb::LogRange{0, request->size + 100});
+    if (mode == "logback") answer.cursor.ns -= 1;
+    auto bytes = hb::encode_log_lines_answer(answer);
+    if (mode == "garbage") bytes.fill(0xFF);
+    send(bytes.data(), bytes.size());
+    return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     const std::string_view mode = mode_from_name();
+    if (argc == 2 && std::string_view(argv[1]) == "--log-lines") return hostile_log_lines(mode);
     if (mode != "garbage" && mode != "short" && mode != "wrongseq" && mode != "wrongverb" &&
         mode != "crash" && mode != "hang" && mode != "nonce") {
         return 64;  // no such stand-in: the test that named it fails on "parser failure"

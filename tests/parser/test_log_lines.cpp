@@ -1,27 +1,51 @@
-// engines/podman/log_lines.hpp: which lines a windowed logs answers with, and the
-// cursor after them. The engine is emulated as podman 4.3 behaves (measured,
-// docs/COMPOSE.md "Following logs"): `--since T` returns the lines stamped
-// strictly after T, `--tail N` the last N; lines written in one go share a
-// stamp.
+// parser/log_lines.hpp: which lines a windowed logs answers with, and the
+// cursor after them, as the ranges the sandbox answers read back. The engine is emulated as
+// podman 4.3 behaves (measured, docs/COMPOSE.md "Following logs"): `--since T` returns the lines
+// stamped strictly after T, `--tail N` the last N; lines written in one go share a stamp.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
-#include "engines/podman/log_lines.hpp"
 #include "ipc/rfc3339.hpp"
+#include "parser/log_lines.hpp"
 
-namespace hb::exec {
+namespace hb::parser {
 namespace {
 
 constexpr std::int64_t kT1 = 1796245045602731173;  // 2026-12-02T20:57:25.602731173Z
 
 std::string stamp(std::int64_t ns) {
-    return engine_since(ns + 1);  // the exact UTC text of `ns`
+    return rfc3339_utc_ns(ns);
 }
 std::string line(std::int64_t ns, const std::string& text) {
     return stamp(ns) + " " + text + "\n";
+}
+
+// A selection as the executor reads it: the ranges' bytes (and the cut
+// note), the engine's own lines, the group line.
+struct Chosen {
+    std::string text;
+    LogCursor cursor;
+    bool more = false;
+    bool continued = false;
+    std::string group_first;
+    std::string untimed;
+};
+Chosen choose(const std::string& output, bool cut, const LogWindow& window, std::size_t budget) {
+    const LogSelection s = select_lines(output, cut, window, budget);
+    Chosen c{selected_text(output, s), s.cursor, s.more, s.continued, {}, {}};
+    const LogRange g = s.group_first;
+    c.group_first = output.substr(g.start, g.end - g.start);
+    for (const LogRange& r : s.untimed) c.untimed += output.substr(r.start, r.end - r.start);
+    return c;
+}
+
+// Where a tail's view begins (engines/podman/follow_log.cpp): the stamp of
+// the first complete line after 0:0, an unfinished one ignored.
+std::int64_t oldest_stamp(const std::string& output) {
+    return select_lines(output, false, LogWindow{1, 0, 0}, kMaxLogAnswerBytes).cursor.ns;
 }
 
 struct Engine {
@@ -45,8 +69,8 @@ struct Engine {
 
 TEST(LogLines, TheEnginesStampIsReadAndWrittenToTheNanosecond) {
     EXPECT_EQ(stamp(kT1), "2026-12-02T20:57:25.602731173Z");
-    EXPECT_EQ(engine_since(kT1), "2026-12-02T20:57:25.602731172Z");
-    EXPECT_EQ(engine_since(1000000000), "1970-01-01T00:00:00.999999999Z");
+    EXPECT_EQ(rfc3339_utc_ns(kT1 - 1), "2026-12-02T20:57:25.602731172Z");
+    EXPECT_EQ(rfc3339_utc_ns(1000000000 - 1), "1970-01-01T00:00:00.999999999Z");
     EXPECT_EQ(line_stamp("2026-12-02T20:57:25.602731173Z hello"), kT1);
     EXPECT_EQ(line_stamp("2026-12-02T21:57:25.602731173+01:00 hello"), kT1);
     EXPECT_EQ(line_stamp("2026-12-02T20:57:25.6027311Z x"), kT1 - 73);  // zeros trimmed
@@ -64,13 +88,13 @@ TEST(LogLines, ATailIsTheNewestLinesOfTheViewItsOldestStampBegins) {
     EXPECT_EQ(oldest_stamp("WARN x\n"), 0);
     // ... and the lines come from the `--since` view from there.
     const LogWindow tail{2, kNoTime, 0};
-    LogSelection s = select_lines(e.since(LogWindow{0, kT1, 0}), false, tail, 16384);
+    Chosen s = choose(e.since(LogWindow{0, kT1, 0}), false, tail, 16384);
     EXPECT_EQ(s.text, line(kT1, "c") + line(kT1 + 5, "d"));
     EXPECT_EQ(s.cursor, (LogCursor{kT1 + 5, 1}));
     EXPECT_FALSE(s.more);
     // Every line of one stamp: counted from the view's start, all three.
     e.log.pop_back();
-    s = select_lines(e.since(LogWindow{0, kT1, 0}), false, tail, 16384);
+    s = choose(e.since(LogWindow{0, kT1, 0}), false, tail, 16384);
     EXPECT_EQ(s.text, line(kT1, "b") + line(kT1, "c"));
     EXPECT_EQ(s.cursor, (LogCursor{kT1, 3}));
     EXPECT_FALSE(s.continued);
@@ -83,7 +107,7 @@ TEST(LogLines, ATailIsTheNewestLinesOfTheViewItsOldestStampBegins) {
 TEST(LogLines, APieceOfTheLineBeforeALastStampIsCountedInTheNextView) {
     const std::string joined = stamp(kT1) + " abc" + stamp(kT1 + 7) + " eol\n";
     const std::string view_a = joined + line(kT1 + 7, "x") + line(kT1 + 7, "y");
-    const LogSelection a = select_lines(view_a, false, LogWindow{2, 0, 0}, 16384);
+    const Chosen a = choose(view_a, false, LogWindow{2, 0, 0}, 16384);
     EXPECT_EQ(a.text, joined + line(kT1 + 7, "x"));
     EXPECT_EQ(a.cursor, (LogCursor{kT1 + 7, 1}));
     EXPECT_TRUE(a.continued);
@@ -93,11 +117,11 @@ TEST(LogLines, APieceOfTheLineBeforeALastStampIsCountedInTheNextView) {
     const std::uint32_t seen = a.cursor.seen + *pieces_before(view_b, kT1 + 7, a.group_first);
     EXPECT_EQ(seen, 2u);
     EXPECT_FALSE(pieces_before(view_b, kT1 + 7, line(kT1 + 7, "nowhere")));
-    const LogSelection b = select_lines(view_b, false, LogWindow{0, kT1 + 7, seen}, 16384);
+    const Chosen b = choose(view_b, false, LogWindow{0, kT1 + 7, seen}, 16384);
     EXPECT_EQ(b.text, line(kT1 + 7, "y"));
     // No piece of another stamp inside: nothing to recount.
-    EXPECT_FALSE(select_lines(line(kT1, "a") + line(kT1 + 7, "x"), false, LogWindow{0, 0, 0}, 16384)
-                     .continued);
+    EXPECT_FALSE(
+        choose(line(kT1, "a") + line(kT1 + 7, "x"), false, LogWindow{0, 0, 0}, 16384).continued);
 }
 
 // A line longer than the read limit (a progress bar that never writes a
@@ -105,12 +129,12 @@ TEST(LogLines, APieceOfTheLineBeforeALastStampIsCountedInTheNextView) {
 // piece, so the lines after it can still be reached.
 TEST(LogLines, ALineLongerThanTheReadLimitCannotStopTheLog) {
     const std::string huge = stamp(kT1) + " " + std::string(100000, '#');  // cut: no newline
-    LogSelection s = select_lines(huge, true, LogWindow{0, 0, 0}, 16384);
+    Chosen s = choose(huge, true, LogWindow{0, 0, 0}, 16384);
     EXPECT_NE(s.text.find("[line cut: "), std::string::npos);
     EXPECT_LE(s.text.size(), 16384u);
     EXPECT_EQ(s.cursor, (LogCursor{kT1, 1}));
     EXPECT_TRUE(s.more);
-    s = select_lines(huge, true, LogWindow{0, kT1, 1}, 16384);
+    s = choose(huge, true, LogWindow{0, kT1, 1}, 16384);
     EXPECT_EQ(s.text, "");
     EXPECT_EQ(s.cursor, (LogCursor{kT1 + 1, 0}));
     EXPECT_TRUE(s.more);
@@ -120,14 +144,14 @@ TEST(LogLines, SinceSkipsExactlyTheLinesAlreadySent) {
     Engine e;
     e.log = {{kT1, "a"}, {kT1, "b"}, {kT1, "c"}, {kT1 + 5, "d"}};
     const LogWindow w{0, kT1, 2};
-    const LogSelection s = select_lines(e.since(w), false, w, 16384);
+    const Chosen s = choose(e.since(w), false, w, 16384);
     EXPECT_EQ(s.text, line(kT1, "c") + line(kT1 + 5, "d"));
     EXPECT_EQ(s.cursor, (LogCursor{kT1 + 5, 1}));
     EXPECT_FALSE(s.more);
 
     // Nothing new: the cursor stays.
     const LogWindow at_end{0, kT1 + 5, 1};
-    const LogSelection none = select_lines(e.since(at_end), false, at_end, 16384);
+    const Chosen none = choose(e.since(at_end), false, at_end, 16384);
     EXPECT_EQ(none.text, "");
     EXPECT_EQ(none.cursor, (LogCursor{kT1 + 5, 1}));
     EXPECT_FALSE(none.more);
@@ -136,32 +160,32 @@ TEST(LogLines, SinceSkipsExactlyTheLinesAlreadySent) {
 TEST(LogLines, OnlyCompleteStampedLinesAreAnswered) {
     const std::string out = "WARN[0000] the engine's own warning\n" + line(kT1, "whole") +
                             stamp(kT1 + 9) + " half, still being writ";
-    const LogSelection s = select_lines(out, false, LogWindow{0, 0, 0}, 16384);
+    const Chosen s = choose(out, false, LogWindow{0, 0, 0}, 16384);
     EXPECT_EQ(s.text, line(kT1, "whole"));
     EXPECT_EQ(s.cursor, (LogCursor{kT1, 1}));
     EXPECT_FALSE(s.more);
     EXPECT_EQ(s.untimed, "WARN[0000] the engine's own warning\n");
     // A piece continued after its own stamp is one line, under its first stamp.
     const std::string joined = stamp(kT1) + " partial" + stamp(kT1 + 9) + "  rest\n";
-    EXPECT_EQ(select_lines(joined, false, LogWindow{0, 0, 0}, 16384).text, joined);
+    EXPECT_EQ(choose(joined, false, LogWindow{0, 0, 0}, 16384).text, joined);
 }
 
 TEST(LogLines, BudgetAndLinesLeaveTheRestForTheNextRequest) {
     Engine e;
     for (int i = 0; i < 10; ++i) e.log.push_back({kT1 + i / 3, "line " + std::to_string(i)});
     const std::size_t one = line(kT1, "line 0").size();
-    LogSelection s = select_lines(e.since(LogWindow{0, 0, 0}), false, LogWindow{0, 0, 0}, 3 * one);
+    Chosen s = choose(e.since(LogWindow{0, 0, 0}), false, LogWindow{0, 0, 0}, 3 * one);
     EXPECT_EQ(s.text, e.tail(10).substr(0, 3 * one));
     EXPECT_EQ(s.cursor, (LogCursor{kT1, 3}));
     EXPECT_TRUE(s.more);
-    s = select_lines(e.since(LogWindow{4, 0, 0}), false, LogWindow{4, 0, 0}, 16384);
+    s = choose(e.since(LogWindow{4, 0, 0}), false, LogWindow{4, 0, 0}, 16384);
     EXPECT_EQ(s.cursor, (LogCursor{kT1 + 1, 1}));
     EXPECT_TRUE(s.more);
     // Read up to the engine's cap: whatever comes after may exist.
-    s = select_lines(e.since(LogWindow{0, 0, 0}), true, LogWindow{0, 0, 0}, 16384);
+    s = choose(e.since(LogWindow{0, 0, 0}), true, LogWindow{0, 0, 0}, 16384);
     EXPECT_TRUE(s.more);
     // The newest that fit, for a tail.
-    s = select_lines(e.tail(10), false, LogWindow{10, kNoTime, 0}, 2 * one);
+    s = choose(e.tail(10), false, LogWindow{10, kNoTime, 0}, 2 * one);
     EXPECT_EQ(s.text, line(kT1 + 3, "line 9").insert(0, line(kT1 + 2, "line 8")));
     EXPECT_FALSE(s.more);
 }
@@ -169,7 +193,7 @@ TEST(LogLines, BudgetAndLinesLeaveTheRestForTheNextRequest) {
 TEST(LogLines, ALineLongerThanTheBudgetIsCutSaysSoAndIsPassed) {
     const std::string big(40000, 'x');
     const std::string out = line(kT1, big) + line(kT1 + 1, "next");
-    LogSelection s = select_lines(out, false, LogWindow{0, 0, 0}, 16384);
+    Chosen s = choose(out, false, LogWindow{0, 0, 0}, 16384);
     EXPECT_LE(s.text.size(), 16384u);
     const std::size_t note = s.text.find(" [line cut: ");
     ASSERT_NE(note, std::string::npos);
@@ -178,7 +202,7 @@ TEST(LogLines, ALineLongerThanTheBudgetIsCutSaysSoAndIsPassed) {
     EXPECT_EQ(s.cursor, (LogCursor{kT1, 1}));
     EXPECT_TRUE(s.more);
     const LogWindow next{0, kT1, 1};
-    s = select_lines(out, false, next, 16384);
+    s = choose(out, false, next, 16384);
     EXPECT_EQ(s.text, line(kT1 + 1, "next"));
 }
 
@@ -204,13 +228,13 @@ TEST(LogLines, FollowingAGrowingLogLosesNothingAndRepeatsNothing) {
                     e.log.push_back({now, "w" + std::to_string(written++)});
             }
             const LogWindow w{lines, cursor.ns, cursor.seen};
-            const LogSelection s = select_lines(e.since(w), false, w, budget);
+            const Chosen s = choose(e.since(w), false, w, budget);
             received += s.text;
             cursor = s.cursor;
         }
         for (int drain = 0; drain < 1000; ++drain) {  // then read to the end
             const LogWindow w{lines, cursor.ns, cursor.seen};
-            const LogSelection s = select_lines(e.since(w), false, w, budget);
+            const Chosen s = choose(e.since(w), false, w, budget);
             received += s.text;
             cursor = s.cursor;
             if (!s.more) break;
@@ -265,7 +289,7 @@ TEST(LogLines, FollowingPiecesLosesNothingAndRepeatsNothing) {
         };
         const auto ask = [&] {
             const LogWindow w{lines, cursor.ns, cursor.seen};
-            LogSelection s = select_lines(view(log, cursor.ns), false, w, budget);
+            Chosen s = choose(view(log, cursor.ns), false, w, budget);
             // The service may write between the two reads (measured on the
             // real engine: a line unfinished in the first was whole in the
             // second).
@@ -298,4 +322,4 @@ TEST(LogLines, FollowingPiecesLosesNothingAndRepeatsNothing) {
 }
 
 }  // namespace
-}  // namespace hb::exec
+}  // namespace hb::parser

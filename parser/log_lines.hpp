@@ -1,10 +1,12 @@
 // Which of a service's log lines a windowed `logs` answers with, and the
-// cursor after them (docs/PROTOCOL.md, "Following logs"). Pure: it reads the
-// engine's `logs --timestamps` output, where every line starts with the
+// cursor after them (docs/PROTOCOL.md, "Following logs"), read in the
+// sandbox (`hostbridge-parser --log-lines`, docs/PARSER.md). Pure: it reads
+// the engine's `logs --timestamps` output, where every line starts with the
 // engine's own stamp (a piece written without a newline is continued on the
 // same line, after its own stamp, so a line's first word is always the
 // engine's). Of the rest of a line, written by the agent's container, it
-// reads nothing but where it ends.
+// reads nothing but where it ends. It answers byte ranges of the output,
+// which the executor reads itself (engines/podman/log_lines_client.cpp).
 #pragma once
 
 #include <cstddef>
@@ -12,14 +14,23 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ipc/log_cursor.hpp"
+#include "ipc/log_lines_wire.hpp"
 #include "ipc/wire.hpp"
 
-namespace hb::exec {
+namespace hb::parser {
 
 struct LogSelection {
-    std::string text;   // the chosen lines, each with its stamp and newline, oldest first
+    // The chosen lines, each with its stamp and newline, oldest first, as
+    // ranges of the output (lines apart where the engine's own lines fall
+    // between them).
+    std::vector<LogRange> text;
+    // Nonzero: the one line chosen was longer than the budget (or cut by
+    // the read limit); `text` is its head and this its whole size, and the
+    // answer ends in log_cut_note(cut - head).
+    std::size_t cut = 0;
     LogCursor cursor;   // after the last chosen line; the window's since (or 0:0) when none
     bool more = false;  // complete lines after `cursor` were left out
     // The line before the first line stamped cursor.ns carries a piece
@@ -28,8 +39,10 @@ struct LogSelection {
     // own before `group_first` (this view's first line stamped cursor.ns),
     // and cursor.seen must count it too (pieces_before).
     bool continued = false;
-    std::string group_first;
-    std::string untimed;  // lines without a stamp (the engine's own warnings), at most 4 KiB
+    LogRange group_first;
+    // Lines without a stamp (the engine's own warnings): at most
+    // kMaxLogUntimedBytes in at most kMaxLogUntimedRanges runs.
+    std::vector<LogRange> untimed;
 };
 
 // `output`: what `$ENGINE logs --timestamps [--since T]` printed, a view of
@@ -44,9 +57,9 @@ struct LogSelection {
 LogSelection select_lines(std::string_view output, bool cut, const LogWindow& window,
                           std::size_t budget);
 
-// The stamp of the first complete stamped line of `output` (a `--tail N`
-// read: where the newest N lines begin), 0 when it has none.
-std::int64_t oldest_stamp(std::string_view output);
+// The answer's text as the executor reads it from the ranges: the ranges'
+// bytes, then the cut note. For the tests, the fuzzer and the benchmark.
+std::string selected_text(std::string_view output, const LogSelection& selection);
 
 // In `view` (the engine's view from `ns` on), how many complete lines
 // stamped `ns` come before the line `group_first`; nullopt when it is not
@@ -59,9 +72,7 @@ std::optional<std::uint32_t> pieces_before(std::string_view view, std::int64_t n
 // the line has none.
 std::int64_t line_stamp(std::string_view line);
 
-// `--since` for the engine: one nanosecond before the cursor's instant, in
-// UTC with nine digits (podman 4.3 returns lines strictly after --since,
-// and reads a plain number as a float, losing the nanoseconds).
-std::string engine_since(std::int64_t cursor_ns);
+// One `--log-lines` request on the file's bytes: its answer (seq aside).
+LogLinesAnswer answer_log_lines(std::string_view file, const LogLinesRequest& request);
 
-}  // namespace hb::exec
+}  // namespace hb::parser
