@@ -5,11 +5,12 @@
 #   bin/hostbridge                     the admin tool (units, client embedded)
 #   lib/hostbridge/hostbridge-executor the executor and parser `install` copies
 #   lib/hostbridge/hostbridge-parser   into each project (admin/install/versions.cpp)
+#   lib/hostbridge/hostbridge-pin      and the pin steps' binary beside them
 #   lib/hostbridge/hostbridge-agent    static; install drops it into each spool
 #                                      (client/agent/CMakeLists.txt installs it)
 #   share/man/man{1,5,8}/*.gz          the man pages (man/)
 #   share/doc/hostbridge/              README, SECURITY, docs/, copyright
-install(TARGETS hostbridge-executor hostbridge-parser
+install(TARGETS hostbridge-executor hostbridge-parser hostbridge-pin
         RUNTIME DESTINATION ${HB_INSTALL_LIBEXECDIR})
 # hostbridge-agent is static on purpose (docs/MCP.md): it runs in containers
 # with no libc.

@@ -264,7 +264,8 @@ class Doctor {
         bool all_ok = true;
         for (const auto& [name, path] :
              {std::pair{std::string("hostbridge-executor"), paths_.executor},
-              std::pair{std::string("hostbridge-parser"), paths_.parser}}) {
+              std::pair{std::string("hostbridge-parser"), paths_.parser},
+              std::pair{std::string("hostbridge-pin"), paths_.pin}}) {
             auto content = read_file_if_exists(path, 256u << 20);
             if (!content || !content->has_value()) {
                 problem("the installed " + name + " (" + path + ") is missing", {reinstall()});
@@ -566,7 +567,7 @@ class Doctor {
                                 : Result<std::string>(make_error("no answer"));
         if (!problem_text) {
             warn("cannot check what container " + name +
-                 " has at its pinned bind targets (podman unshare hostbridge-executor "
+                 " has at its pinned bind targets (podman unshare hostbridge-pin "
                  "check-pins): whether it holds the pins is unknown");
             return;
         }

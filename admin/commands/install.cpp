@@ -312,8 +312,8 @@ class Installer {
             stack_engine_ = outside_project("podman");
         if (auto run = find_on_path("systemd-run", env.path_var)) systemd_run_ = *run;
         notify_send_ = outside_project("notify-send");
-        for (const auto& name :
-             {std::string("hostbridge-executor"), std::string("hostbridge-parser")}) {
+        for (const auto& name : {std::string("hostbridge-executor"),
+                                 std::string("hostbridge-parser"), std::string("hostbridge-pin")}) {
             auto source = bundled_binary(name);
             if (!source) {
                 auto where = bundled_binary_dirs();
@@ -757,7 +757,7 @@ class Installer {
         c.unpinned_binds = unpinned_binds_;
         c.engine = engine_;
         if (!pin_run_dir().empty()) {
-            c.pins = BindPins{build_engine_, paths_.executor, render_.pinned_sources};
+            c.pins = BindPins{build_engine_, paths_.pin, render_.pinned_sources};
             if (!c.pins->sources.empty() && previous_ && !previous_->pins) {
                 std::cout << "note: bind sources of the checkout are pinned from now on "
                              "(docs/COMPOSE.md); a container created before still names the "

@@ -49,6 +49,7 @@ InstallPaths install_paths(const HostDirs& dirs, const std::string& slug) {
     p.run_dir = dirs.cache_home + "/hostbridge/run/" + slug;
     p.executor = p.lib_dir + "/hostbridge-executor";
     p.parser = p.lib_dir + "/hostbridge-parser";
+    p.pin = p.lib_dir + "/hostbridge-pin";
     p.path_unit_name = "hostbridge-" + slug + ".path";
     p.service_unit_name = "hostbridge-" + slug + ".service";
     p.path_unit = p.unit_dir + "/" + p.path_unit_name;

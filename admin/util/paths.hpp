@@ -34,6 +34,7 @@ struct InstallPaths {
     std::string run_dir;            // <cache_home>/hostbridge/run/<slug>: executor/run_tree.hpp
     std::string executor;           // <lib_dir>/hostbridge-executor
     std::string parser;             // <lib_dir>/hostbridge-parser
+    std::string pin;                // <lib_dir>/hostbridge-pin (bridge.json's pins.binary)
     std::string path_unit_name;     // hostbridge-<slug>.path
     std::string service_unit_name;  // hostbridge-<slug>.service
     std::string path_unit;          // <unit_dir>/<path_unit_name>

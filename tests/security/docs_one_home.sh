@@ -177,6 +177,15 @@ command_list() {
     done
     missing "$("$bin/hostbridge-executor" --help)" hostbridge-executor "$text"
 
+    text=$(section "$page" '## hostbridge-pin (run by podman unshare)')
+    for c in $("$bin/hostbridge-pin" --help | sed -nE 's/^(usage:)? +hostbridge-pin ([a-z-]+).*/\2/p'); do
+        grep -qF "hostbridge-pin $c" <<<"$text" || {
+            echo "docs_one_home: $doc does not show hostbridge-pin $c"
+            bad=1
+        }
+    done
+    missing "$("$bin/hostbridge-pin" --help)" hostbridge-pin "$text"
+
     text=$(section "$page" "## hostbridge-agent (the agent's static client and MCP server)")
     missing "$("$bin/hostbridge-agent" --help)" hostbridge-agent "$text"
     missing "$("$bin/hostbridge-agent" request --help)" "hostbridge-agent request" "$text"
