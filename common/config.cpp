@@ -498,10 +498,10 @@ std::optional<BuildSettings> build_settings(const json& value, const Config& con
 BindPins bind_pins(const json& value, const Config& config) {
     if (!podman_compose(config.backend))
         invalid("pins", "is only for the compose backend with podman-compose");
-    const Object obj(value, "pins", {"engine", "executor", "sources"});
+    const Object obj(value, "pins", {"engine", "binary", "sources"});
     BindPins out;
     out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
-    out.executor = host_path(obj.required("executor"), obj.key("executor"), config);
+    out.binary = host_path(obj.required("binary"), obj.key("binary"), config);
     out.sources = checkout_path_list(obj.required("sources"), obj.key("sources"));
     for (std::size_t i = 0; i < out.sources.size(); ++i) {
         const std::string& source = out.sources[i];
@@ -758,40 +758,6 @@ int Timeouts::for_verb(Verb verb) const {
         if (v == verb) return seconds;
     }
     return verb == Verb::Rebuild ? rebuild_seconds : default_seconds;
-}
-
-bool is_checkout_path(std::string_view path) {
-    return path == "." || (path.size() < PATH_MAX && is_plain_relative(path));
-}
-
-bool is_container_path(std::string_view path) {
-    if (path.empty() || path[0] != '/' || path.size() >= PATH_MAX) return false;
-    for (const char c : path) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
-    }
-    return path == "/" || component_problem(path.substr(1)) == PathProblem::None;
-}
-
-std::string bind_pin_root(std::string_view run_dir) {
-    return std::string(run_dir) + "/.hostbridge-binds";
-}
-
-std::string bind_pin_path(std::string_view run_dir, std::string_view rel) {
-    std::string name;
-    if (rel == ".") {
-        name = "%2E";
-    } else {
-        for (char c : rel) {
-            if (c == '%') {
-                name += "%25";
-            } else if (c == '/') {
-                name += "%2F";
-            } else {
-                name += c;
-            }
-        }
-    }
-    return bind_pin_root(run_dir) + "/" + name;
 }
 
 BindSourceOf bind_source_of(const Config& config, std::string_view path) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "ipc/pin_paths.hpp"  // is_checkout_path, bind_pin_path
 #include "ipc/result.hpp"
 #include "ipc/wire.hpp"
 
@@ -168,13 +169,14 @@ std::vector<std::string> build_allowed_images(const BuildSettings& build);
 // "pins" in bridge.json (compose backend, rootless podman): the checkout
 // paths the rendered compose file bind-mounts. runc resolves a bind source
 // by path at every start, so before each command that may start a container
-// the executor runs `ENGINE unshare EXECUTOR pin ...` (engines/podman/bind_pin.hpp):
+// the executor runs `ENGINE unshare PIN pin ...` (PIN: hostbridge-pin,
+// engines/podman/bind_pin.hpp):
 // inside the engine's own namespaces each source, opened with no link
 // followed, is bound onto <run_dir>/.hostbridge-binds/<name>, the only path
 // the rendered file names (docs/COMPOSE.md, "Bind sources are pinned").
 struct BindPins {
-    std::string engine;    // absolute podman whose `unshare` enters its namespaces
-    std::string executor;  // absolute hostbridge-executor, run there as `pin`
+    std::string engine;  // absolute podman whose `unshare` enters its namespaces
+    std::string binary;  // absolute hostbridge-pin, run there as `pin` and `check-pins`
     // Relative to project_dir, "." or normal; sorted, unique; empty while
     // the compose file binds nothing of the checkout.
     std::vector<std::string> sources;
@@ -210,22 +212,6 @@ bool is_user_name(std::string_view name);
 // A compose project name as podman-compose normalises one:
 // ^[a-z0-9][a-z0-9_-]{0,62}$.
 bool is_project_name(std::string_view name);
-// "." or a normalised relative path (no empty, "." or ".." component): a
-// checkout_paths entry, and what `hostbridge-executor pin` accepts.
-bool is_checkout_path(std::string_view path);
-// "/" or an absolute path with no empty, "." or ".." component and no
-// control character: a bind's target inside a container.
-bool is_container_path(std::string_view path);
-
-// Where the pinned sources appear: a tmpfs the pin mounts in the engine's
-// namespace over this host-side dir (mode 0500, empty), so a pin that is
-// gone (the engine's pause process died) is "no such file", never an empty
-// dir mounted silently.
-std::string bind_pin_root(std::string_view run_dir);
-// <bind_pin_root>/<rel with '%' as %25, '/' as %2F, "." as %2E>: one flat
-// name per source, so no pin is ever made inside another pinned source.
-std::string bind_pin_path(std::string_view run_dir, std::string_view rel);
-
 // What a container's bind source `path` (as the engine stores it) is: the
 // pinned source (a pins.sources entry) whose pin it names, if any; and
 // whether it is the project dir or below it (a container created before

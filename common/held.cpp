@@ -172,7 +172,7 @@ std::string config_generation(const Config& c) {
     j["rendered"] = pins_json(c.rendered);
     j["checkout_paths"] = c.checkout_paths;
     // Only when present: a generation of an install without pins is unchanged.
-    if (c.pins) j["pins"] = {c.pins->engine, c.pins->executor, c.pins->sources};
+    if (c.pins) j["pins"] = {c.pins->engine, c.pins->binary, c.pins->sources};
     j["run_dir"] = c.run_dir;
     j["systemd_run"] = c.systemd.systemd_run;
     j["join_network"] = c.join_network ? json{c.join_network->engine, c.join_network->network,

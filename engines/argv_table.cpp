@@ -75,7 +75,7 @@ Config symbolic_config(Config config) {
     if (config.pins) {
         config.project_dir = "$PROJECT_DIR";
         config.pins->engine = "$ENGINE";
-        config.pins->executor = "$EXECUTOR";
+        config.pins->binary = "$PIN";
     }
     if (config.build) {
         config.build->engine = "$ENGINE";

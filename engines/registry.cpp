@@ -1,5 +1,8 @@
 #include "engines/registry.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
 
 #include "engines/argv_table.hpp"
@@ -48,6 +51,19 @@ class Registry final : public Engines {
     }
 
     Result<StepEnvironment> step_environment(const Config& config) const override {
+        // A pinned install's rows start with `podman unshare PIN pin`: a
+        // missing pin binary is said here, before anything runs, not as
+        // podman's exec error inside the engine's namespaces.
+        if (config.pins) {
+            struct stat st {};
+            const std::string& pin = config.pins->binary;
+            if (::stat(pin.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+                ::access(pin.c_str(), X_OK) != 0) {
+                return make_error("the pin binary " + pin +
+                                  " (bridge.json pins.binary) is missing or not executable: "
+                                  "`hostbridge upgrade` installs it");
+            }
+        }
         auto engine = engine_environment(config);
         if (!engine) return engine.error();
         std::vector<std::string> env = engine->env;

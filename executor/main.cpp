@@ -16,8 +16,6 @@
 #include <string>
 #include <string_view>
 
-#include "engines/podman/bind_pin.hpp"
-#include "engines/podman/pin_check.hpp"
 #include "engines/registry.hpp"
 #include "executor/drain.hpp"
 #include "executor/wakeup.hpp"
@@ -32,8 +30,6 @@ constexpr int kExitUsage = 2;
 constexpr const char* kUsage =
     "usage: hostbridge-executor drain --config FILE [--linger SECONDS] [--allow-root]\n"
     "       hostbridge-executor watch --config FILE [--allow-root]\n"
-    "       hostbridge-executor pin PROJECT_DIR RUN_DIR SOURCE...\n"
-    "       hostbridge-executor check-pins RUN_DIR PID (SOURCE TARGET)...\n"
     "       hostbridge-executor --help | --version\n";
 
 // The systemd unit runs `drain`; `watch` is the fallback without systemd.
@@ -50,10 +46,6 @@ constexpr const char* kHelp =
     "  --config FILE      the install's bridge.json\n"
     "  --linger SECONDS   drain: wait this long for more requests before exiting\n"
     "  --allow-root       run even as root (installs made with --allow-root)\n"
-    "  pin                bind each SOURCE of PROJECT_DIR onto RUN_DIR/.hostbridge-binds\n"
-    "                     (a step of the argv table, run by `podman unshare`)\n"
-    "  check-pins         whether process PID finds each SOURCE's pin at TARGET\n"
-    "                     (after a start, run by `podman unshare` the same way)\n"
     "  --help             this text\n"
     "  --version          print the version\n"
     "\n"
@@ -203,13 +195,6 @@ int main(int argc, char** argv) {
         std::fputs(kHelp, stdout);
         return kExitOk;
     }
-    // A step of the argv table (docs/ARGV-TABLE.md), not a drain: no
-    // config, no spool, nothing but the pins (engines/podman/bind_pin.hpp).
-    if (argc >= 2 && std::string_view(argv[1]) == "pin")
-        return hb::exec::run_pin(argc - 2, argv + 2);
-    // The post-start check, run there the same way (engines/podman/pin_check.hpp).
-    if (argc >= 2 && std::string_view(argv[1]) == "check-pins")
-        return hb::exec::run_check_pins(argc - 2, argv + 2);
     const auto args = parse_args(argc, argv);
     if (!args) {
         std::fputs(kUsage, stderr);

@@ -7,11 +7,13 @@
 #   lib/hostbridge/hostbridge-parser   `install` copies into each project
 #   lib/hostbridge/hostbridge-snapshot (admin/install/versions.cpp)
 #   lib/hostbridge/hostbridge-engine-relay  (engines/relay/: the engine user's relay)
+#   lib/hostbridge/hostbridge-pin      (engines/podman/pin_main.cpp: the pin steps' binary)
 #   lib/hostbridge/hostbridge-agent    static; install drops it into each spool
 #                                      (client/agent/CMakeLists.txt installs it)
 #   share/man/man{1,5,8}/*.gz          the man pages (man/)
 #   share/doc/hostbridge/              README, SECURITY, docs/, copyright
 install(TARGETS hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot
+        hostbridge-pin
         RUNTIME DESTINATION ${HB_INSTALL_LIBEXECDIR})
 # hostbridge-agent is static on purpose (docs/MCP.md): it runs in containers
 # with no libc.

@@ -4,10 +4,14 @@
 
 #include "sandbox/rlimits.hpp"
 
+#include <fcntl.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -129,6 +133,54 @@ PolicyBuilder& PolicyBuilder::allow_sanitizer_runtime(int socket_fd) {
                {arg_equals(0, 2), arg_equals(1, TCGETS)});
 }
 
+PolicyBuilder& PolicyBuilder::allow_stdout_write() {
+    return allow(HB_SYSCALL(write), "the answer on fd 1 (the caller's pipe) only",
+                 {arg_equals(0, 1)});
+}
+
+PolicyBuilder& PolicyBuilder::allow_look_up() {
+    // No flag that writes, creates or truncates: the pins are looked up,
+    // never changed. openat2's flags are in memory the filter cannot read:
+    // SECURITY.md says what that leaves.
+    // glibc's __O_TMPFILE holds O_DIRECTORY too: only its own bit here.
+    const scmp_datum_t writes =
+        O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | (__O_TMPFILE & ~O_DIRECTORY);
+    return allow(HB_SYSCALL(openat), "open a dir or file to look at it (O_PATH, O_RDONLY) only",
+                 {arg_lacks(2, writes)})
+        .allow(HB_SYSCALL(openat2), "a bind source beneath the checkout, a target in a container")
+        .allow(HB_SYSCALL(close), "drop what it opened")
+        .allow(HB_SYSCALL(fstat), "device and inode of what it opened")
+        .allow(HB_SYSCALL(newfstatat), "glibc's fstat (AT_EMPTY_PATH)")
+        .allow(HB_SYSCALL(statx), "glibc's fstat on some kernels")
+        .allow(HB_SYSCALL(fstatfs), "the pins' root is the tmpfs just mounted")
+        .allow(HB_SYSCALL(fcntl), "fdopendir asks how the dir fd was opened",
+               {arg_equals(1, F_GETFL)})
+        .allow(HB_SYSCALL(fcntl), "fdopendir marks the dir fd close-on-exec",
+               {arg_equals(1, F_SETFD)})
+        .allow(HB_SYSCALL(getdents64), "the pins' host-side dir must be empty")
+        .allow(HB_SYSCALL(geteuid), "the pins' host-side dir must be this user's");
+}
+
+PolicyBuilder& PolicyBuilder::allow_pin_mounts() {
+    return allow(HB_SYSCALL(umount2), "detach the last command's tmpfs, never following a link",
+                 {arg_equals(1, MNT_DETACH | UMOUNT_NOFOLLOW)})
+        .allow(HB_SYSCALL(mount), "a fresh tmpfs for the pins (nosuid, nodev, noexec)",
+               {arg_equals(3, MS_NOSUID | MS_NODEV | MS_NOEXEC)})
+        .allow(HB_SYSCALL(mount), "bind a source, by its fd, onto its name in that tmpfs",
+               {arg_equals(3, MS_BIND | MS_REC)})
+        .allow(HB_SYSCALL(mkdirat), "the pins' host-side dir (0500)", {arg_equals(2, 0500)})
+        .allow(HB_SYSCALL(mkdirat), "an empty dir in the tmpfs to bind a dir onto (0700)",
+               {arg_equals(2, 0700)})
+        .allow(HB_SYSCALL(mknodat), "an empty file in the tmpfs to bind a file onto",
+               {arg_equals(2, S_IFREG | 0600)})
+        .allow(HB_SYSCALL(fchmod), "the pins' host-side dir back to 0500", {arg_equals(1, 0500)});
+}
+
+PolicyBuilder& PolicyBuilder::allow_enter_mount_namespace() {
+    return allow(HB_SYSCALL(setns), "check-pins: the container's mount namespace, nothing else",
+                 {arg_equals(1, CLONE_NEWNS)});
+}
+
 bool sanitizer_build() {
 #if defined(__SANITIZE_ADDRESS__) || defined(HB_SANITIZE_BUILD)
     return true;
@@ -153,6 +205,21 @@ std::vector<Allowance> parser_policy(int socket_fd, pid_t self, bool sanitizer_r
         .allow_once_wake()
         .allow_self_abort(self);
     if (sanitizer_runtime) policy.allow_sanitizer_runtime(socket_fd);
+    return policy.allowances();
+}
+
+std::vector<Allowance> pin_policy(pid_t self, bool sanitizer_runtime) {
+    PolicyBuilder policy;
+    policy.allow_exit()
+        .allow_memory()
+        .allow_stdout_write()
+        .allow_stderr_write()
+        .allow_look_up()
+        .allow_pin_mounts()
+        .allow_enter_mount_namespace()
+        .allow_once_wake()
+        .allow_self_abort(self);
+    if (sanitizer_runtime) policy.allow_sanitizer_runtime(2);
     return policy.allowances();
 }
 

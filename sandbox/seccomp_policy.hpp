@@ -1,4 +1,5 @@
-// The parser's seccomp allowlist, as data, and the code that loads it.
+// The parser's seccomp allowlist, as data, and the code that loads it; the
+// pin binary's (engines/podman/pin_main.cpp) is built from the same parts.
 //
 // Composable allowances in the manner of sandbox2's PolicyBuilder: each
 // adds the syscalls one capability needs, every syscall on its own line
@@ -37,6 +38,11 @@ class PolicyBuilder {
     PolicyBuilder& allow_once_wake();                       // pthread_once ends with a futex wake
     PolicyBuilder& allow_self_abort(pid_t self);            // abort() ends in SIGABRT, not SIGSYS
     PolicyBuilder& allow_sanitizer_runtime(int socket_fd);  // only in -fsanitize builds
+    // hostbridge-pin's (engines/podman/bind_pin.hpp, pin_compare.hpp):
+    PolicyBuilder& allow_stdout_write();  // its answer on fd 1 only
+    PolicyBuilder& allow_look_up();       // open to look (O_PATH, read), stat, list; no write
+    PolicyBuilder& allow_pin_mounts();    // the pins' tmpfs, its empty names, the binds
+    PolicyBuilder& allow_enter_mount_namespace();  // setns(CLONE_NEWNS): check-pins
 
     [[nodiscard]] const std::vector<Allowance>& allowances() const { return list_; }
 
@@ -55,6 +61,12 @@ bool sanitizer_build();
 // tid); the sanitizer runtime's extras only when `sanitizer_runtime`.
 std::vector<Allowance> parser_policy(int socket_fd, pid_t self,
                                      bool sanitizer_runtime = sanitizer_build());
+
+// hostbridge-pin's whole policy, both modes: look up and stat files, make
+// the pins (mounts, empty names in its own tmpfs), enter a mount
+// namespace, write fds 1 and 2; never exec, a socket, a write to a file,
+// an unlink, a signal to another process.
+std::vector<Allowance> pin_policy(pid_t self, bool sanitizer_runtime = sanitizer_build());
 
 // Builds the filter (native architecture only; default and bad-arch
 // action KILL_PROCESS; NO_NEW_PRIVS set) and loads it into this process.

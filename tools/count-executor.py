@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""count-executor.py: what hostbridge-executor links, counted room by room.
+"""count-executor.py: what hostbridge-executor links, counted room by room
+(or, with --binary NAME, what another binary of ours links: hostbridge-pin,
+whose pins are what containers get, is trusted code too).
 
 Method (docs/ARCHITECTURE.md, "Rooms and their size" shows its figures):
   1. The objects: the linker's map of the real binary
      (BUILD/executor/hostbridge-executor.map, written by -Wl,-Map in
-     executor/CMakeLists.txt). Its "Archive member included" section names
+     executor/CMakeLists.txt; NAME.map wherever under BUILD NAME's
+     CMakeLists.txt writes it, for --binary NAME). Its "Archive member included" section names
      every member the linker took from an archive, its LOAD lines every
      object given on the command line. Members of archives outside BUILD
      (libstdc++, libgcc) are not ours and are not counted.
@@ -27,9 +30,9 @@ Method (docs/ARCHITECTURE.md, "Rooms and their size" shows its figures):
      and what to run. Every other room is an engine room, or what the
      rooms share below them (ipc, fds).
 
-Usage: count-executor.py BUILD SOURCE [--json] [--budget CORE ALL]
+Usage: count-executor.py BUILD SOURCE [--binary NAME] [--json] [--budget CORE ALL]
 With --budget it exits 1 when the core's or the whole set's code lines
-exceed them. --sources prints the counted files, one per line.
+exceed them (another binary has no core: 0). --sources prints the counted files, one per line.
 """
 import json
 import os
@@ -133,11 +136,17 @@ def depfile_files(depfile):
 
 
 class Counter:
-    def __init__(self, build, source):
+    def __init__(self, build, source, binary="hostbridge-executor"):
         self.build = os.path.realpath(build)
         self.source = os.path.realpath(source)
-        self.link_dir = os.path.join(self.build, "executor")
-        self.map_file = os.path.join(self.link_dir, "hostbridge-executor.map")
+        self.binary = binary
+        self.map_file = os.path.join(self.build, "executor", binary + ".map")
+        if binary != "hostbridge-executor":
+            found = [os.path.join(root, binary + ".map") for root, _, files in os.walk(self.build)
+                     if binary + ".map" in files]
+            self.map_file = sorted(found)[0] if found else self.map_file
+        # The linker ran where the map is: the paths in it are relative to there.
+        self.link_dir = os.path.dirname(self.map_file)
 
     def _object_path(self, archive, member):
         """The object file on disk, and the room (target) it was compiled for."""
@@ -160,7 +169,7 @@ class Counter:
     def collect(self):
         """{path under SOURCE: room}, and the linked sources (the .cpp files)."""
         if not os.path.exists(self.map_file):
-            raise SystemExit(f"count-executor: no link map {self.map_file} (build hostbridge-executor)")
+            raise SystemExit(f"count-executor: no link map {self.map_file} (build {self.binary})")
         sources = {}  # source path -> room
         includes = {}  # source path -> its project headers
         for archive, member in linked_objects(self.map_file):
@@ -205,10 +214,11 @@ class Counter:
             entry["code"] += c
             entry["wc"] += w
             entry["files"][path] = {"code": c, "wc": w}
-        core = {k: sum(table[r][k] for r in table if r in CORE_ROOMS) for k in ("code", "wc")}
+        core_rooms = CORE_ROOMS if self.binary == "hostbridge-executor" else ()
+        core = {k: sum(table[r][k] for r in table if r in core_rooms) for k in ("code", "wc")}
         total = {k: sum(t[k] for t in table.values()) for k in ("code", "wc")}
-        return {"rooms": table, "core": core, "all": total, "sources": sources,
-                "core_rooms": list(CORE_ROOMS)}
+        return {"binary": self.binary, "rooms": table, "core": core, "all": total,
+                "sources": sources, "core_rooms": list(core_rooms)}
 
 
 def main(argv):
@@ -217,23 +227,30 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 64
     budget = None
+    binary = "hostbridge-executor"
+    if "--binary" in argv:
+        at = argv.index("--binary")
+        binary = argv[at + 1]
+        args = [a for a in args if a != binary]
     if "--budget" in argv:
         at = argv.index("--budget")
         budget = (int(argv[at + 1]), int(argv[at + 2]))
         args = [a for a in args if a not in argv[at + 1:at + 3]]
-    result = Counter(args[0], args[1]).count()
+    result = Counter(args[0], args[1], binary).count()
     if "--json" in argv:
         print(json.dumps(result, indent=1))
     elif "--sources" in argv:
         print("\n".join(result["sources"]))
     else:
         print(f"{'room':<28} {'code':>6} {'wc -l':>6}  files")
+        core_rooms = result["core_rooms"]
         for room, entry in sorted(result["rooms"].items(),
-                                  key=lambda kv: (kv[0] not in CORE_ROOMS, kv[0])):
-            mark = "core " if room in CORE_ROOMS else "     "
+                                  key=lambda kv: (kv[0] not in core_rooms, kv[0])):
+            mark = "core " if room in core_rooms else "     "
             print(f"{mark}{room:<23} {entry['code']:>6} {entry['wc']:>6}  {len(entry['files'])}")
-        print(f"{'core':<28} {result['core']['code']:>6} {result['core']['wc']:>6}")
-        print(f"{'all linked':<28} {result['all']['code']:>6} {result['all']['wc']:>6}")
+        if core_rooms:
+            print(f"{'core':<28} {result['core']['code']:>6} {result['core']['wc']:>6}")
+        print(f"{'all ' + binary + ' links':<28} {result['all']['code']:>6} {result['all']['wc']:>6}")
     if budget:
         over = []
         if result["core"]["code"] > budget[0]:

@@ -266,7 +266,8 @@ class Doctor {
              {std::pair{std::string("hostbridge-executor"), paths_.executor},
               std::pair{std::string("hostbridge-parser"), paths_.parser},
               std::pair{std::string("hostbridge-engine-relay"), paths_.engine_relay},
-              std::pair{std::string("hostbridge-snapshot"), paths_.snapshot}}) {
+              std::pair{std::string("hostbridge-snapshot"), paths_.snapshot},
+              std::pair{std::string("hostbridge-pin"), paths_.pin}}) {
             auto content = read_file_if_exists(path, 256u << 20);
             if (!content || !content->has_value()) {
                 problem("the installed " + name + " (" + path + ") is missing", {reinstall()});

@@ -323,7 +323,7 @@ class Installer {
         for (const auto& name :
              {std::string("hostbridge-executor"), std::string("hostbridge-parser"),
               std::string("hostbridge-engine-relay"),
-              std::string("hostbridge-snapshot")}) {
+              std::string("hostbridge-snapshot"), std::string("hostbridge-pin")}) {
             auto source = bundled_binary(name);
             if (!source) {
                 auto where = bundled_binary_dirs();
@@ -768,7 +768,7 @@ class Installer {
         c.unpinned_binds = unpinned_binds_;
         c.engine = engine_;
         if (!pin_run_dir().empty()) {
-            c.pins = BindPins{build_engine_, paths_.executor, render_.pinned_sources};
+            c.pins = BindPins{build_engine_, paths_.pin, render_.pinned_sources};
             if (!c.pins->sources.empty() && previous_ && !previous_->pins) {
                 std::cout << "note: bind sources of the checkout are pinned from now on "
                              "(docs/COMPOSE.md); a container created before still names the "

@@ -43,7 +43,7 @@ void check_running_pins(const Config& c, const std::string& name, const nlohmann
     if (!problem_text) {
         found.push_back({false,
                          "cannot check what container " + name +
-                             " has at its pinned bind targets (podman unshare hostbridge-executor "
+                             " has at its pinned bind targets (podman unshare hostbridge-pin "
                              "check-pins): whether it holds the pins is unknown",
                          ""});
         return;

@@ -141,7 +141,7 @@ std::string serialize_config(const Config& config) {
     if (config.accept_uncontained_engine) j["accept_uncontained_engine"] = true;
     if (config.pins) {
         j["pins"] = {{"engine", config.pins->engine},
-                     {"executor", config.pins->executor},
+                     {"binary", config.pins->binary},
                      {"sources", config.pins->sources}};
     }
     if (config.engine) {

@@ -51,6 +51,7 @@ InstallPaths install_paths(const HostDirs& dirs, const std::string& slug) {
     p.parser = p.lib_dir + "/hostbridge-parser";
     p.engine_relay = p.lib_dir + "/hostbridge-engine-relay";
     p.snapshot = p.lib_dir + "/hostbridge-snapshot";
+    p.pin = p.lib_dir + "/hostbridge-pin";
     p.path_unit_name = "hostbridge-" + slug + ".path";
     p.service_unit_name = "hostbridge-" + slug + ".service";
     p.path_unit = p.unit_dir + "/" + p.path_unit_name;

@@ -36,6 +36,7 @@ struct InstallPaths {
     std::string parser;             // <lib_dir>/hostbridge-parser
     std::string engine_relay;       // <lib_dir>/hostbridge-engine-relay
     std::string snapshot;           // <lib_dir>/hostbridge-snapshot
+    std::string pin;                // <lib_dir>/hostbridge-pin (bridge.json's pins.binary)
     std::string path_unit_name;     // hostbridge-<slug>.path
     std::string service_unit_name;  // hostbridge-<slug>.service
     std::string path_unit;          // <unit_dir>/<path_unit_name>

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "common/config.hpp"
+#include "ipc/pin_paths.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
 
@@ -113,9 +113,11 @@ Result<PinnedSource> pin_one(int project_fd, int tmpfs_fd, const std::string& ru
             return make_error(source + " (a bind source) has " + std::to_string(st.st_nlink) +
                               " hard links: a file bound into a container must have one name");
         }
-        UniqueFd made(::openat(tmpfs_fd, name.c_str(),
-                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!made) return make_error(sys::errno_text("create " + path));
+        // An empty regular file to bind onto, made without opening it: the
+        // seccomp filter (engines/podman/pin_main.cpp) lets no open write.
+        if (::mknodat(tmpfs_fd, name.c_str(), S_IFREG | 0600, 0) != 0) {
+            return make_error(sys::errno_text("create " + path));
+        }
     } else if (S_ISLNK(st.st_mode)) {  // O_PATH|O_NOFOLLOW opens a last-component link itself
         return make_error(source + " (a bind source) is a symlink or lies under one");
     } else {
@@ -170,24 +172,29 @@ Result<std::vector<PinnedSource>> pin_bind_sources(const std::string& project_di
     return pinned;
 }
 
-int run_pin(int argc, char** argv) {
+int run_pin(int argc, char** argv, Result<void> (*confine)()) {
     if (argc < 3 || argv[0][0] != '/' || argv[1][0] != '/') {
-        std::fputs("usage: hostbridge-executor pin PROJECT_DIR RUN_DIR SOURCE...\n", stderr);
+        std::fputs("usage: hostbridge-pin pin PROJECT_DIR RUN_DIR SOURCE...\n", stderr);
         return 2;
     }
     std::vector<std::string> sources;
     for (int i = 2; i < argc; ++i) {
         if (!is_checkout_path(argv[i])) {
-            std::fprintf(stderr,
-                         "hostbridge-executor pin: %s is not \".\" or a normal relative path\n",
+            std::fprintf(stderr, "hostbridge-pin pin: %s is not \".\" or a normal relative path\n",
                          argv[i]);
             return 2;
         }
         sources.emplace_back(argv[i]);
     }
+    if (confine != nullptr) {
+        if (auto confined = confine(); !confined) {
+            std::fprintf(stderr, "hostbridge-pin pin: %s\n", confined.error().message.c_str());
+            return 1;
+        }
+    }
     auto pinned = pin_bind_sources(argv[0], argv[1], sources);
     if (!pinned) {
-        std::fprintf(stderr, "hostbridge-executor pin: %s\n", pinned.error().message.c_str());
+        std::fprintf(stderr, "hostbridge-pin pin: %s\n", pinned.error().message.c_str());
         return 1;
     }
     for (const PinnedSource& p : *pinned) {

@@ -1,4 +1,4 @@
-// `hostbridge-executor pin PROJECT_DIR RUN_DIR SOURCE...`: the first step of
+// `hostbridge-pin pin PROJECT_DIR RUN_DIR SOURCE...`: the first step of
 // every compose command that may start a container, when bridge.json has
 // "pins" (common/config.hpp, BindPins). It runs inside rootless podman's own
 // user and mount namespaces (`podman unshare`, whose pause process keeps
@@ -32,8 +32,11 @@ Result<std::vector<PinnedSource>> pin_bind_sources(const std::string& project_di
                                                    const std::string& run_dir,
                                                    const std::vector<std::string>& sources);
 
-// The `pin` mode of hostbridge-executor (argv after "pin"): one line per pin
-// on stdout; an error on stderr and exit 1; a malformed argument exit 2.
-int run_pin(int argc, char** argv);
+// The `pin` mode of hostbridge-pin (argv after "pin"): one line per pin on
+// stdout; an error on stderr and exit 1; a malformed argument exit 2.
+// `confine` is called once the arguments are checked and before anything
+// is opened (engines/podman/pin_main.cpp's seccomp filter); its error is
+// exit 1.
+int run_pin(int argc, char** argv, Result<void> (*confine)());
 
 }  // namespace hb::exec

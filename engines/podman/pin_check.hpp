@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "engines/podman/pin_compare.hpp"  // AtTarget
 #include "ipc/result.hpp"
 
 namespace hb::exec {
@@ -57,22 +58,6 @@ struct PinCheckPlan {
     std::string refusal;
 };
 PinCheckPlan plan_pin_check(const Config& config, const std::vector<BindMount>& binds);
-
-// Inside the engine's namespaces: for each pair, whether the process `pid`'s
-// mount namespace (entered with setns, so a chroot inside the container
-// changes nothing) holds at the target, followed with no link, the inode
-// now mounted at the source's pin under `run_dir`. One line per pair on
-// `out`: "pinned I", "other I ..." or "unreadable I ...". Enters that
-// namespace for good: run it in a process of its own (`check-pins`).
-enum class AtTarget { Pinned, Other, Unreadable };
-std::vector<AtTarget> compare_targets(const std::string& run_dir, pid_t pid,
-                                      const std::vector<std::pair<std::string, std::string>>& binds,
-                                      std::string& out);
-
-// The `check-pins` mode of hostbridge-executor (argv after "check-pins"):
-// RUN_DIR PID (SOURCE TARGET)...; exit 0 when every target holds its pin,
-// 1 when one does not or cannot be read, 2 for a malformed argument.
-int run_check_pins(int argc, char** argv);
 
 // The binds (index, Other or Unreadable) the check-pins output says are
 // not their pins; an error unless it answers each of `pairs` exactly once,

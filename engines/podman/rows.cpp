@@ -68,7 +68,7 @@ std::optional<Argv> settle_pin_check(
     const Config& config, std::uint32_t pid,
     const std::vector<std::pair<std::string, std::string>>& binds) {
     if (!config.pins || pid == 0 || binds.empty()) return std::nullopt;
-    Argv argv = {config.pins->engine, "unshare",      config.pins->executor,
+    Argv argv = {config.pins->engine, "unshare",      config.pins->binary,
                  "check-pins",        config.run_dir, std::to_string(pid)};
     for (const auto& [source, target] : binds) {
         if (!is_checkout_path(source) || !is_container_path(target)) return std::nullopt;

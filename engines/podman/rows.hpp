@@ -57,7 +57,7 @@ inline constexpr std::string_view kBindMountsFormat =
     "{{printf \"%q\" .Destination}}{{end}}{{end}}";
 // `$ENGINE container inspect --format kBindMountsFormat ID...`
 std::optional<Argv> settle_mounts(const Config& config, const std::vector<std::string>& ids);
-// `$ENGINE unshare $EXECUTOR check-pins RUN_DIR PID (SOURCE TARGET)...`: in
+// `$ENGINE unshare $PIN check-pins RUN_DIR PID (SOURCE TARGET)...`: in
 // the engine's namespaces, whether what the process PID finds at each
 // TARGET is the pin of SOURCE. nullopt for a pid of 0, a source that is not
 // "." or normal, a target that is not absolute and normal.

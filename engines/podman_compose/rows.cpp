@@ -39,7 +39,7 @@ Plan with(const Config& config, std::initializer_list<std::string> words) {
 // resolves them (engines/podman/bind_pin.hpp). The other rows start nothing.
 Plan pinned(const Config& config, Plan plan) {
     if (!config.pins || config.pins->sources.empty()) return plan;
-    Argv pin = {config.pins->engine, "unshare",     config.pins->executor, "pin",
+    Argv pin = {config.pins->engine, "unshare",     config.pins->binary, "pin",
                 config.project_dir,  config.run_dir};
     pin.insert(pin.end(), config.pins->sources.begin(), config.pins->sources.end());
     plan.insert(plan.begin(), Step{std::move(pin), std::nullopt});

@@ -154,7 +154,7 @@ TEST_F(ComposeInstall, ApproveRendersANewBindSourceAsItsPinWhenTheInstallPins) {
     nlohmann::json config = home.bridge_json("demo-app");
     ASSERT_EQ(config["backend"]["flavour"], "podman-compose");
     config["pins"] = {{"engine", "/usr/bin/podman"},
-                      {"executor", "/usr/lib/hostbridge/hostbridge-executor"},
+                      {"binary", "/usr/lib/hostbridge/hostbridge-pin"},
                       {"sources", nlohmann::json::array()}};
     write_file(home.config_dir("demo-app") + "/bridge.json", config.dump(2) + "\n", 0644);
     write_file(project.compose, read_file(project.compose) +

@@ -17,7 +17,7 @@ Config safe_compose() {
     Config c;
     c.backend.kind = BackendKind::Compose;
     c.backend.flavour = ComposeFlavour::PodmanCompose;
-    c.pins = BindPins{"/usr/bin/podman", "/x/hostbridge-executor", {"src"}};
+    c.pins = BindPins{"/usr/bin/podman", "/x/hostbridge-pin", {"src"}};
     c.build = BuildSettings{};
     c.build->engine = "/usr/bin/podman";
     c.build->buildah = "/usr/bin/buildah";

@@ -206,6 +206,7 @@ import json, sys
 pins = json.load(open(sys.argv[1]))["pins"]
 assert pins["sources"] == ["src"], pins
 assert pins["engine"].endswith("/podman"), pins
+assert pins["binary"].endswith("/hostbridge-pin"), pins
 PY
 run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_dir"])' "$config")
 pin=$run_dir/.hostbridge-binds/src

@@ -130,7 +130,7 @@ Config with_settle(Config c) {
 // The pin step those rows start with, when the config pins anything.
 Plan pinned_plan(const Config& c, Plan plan) {
     if (!c.pins || c.pins->sources.empty()) return plan;
-    Argv pin = {c.pins->engine, "unshare", c.pins->executor, "pin", c.project_dir, c.run_dir};
+    Argv pin = {c.pins->engine, "unshare", c.pins->binary, "pin", c.project_dir, c.run_dir};
     pin.insert(pin.end(), c.pins->sources.begin(), c.pins->sources.end());
     plan.insert(plan.begin(), Step{pin, std::nullopt});
     return plan;
@@ -613,8 +613,8 @@ std::string render_doc() {
     md += "  name, the checkout's own (docs/COMPOSE.md, \"The project's name\").\n";
     md += "  `$BUILDAH`: `build.buildah` (podman-compose), which reads base\n";
     md += "  images' ONBUILD triggers before a build.\n";
-    md += "- `$PROJECT_DIR`, `$RUN_DIR`, `$EXECUTOR`: `project_dir`, `run_dir` and\n";
-    md += "  `pins.executor`, in the pin step that starts `up`, `restart` and `rebuild`\n";
+    md += "- `$PROJECT_DIR`, `$RUN_DIR`, `$PIN`: `project_dir`, `run_dir` and\n";
+    md += "  `pins.binary`, in the pin step that starts `up`, `restart` and `rebuild`\n";
     md += "  where the engine is rootless podman and the compose file binds checkout\n";
     md += "  paths (here `.` and `web/src`): each is bound, opened with no link followed,\n";
     md += "  onto `$RUN_DIR/.hostbridge-binds/<name>` inside the engine's namespaces,\n";
@@ -695,7 +695,7 @@ std::string render_doc() {
               " (a service that did not settle, or that `health` found not healthy) |\n";
         Config pinning = settling;
         pinning.pins->engine = "$ENGINE";
-        pinning.pins->executor = "$EXECUTOR";
+        pinning.pins->binary = "$PIN";
         pinning.run_dir = "$RUN_DIR";
         std::string check =
             display_argv(*settle_pin_check(pinning, 4242, {{"web/src", "/srv/src"}}));

@@ -238,7 +238,9 @@ TEST(BindPinArgs, APathThatIsNotNormalOrNotAbsoluteIsAUsageError) {
     auto run_pin = [](std::vector<std::string> words) {
         std::vector<char*> argv;
         for (auto& w : words) argv.push_back(w.data());
-        return hb::exec::run_pin(static_cast<int>(argv.size()), argv.data());
+        // A confinement before the arguments are checked would be exit 1.
+        return hb::exec::run_pin(static_cast<int>(argv.size()), argv.data(),
+                                 []() -> hb::Result<void> { return hb::make_error("confined"); });
     };
     EXPECT_EQ(run_pin({"/p", "/r", "../etc"}), 2);
     EXPECT_EQ(run_pin({"/p", "/r", "src/../../x"}), 2);

@@ -237,7 +237,7 @@ TEST(Config, BindPinsArePodmanComposeOnlyAndEachSourceIsWalked) {
     j["backend"]["flavour"] = "podman-compose";
     j["checkout_paths"] = {".", "app", "web/src"};
     j["pins"] = {{"engine", "/usr/bin/podman"},
-                 {"executor", "/opt/hb/hostbridge-executor"},
+                 {"binary", "/opt/hb/hostbridge-pin"},
                  {"sources", {".", "web/src"}}};
     auto config = hb::parse_config(j.dump());
     ASSERT_TRUE(config.ok()) << config.error().message;
@@ -332,9 +332,8 @@ TEST(Config, EngineUserTakesALoginNameAndASocketOutsideTheCheckout) {
     pinned["backend"] = compose_backend();
     pinned["backend"]["flavour"] = "podman-compose";
     pinned["checkout_paths"] = {"."};
-    pinned["pins"] = {{"engine", "/usr/bin/podman"},
-                      {"executor", "/opt/hb/hostbridge-executor"},
-                      {"sources", {"."}}};
+    pinned["pins"] = {
+        {"engine", "/usr/bin/podman"}, {"binary", "/opt/hb/hostbridge-pin"}, {"sources", {"."}}};
     ASSERT_TRUE(hb::parse_config(pinned.dump()).ok());  // pins alone are fine
     pinned["engine"] = j["engine"];
     refused(pinned, "cannot go with pins");

@@ -148,7 +148,9 @@ TEST(PinCheckArgs, AMalformedArgumentIsAUsageError) {
     const auto code = [](std::vector<std::string> args) {
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
-        return run_check_pins(static_cast<int>(argv.size()), argv.data());
+        // A confinement before the arguments are checked would be exit 1.
+        return run_check_pins(static_cast<int>(argv.size()), argv.data(),
+                              []() -> Result<void> { return make_error("confined"); });
     };
     EXPECT_EQ(code({"/run", "1", "src"}), 2);                 // a source without a target
     EXPECT_EQ(code({"run", "1", "src", "/srv"}), 2);          // a relative run dir

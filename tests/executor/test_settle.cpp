@@ -315,14 +315,14 @@ TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
 }
 
 // Pinned installs (engines/podman/pin_check.hpp): the stand-in's `unshare` runs
-// the real `hostbridge-executor check-pins` on this test's own process, in
+// the real `hostbridge-pin check-pins` on this test's own process, in
 // whose mount namespace the "container's" targets are real paths: the pin
 // itself, or another directory, as where the agent's swap had won.
 struct PinnedEngine : SettleEngine {
     explicit PinnedEngine(int timeout_seconds = 30) : SettleEngine(timeout_seconds) {
         config.project_dir = dir + "/proj";
         config.run_dir = dir + "/run";
-        config.pins = BindPins{dir + "/engine", HB_EXECUTOR_BIN, {"src"}};
+        config.pins = BindPins{dir + "/engine", HB_PIN_BIN, {"src"}};
         std::filesystem::create_directories(bind_pin_path(config.run_dir, "src"));
         std::filesystem::create_directories(dir + "/home");
         write("inspect", "[" + container_json("running", "") + "]");

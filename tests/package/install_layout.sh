@@ -15,7 +15,7 @@ cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; echo "FAIL: cmake --install"; exit 1; }
 p=$work/prefix
 for f in bin/hostbridge lib/hostbridge/hostbridge-executor lib/hostbridge/hostbridge-parser \
-    lib/hostbridge/hostbridge-engine-relay lib/hostbridge/hostbridge-snapshot lib/hostbridge/hostbridge-agent \
+    lib/hostbridge/hostbridge-engine-relay lib/hostbridge/hostbridge-snapshot lib/hostbridge/hostbridge-pin lib/hostbridge/hostbridge-agent \
     share/man/man1/hostbridge.1.gz share/man/man1/hostbridge-request.1.gz \
     share/man/man1/hostbridge-agent.1.gz \
     share/man/man5/hostbridge.json.5.gz share/man/man5/hostbridge-policy.conf.5.gz \
@@ -34,7 +34,7 @@ if env -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$work/home" "$p/bin/hostbridge
     --project-dir "$work/app" --stack-bin /bin/true --no-systemd --allow-root \
     >"$work/hb.log" 2>&1; then
     lib=$work/home/.local/lib/hostbridge/app
-    for b in hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot; do
+    for b in hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot hostbridge-pin; do
         cmp -s "$lib/$b" "$p/lib/hostbridge/$b" ||
             fail "the install's $b is not the one in $p/lib/hostbridge"
     done

@@ -35,7 +35,7 @@ same() {  # same NAME EXPECTED ACTUAL
 
 version=$("$bin/hostbridge" --version | awk '{print $2}')
 [ -n "$version" ] || fail "hostbridge --version printed nothing"
-for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-snapshot hostbridge-agent; do
+for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-snapshot hostbridge-pin hostbridge-agent; do
     got=$("$bin/$b" --version)
     [ "$got" = "$b $version" ] && pass "$b --version: $got" || fail "$b --version: '$got'"
 done

@@ -168,14 +168,21 @@ command_list() {
         }
     done
 
-    text=$(section "$page" '## hostbridge-executor (run by systemd)')
-    for c in $("$bin/hostbridge-executor" --help | sed -nE 's/^(usage:)? +hostbridge-executor ([a-z-]+).*/\2/p'); do
-        grep -qF "hostbridge-executor $c" <<<"$text" || {
-            echo "docs_one_home: $doc does not show hostbridge-executor $c"
-            bad=1
-        }
-    done
-    missing "$("$bin/hostbridge-executor" --help)" hostbridge-executor "$text"
+    # binary_section BINARY HEADING: the section shows each command of
+    # BINARY's --help usage lines, and each of its options.
+    binary_section() {
+        local b=$1 c
+        text=$(section "$page" "$2")
+        for c in $("$bin/$b" --help | sed -nE "s/^(usage:)? +$b ([a-z-]+).*/\\2/p"); do
+            grep -qF "$b $c" <<<"$text" || {
+                echo "docs_one_home: $doc does not show $b $c"
+                bad=1
+            }
+        done
+        missing "$("$bin/$b" --help)" "$b" "$text"
+    }
+    binary_section hostbridge-executor '## hostbridge-executor (run by systemd)'
+    binary_section hostbridge-pin '## hostbridge-pin (run by podman unshare)'
 
     text=$(section "$page" "## hostbridge-agent (the agent's static client and MCP server)")
     missing "$("$bin/hostbridge-agent" --help)" hostbridge-agent "$text"

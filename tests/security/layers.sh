@@ -24,6 +24,8 @@ declare -A may=(
     # The engine rooms over the core, side by side; the registry over them.
     [engines/build_input]="common executor ipc"
     [engines/podman]="common executor ipc"
+    # hostbridge-pin's main.cpp: its two modes, under the sandbox's filter.
+    [engines/podman/pin_main]="engines/podman ipc packaging sandbox"
     [engines/podman_compose]="common executor ipc"
     [engines/stack]="common executor ipc"
     # The engine relay's own binary: a byte pump under the sandbox's filter.
@@ -41,10 +43,12 @@ declare -A may=(
 )
 
 # The room of a path below the source dir: client/, admin/ and engines/ have
-# a room per subfolder; the executor binary's main.cpp is a room of its own.
+# a room per subfolder; the executor's and hostbridge-pin's main.cpp are
+# rooms of their own.
 room_of() {
     case $1 in
         executor/main.cpp) echo executor/main ;;
+        engines/podman/pin_main.cpp) echo engines/podman/pin_main ;;
         client/*/* | admin/*/* | engines/*/*) echo "${1%%/*}/$(cut -d/ -f2 <<<"$1")" ;;
         */*) echo "${1%%/*}" ;;
     esac

@@ -68,7 +68,7 @@ bin=$(readlink -f -- "$bin")
 # The executor, parser and engine relay beside hostbridge (a build tree) or in
 # ../lib/hostbridge (the package): where hostbridge itself looks.
 [ -x "$bin/hostbridge" ] || { echo "bridge-place: $bin/hostbridge is not built" >&2; exit 1; }
-for b in hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot; do
+for b in hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot hostbridge-pin; do
     [ -x "$bin/$b" ] || [ -x "$bin/../lib/hostbridge/$b" ] ||
         { echo "bridge-place: $bin/$b is not built" >&2; exit 1; }
 done

@@ -36,7 +36,7 @@ cp -R -- "$repo/examples/demo-app" "$dest/examples/" || fail "copy examples/demo
 # package: /usr/bin/hostbridge, /usr/lib/hostbridge/hostbridge-executor) has
 # the executor, parser, engine relay and snapshot copy in ../lib/hostbridge, where `hostbridge install`
 # also looks (admin/install/versions.hpp). The copies sit side by side either way.
-for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot hostbridge-agent; do
+for b in hostbridge hostbridge-executor hostbridge-parser hostbridge-engine-relay hostbridge-snapshot hostbridge-pin hostbridge-agent; do
     [ -n "$bin" ] || break
     src=$bin/$b
     [ -x "$src" ] || [ "$b" = hostbridge ] || src=$bin/../lib/hostbridge/$b
