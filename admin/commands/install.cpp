@@ -322,8 +322,8 @@ class Installer {
         notify_send_ = outside_project("notify-send");
         for (const auto& name :
              {std::string("hostbridge-executor"), std::string("hostbridge-parser"),
-              std::string("hostbridge-engine-relay"),
-              std::string("hostbridge-snapshot"), std::string("hostbridge-pin")}) {
+              std::string("hostbridge-engine-relay"), std::string("hostbridge-snapshot"),
+              std::string("hostbridge-pin")}) {
             auto source = bundled_binary(name);
             if (!source) {
                 auto where = bundled_binary_dirs();

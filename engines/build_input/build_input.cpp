@@ -127,7 +127,8 @@ Result<std::string> hold_build(const Config& config, const std::string& request,
     }
     const std::string dest = held_root(config, request) + "/" + service;
     const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
-    auto snapshot = take_snapshot(config.snapshot, config.project_dir, build->context, dest, budget);
+    auto snapshot =
+        take_snapshot(config.snapshot, config.project_dir, build->context, dest, budget);
     Result<void> screened =
         snapshot ? screen_snapshot(config, *build, dest) : Result<void>(snapshot.error());
     if (!screened) {
