@@ -6,13 +6,8 @@ namespace hb::exec {
 namespace {
 
 // A 1 MiB Containerfile is screened in milliseconds; the bound only keeps a
-// hung screen from holding the drain. Sanitized builds run several times
-// slower (as ParserClient::kRoundTripTimeout, executor/parser_client.hpp).
-#ifdef HB_SANITIZED
-constexpr int kScreenTimeoutMs = 60000;
-#else
-constexpr int kScreenTimeoutMs = 10000;
-#endif
+// hung screen from holding the drain.
+constexpr int kScreenTimeoutMs = reader_timeout_ms(10000, 60000);
 
 }  // namespace
 

@@ -9,11 +9,7 @@ namespace {
 // The reader walks every layer of the saved tar to find its config (podman
 // writes the config after the layers): a GiB is read in about a second; the
 // bound keeps a hung reader from holding the drain (engines/podman/inspect_client.cpp).
-#ifdef HB_SANITIZED
-constexpr int kReadTimeoutMs = 300000;
-#else
-constexpr int kReadTimeoutMs = 60000;
-#endif
+constexpr int kReadTimeoutMs = reader_timeout_ms(60000, 300000);
 
 }  // namespace
 

@@ -7,11 +7,7 @@ namespace {
 
 // A few MiB of JSON is read in milliseconds; the bound only keeps a hung
 // reader from holding the drain (as engines/build_input/screen_client.cpp).
-#ifdef HB_SANITIZED
-constexpr int kInspectTimeoutMs = 60000;
-#else
-constexpr int kInspectTimeoutMs = 10000;
-#endif
+constexpr int kInspectTimeoutMs = reader_timeout_ms(10000, 60000);
 
 }  // namespace
 

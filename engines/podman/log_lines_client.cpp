@@ -12,11 +12,7 @@ namespace {
 
 // 16 MiB is walked in well under a second; the bound only keeps a hung
 // reader from holding the drain (as inspect_client.cpp).
-#ifdef HB_SANITIZED
-constexpr int kLogLinesTimeoutMs = 60000;
-#else
-constexpr int kLogLinesTimeoutMs = 10000;
-#endif
+constexpr int kLogLinesTimeoutMs = reader_timeout_ms(10000, 60000);
 
 // One round trip: the reader reads `request.size` bytes of `fd` from
 // offset 0. Any answer but a well-formed one in the file is an error.
