@@ -138,8 +138,10 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
     }
     // The engine queries that follow (engines/podman/settle.hpp), in words.
     if (settles(verb, config)) out += ", then the settle step (docs/ARGV-TABLE.md, \"Settling\")";
-    if (looks(verb, config))
-        out += ", then one look at the services (docs/ARGV-TABLE.md, \"Settling\")";
+    if (looks(verb, config)) {
+        out += out.empty() ? "one look at the services" : ", then one look at the services";
+        out += " (docs/ARGV-TABLE.md, \"Settling\")";
+    }
     return out;
 }
 

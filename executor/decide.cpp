@@ -194,7 +194,11 @@ RunResult run_steps(const DrainContext& context, const Claimed& request, Verb ve
                     const Plan& plan, int log_fd, Deadline deadline,
                     std::optional<nlohmann::ordered_json>& build_detail) {
     const Config& config = context.config;
+    // A plan of no steps (status and health where the engine is read) ran
+    // to its end: only what follows it (plan.then) asks the engine.
     RunResult result;
+    result.status = RunResult::Status::Exited;
+    result.exit_code = 0;
     std::int64_t duration_ms = 0;
     for (std::size_t i = 0; i < plan.size(); ++i) {
         const Step& step = plan[i];
@@ -304,7 +308,8 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     d.audit_detail = std::move(build_detail);
     // Only a plan that ran to its end settles: the engine is asked how the
     // services it touched came out, whatever the compose CLI said. status
-    // and health: the `ps` text for people, then the services as facts.
+    // and health: the services as facts (and a compose CLI's `ps` text
+    // where the engine is not read).
     const bool ran_to_end = result.status == RunResult::Status::Exited && result.exit_code == 0;
     if (ran_to_end && plan.then != Then::Nothing) {
         const auto asked_at = std::chrono::steady_clock::now();

@@ -45,10 +45,9 @@ std::string display_plan(const Plan& plan) {
 
 std::string describe_outcome(const ArgvOutcome& outcome) {
     if (const auto* plan = std::get_if<Plan>(&outcome)) {
-        // logs on an install that reads it by container (exec::logs_by_container).
-        if (plan->empty())
-            return "(the service's container, found by the settle rows: its logs, "
-                   "docs/ARGV-TABLE.md, \"Settling\")";
+        // status, health and logs where the engine is read
+        // (exec::logs_by_container): only the settle rows run.
+        if (plan->empty()) return "(only the engine's own rows: docs/ARGV-TABLE.md, \"Settling\")";
         return display_plan(*plan);
     }
     if (std::holds_alternative<NoCommand>(outcome)) {

@@ -106,18 +106,14 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
         case Verb::JoinNetwork:
             break;  // the table's own (engines/argv_table.cpp)
         case Verb::Status:
-        case Verb::Health: {
+        case Verb::Health:
             // podman-compose's ps lists by its project label alone, which a
-            // hand run with the same -p sets too: the engine's list of the
-            // install's own containers instead, which its rendered file
-            // labelled.
+            // hand run with the same -p sets too. Where the engine is read,
+            // the look alone answers (engines/podman/settle.hpp: the
+            // install's labelled containers, their JSON read in the
+            // sandbox), and no list is printed before it.
             if (!dialect.engine_lists) return with(config, {"ps"});
-            const std::string& project = config.settle->project;
-            return Plan{Step{{config.settle->engine, "ps", "-a", "--filter",
-                              "label=com.docker.compose.project=" + project, "--filter",
-                              "label=" + std::string(kInstallLabel) + "=" + project},
-                             std::nullopt}};
-        }
+            return Plan{};
         case Verb::Logs:
             // Read from S's own container, never by its name, which another
             // checkout's `container_name:` may share (follow_log.hpp).

@@ -236,8 +236,11 @@ check "logs --lines 5 app (read by container id, not compose): A's container's o
 [ "$REQ_RC" -eq 0 ] || show
 
 request status
-check "status: exit 0, names A's container and never B's ($b_c)" \
-    eval '[ "$REQ_RC" -eq 0 ] && grep -q "${own}_app_1" <<<"$REQ_OUT" && ! grep -q "${b_c}" <<<"$REQ_OUT"'
+# status reads the engine's JSON of A's labelled containers alone (no ps
+# text): A's app runs, and nothing of B's (name, id, image) is in it.
+check "status: exit 0, A's app running, never B's container ($b_c) or image" \
+    eval '[ "$REQ_RC" -eq 0 ] && grep -q "hostbridge: app: running" <<<"$REQ_OUT" &&
+          ! grep -q -e "${b_c}" -e "${b_id:0:12}" -e "${b_image:0:12}" <<<"$REQ_OUT"'
 [ "$REQ_RC" -eq 0 ] || show
 check "after every verb: B's container, image and tag untouched, B still prints its own text" \
     eval 'b_untouched && podman logs "$b_c" 2>&1 | grep -q CHECKOUT-B-PERSON'

@@ -212,19 +212,13 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
         const Argv project = c.build || c.settle ? Argv{"-p", "demo-app"} : Argv{};
         const Argv cf = join(join(c.backend.argv, project), {"-f", kTree + "/compose.yaml"});
         // With podman's settle, the engine lists and reads the install's own
-        // containers: those its rendered file labelled (docs/COMPOSE.md).
+        // containers (those its rendered file labelled, docs/COMPOSE.md) in
+        // the look and the settle rows alone: no compose CLI step.
         const bool own_containers = c.settle && c.backend.flavour == ComposeFlavour::PodmanCompose;
-        const Argv listed = {"/usr/bin/podman",
-                             "ps",
-                             "-a",
-                             "--filter",
-                             "label=com.docker.compose.project=demo-app",
-                             "--filter",
-                             "label=io.hostbridge.project=demo-app"};
         switch (verb) {
             case Verb::Status:
             case Verb::Health:
-                return own_containers ? one(listed) : one(join(cf, {"ps"}));
+                return own_containers ? Plan{} : one(join(cf, {"ps"}));
             case Verb::Logs:
                 if (own_containers) return Plan{};  // read by container (follow_log.hpp)
                 if (c.backend.flavour == ComposeFlavour::PodmanCompose)
@@ -399,9 +393,9 @@ TEST(ArgvTable, SettleProjectIsThePOfEveryComposeRowWithoutBuilds) {
         EXPECT_EQ(looks(verb, c), verb == Verb::Status || verb == Verb::Health) << verb_name(verb);
         EXPECT_FALSE(looks(verb, c) && settles(verb, c)) << verb_name(verb);
     }
-    EXPECT_NE(
-        symbolic_command(Verb::Health, std::nullopt, c).find(", then one look at the services"),
-        std::string::npos);
+    // No compose CLI step runs before it (the engine is read).
+    EXPECT_EQ(symbolic_command(Verb::Health, std::nullopt, c),
+              "one look at the services (docs/ARGV-TABLE.md, \"Settling\")");
     EXPECT_NE(symbolic_command(Verb::Restart, 0, c).find(", then the settle step"),
               std::string::npos);
     c.settle.reset();
@@ -455,15 +449,11 @@ TEST(ArgvTable, AComposeInstallListsAndReadsOnlyItsLabelledContainers) {
     // tells the install's (ContainerInspect.WithTheInstallLabel...).
     EXPECT_EQ(settle_list(c), (Argv{"/usr/bin/podman", "ps", "-a", "-q", "--no-trunc", "--filter",
                                     "label=com.docker.compose.project=proj"}));
-    const Argv listed = {"/usr/bin/podman",
-                         "ps",
-                         "-a",
-                         "--filter",
-                         "label=com.docker.compose.project=proj",
-                         "--filter",
-                         "label=io.hostbridge.project=proj"};
-    EXPECT_EQ(only(argv_for(Verb::Status, std::nullopt, c)), listed);
-    EXPECT_EQ(only(argv_for(Verb::Health, std::nullopt, c)), listed);
+    // status and health run no row of their own: the look reads the
+    // labelled containers (podman-compose's ps lists by project alone).
+    EXPECT_TRUE(std::get<Plan>(argv_for(Verb::Status, std::nullopt, c)).empty());
+    EXPECT_TRUE(std::get<Plan>(argv_for(Verb::Health, std::nullopt, c)).empty());
+    EXPECT_TRUE(looks(Verb::Status, c) && looks(Verb::Health, c));
     EXPECT_TRUE(logs_by_container(c));
     for (std::size_t i = 0; i < c.services.size(); ++i)
         EXPECT_TRUE(std::get<Plan>(argv_for(Verb::Logs, i, c)).empty());
@@ -471,7 +461,7 @@ TEST(ArgvTable, AComposeInstallListsAndReadsOnlyItsLabelledContainers) {
               "$ENGINE logs --timestamps --tail 200 $CONTAINER, then $ENGINE logs --timestamps "
               "--since $OLDEST $CONTAINER ($CONTAINER: web's container, found by the look's rows; "
               "docs/ARGV-TABLE.md, \"Settling\"; lines 200)");
-    EXPECT_NE(describe_outcome(argv_for(Verb::Logs, 0, c)).find("found by the settle rows"),
+    EXPECT_NE(describe_outcome(argv_for(Verb::Logs, 0, c)).find("only the engine's own rows"),
               std::string::npos);
     // Without settle nothing reads the engine: the compose CLI's rows stay.
     EXPECT_FALSE(logs_by_container(no_settle));
@@ -675,8 +665,9 @@ std::string render_doc() {
     md += "project's containers and inspects them; the inspect output is read by\n";
     md += "`hostbridge-parser --inspect` in the sandbox. `$ID` is a container id the\n";
     md += "list printed (64 lowercase hex digits, checked again before it enters an\n";
-    md += "argv). `status` and `health` end with one look through the same rows, no\n";
-    md += "waiting (docs/COMPOSE.md, \"Structured status and health\").\n\n";
+    md += "argv). `status` and `health` are one look through the same rows, no\n";
+    md += "waiting (after a stack's own script; docs/COMPOSE.md, \"Structured status\n";
+    md += "and health\"); `health`'s healthcheck rows run all at once.\n\n";
     {
         const Config settling = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
         const std::string id(64, 'a');

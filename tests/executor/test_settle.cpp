@@ -314,6 +314,43 @@ TEST(Look, HealthIsDoneWhenEveryServiceRunsAndSaysWhichHaveNoCheck) {
     EXPECT_EQ(out.reason, "not healthy yet: app: running, health starting");
 }
 
+// health runs its checks all at once: each check of this stand-in waits
+// for the other to have started, so one run after the other leaves a mark
+// after its wait of 10 s; checks run together leave none, whatever the load.
+TEST(Look, HealthRunsTheChecksOfEveryServiceAtOnce) {
+    SettleEngine e(30);
+    const std::string db_id(64, 'c');
+    e.write("engine",
+            "#!/bin/sh\n"
+            "d=" +
+                e.dir +
+                "\n"
+                "echo \"$*\" >>$d/calls\n"
+                "case \"$1 $2\" in\n"
+                "  'ps -a') printf '%s\\n%s\\n' " +
+                kSettleId + " " + db_id +
+                " ;;\n"
+                "  'container inspect') cat $d/inspect ;;\n"
+                "  'healthcheck run') : >$d/started.$3; i=0\n"
+                "    until [ -e $d/started." +
+                kSettleId + " ] && [ -e $d/started." + db_id +
+                " ]; do\n"
+                "      i=$((i + 1)); [ $i -gt 100 ] && { echo $3 >>$d/alone; break; }\n"
+                "      sleep 0.1\n"
+                "    done ;;\n"
+                "esac\n");
+    std::string db = container_json("running", "healthy");
+    db.replace(db.find(kSettleId), kSettleId.size(), db_id);
+    db.replace(db.find("\"app\""), 5, "\"db\"");
+    e.write("inspect", "[" + container_json("running", "healthy") + ", " + db + "]");
+    const SettleOutcome out = e.look_as(Verb::Health);
+    EXPECT_TRUE(out.ok) << out.reason;
+    EXPECT_NE(e.read("calls").find("healthcheck run " + kSettleId), std::string::npos);
+    EXPECT_NE(e.read("calls").find("healthcheck run " + db_id), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(e.dir + "/alone"))
+        << "a check waited alone for the other: " << e.read("alone");
+}
+
 // Pinned installs (engines/podman/pin_check.hpp): the stand-in's `unshare` runs
 // the real `hostbridge-pin check-pins` on this test's own process, in
 // whose mount namespace the "container's" targets are real paths: the pin
