@@ -8,7 +8,8 @@
 # bench_decide (state on the root fs and on tmpfs), bench_drain and
 # bench_status (each on tmpfs, a fresh journaled ext4 and the root fs; the
 # drain as measured and under chrt), then the real systemd+podman path
-# (bench/real_path.sh root|rootless, and the groundwork of
+# (bench/real_path.sh root|rootless, bench/agent_verbs.sh compose|engine,
+# and the groundwork of
 # tools/e2e/smoke.sh root|rootless) where root and podman are there.
 #
 # Usage: bench/run-all.sh [--quick] [--out FILE]
@@ -139,6 +140,9 @@ if [ -x bench/real_path.sh ] && [ "$root" = 1 ]; then
     [ "$quick" = 1 ] && real_n=2
     measure env HB_BIN="$repo/$build/bin" bench/real_path.sh root "$real_n"
     measure env HB_BIN="$repo/$build/bin" bench/real_path.sh rootless "$real_n"
+    # The agent's loop through MCP, in both postures.
+    measure env HB_BIN="$repo/$build/bin" bench/agent_verbs.sh compose "$real_n"
+    measure env HB_BIN="$repo/$build/bin" bench/agent_verbs.sh engine "$real_n"
 else
     skip "bench/real_path.sh (the real systemd+podman path: needs root and the script)"
 fi
