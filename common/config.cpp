@@ -388,15 +388,37 @@ std::optional<JoinNetwork> join_network(const json& value, const Config& config)
     return out;
 }
 
+bool has_control(std::string_view word) {
+    return std::any_of(word.begin(), word.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// "notify_command" (docs/CONFIG.md): the first word a host path, the rest
+// fixed words, each bounded.
+std::vector<std::string> notify_command(const json& value, const Config& config) {
+    const std::string key = "notify_command";
+    if (!value.is_array() || value.empty() || value.size() > kMaxNotifyWords)
+        invalid(key, "must be an array of 1 to " + std::to_string(kMaxNotifyWords) +
+                         " strings: a program's absolute path, then its words (no shell)");
+    std::vector<std::string> argv{host_path(value[0], index_key(key, 0), config)};
+    for (std::size_t i = 1; i < value.size(); ++i) {
+        std::string word = string(value[i], index_key(key, i));
+        if (word.empty() || word.size() > kMaxNotifyWordBytes)
+            invalid(index_key(key, i),
+                    "must be 1 to " + std::to_string(kMaxNotifyWordBytes) + " bytes long");
+        if (has_control(word)) invalid(index_key(key, i), "must not contain control characters");
+        argv.push_back(std::move(word));
+    }
+    return argv;
+}
+
 // A word that reaches an argv as one element: no NUL (string() refuses
 // it), no control byte, and not read as an option.
 std::string argv_word(const json& value, const std::string& key) {
     std::string word = string(value, key);
     if (word.empty()) invalid(key, "must not be empty");
     if (word[0] == '-') invalid(key, "must not start with '-' (it would read as an option)");
-    if (std::any_of(word.begin(), word.end(),
-                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-        invalid(key, "must not contain control characters");
+    if (has_control(word)) invalid(key, "must not contain control characters");
     return word;
 }
 
@@ -572,13 +594,13 @@ void check_budget(const Config& config) {
 Config read_config(const json& root) {
     const Object top(
         root, "",
-        {"version",     "slug",     "project_dir",    "spool_dir",    "state_dir",
-         "policy_file", "parser",   "allow_root",     "file_mode",    "agent_gid",
-         "backend",     "services", "buildable",      "tcb",          "limits",
-         "timeouts",    "drain",    "retention",      "systemd",      "join_network",
-         "run_dir",     "rendered", "checkout_paths", "audit_budget", "build",
-         "pins",        "settle",   "unpinned_binds", "engine",       "accept_uncontained_engine",
-         "snapshot"});
+        {"version",      "slug",     "project_dir", "spool_dir",      "state_dir",
+         "policy_file",  "parser",   "allow_root",  "notify_command", "file_mode",
+         "agent_gid",    "backend",  "services",    "buildable",      "tcb",
+         "limits",       "timeouts", "drain",       "retention",      "systemd",
+         "join_network", "run_dir",  "rendered",    "checkout_paths", "audit_budget",
+         "build",        "pins",     "settle",      "unpinned_binds", "accept_uncontained_engine",
+         "engine",       "snapshot"});
     Config c;
     const json& version = top.required("version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
@@ -654,6 +676,8 @@ Config read_config(const json& root) {
     if (const json* accept = top.optional("accept_uncontained_engine")) {
         c.accept_uncontained_engine = boolean(*accept, "accept_uncontained_engine");
     }
+    if (const json* notify = top.optional("notify_command"))
+        c.notify_command = notify_command(*notify, c);
     check_budget(c);
     return c;
 }

@@ -160,6 +160,8 @@ struct BuildSettings {
     bool operator==(const BuildSettings&) const = default;
 };
 
+inline constexpr std::size_t kMaxNotifyWords = 32;        // notify_command's words
+inline constexpr std::size_t kMaxNotifyWordBytes = 4096;  // each of them
 inline constexpr std::size_t kMaxBaseImages = 64;  // with the services', in one ScreenRequest
 
 // The canonical images a build may name: base_images and each service's
@@ -280,6 +282,10 @@ struct Config {
     // engine verb the policy says auto although an escape through the
     // engine would reach the person (common/engine_hold.hpp).
     bool accept_uncontained_engine = false;
+    // "notify_command": the person's own program, run for each held request
+    // with its summary as JSON on stdin (executor/notify.hpp): absolute and
+    // outside project_dir first, then fixed words, never a shell. Empty: none.
+    std::vector<std::string> notify_command;
     bool operator==(const Config&) const = default;
 };
 

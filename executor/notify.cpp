@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <nlohmann/json.hpp>
+
 #include "executor/runner.hpp"
 #include "ipc/verbs.hpp"
 
@@ -16,9 +18,6 @@ using common::held_short_digest;
 using common::HeldRequest;
 
 namespace {
-
-constexpr const char* kStamp = ".notified";
-constexpr std::chrono::seconds kNotifyTimeout{5};
 
 // Names and verbs are already plain ASCII; anything else (a '<' or '&' a
 // server would read as markup, a control byte) becomes '?'.
@@ -33,29 +32,41 @@ std::string plain(const std::string& text) {
     return out;
 }
 
-}  // namespace
+// Empty when one may go out now, its time kept in held/STAMP first (one
+// that hangs still counts); else why not.
+std::string too_soon(int held_fd, const char* stamp) {
+    struct stat st {};
+    const std::time_t now = std::time(nullptr);
+    if (::fstatat(held_fd, stamp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now - st.st_mtime < kNotifyInterval.count() && now >= st.st_mtime) {
+        return "one went out less than " + std::to_string(kNotifyInterval.count()) + " s ago";
+    }
+    UniqueFd kept(::openat(held_fd, stamp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!kept || ::futimens(kept.get(), nullptr) != 0) return "cannot keep its time in held/";
+    return {};
+}
 
-std::string notify_person(const Config& config, int held_fd, const HeldRequest& held) {
+// Its output goes nowhere the agent can read: an unnamed file in held/.
+UniqueFd unnamed_file(int held_fd) {
+    return UniqueFd(::openat(held_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+}
+
+std::string outcome(const RunResult& result) {
+    return result.status == RunResult::Status::Exited && result.exit_code == 0
+               ? "exited 0"
+               : "failed (" + run_failure(result) + ")";
+}
+
+std::string desktop(const Config& config, int held_fd, const HeldRequest& held) {
     if (config.systemd.notify_send.empty()) {
         return "no desktop notification: install found no notify-send";
     }
     // The user manager's environment, which a drain it starts inherits.
     const char* bus = std::getenv("DBUS_SESSION_BUS_ADDRESS");
     if (bus == nullptr || bus[0] == '\0') return "no desktop notification: no session bus";
-    struct stat st {};
-    const std::time_t now = std::time(nullptr);
-    if (::fstatat(held_fd, kStamp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        now - st.st_mtime < kNotifyInterval.count() && now >= st.st_mtime) {
-        return "no desktop notification: one went out less than " +
-               std::to_string(kNotifyInterval.count()) + " s ago";
-    }
-    // Stamped before the spawn: a notify-send that hangs still counts.
-    UniqueFd stamp(::openat(held_fd, kStamp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!stamp || ::futimens(stamp.get(), nullptr) != 0) {
-        return "no desktop notification: cannot keep its time in held/";
-    }
-    // Its output goes nowhere the agent can read: an unnamed file in held/.
-    UniqueFd sink(::openat(held_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+    if (auto why = too_soon(held_fd, ".notified"); !why.empty())
+        return "no desktop notification: " + why;
+    UniqueFd sink = unnamed_file(held_fd);
     if (!sink) return "no desktop notification: no file for its output";
     const std::string what =
         std::string(verb_name(held.verb)) + (held.service ? " " + *held.service : std::string());
@@ -68,15 +79,50 @@ std::string notify_person(const Config& config, int held_fd, const HeldRequest& 
                              "  (or deny, see hostbridge pending)")};
     const RunResult result = run_command(argv, sink.get(), kNotifyTimeout, std::chrono::seconds(1),
                                          {}, {std::string("DBUS_SESSION_BUS_ADDRESS=") + bus});
-    if (result.status == RunResult::Status::Exited && result.exit_code == 0) {
-        return "desktop notification sent";
+    const std::string how = outcome(result);
+    return how == "exited 0" ? "desktop notification sent" : "desktop notification " + how;
+}
+
+// The person's notify_command, with its own stamp: the desktop's does not
+// silence it.
+std::string command(const Config& config, int held_fd, const HeldRequest& held) {
+    if (auto why = too_soon(held_fd, ".notified-command"); !why.empty())
+        return "notify_command not run: " + why;
+    UniqueFd in = unnamed_file(held_fd);
+    UniqueFd sink = unnamed_file(held_fd);
+    if (!in || !sink || !sys::write_all(in.get(), held_summary(config, held) + "\n") ||
+        ::lseek(in.get(), 0, SEEK_SET) != 0) {
+        return "notify_command not run: no file in held/ for its input";
     }
-    return "desktop notification failed (" +
-           (result.status == RunResult::Status::SpawnFailed ? result.error
-            : result.status == RunResult::Status::Exited
-                ? "exit status " + std::to_string(result.exit_code)
-                : std::string("killed or timed out")) +
-           ")";
+    return "notify_command " +
+           outcome(run_command(config.notify_command, sink.get(), kNotifyTimeout,
+                               std::chrono::seconds(1), {}, {}, in.get()));
+}
+
+}  // namespace
+
+std::string held_summary(const Config& config, const HeldRequest& held) {
+    const auto shown = [](std::string_view text) { return sys::escape_unprintable(text); };
+    const std::string digest = held_short_digest(held);
+    const std::string name = shown(held.request);
+    nlohmann::ordered_json j = {
+        {"install", shown(config.slug)},
+        {"request", name},
+        {"verb", std::string(verb_name(held.verb))},
+        {"service", held.service ? nlohmann::ordered_json(shown(*held.service)) : nullptr},
+        {"command", shown(held.command)},
+        {"digest", digest},
+        {"held_at", held.held_at},
+        {"expires_at", held.expires_at},
+        {"allow", "hostbridge allow " + name + " " + digest},
+        {"deny", "hostbridge deny " + name + " " + digest}};
+    return j.dump();
+}
+
+std::string notify_person(const Config& config, int held_fd, const HeldRequest& held) {
+    std::string told = desktop(config, held_fd, held);
+    if (!config.notify_command.empty()) told += "; " + command(config, held_fd, held);
+    return told;
 }
 
 }  // namespace hb::exec

@@ -67,7 +67,7 @@ Child::Child(pid_t pid, UniqueFd pidfd)
     : child_(pid, /*group=*/true), pidfd_(std::move(pidfd)), started_(Clock::now()) {}
 
 Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& workdir,
-                           const std::vector<std::string>& extra_env, int stderr_fd) {
+                           const std::vector<std::string>& extra_env, int stderr_fd, int stdin_fd) {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
         return make_error("cannot execute \"" + (argv.empty() ? std::string() : argv[0]) +
                           "\": not an absolute path");
@@ -97,8 +97,8 @@ Result<Child> Child::spawn(const Argv& argv, int log_fd, const std::string& work
     const pid_t pid = ::fork();
     if (pid < 0) return make_error(sys::errno_text("fork"));
     if (pid == 0) {
-        exec_child(c_argv[0], c_argv.data(), c_env.data(), devnull.get(), log_fd, stderr_fd,
-                   err_write.get(), workdir.empty() ? nullptr : workdir.c_str());
+        exec_child(c_argv[0], c_argv.data(), c_env.data(), stdin_fd < 0 ? devnull.get() : stdin_fd,
+                   log_fd, stderr_fd, err_write.get(), workdir.empty() ? nullptr : workdir.c_str());
     }
     err_write.reset();
     // From here the Child owns the process: every return path reaps it.
@@ -197,9 +197,10 @@ namespace {
 // run_command and run_query share.
 RunResult spawn_and_wait(const Argv& argv, int log_fd, int stderr_fd,
                          std::chrono::milliseconds timeout, std::chrono::milliseconds grace,
-                         const std::string& workdir, const std::vector<std::string>& extra_env) {
+                         const std::string& workdir, const std::vector<std::string>& extra_env,
+                         int stdin_fd = -1) {
     const auto start = Clock::now();
-    auto child = Child::spawn(argv, log_fd, workdir, extra_env, stderr_fd);
+    auto child = Child::spawn(argv, log_fd, workdir, extra_env, stderr_fd, stdin_fd);
     if (!child) {
         RunResult failed;
         failed.error = child.error().message;
@@ -213,8 +214,8 @@ RunResult spawn_and_wait(const Argv& argv, int log_fd, int stderr_fd,
 
 RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
                       std::chrono::milliseconds grace, const std::string& workdir,
-                      const std::vector<std::string>& extra_env) {
-    return spawn_and_wait(argv, log_fd, -1, timeout, grace, workdir, extra_env);
+                      const std::vector<std::string>& extra_env, int stdin_fd) {
+    return spawn_and_wait(argv, log_fd, -1, timeout, grace, workdir, extra_env, stdin_fd);
 }
 
 RunResult run_to(const Argv& argv, int out_fd, int err_fd, std::chrono::milliseconds timeout,

@@ -42,9 +42,11 @@ class Child {
     // stderr. Returns once the exec succeeded; an exec failure is an error.
     // A non-empty `workdir` (trusted: from bridge.json) becomes its cwd.
     // `extra_env` is added to child_environment(). `stderr_fd` (a regular
-    // file too), when given, takes stderr apart from stdout.
+    // file too), when given, takes stderr apart from stdout. `stdin_fd`,
+    // when given, is its stdin instead of /dev/null (notify.cpp's summary).
     static Result<Child> spawn(const Argv& argv, int log_fd, const std::string& workdir = {},
-                               const std::vector<std::string>& extra_env = {}, int stderr_fd = -1);
+                               const std::vector<std::string>& extra_env = {}, int stderr_fd = -1,
+                               int stdin_fd = -1);
 
     [[nodiscard]] pid_t pid() const { return child_.pid(); }
 
@@ -72,7 +74,7 @@ inline constexpr std::chrono::milliseconds kDefaultKillGrace{5000};
 RunResult run_command(const Argv& argv, int log_fd, std::chrono::milliseconds timeout,
                       std::chrono::milliseconds grace = kDefaultKillGrace,
                       const std::string& workdir = {},
-                      const std::vector<std::string>& extra_env = {});
+                      const std::vector<std::string>& extra_env = {}, int stdin_fd = -1);
 
 // A command whose stdout goes to `out_fd` and stderr to `err_fd`, with
 // `extra_env` besides child_environment(): an engine query's way to run

@@ -9,12 +9,13 @@ libcap-ng-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libs
 libyaml-cpp-dev"
 test_extra="git dash busybox-static util-linux procps systemd dbus-user-session podman runc \
 podman-compose uidmap iproute2 passwd e2fsprogs gawk original-awk mawk netavark aardvark-dns \
-iptables catatonit slirp4netns tar python3 groff-base man-db dpkg-dev file lintian acl"
+iptables catatonit slirp4netns tar python3 groff-base man-db dpkg-dev file lintian acl curl"
 # podman only recommends netavark's DNS, an --init binary and rootless
 # networking: the e2e session and ./demo need them; python3 runs bench/real_path.py.
 # groff-base and man-db check the man pages; dpkg-dev (dpkg-shlibdeps), file
 # and lintian build and check the Debian package (tests/package); acl's
-# setfacl is what `hostbridge engine setup` runs (tests/e2e/engine_user.sh).
+# setfacl is what `hostbridge engine setup` runs (tests/e2e/engine_user.sh);
+# curl posts a held request's summary in tests/executor/test_notify_command.cpp.
 
 case "${1:-build}" in
     build) want="$build" ;;

@@ -108,6 +108,7 @@ class Doctor {
         ok("config " + paths_.config_file + " (project " + c_.project_dir + ")");
         check_units();
         check_binaries();
+        check_notify_command();
         check_version();
         check_spool_dirs();
         check_tcb();
@@ -325,6 +326,22 @@ class Doctor {
         if (all_ok) {
             ok("executor, parser, snapshot copy and engine relay in " + paths_.lib_dir +
                " are the installed ones");
+        }
+    }
+
+    // The person's notify_command (docs/CONFIG.md): a program that is not
+    // there shows otherwise only in the log line of the next held request.
+    void check_notify_command() {
+        if (c_.notify_command.empty()) return;
+        const std::string& program = c_.notify_command.front();
+        const std::string where = "notify_command in " + paths_.config_file + " names " + program;
+        struct stat st {};
+        if (::stat(program.c_str(), &st) != 0) {
+            problem(where + ", which does not exist; install it, or correct or remove the key", {});
+        } else if (!S_ISREG(st.st_mode) || ::access(program.c_str(), X_OK) != 0) {
+            problem(where + ", which is not an executable file; correct or remove the key", {});
+        } else {
+            ok(where + ", an executable file");
         }
     }
 

@@ -781,8 +781,11 @@ class Installer {
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
         c.limits.max_held = o_.max_held;
-        // No option sets it: a re-install keeps what the person wrote by hand.
-        if (previous_) c.audit_budget = previous_->audit_budget;
+        // No option sets these: a re-install keeps what the person wrote by hand.
+        if (previous_) {
+            c.audit_budget = previous_->audit_budget;
+            c.notify_command = previous_->notify_command;
+        }
         int longest = 0;
         for (const auto& [verb, seconds] : o_.verb_timeouts) {
             if (verb == "default") {

@@ -95,6 +95,7 @@ std::string serialize_config(const Config& config) {
     if (!config.systemd.notify_send.empty()) {
         j["systemd"]["notify_send"] = config.systemd.notify_send;
     }
+    if (!config.notify_command.empty()) j["notify_command"] = config.notify_command;
     if (config.join_network) {
         j["join_network"] = {{"engine", config.join_network->engine},
                              {"network", config.join_network->network},

@@ -350,6 +350,35 @@ TEST_F(Doctor, NamesAnUnreadableConfig) {
                    reinstall_prefix());
 }
 
+// notify_command (docs/CONFIG.md) is the person's own: a program that is
+// gone or not executable would only show in the next held request's log.
+TEST_F(Doctor, NamesANotifyCommandThatDoesNotExistOrIsNotExecutable) {
+    const std::string config_file = home.config_dir("demo-app") + "/bridge.json";
+    const std::string program = root.path() + "/notify";
+    nlohmann::json config = home.bridge_json("demo-app");
+    config["notify_command"] = {program, "-d", "@-"};
+    write_file(config_file, config.dump(2) + "\n");
+    const std::string named = "notify_command in " + config_file + " names " + program;
+    Ran run = doctor();
+    EXPECT_EQ(run.code, 1) << run.out;
+    EXPECT_TRUE(has_line(run.out, "PROBLEM: " + named +
+                                      ", which does not exist; install it, or correct or "
+                                      "remove the key"))
+        << run.out;
+    write_file(program, "#!/bin/sh\nexit 0\n");
+    ::chmod(program.c_str(), 0644);
+    run = doctor();
+    EXPECT_EQ(run.code, 1) << run.out;
+    EXPECT_TRUE(has_line(run.out, "PROBLEM: " + named +
+                                      ", which is not an executable file; correct or remove "
+                                      "the key"))
+        << run.out;
+    ::chmod(program.c_str(), 0755);
+    run = doctor();
+    EXPECT_EQ(run.code, 0) << run.out;
+    EXPECT_TRUE(has_line(run.out, "ok:      " + named + ", an executable file")) << run.out;
+}
+
 TEST_F(Doctor, WantsEnabledUnitsForASystemdInstall) {
     // Installed for systemd, but no user manager is reachable here.
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);

@@ -451,16 +451,20 @@ TEST_F(Install, RefusesASymlinkedTrustedFile) {
     EXPECT_TRUE(contains(run.err, project.dir + "/.env is a symlink")) << run.err;
 }
 
-// audit_budget has no option: a re-install keeps what the person set by hand.
-TEST_F(Install, ReInstallKeepsAnAuditBudgetSetByHand) {
+// audit_budget and notify_command have no option: a re-install (and so
+// `upgrade`) keeps what the person set by hand.
+TEST_F(Install, ReInstallKeepsAnAuditBudgetAndANotifyCommandSetByHand) {
     ASSERT_EQ(home.hostbridge(install_args(project)).code, 0);
     nlohmann::json config = home.bridge_json("demo-app");
     config["audit_budget"] = {{"bytes", 4096}, {"seconds", 60}};
+    const nlohmann::json notify = {"/usr/bin/curl", "-d", "@-", "https://ntfy.sh/t"};
+    config["notify_command"] = notify;
     write_file(home.config_dir("demo-app") + "/bridge.json", config.dump(2) + "\n");
     Ran again = home.hostbridge(install_args(project));
     ASSERT_EQ(again.code, 0) << again.err;
     EXPECT_EQ(home.bridge_json("demo-app")["audit_budget"],
               nlohmann::json({{"bytes", 4096}, {"seconds", 60}}));
+    EXPECT_EQ(home.bridge_json("demo-app")["notify_command"], notify);
 }
 
 TEST_F(Install, NeverRePinsAChangedFile) {

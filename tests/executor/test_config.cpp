@@ -470,6 +470,25 @@ TEST(Config, AuditBudgetIsReadAndWrittenOnlyWhenNotTheDefault) {
     EXPECT_EQ(hb::serialize_config(*spelled), base().dump(2) + "\n");
 }
 
+// notify_command (executor/notify.hpp): read as written, written only when set.
+TEST(Config, NotifyCommandIsReadAndWrittenOnlyWhenSet) {
+    Json j = base();
+    j["notify_command"] = {"/usr/bin/curl", "-d", "@-", "https://ntfy.sh/my topic"};
+    auto config = hb::parse_config(text_of(j));
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->notify_command,
+              (std::vector<std::string>{"/usr/bin/curl", "-d", "@-", "https://ntfy.sh/my topic"}));
+    const std::string text = hb::serialize_config(*config);
+    EXPECT_EQ(Json::parse(text)["notify_command"], j["notify_command"]);
+    auto again = hb::parse_config(text);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *config);
+    auto none = hb::parse_config(kArchitectureExample);
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    EXPECT_TRUE(none->notify_command.empty());
+    EXPECT_FALSE(Json::parse(hb::serialize_config(*none)).contains("notify_command"));
+}
+
 TEST(Config, ForVerbUsesOverridesThenRebuildThenDefault) {
     hb::Timeouts t;
     t.default_seconds = 300;
@@ -897,6 +916,29 @@ std::vector<RuleCase> rule_cases() {
             "backend.flavour",
             value.is_string() ? "\"docker\" or \"podman-compose\"" : "must be a string"));
     }
+
+    // notify_command: a fixed argv, the program outside the checkout.
+    const auto notify = [&add](std::string name, Json value, std::string key, std::string why) {
+        add(set("notify_command_" + name, "/notify_command", std::move(value), std::move(key),
+                std::move(why)));
+    };
+    notify("string", "/usr/bin/curl -d @- https://ntfy.sh/t", "notify_command",
+           "must be an array of 1 to 32 strings");
+    notify("empty", Json::array(), "notify_command", "must be an array of 1 to 32 strings");
+    notify("too_many_words", Json(std::vector<std::string>(33, "/usr/bin/true")), "notify_command",
+           "must be an array of 1 to 32 strings");
+    notify("relative", {"curl", "-d", "@-"}, "notify_command[0]", kAbsolute);
+    notify("in_checkout", {"/home/u/Projects/demo-app/notify"}, "notify_command[0]",
+           "must lie outside project_dir");
+    notify("not_normalised", {"/usr/bin/../bin/curl"}, "notify_command[0]", "\"..\"");
+    notify("number_word", {"/usr/bin/curl", 1}, "notify_command[1]", "must be a string");
+    notify("empty_word", {"/usr/bin/curl", ""}, "notify_command[1]", "must be 1 to 4096 bytes");
+    notify("long_word", {"/usr/bin/curl", std::string(4097, 'x')}, "notify_command[1]",
+           "must be 1 to 4096 bytes");
+    notify("control_word", {"/usr/bin/curl", "-d\n@-"}, "notify_command[1]",
+           "must not contain control characters");
+    notify("nul_word", {"/usr/bin/curl", std::string("a\0b", 3)}, "notify_command[1]",
+           "must not contain a NUL byte");
 
     // join_network names.
     for (const char* key : {"network", "agent_container"}) {
