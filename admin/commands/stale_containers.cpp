@@ -145,8 +145,8 @@ Result<std::vector<PinnedContainer>> containers_on_pins(const Config& c) {
     options.timeout = std::chrono::seconds(20);
     auto listed = run_process({engine, "ps", "-a", "--format", "{{.ID}}"}, options);
     if (!listed || !listed->ok()) {
-        return make_error(engine + " ps -a failed" +
-                          (listed ? ": " + visible(listed->err.substr(0, 300)) : ""));
+        const std::string err = listed ? listed->err.substr(0, 300) : listed.error().message;
+        return make_error(engine + " ps -a failed" + (err.empty() ? "" : ": " + visible(err)));
     }
     std::vector<std::string> argv = {engine, "container", "inspect"};
     std::istringstream lines(listed->out);

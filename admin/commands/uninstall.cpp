@@ -55,7 +55,8 @@ const OptionSpec kSpecs[] = {{"slug", true, false}, {"purge", false, false}};
 // sources are pinned"), and nothing pins again after this: each is
 // brought down as `podman-compose down` does (images and named volumes
 // stay) and the command that makes them anew from the checkout's compose
-// file is printed. True when none is left, so the run tree may go.
+// file is printed. True when none is left, so the run tree may go; the
+// caller keeps it otherwise.
 bool bring_down_pinned(const Config& c, const std::string& run_dir) {
     auto on_pins = containers_on_pins(c);
     if (!on_pins) {
@@ -89,9 +90,9 @@ bool bring_down_pinned(const Config& c, const std::string& run_dir) {
     for (const PinnedContainer& container : left ? *left : *on_pins) {
         names += " " + container.name;
     }
-    print_error(kCmd, "kept " + run_dir + ": container(s)" + names +
-                          " still bind-mount its pins; remove them, then the run tree");
-    print_fix(c.pins->engine + " rm -f" + names + " && rm -rf " + shell_quote(run_dir));
+    print_error(kCmd, "container(s)" + names + " still bind-mount the pins under " + run_dir +
+                          ", which is kept: remove them first");
+    print_fix(c.pins->engine + " rm -f" + names);
     return false;
 }
 
@@ -164,10 +165,14 @@ int run_uninstall(Invocation& in) {
     if (!config || !config->pins || config->pins->sources.empty() ||
         bring_down_pinned(*config, run_dir)) {
         removed(run_dir, remove_tree(run_dir));
+        removed(p.config_dir, remove_tree(p.config_dir));
     } else {
+        // The config too, so that this uninstall can run again and finish.
+        std::cout << "kept the run tree and the config; once the engine answers and those "
+                     "containers can go, run again:\n";
+        print_fix(self_command() + " uninstall --slug " + p.slug);
         ++failures;
     }
-    removed(p.config_dir, remove_tree(p.config_dir));
     if (spool && spool->root) {
         for (const char* name : {"request", "AGENT.md"}) {
             const std::string shown = spool->path + "/" + name;

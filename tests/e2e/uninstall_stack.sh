@@ -10,8 +10,10 @@
 #
 # One service, app, binds ./src to /srv/src; the bridge's `up` creates it
 # with the pin (<run_dir>/.hostbridge-binds/src). Checked:
-#  1. uninstall names app's container, brings it down (stopped and
-#     removed) and prints the command that starts the stack again;
+#  1. where the engine does not answer, uninstall keeps the run tree (the
+#     pins' mount points) and the config, and says to run it again; then
+#     it names app's container, brings it down (stopped and removed) and
+#     prints the command that starts the stack again;
 #  2. that command, run as printed, starts app with the checkout's src
 #     mounted, and app survives a stop and a start (the old uninstall
 #     removed the run tree under the running container: its next start
@@ -120,6 +122,23 @@ kill -TERM "$watch_pid" && wait "$watch_pid" 2>/dev/null
 watch_pid=""
 
 # ------------------------------------------------------------------ 1. uninstall
+
+# The engine not answering (pins.engine made /bin/false): which containers
+# mount the pins is unknown, so nothing they may mount is deleted, and the
+# config stays for uninstall to run again.
+cp "$config" "$work/bridge.json.saved" || die "cp $config"
+python3 - "$config" <<'PY' || die "cannot edit $config"
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["pins"]["engine"] = "/bin/false"
+json.dump(j, open(sys.argv[1], "w"), indent=2)
+PY
+out=$("$hb" uninstall --slug "$slug" 2>&1)
+rc=$?
+check "uninstall, the engine not answering: exit 1, the run tree (and its pins' dir) and the config kept, app still running, and it says to run it again" \
+    eval '[ "$rc" -eq 1 ] && [ -d "$run_dir/.hostbridge-binds" ] && [ -f "$config" ] && grep -q "uninstall --slug $slug\$" <<<"$out" && [ "$(podman container inspect --format "{{.State.Running}}" "$container")" = true ]'
+[ "$rc" -eq 1 ] || printf '%s\n' "$out" | sed 's/^/  uninstall| /'
+cp "$work/bridge.json.saved" "$config" || die "cp back $config"
 
 out=$("$hb" uninstall --slug "$slug" 2>&1)
 rc=$?
