@@ -36,12 +36,9 @@ skip() {
     echo "SKIP: $*"
     exit 77
 }
-for tool in podman podman-compose python3 setpriv; do
-    command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
-busybox=$(command -v busybox) || skip "busybox is not installed"
-[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
-    skip "$busybox is not statically linked (busybox-static)"
+# shellcheck source=tests/e2e/verdicts.sh
+. "$repo/tests/e2e/verdicts.sh"
+e2e_needs podman podman-compose python3 setpriv
 [ -x "$bin/hostbridge" ] || { echo "no $bin/hostbridge: build first" >&2; exit 1; }
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -64,8 +61,6 @@ if ! info=$(podman info 2>&1 >/dev/null); then
     skip "rootless podman does not work here as $(id -un) (podman info: $(tail -n 3 <<<"$info"))"
 fi
 
-# shellcheck source=tests/e2e/verdicts.sh
-. "$repo/tests/e2e/verdicts.sh"
 pname=$(compose_project_of "$P")
 container=${pname}_app_1
 other=$name-other
@@ -81,25 +76,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "interrupted"; exit 130' INT TERM HUP
 
-mkdir -p "$work/rootfs/bin" "$P/src" || die "mkdir"
-cp "$busybox" "$work/rootfs/bin/busybox"
-for applet in sh sleep cat; do ln -s busybox "$work/rootfs/bin/$applet"; done
-tar -C "$work/rootfs" -c . | podman import --change 'CMD ["/bin/sleep", "100000"]' - "localhost/$name:1" >/dev/null ||
-    die "podman import of a busybox image"
-echo checkout >"$P/src/marker"
-cat >"$P/compose.yaml" <<EOF
-services:
-  app:
-    image: localhost/$name:1
-    init: true
-    volumes:
-      - ./src:/srv/src
-EOF
-{
-    git -C "$P" init -q . &&
-        git -C "$P" add -A &&
-        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
-} || die "git init of $P"
+e2e_bind_app "$P" "localhost/$name:1" "$work/rootfs"
 # Another project's container, which uninstall must leave alone.
 podman run -d --init --name "$other" "localhost/$name:1" >/dev/null || die "podman run $other"
 
