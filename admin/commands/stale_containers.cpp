@@ -11,6 +11,7 @@
 #include "display/visible.hpp"
 #include "engines/argv_table.hpp"
 #include "engines/podman/pin_check.hpp"
+#include "ipc/pin_paths.hpp"
 
 namespace hb::admin {
 namespace {
@@ -130,6 +131,44 @@ std::vector<ContainerFinding> stale_containers(const Config& c, const InstallPat
                      "swap it for a link to your home. Remove it; the next up creates it with "
                      "the pin",
                  engine + " rm -f " + name});
+            break;
+        }
+    }
+    return found;
+}
+
+Result<std::vector<PinnedContainer>> containers_on_pins(const Config& c) {
+    std::vector<PinnedContainer> found;
+    if (!c.pins) return found;
+    const std::string& engine = c.pins->engine;
+    RunOptions options;
+    options.timeout = std::chrono::seconds(20);
+    auto listed = run_process({engine, "ps", "-a", "--format", "{{.ID}}"}, options);
+    if (!listed || !listed->ok()) {
+        const std::string err = listed ? listed->err.substr(0, 300) : listed.error().message;
+        return make_error(engine + " ps -a failed" + (err.empty() ? "" : ": " + visible(err)));
+    }
+    std::vector<std::string> argv = {engine, "container", "inspect"};
+    std::istringstream lines(listed->out);
+    for (std::string id; std::getline(lines, id);) {
+        if (!id.empty()) argv.push_back(id);
+    }
+    if (argv.size() == 3) return found;
+    auto inspected = run_process(argv, options);
+    const nlohmann::json containers = inspected && inspected->ok()
+                                          ? nlohmann::json::parse(inspected->out, nullptr, false)
+                                          : nlohmann::json();
+    if (!containers.is_array()) return make_error(engine + " container inspect failed");
+    const std::string pins = bind_pin_root(c.run_dir) + "/";
+    for (const nlohmann::json& container : containers) {
+        if (!container.is_object()) continue;
+        const nlohmann::json mounts = container.value("Mounts", nlohmann::json::array());
+        if (!mounts.is_array()) continue;
+        for (const nlohmann::json& m : mounts) {
+            if (!m.is_object() || !m.value("Source", "").starts_with(pins)) continue;
+            const nlohmann::json state = container.value("State", nlohmann::json::object());
+            found.push_back(
+                {container.value("Name", ""), state.is_object() && state.value("Running", false)});
             break;
         }
     }

@@ -11,6 +11,7 @@
 
 #include "admin/util/paths.hpp"
 #include "common/config.hpp"
+#include "ipc/result.hpp"
 
 namespace hb::admin {
 
@@ -27,5 +28,17 @@ std::string compose_project_of(const Config& config);
 
 // Nothing where the install pins no bind source.
 std::vector<ContainerFinding> stale_containers(const Config& config, const InstallPaths& paths);
+
+struct PinnedContainer {
+    std::string name;  // as the engine gave it
+    bool running = false;
+};
+
+// Every container of the pin engine, of any project, with a bind source
+// under the install's pins (<run_dir>/.hostbridge-binds): each start
+// resolves that path, which exists only while the run tree does, so
+// `uninstall` brings these down before it removes the tree. An error: the
+// engine could not be asked, so which ones is unknown.
+Result<std::vector<PinnedContainer>> containers_on_pins(const Config& config);
 
 }  // namespace hb::admin

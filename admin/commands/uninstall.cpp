@@ -1,19 +1,23 @@
 // `hostbridge uninstall`: stops and removes one install's units, binaries and
 // config, and the client it dropped into the spool. The state dir (audit log,
-// approved copies) stays unless --purge, which also removes the spool.
+// approved copies) stays unless --purge, which also removes the spool. The
+// package's prerm runs it for every install it finds (packaging/debian/prerm).
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "admin/commands/commands.hpp"
+#include "admin/commands/stale_containers.hpp"
 #include "admin/install/install_record.hpp"
 #include "admin/install/spool_setup.hpp"
 #include "admin/install/systemd_user.hpp"
 #include "admin/util/args.hpp"
 #include "admin/util/fs_util.hpp"
 #include "admin/util/locate.hpp"
+#include "admin/util/process.hpp"
 #include "admin/util/slug.hpp"
 #include "common/config.hpp"
 #include "display/visible.hpp"
@@ -28,10 +32,14 @@ constexpr std::string_view kCmd = "uninstall";
 
 const char* const kHelp = R"(usage: hostbridge uninstall [--slug SLUG] [--purge]
 
-Disables and removes the install's systemd units, its installed executor and
-parser, its config (bridge.json, policy.conf) and the client and AGENT.md it
-dropped into the spool. The state dir (the audit log, approved copies of the
-trusted files, service.log) is kept as a record.
+Stops, disables and removes the install's systemd units (so the agent's
+requests are no longer answered), brings down the containers whose bind
+sources are the install's pins (stopped and removed, as compose down does;
+it names each and prints the command that starts the stack again), then
+removes its installed executor and parser, its run tree, its config
+(bridge.json, policy.conf) and the client and AGENT.md it dropped into the
+spool. The state dir (the audit log, approved copies of the trusted files,
+service.log) is kept as a record.
 
   --slug SLUG   the install (default: the one whose project holds the cwd)
   --purge       also remove the state dir and the spool (requests, responses,
@@ -41,6 +49,52 @@ Exit: 0 removed, 1 failed, 2 usage error.
 )";
 
 const OptionSpec kSpecs[] = {{"slug", true, false}, {"purge", false, false}};
+
+// A container that bind-mounts the install's pins cannot start once the
+// run tree is gone ("no such file or directory"; docs/COMPOSE.md, "Bind
+// sources are pinned"), and nothing pins again after this: each is
+// brought down as `podman-compose down` does (images and named volumes
+// stay) and the command that makes them anew from the checkout's compose
+// file is printed. True when none is left, so the run tree may go; the
+// caller keeps it otherwise.
+bool bring_down_pinned(const Config& c, const std::string& run_dir) {
+    auto on_pins = containers_on_pins(c);
+    if (!on_pins) {
+        print_error(kCmd, "cannot ask the engine which containers bind-mount the pins under " +
+                              run_dir + " (" + on_pins.error().message +
+                              "); kept it, as such a container cannot start without it");
+        return false;
+    }
+    if (on_pins->empty()) return true;
+    std::cout << "these containers bind-mount the install's pins under " << visible(run_dir)
+              << " and could not start again without them; brought down as `podman-compose "
+                 "down` does (their images and named volumes are kept):\n";
+    RunOptions options;
+    options.timeout = std::chrono::seconds(60);
+    for (const PinnedContainer& container : *on_pins) {
+        auto rm = run_process({c.pins->engine, "rm", "-f", container.name}, options);
+        if (rm && rm->ok()) {
+            std::cout << "  " << (container.running ? "stopped and removed " : "removed ")
+                      << visible(container.name) << "\n";
+        }
+    }
+    std::string compose;
+    for (const std::string& word : c.backend.argv) compose += shell_quote(word) + " ";
+    std::cout << "start the stack again from the checkout's compose file (the agent could have "
+                 "edited it: read it first):\n";
+    print_fix("cd " + shell_quote(c.project_dir) + " && " + compose + "-p " +
+              shell_quote(compose_project_of(c)) + " -f " + shell_quote(c.backend.file) + " up -d");
+    auto left = containers_on_pins(c);
+    if (left && left->empty()) return true;
+    std::string names;
+    for (const PinnedContainer& container : left ? *left : *on_pins) {
+        names += " " + container.name;
+    }
+    print_error(kCmd, "container(s)" + names + " still bind-mount the pins under " + run_dir +
+                          ", which is kept: remove them first");
+    print_fix(c.pins->engine + " rm -f" + names);
+    return false;
+}
 
 }  // namespace
 
@@ -88,8 +142,12 @@ int run_uninstall(Invocation& in) {
     auto systemctl = SystemctlUser::find();
     const bool manager = systemctl && systemctl->manager_reachable();
     if (manager) {
-        (void)systemctl->run({"disable", "--now", p.path_unit_name});
-        (void)systemctl->run({"stop", p.service_unit_name});
+        auto disabled = systemctl->run({"disable", "--now", p.path_unit_name});
+        auto stopped = systemctl->run({"stop", p.service_unit_name});
+        if (disabled && disabled->ok() && stopped && stopped->ok()) {
+            std::cout << "  stopped " << p.path_unit_name << " and " << p.service_unit_name
+                      << ": the agent's requests are no longer answered\n";
+        }
     }
     // `enable` made this link; remove it ourselves when no manager is there.
     removed(p.wants_link, remove_file(p.wants_link));
@@ -100,10 +158,21 @@ int run_uninstall(Invocation& in) {
         (void)systemctl->run({"reset-failed", p.path_unit_name, p.service_unit_name});
     }
     removed(p.lib_dir, remove_tree(p.lib_dir));
-    // The run tree holds copies only (executor/run_tree.hpp): rebuilt per command.
+    // The run tree holds copies only (executor/run_tree.hpp): rebuilt per
+    // command; and the pins' mount points, which go only once no container
+    // names them.
     const std::string run_dir = config && !config->run_dir.empty() ? config->run_dir : p.run_dir;
-    removed(run_dir, remove_tree(run_dir));
-    removed(p.config_dir, remove_tree(p.config_dir));
+    if (!config || !config->pins || config->pins->sources.empty() ||
+        bring_down_pinned(*config, run_dir)) {
+        removed(run_dir, remove_tree(run_dir));
+        removed(p.config_dir, remove_tree(p.config_dir));
+    } else {
+        // The config too, so that this uninstall can run again and finish.
+        std::cout << "kept the run tree and the config; once the engine answers and those "
+                     "containers can go, run again:\n";
+        print_fix(self_command() + " uninstall --slug " + p.slug);
+        ++failures;
+    }
     if (spool && spool->root) {
         for (const char* name : {"request", "AGENT.md"}) {
             const std::string shown = spool->path + "/" + name;

@@ -106,26 +106,7 @@ mkdir -p "$secret" || die "mkdir"
 token="SECRET-$name-$RANDOM$RANDOM"
 echo "$token" >"$secret/id_rsa"
 
-mkdir -p "$work/rootfs/bin" "$P/src" || die "mkdir"
-cp "$busybox" "$work/rootfs/bin/busybox"
-for applet in sh sleep cat ls; do ln -s busybox "$work/rootfs/bin/$applet"; done
-tar -C "$work/rootfs" -c . | podman import --change 'CMD ["/bin/sleep", "100000"]' - "localhost/$name:1" >/dev/null ||
-    die "podman import of a busybox image"
-echo checkout >"$P/src/marker"
-cat >"$P/compose.yaml" <<EOF
-services:
-  app:
-    image: localhost/$name:1
-    init: true
-    volumes:
-      - ./src:/srv/src
-EOF
-
-{
-    git -C "$P" init -q . &&
-        git -C "$P" add -A &&
-        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
-} || die "git init of $P"
+e2e_bind_app "$P" "localhost/$name:1" "$work/rootfs"
 
 # The compose CLI the bridge runs: the real one, after the swap when armed.
 race=$work/race

@@ -43,3 +43,35 @@ finish_e2e() {
     if [ "$failures" -eq 0 ]; then echo "every check passed"; else echo "$failures check(s) FAILED"; fi
     [ "$failures" -eq 0 ]
 }
+# e2e_needs TOOL...: exit 77, the reason printed, unless each TOOL is on
+# PATH and busybox is a static one (the test images are made of it); sets
+# busybox to its path.
+e2e_needs() {
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+    done
+    busybox=$(command -v busybox) || { echo "SKIP: busybox is not installed"; exit 77; }
+    [[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
+        { echo "SKIP: $busybox is not statically linked (busybox-static)"; exit 77; }
+}
+# e2e_bind_app DIR IMAGE ROOTFS: the image IMAGE made of busybox (sh,
+# sleep, cat, ls) in ROOTFS, and the checkout DIR, a git repository whose
+# compose.yaml runs it as service app binding ./src (which holds a file
+# marker reading "checkout") to /srv/src. Needs e2e_needs first.
+e2e_bind_app() {
+    local dir=$1 image=$2 rootfs=$3 applet
+    mkdir -p "$rootfs/bin" "$dir/src" || die "mkdir"
+    cp "$busybox" "$rootfs/bin/busybox" || die "cp $busybox"
+    for applet in sh sleep cat ls; do ln -s busybox "$rootfs/bin/$applet"; done
+    tar -C "$rootfs" -c . | podman import --change 'CMD ["/bin/sleep", "100000"]' - "$image" >/dev/null ||
+        die "podman import of a busybox image"
+    echo checkout >"$dir/src/marker"
+    printf 'services:\n  app:\n    image: %s\n    init: true\n    volumes:\n      - ./src:/srv/src\n' \
+        "$image" >"$dir/compose.yaml"
+    {
+        git -C "$dir" init -q . &&
+            git -C "$dir" add -A &&
+            git -C "$dir" -c user.email=t@example.invalid -c user.name=t commit -qm app
+    } || die "git init of $dir"
+}
