@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <ctime>
@@ -133,6 +134,18 @@ void mark_step(int log_fd, std::size_t step, std::size_t steps) {
     const std::string line =
         "hostbridge: step " + std::to_string(step + 1) + " of " + std::to_string(steps) + "\n";
     [[maybe_unused]] const bool written = sys::write_all(log_fd, line);
+}
+
+// The host's own lines of `text` (log_line's): what a change that went live
+// is answered with, without the engine's text around them (docs/PROTOCOL.md,
+// `output`; podman-compose 1.0.3 prints errors it recovers from, issue 48).
+std::string host_lines(const std::string& text) {
+    std::string said;
+    for (std::size_t at = 0, end = 0; at < text.size(); at = end) {
+        end = std::min(text.find('\n', at), text.size() - 1) + 1;
+        if (text.compare(at, 12, "hostbridge: ") == 0) said.append(text, at, end - at);
+    }
+    return said;
 }
 
 Decision follow(const DrainContext& context, const Verdict& verdict, int log_fd, std::string log) {
@@ -302,6 +315,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     const RunResult result = run_steps(context, request, verb, std::get<Plan>(plan.steps),
                                        log->get(), deadline, build_detail);
+    const off_t steps_end = ::lseek(log->get(), 0, SEEK_CUR);  // where the steps' text ends
 
     Decision d = outcome_of(result, timeout_s);
     d.log = "archive/" + log_name;
@@ -332,8 +346,10 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     // inode the command wrote, never by reopening a name in archive/. Three
     // bytes more than the response keeps, so utf8_tail() makes the cut itself
     // and drops a character split by it instead of reporting it as invalid.
-    if (auto tail = read_tail(log->get(), kMaxOutputBytes + 3); tail) {
-        d.output = std::move(*tail);
+    // A change that went live: only what the host said after its steps.
+    const bool went_live = d.state == FinalState::Done && verb_info(verb).mutating;
+    if (auto tail = read_tail(log->get(), kMaxOutputBytes + 3, went_live ? steps_end : 0); tail) {
+        d.output = went_live ? host_lines(*tail) : std::move(*tail);
     } else {
         d.output = "(output unavailable: " + tail.error().message + ")";
     }

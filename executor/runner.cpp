@@ -306,12 +306,13 @@ Result<std::string> read_scratch(int fd, std::size_t limit) {
     return out;
 }
 
-Result<std::string> read_tail(int fd, std::size_t max_bytes) {
+Result<std::string> read_tail(int fd, std::size_t max_bytes, off_t from) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return make_error(sys::errno_text("fstat"));
     if (!S_ISREG(st.st_mode)) return make_error("the log is not a regular file");
     const auto size = static_cast<std::size_t>(st.st_size);
-    off_t offset = static_cast<off_t>(size > max_bytes ? size - max_bytes : 0);
+    off_t offset = std::min(
+        std::max(static_cast<off_t>(size > max_bytes ? size - max_bytes : 0), from), st.st_size);
     std::string tail;
     tail.resize(size - static_cast<std::size_t>(offset));
     // Fewer bytes than asked: the file shrank meanwhile.

@@ -120,7 +120,7 @@ Argv scoped_argv(const Argv& argv, Verb verb, const Config& config, std::string_
                  bool manager_reachable);
 
 // The last `max_bytes` bytes of the regular file `fd` (the command's log),
-// read with pread: the fd's offset is untouched.
-Result<std::string> read_tail(int fd, std::size_t max_bytes = 16384);
+// none before `from`, read with pread: the fd's offset is untouched.
+Result<std::string> read_tail(int fd, std::size_t max_bytes = 16384, off_t from = 0);
 
 }  // namespace hb::exec

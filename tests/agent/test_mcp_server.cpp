@@ -207,8 +207,9 @@ TEST_F(McpServerTest, EachKindOfVerbRunsThroughTheHost) {
                 std::string::npos);
     EXPECT_EQ(text_of(s.call(2, "status")), "api: running\n");
     EXPECT_EQ(text_of(s.call(3, "logs", {{"service", "worker"}})), "logs of worker\n");
-    EXPECT_EQ(text_of(s.call(4, "up")), "started\n");
-    EXPECT_EQ(text_of(s.call(5, "restart", {{"service", "api"}})), "restarted api\n");
+    // A change that went live answers none of its command's text (docs/PROTOCOL.md).
+    EXPECT_EQ(text_of(s.call(4, "up")), "(done, no output)");
+    EXPECT_EQ(text_of(s.call(5, "restart", {{"service", "api"}})), "(done, no output)");
     // The stack script's rebuild exits 4: a failed command is a tool error.
     json rebuild = s.call(6, "rebuild", {{"service", "api"}});
     EXPECT_EQ(rebuild["result"]["isError"], true) << rebuild;
@@ -355,7 +356,7 @@ TEST_F(McpServerTest, ASlowCommandSendsProgressForTheClientsToken) {
                             {{"name", "restart"},
                              {"arguments", {{"service", "slow"}}},
                              {"_meta", {{"progressToken", "tok-1"}}}});
-    EXPECT_EQ(text_of(answer), "restarted slow\n") << answer;
+    EXPECT_EQ(text_of(answer), "(done, no output)") << answer;
     double last = 0;
     int progress = 0;
     for (const auto& m : s.seen) {
@@ -368,7 +369,7 @@ TEST_F(McpServerTest, ASlowCommandSendsProgressForTheClientsToken) {
     EXPECT_GE(progress, 1);
     // Without a token, none.
     s.seen.clear();
-    EXPECT_EQ(text_of(s.call(2, "restart", {{"service", "slow"}})), "restarted slow\n");
+    EXPECT_EQ(text_of(s.call(2, "restart", {{"service", "slow"}})), "(done, no output)");
     EXPECT_TRUE(s.seen.empty());
 }
 

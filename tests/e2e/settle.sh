@@ -14,6 +14,7 @@
 #     the reason names them; the audit event has the services, no logs;
 #  2. `restart web` is done: services holds web alone, settled ok, with a
 #     start time after the request, and the container really restarted;
+#     its text is the host's lines alone, none of podman-compose's;
 #  3. `restart crash` is failed with exit code 3 in services;
 #  4. a forged marker with an escape byte in a log line arrives as JSON
 #     text (the response stays valid JSON);
@@ -36,7 +37,10 @@
 #     `lines` 2 alone is the last two lines with a cursor counting all
 #     four lines of their stamp in the view from it (the piece that ended
 #     the line before, then the three), and `since` that cursor answers
-#     nothing new.
+#     nothing new;
+#  7. `up` again, every container there: podman-compose prints podman's
+#     "already in use" errors and exits 0, crash fails again, and the
+#     failed answer's text keeps those errors as its evidence.
 # Rootful podman as root, rootless otherwise; examples/demo-app's
 # containers.conf. Everything is named after hbst<pid> and removed on exit.
 # Exit 77, reason printed, where podman, podman-compose or a static busybox
@@ -234,6 +238,8 @@ check "services holds web alone, ok, started after the request ($(q 's["web"]["c
     test "$(q 'list(s), s["web"]["settled"], s["web"]["containers"][0]["started_at"] >= r["requested_at"]')" = "(['web'], 'ok', True)"
 check "the web container really restarted ($before -> $after)" test -n "$after" -a "$after" != "$before"
 check "the client's text says how web settled" grep -q "web" "$work/out"
+check "restart web's text is the host's lines alone, none of podman-compose's (issue 48)" \
+    eval 'grep -q "^hostbridge: web: running, healthy" "$work/out" && ! grep -qv "^hostbridge: " "$work/out"'
 
 # ------------------------------------------------------------------ 3: restart crash
 
@@ -381,6 +387,13 @@ import json, sys
 ev = [e for e in map(json.loads, open(sys.argv[1])) if e.get("verb") == "logs" and e["event"] == "succeeded"]
 assert any(e.get("detail", {}).get("lines") == 25 and "cursor" in e["detail"] for e in ev), ev[-1:]
 PY
+
+# ------------------------------------------------------------------ 7: up again
+
+request up
+check "up again: failed (crash), its text keeps podman-compose's \"already in use\" as evidence" \
+    eval '[ "$(q "r[\"state\"]")" = failed ] && grep -q "already in use" "$work/out"'
+[ "$(q 'r["state"]')" = failed ] || show
 
 # ------------------------------------------------------------------ nothing left
 

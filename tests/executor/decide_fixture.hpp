@@ -13,6 +13,8 @@
 //   daemon     a background sleep that keeps stdout open, then exit 0
 //              (its pid appended to <root>/ctl/daemons)
 //   cat        print <root>/ctl/payload byte for byte
+//   stderr=N   print <root>/ctl/payload on stderr, exit N (podman-compose's
+//              recovered errors: issue 48)
 //   fds        list the shell's own fd table (ls -l /proc/$$/fd)
 //   env        print the environment it was exec'd with and its cwd
 // Every mode writes the script's pid (its process group id: the runner
@@ -54,6 +56,7 @@ inline std::string recording_script(const std::string& record, const std::string
            "  daemon) sleep 60 & echo $! >> \"$CTL/daemons\"; echo started; exit 0 ;;\n"
            "  killself) kill -KILL $$ ;;\n"
            "  cat) cat \"$CTL/payload\" ;;\n"
+           "  stderr=*) cat \"$CTL/payload\" >&2; exit \"${mode#stderr=}\" ;;\n"
            "  fds) ls -l /proc/$$/fd ;;\n"
            "  env) tr '\\0' '\\n' < /proc/$$/environ; echo \"cwd=$(pwd -P)\" ;;\n"
            "esac\n";

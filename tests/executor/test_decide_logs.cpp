@@ -5,6 +5,7 @@
 // parser reads), its log read with --timestamps and --since, the answer's
 // cursor and `more`; held for a person with its window, merged only with
 // the same window. The real podman's behaviour: tests/e2e/settle.sh.
+// Also what a settled answer's `output` carries of the engine's text.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -159,6 +160,68 @@ TEST(DecideLogs, AStackWithItsProjectSettlesLooksAndFollowsThroughTheEngine) {
     EXPECT_EQ(logs["state"], "done") << logs.dump();
     EXPECT_EQ(logs["cursor"], kCursorC);
     EXPECT_EQ(f.recorded().size(), 3u);  // restart, restart, status: never logs
+}
+
+// What podman-compose 1.0.3 prints around a podman command it recovers
+// from, exiting 0 (issue 48); the stand-in compose CLI prints it on stderr.
+const std::string kNoise =
+    "podman run --name=pp_web_1 -d pp_web\n"
+    "Error: creating container storage: the container name \"pp_web_1\" is already in use by "
+    "3f4e5a6b7c8d. You have to remove that container to be able to reuse that name: that name "
+    "is already in use\n"
+    "exit code: 125\n";
+
+// A change that went live answers what the host found, none of the engine's
+// text (docs/PROTOCOL.md, `output`); a failure keeps it as its evidence, and
+// a read's text is its answer.
+TEST(DecideOutput, TheEnginesNoiseIsInTheAnswerOnlyWhenTheChangeFailed) {
+    LogsFixture f;
+    f.podman_compose_with_engine();
+    f.with_engine(f.root + "/engine", "2099-01-01T00:00:00Z");  // web restarted after the request
+    hb::test::write_file(f.ctl + "/payload", kNoise);
+    f.behave("stderr=0");
+    const std::string live = f.publish("restart", "web");
+    f.drain();
+    const json r = *f.response(live);
+    ASSERT_EQ(r["state"], "done") << r.dump();
+    EXPECT_EQ(r["services"][0]["settled"], "ok");
+    EXPECT_EQ(r["output"],
+              "hostbridge: waiting up to 10 s for the services to settle\n"
+              "hostbridge: web: running, no healthcheck, image bbbbbbbbbbbb\n");
+    // The log keeps everything.
+    const std::string log = hb::test::read_file(f.path("archive", live + ".log"));
+    EXPECT_EQ(log.rfind(kNoise, 0), 0u) << log;
+    // A change that settles nothing answers nothing of it either.
+    const std::string down = f.publish("down");
+    f.drain();
+    EXPECT_EQ(f.state_of(down), "done");
+    EXPECT_EQ((*f.response(down))["output"], "");
+
+    // The command failed: its text is the evidence.
+    f.behave("stderr=1");
+    const std::string failed = f.publish("restart", "web");
+    f.drain();
+    EXPECT_EQ(f.reason_of(failed), "exited with status 1");
+    EXPECT_EQ((*f.response(failed))["output"], kNoise);
+
+    // The command exited 0 but the engine says web is gone: the same.
+    f.behave("stderr=0");
+    hb::test::write_file(f.root + "/inspect", "[]");
+    const std::string unsettled = f.publish("restart", "web");
+    f.drain();
+    EXPECT_EQ(f.state_of(unsettled), "failed");
+    const std::string evidence = (*f.response(unsettled))["output"];
+    EXPECT_EQ(evidence.rfind(kNoise, 0), 0u) << evidence;
+    EXPECT_NE(evidence.find("\nhostbridge: web: no container\n"), std::string::npos) << evidence;
+
+    // status reads: what its row printed (the engine's list) is its answer.
+    const std::string status = f.publish("status");
+    f.drain();
+    EXPECT_EQ(f.state_of(status), "done");
+    EXPECT_EQ((*f.response(status))["output"],
+              kId +
+                  "\nhostbridge: api: no container\nhostbridge: db: no container\n"
+                  "hostbridge: web: no container\n");
 }
 
 TEST(DecideLogs, ATailAnswersTheNewestLinesAndACursor) {
