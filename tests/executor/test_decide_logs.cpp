@@ -214,14 +214,14 @@ TEST(DecideOutput, TheEnginesNoiseIsInTheAnswerOnlyWhenTheChangeFailed) {
     EXPECT_EQ(evidence.rfind(kNoise, 0), 0u) << evidence;
     EXPECT_NE(evidence.find("\nhostbridge: web: no container\n"), std::string::npos) << evidence;
 
-    // status reads: what its row printed (the engine's list) is its answer.
+    // status reads: the look's lines are its answer (no row runs before
+    // it where the engine is read).
     const std::string status = f.publish("status");
     f.drain();
     EXPECT_EQ(f.state_of(status), "done");
     EXPECT_EQ((*f.response(status))["output"],
-              kId +
-                  "\nhostbridge: api: no container\nhostbridge: db: no container\n"
-                  "hostbridge: web: no container\n");
+              "hostbridge: api: no container\nhostbridge: db: no container\n"
+              "hostbridge: web: no container\n");
 }
 
 TEST(DecideLogs, ATailAnswersTheNewestLinesAndACursor) {
