@@ -117,6 +117,12 @@ Result<void> store_state(int dirfd, const State& state, const std::string& boot_
     return written;
 }
 
+// Slides a window: an entry counts while now - t < window.
+void slide(Stamps& stamps, std::int64_t now, const Window& w) {
+    const std::int64_t horizon = now - static_cast<std::int64_t>(w.seconds) * 1000;
+    stamps.erase(stamps.begin(), std::upper_bound(stamps.begin(), stamps.end(), horizon));
+}
+
 // The state cannot be trusted: refuse, name the file and the fix.
 Admission corrupt(const std::string& path, const std::string& why) {
     return {Admission::Kind::StateUnusable, 0,
@@ -158,6 +164,19 @@ RateLimiter::RateLimiter(std::string state_dir, Window mutating, Window read_onl
       clock_(std::move(clock)),
       boot_id_(current_boot_id()) {}
 
+Result<int> RateLimiter::used(RateClass rate) {
+    const Window window = rate == RateClass::Mutating ? mutating_ : read_only_;
+    if (!boot_id_) return make_error("the boot id cannot be read");
+    UniqueFd dir(::open(state_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) return make_error(errno_text("open the state dir"));
+    const std::int64_t now = clock_();
+    auto loaded = load_state(dir.get(), *boot_id_, now);
+    if (!loaded) return make_error(loaded.error().message);
+    Stamps& stamps = rate == RateClass::Mutating ? loaded->mutating : loaded->read_only;
+    slide(stamps, now, window);
+    return static_cast<int>(stamps.size());
+}
+
 Admission RateLimiter::try_admit(RateClass rate) {
     if (rate == RateClass::Exempt) return {Admission::Kind::Admitted, 0, {}};
     const Window window = rate == RateClass::Mutating ? mutating_ : read_only_;
@@ -180,13 +199,8 @@ Admission RateLimiter::try_admit(RateClass rate) {
     if (!loaded) return corrupt(path, loaded.error().message);
     State state = std::move(loaded.value());
 
-    // Slide both windows: an entry counts while now - t < window.
-    const auto slide = [now](Stamps& stamps, const Window& w) {
-        const std::int64_t horizon = now - static_cast<std::int64_t>(w.seconds) * 1000;
-        stamps.erase(stamps.begin(), std::upper_bound(stamps.begin(), stamps.end(), horizon));
-    };
-    slide(state.mutating, mutating_);
-    slide(state.read_only, read_only_);
+    slide(state.mutating, now, mutating_);
+    slide(state.read_only, now, read_only_);
 
     Stamps& stamps = rate == RateClass::Mutating ? state.mutating : state.read_only;
     const auto count = static_cast<std::size_t>(window.count);

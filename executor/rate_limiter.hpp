@@ -46,6 +46,9 @@ class RateLimiter {
 
     // Admits and records one request of class `rate`, or refuses it.
     Admission try_admit(RateClass rate);
+    // How many requests of class `rate` the current window holds, read
+    // from the same state the same way, recording nothing (`doctor`).
+    Result<int> used(RateClass rate);
 
     static constexpr const char* kStateFile = "ratelimit.json";
     static constexpr const char* kLockFile = "ratelimit.lock";

@@ -51,6 +51,7 @@
 #include "common/sha256.hpp"
 #include "display/visible.hpp"
 #include "engines/argv_table.hpp"
+#include "executor/rate_limiter.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -73,7 +74,8 @@ else `upgrade`), the spool (real directories,
 not symlinks, with the expected modes, ignored by git), the trusted files
 (matching their pins; a diff of what changed), the policy file (unknown keys
 and modes), who runs the engine (as you: what its escape would reach), a
-stale drain lock, the audit chain, a growing quarantine/ and
+stale drain lock, the rate budget left (what the current windows
+of the rate limit hold, read as the executor reads them), the audit chain, a growing quarantine/ and
 requests the drain could not move. An install made with --no-systemd is
 healthy without enabled units.
 
@@ -118,6 +120,7 @@ class Doctor {
         check_engine_identity();
         check_policy();
         check_lock();
+        check_rate_budget();
         check_audit();
         check_quarantine_and_stuck();
         return finish();
@@ -151,6 +154,28 @@ class Doctor {
     }
 
     // Every line quotes names and paths the agent may have chosen.
+    // What the current windows hold, read by the executor's own limiter
+    // (executor/rate_limiter.hpp), so the count is the one it refuses by.
+    void check_rate_budget() {
+        exec::RateLimiter limiter(c_);
+        for (const RateClass rate : {RateClass::Mutating, RateClass::ReadOnly}) {
+            const Window& w =
+                rate == RateClass::Mutating ? c_.limits.mutating : c_.limits.read_only;
+            const std::string name(rate_class_name(rate));
+            auto used = limiter.used(rate);
+            if (!used) {
+                problem("the rate limiter's state " + c_.state_dir + "/" +
+                            exec::RateLimiter::kStateFile + " cannot be read (" +
+                            used.error().message + "): every " + name + " request is refused",
+                        {"rm " + c_.state_dir + "/" + exec::RateLimiter::kStateFile});
+                continue;
+            }
+            ok("rate budget, " + name + ": " + std::to_string(*used) + " of " +
+               std::to_string(w.count) + " used in the last " + std::to_string(w.seconds) + " s, " +
+               std::to_string(std::max(0, w.count - *used)) + " left");
+        }
+    }
+
     void ok(const std::string& what) { std::cout << "ok:      " << visible(what) << "\n"; }
     void info(const std::string& what) { std::cout << "info:    " << visible(what) << "\n"; }
     void warn(const std::string& what) { std::cout << "WARNING: " << visible(what) << "\n"; }
