@@ -22,12 +22,8 @@ namespace {
 constexpr int kStateVersion = 1;
 constexpr std::size_t kMaxStateBytes = 4 * 1024 * 1024;
 
-using Stamps = std::vector<std::int64_t>;  // CLOCK_BOOTTIME ms, ascending
-
-struct State {
-    Stamps mutating;
-    Stamps read_only;
-};
+using Stamps = RateState::Stamps;
+using State = RateState;
 
 using sys::errno_text;
 
@@ -164,17 +160,13 @@ RateLimiter::RateLimiter(std::string state_dir, Window mutating, Window read_onl
       clock_(std::move(clock)),
       boot_id_(current_boot_id()) {}
 
-Result<int> RateLimiter::used(RateClass rate) {
-    const Window window = rate == RateClass::Mutating ? mutating_ : read_only_;
+Result<RateState> RateLimiter::windows_at(int dir_fd, std::int64_t now) const {
     if (!boot_id_) return make_error("the boot id cannot be read");
-    UniqueFd dir(::open(state_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir) return make_error(errno_text("open the state dir"));
-    const std::int64_t now = clock_();
-    auto loaded = load_state(dir.get(), *boot_id_, now);
-    if (!loaded) return make_error(loaded.error().message);
-    Stamps& stamps = rate == RateClass::Mutating ? loaded->mutating : loaded->read_only;
-    slide(stamps, now, window);
-    return static_cast<int>(stamps.size());
+    auto loaded = load_state(dir_fd, *boot_id_, now);
+    if (!loaded) return loaded.error();
+    slide(loaded->mutating, now, mutating_);
+    slide(loaded->read_only, now, read_only_);
+    return loaded;
 }
 
 Admission RateLimiter::try_admit(RateClass rate) {
@@ -195,12 +187,9 @@ Admission RateLimiter::try_admit(RateClass rate) {
 
     // Read the clock under the lock, so stamps are recorded in order.
     const std::int64_t now = clock_();
-    auto loaded = load_state(dir.get(), *boot_id_, now);
+    auto loaded = windows_at(dir.get(), now);
     if (!loaded) return corrupt(path, loaded.error().message);
     State state = std::move(loaded.value());
-
-    slide(state.mutating, now, mutating_);
-    slide(state.read_only, now, read_only_);
 
     Stamps& stamps = rate == RateClass::Mutating ? state.mutating : state.read_only;
     const auto count = static_cast<std::size_t>(window.count);

@@ -27,8 +27,7 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   list        every install of this user, with the version each runs
   upgrade     bring every install up to this hostbridge (binaries, units)
   pending     the requests the policy holds for a person (MODE_<verb>=ask)
-  allow       run a held request now (checked again first), or grant a
-              held verb for a while (`allow --for 30m VERB [SERVICE]`)
+  allow       run a held request now, or grant a held verb for a while
   deny        refuse a held request
   revoke      end grants made by `allow --for`
   policy      `policy edit` (policy.conf in your editor) and `policy suggest`

@@ -636,7 +636,7 @@ TEST_F(Install, DropsTheAgentClientAndAgentMd) {
          {"untracked/hostbridge/request VERB [SERVICE]", "`api`, `db`, `web`, `worker`",
           "Buildable services (for `rebuild`): `api`, `web`", "| `restart` | a service |",
           "| `init` | none |", "| 70 |", "| 75 |", "| 64 |", "| `expired` |", "| `denied` |",
-          "at most 20 per 600 s", "`status`, `health` and `logs`: at most 120 per 60 s",
+          "at most 60 per 600 s", "`status`, `health` and `logs`: at most 120 per 60 s",
           "When rate limited", "Do not retry in a loop"}) {
         EXPECT_TRUE(contains(doc, part)) << part;
     }

@@ -48,7 +48,7 @@ StackFixture& held_restart(StackFixture& f) {
     return f;
 }
 
-TEST(DecideGrant, RunsTheGrantedVerbUnattendedUntilItsRunsAreUsed) {
+TEST(DecideGrant, RunsUntilItsBudgetIsUsed) {
     StackFixture f;
     held_restart(f);
     write(f, grant_for(hb::Verb::Restart, "api", 2));
@@ -73,7 +73,7 @@ TEST(DecideGrant, RunsTheGrantedVerbUnattendedUntilItsRunsAreUsed) {
     EXPECT_EQ(f.recorded().size(), 2u);
 }
 
-TEST(DecideGrant, AGrantForOneServiceDoesNotCoverAnother) {
+TEST(DecideGrant, OneServiceOnly) {
     StackFixture f;
     held_restart(f);
     write(f, grant_for(hb::Verb::Restart, "api"));
@@ -88,7 +88,7 @@ TEST(DecideGrant, AGrantForOneServiceDoesNotCoverAnother) {
     EXPECT_TRUE(f.recorded().empty());
 }
 
-TEST(DecideGrant, AnExpiredGrantDoesNothingAndIsRemoved) {
+TEST(DecideGrant, ExpiredDoesNothing) {
     StackFixture f;
     held_restart(f);
     common::Grant g = grant_for(hb::Verb::Restart, "api");
@@ -105,7 +105,7 @@ TEST(DecideGrant, AnExpiredGrantDoesNothingAndIsRemoved) {
 // Round 4's hold (common/engine_hold.hpp) is not the person's to lift for a
 // while: without an engine user, up and rebuild stay held whatever a grant
 // says, and whatever policy.conf says.
-TEST(DecideGrant, AGrantNeverRunsAVerbHeldForContainment) {
+TEST(DecideGrant, NeverForContainment) {
     StackFixture f;
     f.config["accept_uncontained_engine"] = false;
     f.write_config();
@@ -124,7 +124,7 @@ TEST(DecideGrant, AGrantNeverRunsAVerbHeldForContainment) {
 
 // A grant file the admin tool did not write as it does grants nothing: the
 // request waits for a person (fail closed).
-TEST(DecideGrant, APlantedOrAlteredGrantFileGrantsNothing) {
+TEST(DecideGrant, PlantedFileGrantsNothing) {
     const common::Grant g = grant_for(hb::Verb::Restart, "api");
     const std::string text = common::render_grant(g);
     const auto planted = [&](const std::function<void(const std::string& dir)>& plant) {
