@@ -17,13 +17,9 @@
 #include <optional>
 #include <string>
 
-#include <fcntl.h>
-
 #include <vector>
 
 #include "common/config.hpp"
-#include "ipc/sys.hpp"
-#include "ipc/unique_fd.hpp"
 #include "ipc/verbs.hpp"
 
 namespace hb::exec {
@@ -60,19 +56,8 @@ class RateLimiter {
     // Admits and records one request of class `rate`, or refuses it.
     Admission try_admit(RateClass rate);
     // The windows as they stand at `now`: the state file in `dir_fd` read
-    // and slid (try_admit, under its lock).
+    // and slid (try_admit, under its lock; `doctor` shows what they hold).
     Result<RateState> windows_at(int dir_fd, std::int64_t now) const;
-    // How many requests of class `rate` the current window holds, read by
-    // windows_at, recording nothing (`doctor`). Inline: the executor never
-    // asks (docs/EXECUTOR-REVIEW.md, every function there is reachable).
-    Result<int> used(RateClass rate) const {
-        UniqueFd dir(::open(state_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (!dir) return make_error(sys::errno_text("cannot open " + state_dir_));
-        auto windows = windows_at(dir.get(), clock_());
-        if (!windows) return windows.error();
-        return static_cast<int>(
-            (rate == RateClass::Mutating ? windows->mutating : windows->read_only).size());
-    }
 
     static constexpr const char* kStateFile = "ratelimit.json";
     static constexpr const char* kLockFile = "ratelimit.lock";

@@ -157,22 +157,25 @@ class Doctor {
     // What the current windows hold, read by the executor's own limiter
     // (executor/rate_limiter.hpp), so the count is the one it refuses by.
     void check_rate_budget() {
-        exec::RateLimiter limiter(c_);
+        const exec::RateLimiter limiter(c_);
+        const std::string file = c_.state_dir + "/" + exec::RateLimiter::kStateFile;
+        const UniqueFd dir(::open(c_.state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        auto windows = dir ? limiter.windows_at(dir.get(), exec::RateLimiter::boottime_ms())
+                           : Result<exec::RateState>(make_error(sys::errno_text("no state dir")));
+        if (!windows) {
+            problem("the rate limiter's state " + file + " cannot be read (" +
+                        windows.error().message + "): every request but ping is refused",
+                    {"rm " + file});
+            return;
+        }
         for (const RateClass rate : {RateClass::Mutating, RateClass::ReadOnly}) {
-            const Window& w =
-                rate == RateClass::Mutating ? c_.limits.mutating : c_.limits.read_only;
-            const std::string name(rate_class_name(rate));
-            auto used = limiter.used(rate);
-            if (!used) {
-                problem("the rate limiter's state " + c_.state_dir + "/" +
-                            exec::RateLimiter::kStateFile + " cannot be read (" +
-                            used.error().message + "): every " + name + " request is refused",
-                        {"rm " + c_.state_dir + "/" + exec::RateLimiter::kStateFile});
-                continue;
-            }
-            ok("rate budget, " + name + ": " + std::to_string(*used) + " of " +
-               std::to_string(w.count) + " used in the last " + std::to_string(w.seconds) + " s, " +
-               std::to_string(std::max(0, w.count - *used)) + " left");
+            const bool mutating = rate == RateClass::Mutating;
+            const Window& w = mutating ? c_.limits.mutating : c_.limits.read_only;
+            const int used =
+                static_cast<int>((mutating ? windows->mutating : windows->read_only).size());
+            ok("rate budget, " + std::string(rate_class_name(rate)) + ": " + std::to_string(used) +
+               " of " + std::to_string(w.count) + " used in the last " + std::to_string(w.seconds) +
+               " s, " + std::to_string(std::max(0, w.count - used)) + " left");
         }
     }
 

@@ -112,7 +112,7 @@ TEST_F(Install, WritesBridgeJsonWithAbsolutePathsAndComposeServices) {
     EXPECT_EQ(config["services"], nlohmann::json::array({"api", "db", "web", "worker"}));
     EXPECT_EQ(config["buildable"], nlohmann::json::array({"api", "web"}));
     EXPECT_EQ(config["systemd"]["systemd_run"], "/usr/bin/systemd-run");
-    EXPECT_EQ(config["limits"]["mutating"]["count"], 20);
+    EXPECT_EQ(config["limits"]["mutating"]["count"], 60);
     EXPECT_EQ(config["timeouts"]["rebuild"], 1200);
 }
 
