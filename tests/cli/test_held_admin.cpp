@@ -163,6 +163,23 @@ TEST_F(Held, AGrantRunsTheHeldVerbUnattendedUntilRevoked) {
     EXPECT_EQ(calls().size(), 1u);
 }
 
+// A file in grants/ the admin tool did not write grants nothing, `pending`
+// says so, and `revoke` without an argument removes it with every grant.
+TEST_F(Held, PendingNamesARefusedGrantFileAndRevokeRemovesItAndEveryGrant) {
+    ASSERT_EQ(admin({"allow", "--for", "2h", "down"}).code, 0);
+    const std::string grants = home.state_dir("demo-app") + "/grants";
+    write_file(grants + "/00000000000000aa", "{\"grant\":\"00000000000000aa\"}");
+    const std::string pending = admin({"pending"}).out;
+    EXPECT_TRUE(contains(pending, "grant: down until ")) << pending;
+    EXPECT_TRUE(contains(pending, "refused, grants nothing: grants/00000000000000aa")) << pending;
+    const Ran revoked = admin({"revoke"});
+    EXPECT_EQ(revoked.code, 0) << revoked.err;
+    EXPECT_TRUE(contains(revoked.out, "revoked 00000000000000aa")) << revoked.out;
+    EXPECT_TRUE(tree(grants).empty());
+    EXPECT_EQ(admin({"revoke"}).out, "no grant to revoke\n");
+    EXPECT_EQ(admin({"revoke", "nonsense"}).code, 2);
+}
+
 TEST_F(Held, AllowForRefusesWhatItCannotGrantAndSaysWhy) {
     const std::vector<std::pair<std::vector<std::string>, std::string>> usage = {
         {{"allow", "--for", "0m", "down"}, "out of range"},
