@@ -38,11 +38,14 @@ enum class AuditEvent {
     Pruned,   // an admin removed old segments (`hostbridge audit --prune-before`)
     Held,     // waits for a person (policy `ask`), or merged into one that does
     Allowed,  // a person allowed a held request (`hostbridge allow`)
+    Granted,  // a person granted a verb for a while (`hostbridge allow --for`, common/grant.hpp)
+    Revoked,  // a person ended grants (`hostbridge revoke`)
 };
 // The word for each event in the log, read back by the verifier.
-inline constexpr auto kAuditEventNames = dense_names<AuditEvent::Allowed>(
+inline constexpr auto kAuditEventNames = dense_names<AuditEvent::Revoked>(
     {"installed", "approved", "queued", "quarantined", "denied", "expired", "started", "succeeded",
-     "failed", "interrupted", "stuck", "recovered", "summary", "pruned", "held", "allowed"},
+     "failed", "interrupted", "stuck", "recovered", "summary", "pruned", "held", "allowed",
+     "granted", "revoked"},
     "unknown");
 std::string_view audit_event_name(AuditEvent event);
 

@@ -65,7 +65,8 @@ struct Window {
 };
 
 struct Limits {
-    Window mutating{20, 600};
+    // What a working session needs (docs/PERFORMANCE.md, "A working session").
+    Window mutating{60, 600};
     Window read_only{120, 60};
     int ttl_seconds = 600;
     int future_skew_seconds = 120;

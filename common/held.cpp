@@ -215,24 +215,25 @@ Result<std::optional<std::string>> read_held_file(int held_fd, const std::string
     return std::optional<std::string>(std::move(text));
 }
 
-Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
-                               bool no_replace) {
+Result<bool> publish_file_at(int dir_fd, std::string_view dir, const std::string& name,
+                             std::string_view bytes, bool no_replace) {
     std::random_device random;
     const std::string temp = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(random());
-    UniqueFd fd(::openat(held_fd, temp.c_str(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return make_error(sys::errno_text("held/" + temp));
+    const std::string shown = std::string(dir) + "/";
+    UniqueFd fd(
+        ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return make_error(sys::errno_text(shown + temp));
     if (!sys::write_all(fd.get(), bytes) || ::fsync(fd.get()) != 0) {
         const int err = errno;
-        ::unlinkat(held_fd, temp.c_str(), 0);
-        return make_error(sys::errno_text("held/" + temp, err));
+        ::unlinkat(dir_fd, temp.c_str(), 0);
+        return make_error(sys::errno_text(shown + temp, err));
     }
     const unsigned flags = no_replace ? RENAME_NOREPLACE : 0;
-    if (::renameat2(held_fd, temp.c_str(), held_fd, name.c_str(), flags) != 0) {
+    if (::renameat2(dir_fd, temp.c_str(), dir_fd, name.c_str(), flags) != 0) {
         const int err = errno;
-        ::unlinkat(held_fd, temp.c_str(), 0);
+        ::unlinkat(dir_fd, temp.c_str(), 0);
         if (err == EEXIST && no_replace) return false;
-        return make_error(sys::errno_text("held/" + name, err));
+        return make_error(sys::errno_text(shown + name, err));
     }
     return true;
 }

@@ -139,10 +139,15 @@ Result<std::optional<std::string>> read_held_file(int held_fd, const std::string
 // mtime): a TTL and the skew, time enough for every `allow`/`deny` of that
 // hold to read it, while hold() refuses the name.
 std::int64_t decided_keep_seconds(const Limits& limits);
-// Writes `bytes` to held/<name> atomically (a temporary file, then a
-// rename); with `no_replace`, fails with EEXIST (false) if the name exists.
-Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
-                               bool no_replace);
+// Writes `bytes` to <dir>/<name> through its pinned fd atomically (a
+// temporary file, synced, then a rename); with `no_replace`, fails with
+// EEXIST (false) if the name exists. held/ and grants/ (common/grant.hpp).
+Result<bool> publish_file_at(int dir_fd, std::string_view dir, const std::string& name,
+                             std::string_view bytes, bool no_replace);
+inline Result<bool> publish_held_file(int held_fd, const std::string& name, std::string_view bytes,
+                                      bool no_replace) {
+    return publish_file_at(held_fd, kHeldDir, name, bytes, no_replace);
+}
 
 // --- The transitions (the states above) -----------------------------------
 

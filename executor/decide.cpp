@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "common/engine_hold.hpp"
+#include "common/grant.hpp"
 #include "common/integrity_gate.hpp"
 #include "common/policy.hpp"
 #include "executor/evidence.hpp"
@@ -177,7 +178,8 @@ Decision follow(const DrainContext& context, const Verdict& verdict, int log_fd,
 // without a record of it), and its `running` response.
 Result<void> announce(DrainContext& context, const Claimed& request, const Verdict& verdict,
                       const std::string& log_name,
-                      const std::optional<nlohmann::ordered_json>& build_detail) {
+                      const std::optional<nlohmann::ordered_json>& build_detail,
+                      const std::optional<nlohmann::ordered_json>& grant) {
     const Config& config = context.config;
     AuditRecord started;
     started.event = AuditEvent::Started;
@@ -185,6 +187,10 @@ Result<void> announce(DrainContext& context, const Claimed& request, const Verdi
     started.verb = *verdict.verb;
     if (verdict.arg_index != kNoArg) started.arg = config.services.at(verdict.arg_index);
     started.detail = build_detail;
+    if (grant) {
+        if (!started.detail) started.detail = nlohmann::ordered_json::object();
+        (*started.detail)["grant"] = *grant;
+    }
     if (auto audited = context.audit.append(started, /*sync=*/true); !audited) {
         return audited.error();
     }
@@ -292,7 +298,8 @@ Decision outcome_of(const RunResult& result, int timeout_s) {
 }
 
 Decision run(DrainContext& context, const Claimed& request, const Verdict& verdict,
-             const VerbPlan& plan, std::optional<nlohmann::ordered_json> build_detail) {
+             const VerbPlan& plan, std::optional<nlohmann::ordered_json> build_detail,
+             const std::optional<nlohmann::ordered_json>& grant) {
     const Config& config = context.config;
     const Verb verb = *verdict.verb;
     const std::string log_name = request.name + ".log";
@@ -300,7 +307,8 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     if (!log) {
         return refusal(FinalState::Failed, ReasonCode::SpawnFailed, log.error().message);
     }
-    if (auto announced = announce(context, request, verdict, log_name, build_detail); !announced) {
+    if (auto announced = announce(context, request, verdict, log_name, build_detail, grant);
+        !announced) {
         return refusal(FinalState::Denied, ReasonCode::AuditUnavailable, announced.error().message);
     }
     if (plan.follows_log) return follow(context, verdict, log->get(), "archive/" + log_name);
@@ -320,6 +328,10 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     Decision d = outcome_of(result, timeout_s);
     d.log = "archive/" + log_name;
     d.audit_detail = std::move(build_detail);
+    if (grant) {
+        if (!d.audit_detail) d.audit_detail = nlohmann::ordered_json::object();
+        (*d.audit_detail)["grant"] = *grant;
+    }
     // Only a plan that ran to its end settles: the engine is asked how the
     // services it touched came out, whatever the compose CLI said. status
     // and health: the services as facts (and a compose CLI's `ps` text
@@ -356,6 +368,19 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     return d;
 }
 
+// The grant that lets `verb` on `service` run unattended, one of its runs
+// used, as the audit records it; nullopt (held for a person) when none does
+// or grants/ cannot be trusted.
+std::optional<nlohmann::ordered_json> use_grant(const std::string& state_dir, Verb verb,
+                                                std::string_view service) {
+    auto dir = common::open_grant_dir(state_dir, false);
+    if (!dir || !*dir) return std::nullopt;
+    auto grant = common::use_grant((*dir)->get(), verb, service, std::time(nullptr));
+    if (!grant || !*grant) return std::nullopt;
+    return nlohmann::ordered_json{
+        {"id", (*grant)->id}, {"until", (*grant)->until}, {"runs_left", (*grant)->runs_left()}};
+}
+
 // Everything of decide_and_run but the window's audit detail.
 Decision decide(DrainContext& context, const Claimed& request, const Verdict& verdict,
                 Approval approval, const HeldBuild* held_build) {
@@ -378,8 +403,8 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     // engine is contained, whatever policy.conf says: a line set back to
     // auto by hand (or by a later tool) is still held for a person, unless
     // bridge.json says the person accepted it (common/engine_hold.hpp).
-    const Mode mode =
-        common::effective_mode(config, context.engines.hold(config), policy, verb, service);
+    const common::EngineHold hold = context.engines.hold(config);
+    const Mode mode = common::effective_mode(config, hold, policy, verb, service);
     if (mode == Mode::Deny) {
         return refusal(FinalState::Denied, ReasonCode::PolicyDeny,
                        policy.deny_detail(verb, service));
@@ -424,7 +449,14 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
     }
     // Held for a person with what they will be shown; once allowed, it comes
     // back here and meets every gate again (the drain, executor/drain.cpp).
-    if (mode == Mode::Ask && approval != Approval::Given) {
+    // Or a person's grant lets it run unattended (common/grant.hpp), one of
+    // its runs used now; never a verb held for containment.
+    std::optional<nlohmann::ordered_json> granted;
+    if (mode == Mode::Ask && approval != Approval::Given &&
+        !common::held_for_containment(config, hold, verb)) {
+        granted = use_grant(config.state_dir, verb, service);
+    }
+    if (mode == Mode::Ask && approval != Approval::Given && !granted) {
         Decision held = refusal(FinalState::Held, ReasonCode::AwaitingApproval);
         held.command = verb_plan.shown;
         // What the builder will read is fixed now, and shown (drain_held.cpp).
@@ -458,7 +490,7 @@ Decision decide(DrainContext& context, const Claimed& request, const Verdict& ve
         }
         build_detail = std::move(*prepared);
     }
-    return run(context, request, verdict, verb_plan, std::move(build_detail));
+    return run(context, request, verdict, verb_plan, std::move(build_detail), granted);
 }
 
 }  // namespace

@@ -22,12 +22,8 @@ namespace {
 constexpr int kStateVersion = 1;
 constexpr std::size_t kMaxStateBytes = 4 * 1024 * 1024;
 
-using Stamps = std::vector<std::int64_t>;  // CLOCK_BOOTTIME ms, ascending
-
-struct State {
-    Stamps mutating;
-    Stamps read_only;
-};
+using Stamps = RateState::Stamps;
+using State = RateState;
 
 using sys::errno_text;
 
@@ -117,6 +113,12 @@ Result<void> store_state(int dirfd, const State& state, const std::string& boot_
     return written;
 }
 
+// Slides a window: an entry counts while now - t < window.
+void slide(Stamps& stamps, std::int64_t now, const Window& w) {
+    const std::int64_t horizon = now - static_cast<std::int64_t>(w.seconds) * 1000;
+    stamps.erase(stamps.begin(), std::upper_bound(stamps.begin(), stamps.end(), horizon));
+}
+
 // The state cannot be trusted: refuse, name the file and the fix.
 Admission corrupt(const std::string& path, const std::string& why) {
     return {Admission::Kind::StateUnusable, 0,
@@ -158,6 +160,15 @@ RateLimiter::RateLimiter(std::string state_dir, Window mutating, Window read_onl
       clock_(std::move(clock)),
       boot_id_(current_boot_id()) {}
 
+Result<RateState> RateLimiter::windows_at(int dir_fd, std::int64_t now) const {
+    if (!boot_id_) return make_error("the boot id cannot be read");
+    auto loaded = load_state(dir_fd, *boot_id_, now);
+    if (!loaded) return loaded.error();
+    slide(loaded->mutating, now, mutating_);
+    slide(loaded->read_only, now, read_only_);
+    return loaded;
+}
+
 Admission RateLimiter::try_admit(RateClass rate) {
     if (rate == RateClass::Exempt) return {Admission::Kind::Admitted, 0, {}};
     const Window window = rate == RateClass::Mutating ? mutating_ : read_only_;
@@ -176,17 +187,9 @@ Admission RateLimiter::try_admit(RateClass rate) {
 
     // Read the clock under the lock, so stamps are recorded in order.
     const std::int64_t now = clock_();
-    auto loaded = load_state(dir.get(), *boot_id_, now);
+    auto loaded = windows_at(dir.get(), now);
     if (!loaded) return corrupt(path, loaded.error().message);
     State state = std::move(loaded.value());
-
-    // Slide both windows: an entry counts while now - t < window.
-    const auto slide = [now](Stamps& stamps, const Window& w) {
-        const std::int64_t horizon = now - static_cast<std::int64_t>(w.seconds) * 1000;
-        stamps.erase(stamps.begin(), std::upper_bound(stamps.begin(), stamps.end(), horizon));
-    };
-    slide(state.mutating, mutating_);
-    slide(state.read_only, read_only_);
 
     Stamps& stamps = rate == RateClass::Mutating ? state.mutating : state.read_only;
     const auto count = static_cast<std::size_t>(window.count);

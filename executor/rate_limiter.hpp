@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "common/config.hpp"
 #include "ipc/verbs.hpp"
 
@@ -30,6 +32,13 @@ struct Admission {
     // which state file is unusable, why, and what to do about it.
     std::string detail;
     [[nodiscard]] bool admitted() const { return kind == Kind::Admitted; }
+};
+
+// The two windows' admissions, CLOCK_BOOTTIME ms, ascending.
+struct RateState {
+    using Stamps = std::vector<std::int64_t>;
+    Stamps mutating;
+    Stamps read_only;
 };
 
 class RateLimiter {
@@ -46,6 +55,9 @@ class RateLimiter {
 
     // Admits and records one request of class `rate`, or refuses it.
     Admission try_admit(RateClass rate);
+    // The windows as they stand at `now`: the state file in `dir_fd` read
+    // and slid (try_admit, under its lock; `doctor` shows what they hold).
+    Result<RateState> windows_at(int dir_fd, std::int64_t now) const;
 
     static constexpr const char* kStateFile = "ratelimit.json";
     static constexpr const char* kLockFile = "ratelimit.lock";

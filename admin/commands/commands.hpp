@@ -20,6 +20,7 @@ extern const Subcommand kUpgrade;
 extern const Subcommand kPending;
 extern const Subcommand kAllow;
 extern const Subcommand kDeny;
+extern const Subcommand kRevoke;  // admin/commands/grants.cpp
 extern const Subcommand kPolicy;  // `policy suggest` (admin/commands/policy_suggest.cpp)
 
 }  // namespace hb::admin

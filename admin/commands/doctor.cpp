@@ -51,6 +51,7 @@
 #include "common/sha256.hpp"
 #include "display/visible.hpp"
 #include "engines/argv_table.hpp"
+#include "executor/rate_limiter.hpp"
 #include "ipc/request_name.hpp"
 #include "ipc/sys.hpp"
 #include "ipc/unique_fd.hpp"
@@ -73,7 +74,8 @@ else `upgrade`), the spool (real directories,
 not symlinks, with the expected modes, ignored by git), the trusted files
 (matching their pins; a diff of what changed), the policy file (unknown keys
 and modes), who runs the engine (as you: what its escape would reach), a
-stale drain lock, the audit chain, a growing quarantine/ and
+stale drain lock, the rate budget left (what the current windows
+of the rate limit hold, read as the executor reads them), the audit chain, a growing quarantine/ and
 requests the drain could not move. An install made with --no-systemd is
 healthy without enabled units.
 
@@ -119,6 +121,7 @@ class Doctor {
         check_engine_identity();
         check_policy();
         check_lock();
+        check_rate_budget();
         check_audit();
         check_quarantine_and_stuck();
         return finish();
@@ -152,6 +155,31 @@ class Doctor {
     }
 
     // Every line quotes names and paths the agent may have chosen.
+    // What the current windows hold, read by the executor's own limiter
+    // (executor/rate_limiter.hpp), so the count is the one it refuses by.
+    void check_rate_budget() {
+        const exec::RateLimiter limiter(c_);
+        const std::string file = c_.state_dir + "/" + exec::RateLimiter::kStateFile;
+        const UniqueFd dir(::open(c_.state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        auto windows = dir ? limiter.windows_at(dir.get(), exec::RateLimiter::boottime_ms())
+                           : Result<exec::RateState>(make_error(sys::errno_text("no state dir")));
+        if (!windows) {
+            problem("the rate limiter's state " + file + " cannot be read (" +
+                        windows.error().message + "): every request but ping is refused",
+                    {"rm " + file});
+            return;
+        }
+        for (const RateClass rate : {RateClass::Mutating, RateClass::ReadOnly}) {
+            const bool mutating = rate == RateClass::Mutating;
+            const Window& w = mutating ? c_.limits.mutating : c_.limits.read_only;
+            const int used =
+                static_cast<int>((mutating ? windows->mutating : windows->read_only).size());
+            ok("rate budget, " + std::string(rate_class_name(rate)) + ": " + std::to_string(used) +
+               " of " + std::to_string(w.count) + " used in the last " + std::to_string(w.seconds) +
+               " s, " + std::to_string(std::max(0, w.count - used)) + " left");
+        }
+    }
+
     void ok(const std::string& what) { std::cout << "ok:      " << visible(what) << "\n"; }
     void info(const std::string& what) { std::cout << "info:    " << visible(what) << "\n"; }
     void warn(const std::string& what) { std::cout << "WARNING: " << visible(what) << "\n"; }

@@ -18,6 +18,7 @@
 
 #include "admin/audit/held_decision.hpp"
 #include "admin/commands/commands.hpp"
+#include "admin/commands/grants.hpp"
 #include "admin/commands/pending.hpp"
 #include "admin/install/install_record.hpp"
 #include "admin/install/systemd_user.hpp"
@@ -40,6 +41,7 @@ namespace {
 constexpr std::size_t kMaxReason = 200;
 
 const char* const kAllowHelp = R"(usage: hostbridge allow [--slug SLUG] NAME [DIGEST]
+       hostbridge allow [--slug SLUG] --for DURATION [--runs N] VERB [SERVICE]
 
 Shows the held request NAME again and has the executor run it now: the
 installed service is started (or `hostbridge-executor drain` is run where
@@ -58,8 +60,16 @@ the decision is made only when NAME still holds that very request. Without
 DIGEST, on a terminal, the request is shown and you are asked to confirm;
 elsewhere DIGEST is required.
 
-Exit: 0 it ran and succeeded (or is still running), 1 refused or failed,
-2 usage error.
+With --for, a grant for a working session: until DURATION from now (30m,
+2h; 1m to 12h) the executor runs VERB (on SERVICE, the one the verb names;
+no other) without holding it, at most N times (--runs, default 100), each
+run checked as an unattended one and recorded in the audit log with the
+grant's id. Only a verb policy.conf holds (`ask`) can be granted; one held
+for containment (an engine verb without an engine user) never. `pending`
+and `list` show live grants, `hostbridge revoke` ends them sooner.
+
+Exit: 0 it ran and succeeded (or is still running), or granted; 1 refused
+or failed, 2 usage error.
 )";
 
 const char* const kDenyHelp = R"(usage: hostbridge deny [--slug SLUG] [--reason TEXT] NAME [DIGEST]
@@ -74,7 +84,8 @@ elsewhere it is required.
 Exit: 0 denied, 1 refused or failed, 2 usage error.
 )";
 
-const OptionSpec kSlugOnly[] = {{"slug", true, false}};
+const OptionSpec kAllowSpecs[] = {
+    {"slug", true, false}, {"for", true, false}, {"runs", true, false}};
 const OptionSpec kDenySpecs[] = {{"slug", true, false}, {"reason", true, false}};
 
 // NAME, on the request-name schema (nothing else can be held, and it is
@@ -104,6 +115,11 @@ std::optional<int> check_name(const ParsedArgs& args, std::string_view command) 
 }
 
 std::optional<int> check_allow(const ParsedArgs& args) {
+    if (args.has("for")) return check_grant(args);
+    if (args.has("runs")) {
+        print_error("allow", "--runs counts the runs of a grant: give --for DURATION too");
+        return kExitUsage;
+    }
     return check_name(args, "allow");
 }
 
@@ -402,6 +418,7 @@ int decide(Invocation& in, bool allow) {
 }
 
 int run_allow(Invocation& in) {
+    if (in.args.has("for")) return run_grant(in);
     return decide(in, true);
 }
 
@@ -411,8 +428,8 @@ int run_deny(Invocation& in) {
 
 }  // namespace
 
-const Subcommand kAllow{"allow",     kAllowHelp, kSlugOnly, Subcommand::Needs::Install,
-                        check_allow, run_allow,  2};
+const Subcommand kAllow{"allow",   kAllowHelp, kAllowSpecs, Subcommand::Needs::Install, check_allow,
+                        run_allow, 2};
 const Subcommand kDeny{"deny",     kDenyHelp, kDenySpecs, Subcommand::Needs::Install,
                        check_deny, run_deny,  2};
 

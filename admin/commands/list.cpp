@@ -9,6 +9,7 @@
 
 #include "admin/audit/audit_verify.hpp"
 #include "admin/commands/commands.hpp"
+#include "admin/commands/grants.hpp"
 #include "admin/install/systemd_user.hpp"
 #include "admin/install/versions.hpp"
 #include "admin/util/args.hpp"
@@ -30,7 +31,8 @@ const char* const kHelp = R"(usage: hostbridge list
 Lists every install of this user: its slug, its project directory, whether
 its path unit is enabled (or `--no-systemd`), the version of its executor
 (`upgrade` brings it to this hostbridge's) and the last thing its agent
-did (the newest audit event of a request).
+did (the newest audit event of a request); under an install's row, each
+of its live grants (`hostbridge allow --for`).
 
 Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 )";
@@ -102,6 +104,9 @@ int run_list(Invocation& in) {
                   << table_cell(project) << "  " << std::setw(12) << table_cell(units) << "  "
                   << std::setw(10) << table_cell(binary_version(p.executor).value_or("?")) << "  "
                   << table_cell(last_event(config ? config->state_dir : p.state_dir)) << "\n";
+        for (const std::string& line : grant_lines(config ? config->state_dir : p.state_dir)) {
+            std::cout << "  " << line << "\n";
+        }
     }
     return kExitOk;
 }

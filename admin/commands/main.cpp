@@ -27,8 +27,9 @@ sandboxed agent ask the host for a fixed set of actions on a project.
   list        every install of this user, with the version each runs
   upgrade     bring every install up to this hostbridge (binaries, units)
   pending     the requests the policy holds for a person (MODE_<verb>=ask)
-  allow       run a held request now (checked again first)
+  allow       run a held request now, or grant a held verb for a while
   deny        refuse a held request
+  revoke      end grants made by `allow --for`
   policy      `policy edit` (policy.conf in your editor) and `policy suggest`
   engine      `engine setup|remove` (root): the engine as its own user
   request     send a request through a spool (the agent client)
@@ -42,7 +43,7 @@ Exit: 0 success, 1 failure, 2 usage error (`request`: see its --help).
 const hb::admin::Subcommand* const kSubcommands[] = {
     &hb::admin::kUninstall, &hb::admin::kDoctor,  &hb::admin::kApprove, &hb::admin::kAudit,
     &hb::admin::kList,      &hb::admin::kUpgrade, &hb::admin::kPolicy,  &hb::admin::kPending,
-    &hb::admin::kAllow,     &hb::admin::kDeny,
+    &hb::admin::kAllow,     &hb::admin::kDeny,    &hb::admin::kRevoke,
 };
 
 int dispatch(int argc, char** argv) {

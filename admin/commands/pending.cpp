@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "admin/commands/commands.hpp"
+#include "admin/commands/grants.hpp"
 #include "admin/util/args.hpp"
 #include "display/visible.hpp"
 #include "ipc/screen_wire.hpp"
@@ -30,19 +31,24 @@ its digest, verb, service, how long ago it was held, when it expires, what
 would run (in the names of docs/ARGV-TABLE.md) and how many later requests
 were merged into it. `hostbridge allow NAME DIGEST` runs one, `hostbridge
 deny NAME DIGEST` refuses it; one not decided by its expiry is answered
-`expired`.
+`expired`. Then the live grants (`hostbridge allow --for`): verb, service,
+until when, how many runs are left, and the id `hostbridge revoke` takes.
 
 Exit: 0 listed (possibly nothing), 1 failed, 2 usage error.
 )";
 
 const OptionSpec kSlugOnly[] = {{"slug", true, false}};
 
-std::string duration(std::int64_t seconds) {
+}  // namespace
+
+std::string shown_duration(std::int64_t seconds) {
     if (seconds < 0) seconds = 0;
     if (seconds < 120) return std::to_string(seconds) + " s";
     if (seconds < 7200) return std::to_string(seconds / 60) + " min";
     return std::to_string(seconds / 3600) + " h";
 }
+
+namespace {
 
 std::string service_of(const common::HeldRequest& held) {
     return held.service ? visible(*held.service) : "-";
@@ -112,8 +118,8 @@ void show_held(const common::HeldRequest& held, std::time_t now, const Config& c
               << "verb:      " << verb_name(held.verb) << "\n"
               << "service:   " << service_of(held) << "\n"
               << "would run: " << visible(held.command) << "\n"
-              << "held:      " << duration(now - held.held_at) << " ago; expires in "
-              << duration(held.expires_at - now) << "\n";
+              << "held:      " << shown_duration(now - held.held_at) << " ago; expires in "
+              << shown_duration(held.expires_at - now) << "\n";
     if (!held.merged.empty()) {
         std::cout << "merged:    " << held.merged.size()
                   << " later request(s) for the same get the same answer\n";
@@ -148,6 +154,9 @@ int run_pending(Invocation& in) {
         show_held(*held, now, opened->config);
     }
     if (shown == 0) std::cout << "no request waits for a person\n";
+    for (const std::string& line : grant_lines(opened->config.state_dir)) {
+        std::cout << line << "\n";
+    }
     return kExitOk;
 }
 

@@ -22,6 +22,8 @@ struct HeldInstall {
 Result<HeldInstall> open_held_install(const InstallPaths& paths);
 // The record held/<name>; an error that says why when it is not held.
 Result<common::HeldRequest> read_held(int held_fd, const std::string& name);
+// "45 s", "12 min", "3 h": how long, as pending shows it.
+std::string shown_duration(std::int64_t seconds);
 // Its name, digest (what `allow NAME DIGEST` takes), verb, service, what
 // would run, when it was held and expires, what merged into it and, for a
 // build, the screened Containerfile of its snapshot; all made visible.

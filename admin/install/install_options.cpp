@@ -82,7 +82,7 @@ policy.conf once, installs the executor and parser, drops the agent client
                          refused otherwise; docs/COMPOSE.md)
   --agent-container NAME, --network NAME, --engine P
                          configure join-network: ENGINE network connect NETWORK NAME
-  --rate-limit N/S       mutating verbs per window (default 20/600)
+  --rate-limit N/S       mutating verbs per window (default 60/600)
   --read-rate-limit N/S  status, health, logs per window (default 120/60)
   --ttl SECONDS          requests older than this expire (default 600)
   --max-held N           requests held for a person at once (policy ask;

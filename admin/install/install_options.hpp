@@ -49,7 +49,7 @@ struct InstallOptions {
     std::optional<std::string> agent_container;
     std::optional<std::string> network;
     std::optional<std::string> engine;
-    Window rate_limit{20, 600};
+    Window rate_limit{60, 600};  // common/config.hpp's Limits
     Window read_rate_limit{120, 60};
     int ttl_seconds = 600;
     int max_held = 10;

@@ -72,7 +72,7 @@ TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
     EXPECT_EQ(verb_mode(m, "rebuild"), "ask");
     EXPECT_EQ(verb_mode(m, "up"), "ask");
     EXPECT_EQ(verb_mode(m, "restart"), "auto");
-    EXPECT_EQ(m["limits"]["mutating"]["count"], 20);
+    EXPECT_EQ(m["limits"]["mutating"]["count"], 60);
     EXPECT_EQ(m["ttl_seconds"], 600);
 }
 

@@ -280,6 +280,24 @@ TEST_F(Doctor, WarnsWhenUpOrRebuildRunUnattended) {
     EXPECT_FALSE(contains(d.out, "MODE_up=auto")) << d.out;
 }
 
+// The rate budget left, as the executor's own limiter counts it (issue 48:
+// the person ran out of changes without seeing it coming).
+TEST_F(Doctor, ShowsTheRateBudgetLeftAsTheExecutorCountsIt) {
+    const std::string fresh = doctor().out;
+    EXPECT_TRUE(contains(fresh, "ok:      rate budget, mutating: 0 of ")) << fresh;
+    const std::string name = drop_request(project.spool(), "restart", "web");
+    const Drained d =
+        run_drain_until_answered(exec_start_of(home, "demo-app"), project.spool(), name);
+    ASSERT_EQ(d.response.value("state", ""), "done") << d.response.dump() << d.log;
+    const std::string after = doctor().out;
+    EXPECT_TRUE(contains(after, "ok:      rate budget, mutating: 1 of ")) << after;
+    EXPECT_TRUE(contains(after, "ok:      rate budget, read_only: 0 of ")) << after;
+    // A state the executor refuses every request by is a problem, with its fix.
+    const std::string state = home.state_dir("demo-app") + "/ratelimit.json";
+    write_file(state, "{not json");
+    expect_problem("ratelimit.json cannot be read", "rm " + state);
+}
+
 TEST_F(Doctor, NamesABrokenAuditChain) {
     // A second event, then an edit of the first one.
     ASSERT_EQ(home.hostbridge(install_args(project, {"--no-systemd"})).code, 0);

@@ -135,6 +135,84 @@ TEST_F(Held, PendingListsItAndAllowRunsIt) {
     EXPECT_EQ(calls().size(), 1u);
 }
 
+// `allow --for`: a grant (common/grant.hpp) that the installed executor
+// honours, `pending` and `list` show, the audit records, and `revoke` ends.
+TEST_F(Held, AGrantRunsTheHeldVerbUnattendedUntilRevoked) {
+    const Ran granted = admin({"allow", "--for", "30m", "--runs", "5", "restart", "db"});
+    ASSERT_EQ(granted.code, 0) << granted.out << granted.err;
+    EXPECT_TRUE(contains(granted.out, "granted: restart db until ")) << granted.out;
+    const Ran pending = admin({"pending"});
+    EXPECT_TRUE(contains(pending.out, "grant: restart db until ")) << pending.out;
+    EXPECT_TRUE(contains(pending.out, "5 of 5 runs left")) << pending.out;
+
+    const std::string name = drop_request(project.spool(), "restart", "db");
+    const Drained d = run_drain_until_answered(drain, project.spool(), name);
+    EXPECT_EQ(d.response.value("state", ""), "done") << d.response.dump() << d.log;
+    EXPECT_EQ(calls(), (std::vector<std::string>{"restart db"}));
+    EXPECT_TRUE(contains(admin({"pending"}).out, "4 of 5 runs left"));
+    EXPECT_TRUE(contains(home.hostbridge({"list"}).out, "  grant: restart db until "));
+    const std::string audit = admin({"audit", "--json"}).out;
+    EXPECT_TRUE(contains(audit, "\"event\":\"granted\"")) << audit;
+
+    const Ran revoked = admin({"revoke", "restart", "db"});
+    EXPECT_EQ(revoked.code, 0) << revoked.err;
+    EXPECT_TRUE(contains(revoked.out, "revoked ")) << revoked.out;
+    EXPECT_TRUE(contains(admin({"audit", "--json"}).out, "\"event\":\"revoked\""));
+    EXPECT_FALSE(contains(admin({"pending"}).out, "grant:"));
+    hold("restart", "db");
+    EXPECT_EQ(calls().size(), 1u);
+}
+
+// A file in grants/ the admin tool did not write grants nothing, `pending`
+// says so, and `revoke` without an argument removes it with every grant.
+TEST_F(Held, PendingNamesARefusedGrantFileAndRevokeRemovesItAndEveryGrant) {
+    ASSERT_EQ(admin({"allow", "--for", "2h", "down"}).code, 0);
+    const std::string grants = home.state_dir("demo-app") + "/grants";
+    write_file(grants + "/00000000000000aa", "{\"grant\":\"00000000000000aa\"}");
+    const std::string pending = admin({"pending"}).out;
+    EXPECT_TRUE(contains(pending, "grant: down until ")) << pending;
+    EXPECT_TRUE(contains(pending, "refused, grants nothing: grants/00000000000000aa")) << pending;
+    const Ran revoked = admin({"revoke"});
+    EXPECT_EQ(revoked.code, 0) << revoked.err;
+    EXPECT_TRUE(contains(revoked.out, "revoked 00000000000000aa")) << revoked.out;
+    EXPECT_TRUE(tree(grants).empty());
+    EXPECT_EQ(admin({"revoke"}).out, "no grant to revoke\n");
+    EXPECT_EQ(admin({"revoke", "nonsense"}).code, 2);
+}
+
+TEST_F(Held, AllowForRefusesWhatItCannotGrantAndSaysWhy) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> usage = {
+        {{"allow", "--for", "0m", "down"}, "out of range"},
+        {{"allow", "--for", "13h", "down"}, "out of range"},
+        {{"allow", "--for", "30", "down"}, "end it in s, m or h"},
+        {{"allow", "--for", "m", "down"}, "a whole number"},
+        {{"allow", "--for", "-5m", "down"}, "a whole number"},
+        {{"allow", "--for", "30m"}, "needs the verb"},
+        {{"allow", "--for", "30m", "exec"}, "is not a verb"},
+        {{"allow", "--for", "30m", "restart"}, "takes a SERVICE"},
+        {{"allow", "--for", "30m", "down", "db"}, "takes no SERVICE"},
+        {{"allow", "--for", "30m", "--runs", "0", "down"}, "--runs takes a number"},
+        {{"allow", "--for", "30m", "--runs", "1001", "down"}, "--runs takes a number"},
+        {{"allow", "--runs", "3", "down"}, "give --for DURATION too"},
+    };
+    for (const auto& [args, why] : usage) {
+        const Ran ran = admin(args);
+        EXPECT_EQ(ran.code, 2) << args.back() << ran.err;
+        EXPECT_TRUE(contains(ran.err, why)) << ran.err;
+    }
+    const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+        {{"allow", "--for", "30m", "restart", "nosuch"}, "is not a service"},
+        {{"allow", "--for", "30m", "restart", "web"}, "runs unattended already"},
+        {{"allow", "--for", "30m", "up"}, "held for containment"},
+    };
+    for (const auto& [args, why] : refused) {
+        const Ran ran = admin(args);
+        EXPECT_EQ(ran.code, 1) << args.back() << ran.out << ran.err;
+        EXPECT_TRUE(contains(ran.err, why)) << ran.err;
+    }
+    EXPECT_FALSE(contains(admin({"pending"}).out, "grant:"));
+}
+
 // hostbridge(1) once drifted from what `pending` prints (it left out the
 // digest): every field `pending` shows, read from its output, is named in
 // the man page's section on it. A field's label is its word in the man

@@ -112,7 +112,7 @@ TEST_F(Install, WritesBridgeJsonWithAbsolutePathsAndComposeServices) {
     EXPECT_EQ(config["services"], nlohmann::json::array({"api", "db", "web", "worker"}));
     EXPECT_EQ(config["buildable"], nlohmann::json::array({"api", "web"}));
     EXPECT_EQ(config["systemd"]["systemd_run"], "/usr/bin/systemd-run");
-    EXPECT_EQ(config["limits"]["mutating"]["count"], 20);
+    EXPECT_EQ(config["limits"]["mutating"]["count"], 60);
     EXPECT_EQ(config["timeouts"]["rebuild"], 1200);
 }
 
@@ -640,7 +640,7 @@ TEST_F(Install, DropsTheAgentClientAndAgentMd) {
          {"untracked/hostbridge/request VERB [SERVICE]", "`api`, `db`, `web`, `worker`",
           "Buildable services (for `rebuild`): `api`, `web`", "| `restart` | a service |",
           "| `init` | none |", "| 70 |", "| 75 |", "| 64 |", "| `expired` |", "| `denied` |",
-          "at most 20 per 600 s", "`status`, `health` and `logs`: at most 120 per 60 s",
+          "at most 60 per 600 s", "`status`, `health` and `logs`: at most 120 per 60 s",
           "When rate limited", "Do not retry in a loop"}) {
         EXPECT_TRUE(contains(doc, part)) << part;
     }

@@ -84,7 +84,7 @@ TEST(InstallOptions, TheReinstallLineParsesBackToTheSameOptions) {
          "deploy/compose.yml", "--compose-cmd", "podman  compose --in-pod false",
          "--agent-container", "agent", "--network", "app_net", "--engine", "podman"},
         // Defaults spelled out are left out of the line, and still the same.
-        {"--spool", "untracked/hostbridge", "--rate-limit", "20/600", "--ttl", "600", "--file-mode",
+        {"--spool", "untracked/hostbridge", "--rate-limit", "60/600", "--ttl", "600", "--file-mode",
          "0644"},
     };
     for (const auto& words : cases) {
@@ -101,7 +101,7 @@ TEST(InstallOptions, TheReinstallLineParsesBackToTheSameOptions) {
 
 TEST(InstallOptions, DefaultsSpelledOutAreNotRepeated) {
     auto o =
-        parse({"--project-dir", "/p", "--spool", "untracked/hostbridge", "--rate-limit", "20/600",
+        parse({"--project-dir", "/p", "--spool", "untracked/hostbridge", "--rate-limit", "60/600",
                "--read-rate-limit", "120/60", "--ttl", "600", "--file-mode", "0644"});
     ASSERT_TRUE(o) << o.error().message;
     EXPECT_EQ(reinstall_args(*o), (std::vector<std::string>{"--project-dir", "/p"}));

@@ -46,6 +46,8 @@ const std::set<std::string> kGates = {
     "audit budget", "history kept", "journal anchor",
     // A person in the loop (executor/drain_held.cpp).
     "a person in the loop (`ask`)",
+    // A person's grant for a while (common/grant.cpp).
+    "grants (`allow --for`)",
     // What the engine builds from (engines/build_input/build_input.cpp, docs/BUILDS.md).
     "builds read only a screened snapshot",
     // What a person allowed is what builds (engines/build_input/build_input.cpp, hold_build).

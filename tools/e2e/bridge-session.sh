@@ -874,7 +874,7 @@ cmd_session() {
     in_agent 'cat /tmp/burst.*[0-9]' | sort | uniq -c | sed 's/^ */         /'
     check "burst: $done_n done, $limited_n denied 'rate limited' (exit 70)" \
         eval '[ "$done_n" -eq "$allowed" ] && [ "$limited_n" -eq 1 ]'
-    fact "burst of $burst restarts: $done_n ran, $limited_n refused by the rate limit ($rate_limit for this run; the default is 20/600)"
+    fact "burst of $burst restarts: $done_n ran, $limited_n refused by the rate limit ($rate_limit for this run; the default is 60/600)"
     in_agent 'rm -f /tmp/burst.*'
 
     if [ "$mode" = systemd ]; then
