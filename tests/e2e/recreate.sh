@@ -27,53 +27,12 @@ repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../
 hb=$bin/hostbridge
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-for tool in podman podman-compose python3 git; do
-    command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
-busybox=$(command -v busybox) || skip "busybox is not installed"
-[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
-    skip "$busybox is not statically linked (busybox-static)"
-[ -x "$hb" ] || { echo "no $hb: build first" >&2; exit 1; }
-
-t_start=$(date +%s)
-name=hbrc$$
-work=$(mktemp -d "/tmp/$name.XXXXXX")
-P=$work/$name # the checkout; install names its compose project after it (pname, below)
-slug=$name
-image=localhost/$name:1
-watch_pid=""
-export CONTAINERS_CONF=$work/containers.conf
-cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
-if ! info=$(podman info 2>&1 >/dev/null); then
-    rm -rf -- "$work"
-    skip "podman does not work here as $(id -un): $(tail -n 1 <<<"$info")"
-fi
-
-cleanup() {
-    local ids
-    [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
-    ids=$(podman ps -aq --filter "label=io.podman.compose.project=${pname:-$name}" 2>/dev/null)
-    # shellcheck disable=SC2086 # a list of IDs
-    [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
-    podman network exists "${pname:-$name}_default" 2>/dev/null && podman network rm -f "${pname:-$name}_default" >/dev/null 2>&1
-    podman rmi -f "$image" >/dev/null 2>&1
-    rm -rf -- "$work"
-}
-trap cleanup EXIT
-trap 'echo "interrupted"; exit 130' INT TERM HUP
-
-# shellcheck source=tests/e2e/verdicts.sh
-. "$repo/tests/e2e/verdicts.sh"
-pname=$(compose_project_of "$P") # the compose project install names
+# shellcheck source=tests/e2e/compose_bridge.sh
+. "$repo/tests/e2e/compose_bridge.sh"
+compose_e2e_start "hbrc$$"
 
 # ------------------------------------------------------------------ the image and the project
 
-mkdir -p "$work/img/rootfs/bin" "$P" || die "mkdir"
-cp "$busybox" "$work/img/rootfs/bin/busybox"
 for applet in sh sleep printenv; do ln -s busybox "$work/img/rootfs/bin/$applet"; done
 printf 'FROM scratch\nCOPY rootfs/ /\nCMD ["/bin/sleep", "100000"]\n' >"$work/img/Containerfile"
 out=$(podman build -q -t "$image" "$work/img" 2>&1) || die "podman build: $out"
@@ -100,43 +59,17 @@ compose one
 
 # ------------------------------------------------------------------ the bridge
 
-bridge=(env -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_CACHE_HOME "HOME=$work/home")
-mkdir -p "$work/home"
-root_flag=()
-[ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
-out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
-    --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
-    "${root_flag[@]}" 2>&1) ||
-    die "hostbridge install: $out"
-config=$work/home/.config/hostbridge/$slug/bridge.json
-policy=$work/home/.config/hostbridge/$slug/policy.conf
+compose_e2e_install
 # This test measures what `up` applies, not who approves it: up runs
 # unattended, as the person accepted (--accept-uncontained-engine).
 sed -i 's/^MODE_up=ask$/MODE_up=auto/' "$policy"
-client=$P/untracked/hostbridge/request
-[ -x "$client" ] || die "install dropped no client at $client"
-"${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" "${root_flag[@]}" \
-    </dev/null >>"$work/watch.log" 2>&1 &
-watch_pid=$!
-echo "installed $slug (compose backend, podman-compose); watch pid $watch_pid"
+compose_e2e_watch
 
-request() { # VERB [ARG]: REQ_RC, REQ_OUT, REQ_ERR, RESP (the response file's JSON)
-    "$client" --timeout 300 "$@" >"$work/out" 2>"$work/err"
-    REQ_RC=$?
-    REQ_OUT=$(cat "$work/out")
-    REQ_ERR=$(cat "$work/err")
-    RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
-}
-show() { printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 30; }
-# q EXPR: a Python expression on the last response `r`, `s` its services by name
-q() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); s={x["service"]: x for x in (r["services"] or [])}; print(eval(sys.argv[2]))' "$RESP" "$1" 2>&1; }
 # container SERVICE: the id of the service's one container
 container() {
     podman ps -aq --no-trunc --filter "label=com.docker.compose.project=$pname" \
         --filter "label=com.docker.compose.service=$1"
 }
-inspect() { podman container inspect --format "$2" "$1" 2>/dev/null; }
 mark_of() { inspect "$1" '{{range .Config.Env}}{{println .}}{{end}}' | sed -n 's/^MARK=//p'; }
 recorded() { # SERVICE: bridge.json's settle.definitions entry
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["settle"].get("definitions", {}).get(sys.argv[2], ""))' "$config" "$1" 2>/dev/null
@@ -152,8 +85,9 @@ other1=$(container other)
 check "app and other each have one container ($app1, $other1)" \
     test "$(wc -w <<<"$app1")" -eq 1 -a "$(wc -w <<<"$other1")" -eq 1
 def_one=$(recorded app)
+other_def=$(recorded other)
 check "bridge.json records app's definition ($def_one) and other's" \
-    eval '[[ $def_one =~ ^[0-9a-f]{64}$ && $(recorded other) =~ ^[0-9a-f]{64}$ ]]'
+    eval '[[ $def_one =~ ^[0-9a-f]{64}$ && $other_def =~ ^[0-9a-f]{64}$ ]]'
 check "app's container carries it as its label" \
     test -n "$def_one" -a "$(inspect "$app1" '{{index .Config.Labels "io.hostbridge.definition"}}')" = "$def_one"
 check "app runs MARK=one" test "$(mark_of "$app1")" = one
@@ -168,7 +102,7 @@ out=$(cd "$P" && "${bridge[@]}" "$hb" approve --slug "$slug" --yes 2>&1)
 check "the person approves the edit" test $? -eq 0
 def_two=$(recorded app)
 check "bridge.json records app's new definition ($def_two), other's unchanged" \
-    eval '[[ $def_two =~ ^[0-9a-f]{64}$ && $def_two != "$def_one" ]]'
+    eval '[[ $def_two =~ ^[0-9a-f]{64}$ && $def_two != "$def_one" && $(recorded other) == "$other_def" ]]'
 request up
 check "up after the approved edit: done (state $(q 'r["state"]'), rc $REQ_RC)" \
     test "$(q 'r["state"]')" = done -a "$REQ_RC" -eq 0
