@@ -325,7 +325,8 @@ json tool_list(const Manifest& m, bool structured) {
              "After up, restart, rebuild, status and health: per service, whether it is as "
              "it should be (ok, failed, waiting), its problem, its containers (state, health, "
              "restarts, image, started_at) and, when it failed a change or a health check, "
-             "its last log lines."},
+             "its last log lines; after up, `definition`: recreated (definition changed) or "
+             "unchanged."},
             {"items", {{"type", "object"}}}}}}},
         {"required", {"state", "request", "duration_ms"}}};
     for (const auto& info : m.verbs) {
