@@ -537,7 +537,7 @@ BindPins bind_pins(const json& value, const Config& config) {
 }
 
 SettleSettings settle_settings(const json& value, const Config& config) {
-    const Object obj(value, "settle", {"engine", "project", "seconds"});
+    const Object obj(value, "settle", {"engine", "project", "seconds", "definitions"});
     SettleSettings out;
     out.engine = host_path(obj.required("engine"), obj.key("engine"), config);
     // A stack's containers are found by the labels compose gives its own
@@ -555,6 +555,20 @@ SettleSettings settle_settings(const json& value, const Config& config) {
         invalid(obj.key("project"), "must be build.project (\"" + config.build->project + "\")");
     out.seconds = static_cast<int>(integer(obj.required("seconds"), obj.key("seconds"), 1,
                                            kMaxSettleSeconds, "must be 1 to 600"));
+    if (const json* definitions = obj.optional("definitions")) {
+        if (!compose_backend(config.backend.kind))
+            invalid(obj.key("definitions"), "is only for the compose backend");
+        if (!definitions->is_object())
+            invalid(obj.key("definitions"), "must be an object of service: sha256");
+        for (const auto& [service, hash] : definitions->items()) {
+            const std::string key = obj.key("definitions") + "." + service;
+            if (!std::binary_search(config.services.begin(), config.services.end(), service))
+                invalid(key, "is not a service");
+            const std::string text = string(hash, key);
+            if (!sys::is_lower_hex(text, 64)) invalid(key, "must be 64 lowercase hex digits");
+            out.definitions.emplace(service, text);
+        }
+    }
     return out;
 }
 

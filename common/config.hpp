@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -195,6 +196,12 @@ struct SettleSettings {
     std::string project;  // the compose project name (its containers' com.docker.compose.project)
     // The longest wait, within the verb's own timeout.
     int seconds = 30;
+    // Compose backend: each service by the sha256 (64 lowercase hex) of its
+    // rendered definition, the label its containers carry (kDefinitionLabel,
+    // ipc/inspect_wire.hpp); `up` recreates a service whose containers'
+    // differs (docs/COMPOSE.md, "Applying an approved edit"). Empty in an
+    // install older than it: `up` then recreates nothing.
+    std::map<std::string, std::string> definitions{};
     bool operator==(const SettleSettings&) const = default;
 };
 inline constexpr int kMaxSettleSeconds = 600;

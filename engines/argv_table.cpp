@@ -27,6 +27,11 @@ std::optional<Denied> check_arg(Verb verb, std::optional<std::size_t> arg, const
     return std::nullopt;
 }
 
+ComposeDialect compose_dialect(const Config& config) {
+    return ComposeDialect{podman_compose(config.backend), logs_by_container(config), snapshot_dir,
+                          image_id_file};
+}
+
 }  // namespace
 
 ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& config) {
@@ -40,9 +45,17 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     // The backend's own rows, each in its room (engines/stack/,
     // engines/podman_compose/), each a switch over every Verb.
     if (stack_backend(config.backend.kind)) return stack_rows(verb, arg, config);
-    return compose_rows(verb, arg, config,
-                        ComposeDialect{podman_compose(config.backend), logs_by_container(config),
-                                       snapshot_dir, image_id_file});
+    return compose_rows(verb, arg, config, compose_dialect(config));
+}
+
+bool recreates(const Config& config) {
+    return config.settle && compose_backend(config.backend.kind) &&
+           podman_compose(config.backend) && !config.settle->definitions.empty();
+}
+
+std::optional<Plan> recreate_rows(const Config& config, std::size_t index) {
+    if (!recreates(config) || index >= config.services.size()) return std::nullopt;
+    return compose_recreate(config, index, compose_dialect(config));
 }
 
 bool settles(Verb verb, const Config& config) {
@@ -137,6 +150,10 @@ std::string symbolic_command(Verb verb, std::optional<std::size_t> arg, const Co
         out += joined(step.argv);
     }
     // The engine queries that follow (engines/podman/settle.hpp), in words.
+    if (verb == Verb::Up && recreates(config))
+        out +=
+            ", then each service whose definition changed recreated (docs/ARGV-TABLE.md, "
+            "\"Recreating\")";
     if (settles(verb, config)) out += ", then the settle step (docs/ARGV-TABLE.md, \"Settling\")";
     if (looks(verb, config)) {
         out += out.empty() ? "one look at the services" : ", then one look at the services";

@@ -33,6 +33,15 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
 // and hex_id() (ipc/inspect_wire.hpp) wrote it back: 64 lowercase hex
 // digits, checked here again; a row with a bad id is nullopt.
 bool settles(Verb verb, const Config& config);
+// `up` on a podman-compose install whose bridge.json records the services'
+// definitions (settle.definitions): before it settles, each service whose
+// containers carry another definition label, or none, is recreated with
+// recreate_rows (docs/COMPOSE.md, "Applying an approved edit"): the pin
+// step, `$ENGINE rm` of its container by its labels, then
+// `$COMPOSE up -d --no-build S`. nullopt for an index out of range or an
+// install that does not recreate.
+bool recreates(const Config& config);
+std::optional<Plan> recreate_rows(const Config& config, std::size_t index);
 // With config.settle, `status` and `health` end with one look at the
 // services through the same rows (`health` runs each healthcheck first).
 bool looks(Verb verb, const Config& config);

@@ -11,11 +11,30 @@
 #include "engines/podman/engine_relay.hpp"
 #include "engines/podman/follow_log.hpp"
 #include "engines/podman/settle.hpp"
+#include "executor/runner.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/log_cursor.hpp"
 
 namespace hb::exec {
 namespace {
+
+// podman-compose 1.0.3's `up -d` keeps a container whose definition
+// changed: the sandbox compares each one's definition label, and exactly
+// those services are recreated (docs/COMPOSE.md, "Applying an approved
+// edit"), into goal.recreated. Why it could not, or empty.
+std::string recreate_changed(const Config& config, SettleGoal& goal, int log_fd, Deadline deadline,
+                             const std::function<bool(const Plan&)>& run_rows) {
+    auto facts = ask_engine(config, posture(config), log_fd, deadline);
+    if (!facts) return "cannot tell whose definition changed: " + facts.error().message;
+    goal.recreated = changed_definitions(*facts, config);
+    for (const std::size_t index : *goal.recreated) {
+        const std::string& service = config.services[index];
+        log_line(log_fd, service + ": its definition changed; recreating its container");
+        if (!run_rows(*recreate_rows(config, index)))
+            return "recreating " + service + " failed (its rows in the log above)";
+    }
+    return {};
+}
 
 class Registry final : public Engines {
   public:
@@ -110,10 +129,20 @@ class Registry final : public Engines {
     }
 
     Settled then(const Config& config, Then then, Verb verb, std::optional<std::size_t> arg,
-                 std::int64_t since_ns, int log_fd, Deadline deadline) const override {
+                 std::int64_t since_ns, int log_fd, Deadline deadline,
+                 const std::function<bool(const Plan&)>& run_rows) const override {
         SettleOutcome outcome;
         if (then == Then::Settle) {
             SettleGoal goal = settle_goal(verb, arg, config, since_ns);
+            if (verb == Verb::Up && recreates(config)) {
+                const std::string failed =
+                    recreate_changed(config, goal, log_fd, deadline, run_rows);
+                if (!failed.empty()) {
+                    log_line(log_fd, failed);
+                    return Settled{false, failed, nlohmann::ordered_json::array(),
+                                   nlohmann::ordered_json::array()};
+                }
+            }
             if (verb == Verb::Rebuild && arg) {
                 std::array<std::uint8_t, 32> image{};
                 const std::string built = built_image(config, *arg);

@@ -211,7 +211,7 @@ Result<void> announce(DrainContext& context, const Claimed& request, const Verdi
 // `build_detail`.
 RunResult run_steps(const DrainContext& context, const Claimed& request, Verb verb,
                     const Plan& plan, int log_fd, Deadline deadline,
-                    std::optional<nlohmann::ordered_json>& build_detail) {
+                    std::optional<nlohmann::ordered_json>& build_detail, std::size_t first = 0) {
     const Config& config = context.config;
     // A plan of no steps (status and health where the engine is read) ran
     // to its end: only what follows it (plan.then) asks the engine.
@@ -228,10 +228,10 @@ RunResult run_steps(const DrainContext& context, const Claimed& request, Verb ve
             result.status = RunResult::Status::TimedOut;
             break;
         }
-        if (plan.size() > 1) mark_step(log_fd, i, plan.size());
+        if (plan.size() > 1 && first == 0) mark_step(log_fd, i, plan.size());
         // Each step its own scope unit: the first keeps the documented name.
-        const std::string nonce =
-            std::string(request_nonce(request.name)) + (i == 0 ? "" : "-" + std::to_string(i));
+        const std::string nonce = std::string(request_nonce(request.name)) +
+                                  (first + i == 0 ? "" : "-" + std::to_string(first + i));
         const Argv command = scoped_argv(step.argv, verb, config, nonce, user_manager_reachable());
         std::vector<std::string> env = run_tree_environment(config);
         auto engine = context.engines.step_environment(config);
@@ -341,8 +341,18 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
         const auto asked_at = std::chrono::steady_clock::now();
         std::optional<std::size_t> arg;
         if (verdict.arg_index != kNoArg) arg = verdict.arg_index;
-        const Settled settled =
-            context.engines.then(config, plan.then, verb, arg, since_ns, log->get(), deadline);
+        // Rows the engine asks for after the plan's (`up` recreating a
+        // service), each its own scope unit after the plan's.
+        std::size_t ran = std::get<Plan>(plan.steps).size();
+        const auto run_rows = [&](const Plan& rows) {
+            std::optional<nlohmann::ordered_json> no_build;
+            const RunResult r =
+                run_steps(context, request, verb, rows, log->get(), deadline, no_build, ran);
+            ran += rows.size();
+            return r.status == RunResult::Status::Exited && r.exit_code == 0;
+        };
+        const Settled settled = context.engines.then(config, plan.then, verb, arg, since_ns,
+                                                     log->get(), deadline, run_rows);
         *d.duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - asked_at)
                               .count();

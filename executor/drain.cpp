@@ -134,6 +134,10 @@ void Drain::refresh_pins() {
     config_.tcb = std::move(fresh->tcb);
     config_.rendered = std::move(fresh->rendered);
     config_.checkout_paths = std::move(fresh->checkout_paths);
+    // And what `up` compares its containers with (docs/COMPOSE.md,
+    // "Applying an approved edit").
+    if (config_.settle && fresh->settle)
+        config_.settle->definitions = std::move(fresh->settle->definitions);
 }
 
 void Drain::warn(const std::string& message) {

@@ -138,9 +138,13 @@ class Engines {
 
     // What the plan's `then` asks of the engine; since_ns: a restarted
     // container must have started after it. Engine warnings to `log_fd`.
+    // `run_rows` runs more rows of the argv table as the plan's own ran
+    // (`up` recreating a service whose definition changed); true when
+    // each exited 0.
     [[nodiscard]] virtual Settled then(const Config& config, Then then, Verb verb,
                                        std::optional<std::size_t> arg, std::int64_t since_ns,
-                                       int log_fd, Deadline deadline) const = 0;
+                                       int log_fd, Deadline deadline,
+                                       const std::function<bool(const Plan&)>& run_rows) const = 0;
     // `logs` of services[service] through `window`, from its container.
     [[nodiscard]] virtual Followed follow(const Config& config, std::size_t service,
                                           const LogWindow& window, int log_fd,

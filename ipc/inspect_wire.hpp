@@ -10,16 +10,17 @@
 // believes them (engines/podman/inspect_client.cpp).
 //
 //   InspectRequest (<= kInspectRequestMax bytes):
-//     0 u32 magic "HBI2"   4 u32 seq   8 u8 project length   9 u8 service count
-//     10 u8 install label (0 or 1)
-//     11 project bytes, then per service: u8 length, bytes
+//     0 u32 magic "HBI3"   4 u32 seq   8 u8 project length   9 u8 service count
+//     10 u8 flags: 1 install label, 2 definitions
+//     11 project bytes, then per service: u8 length, bytes, and with
+//        definitions its definition's sha256 (32 bytes; zero: none asked)
 //   InspectAnswer (kInspectAnswerSize bytes):
 //     0 u32 magic   4 u32 seq   8 u8 status   9 u8 count   10 u16 zero
 //     12 u32 containers the JSON held (count, plus those past kMaxInspectContainers)
 //     16 count records of kInspectRecordSize bytes, the rest zero:
 //        0 id[32]  32 image[32]  64 i64 started_ns  72 u32 restarts
 //        76 i32 exit_code  80 u32 pid  84 u16 service  86 u8 state  87 u8 health
-//        88 u8 labelled  89..95 zero
+//        88 u8 labelled  89 u8 definition  90..95 zero
 #pragma once
 
 #include <array>
@@ -43,13 +44,18 @@ inline constexpr std::size_t kInspectAnswerSize = 16 + kMaxInspectContainers * k
 inline constexpr std::size_t kMaxInspectName = 64;  // a project or service name
 inline constexpr std::size_t kMaxInspectServices = 64;
 inline constexpr std::size_t kInspectRequestMax =
-    11 + kMaxInspectName + kMaxInspectServices * (1 + kMaxInspectName);
-inline constexpr std::uint32_t kInspectMagic = 0x48424932;  // "HBI2"
+    11 + kMaxInspectName + kMaxInspectServices * (1 + kMaxInspectName + 32);
+inline constexpr std::uint32_t kInspectMagic = 0x48424933;  // "HBI3"
 // The label the rendered compose file sets on every service of a compose
 // install, its value the project name (admin/compose/compose_reader.hpp):
 // containers a compose run made from another file than the bridge's (a
 // checkout run by hand, even with the same -p or container_name) lack it.
 inline constexpr std::string_view kInstallLabel = "io.hostbridge.project";
+// The sha256 of the service's rendered definition the container was made
+// from (admin/compose/compose_reader.hpp, ComposeModel::definitions): `up`
+// recreates a service whose containers' differs from bridge.json's
+// settle.definitions (docs/COMPOSE.md, "Applying an approved edit").
+inline constexpr std::string_view kDefinitionLabel = "io.hostbridge.definition";
 inline constexpr std::uint16_t kNoService = 0xFFFF;
 
 // Wire values fixed (one byte each); append only.
@@ -82,6 +88,15 @@ inline constexpr ContainerState kLastContainerState = ContainerState::Dead;
 enum class ContainerHealth : std::uint8_t { None = 0, Starting, Healthy, Unhealthy, Unknown };
 inline constexpr ContainerHealth kLastContainerHealth = ContainerHealth::Unknown;
 
+// The container's kDefinitionLabel against the definition the request
+// names for its service.
+enum class DefinitionMatch : std::uint8_t {
+    NotAsked = 0,  // no definition asked for its service (or it has none of the request's)
+    Same,
+    Changed,  // another value, or no label: made from another definition
+};
+inline constexpr DefinitionMatch kLastDefinitionMatch = DefinitionMatch::Changed;
+
 std::string_view container_state_name(ContainerState state);     // "running"
 std::string_view container_health_name(ContainerHealth health);  // "healthy", "none"
 std::string_view inspect_status_text(InspectStatus status);
@@ -100,6 +115,7 @@ struct ContainerFacts {
     // com.docker.compose.project is the request's project (and, with
     // install_label, kInstallLabel too)
     bool labelled = false;
+    DefinitionMatch definition = DefinitionMatch::NotAsked;
     bool operator==(const ContainerFacts&) const = default;
 };
 
@@ -108,6 +124,9 @@ struct InspectRequest {
     std::string project;
     std::vector<std::string> services;
     bool install_label = false;  // a compose install's: kInstallLabel must be the project too
+    // Empty, or one per service: the sha256 its containers' kDefinitionLabel
+    // should name (all zero: none).
+    std::vector<std::array<std::uint8_t, 32>> definitions{};
 };
 struct InspectAnswer {
     std::uint32_t seq = 0;
@@ -116,7 +135,8 @@ struct InspectAnswer {
     std::vector<ContainerFacts> containers;  // at most kMaxInspectContainers
 };
 
-// Refuses names that are empty or too long and too many services.
+// Refuses names that are empty or too long, too many services, and
+// definitions that are not one per service.
 Result<std::vector<std::uint8_t>> encode_inspect_request(const InspectRequest& request);
 Result<InspectRequest> decode_inspect_request(std::span<const std::uint8_t> bytes);
 

@@ -28,17 +28,24 @@ Result<std::vector<std::uint8_t>> encode_inspect_request(const InspectRequest& r
     if (request.services.size() > kMaxInspectServices) {
         return make_error("inspect request: too many services");
     }
+    const bool definitions = !request.definitions.empty();
+    if (definitions && request.definitions.size() != request.services.size()) {
+        return make_error("inspect request: definitions are not one per service");
+    }
     std::vector<std::uint8_t> out(11);
     put_u32(out.data(), kInspectMagic);
     put_u32(out.data() + 4, request.seq);
     out[8] = static_cast<std::uint8_t>(request.project.size());
     out[9] = static_cast<std::uint8_t>(request.services.size());
-    out[10] = request.install_label ? 1 : 0;
+    out[10] = (request.install_label ? 1 : 0) | (definitions ? 2 : 0);
     out.insert(out.end(), request.project.begin(), request.project.end());
-    for (const std::string& service : request.services) {
+    for (std::size_t i = 0; i < request.services.size(); ++i) {
+        const std::string& service = request.services[i];
         if (!name_ok(service)) return make_error("inspect request: bad service name");
         out.push_back(static_cast<std::uint8_t>(service.size()));
         out.insert(out.end(), service.begin(), service.end());
+        if (definitions)
+            out.insert(out.end(), request.definitions[i].begin(), request.definitions[i].end());
     }
     return out;
 }
@@ -69,12 +76,13 @@ Result<InspectAnswer> decode_inspect_answer(std::span<const std::uint8_t> bytes,
                 return make_error("inspect answer: unused record not zero");
             continue;
         }
-        if (!all_zero(r + 89, kInspectRecordSize - 89) || r[88] > 1) {
+        if (!all_zero(r + 90, kInspectRecordSize - 90) || r[88] > 1) {
             return make_error("inspect answer: record padding not zero");
         }
         if (r[86] > static_cast<std::uint8_t>(kLastContainerState) ||
-            r[87] > static_cast<std::uint8_t>(kLastContainerHealth)) {
-            return make_error("inspect answer: state or health out of range");
+            r[87] > static_cast<std::uint8_t>(kLastContainerHealth) ||
+            r[89] > static_cast<std::uint8_t>(kLastDefinitionMatch)) {
+            return make_error("inspect answer: state, health or definition out of range");
         }
         ContainerFacts c;
         std::copy(r, r + 32, c.id.begin());
@@ -87,6 +95,7 @@ Result<InspectAnswer> decode_inspect_answer(std::span<const std::uint8_t> bytes,
         c.state = static_cast<ContainerState>(r[86]);
         c.health = static_cast<ContainerHealth>(r[87]);
         c.labelled = r[88] == 1;
+        c.definition = static_cast<DefinitionMatch>(r[89]);
         if (c.service != kNoService && c.service >= services) {
             return make_error("inspect answer: service index out of range");
         }

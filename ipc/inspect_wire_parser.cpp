@@ -19,8 +19,9 @@ Result<InspectRequest> decode_inspect_request(std::span<const std::uint8_t> byte
     const std::size_t project = bytes[8];
     const std::size_t count = bytes[9];
     if (count > kMaxInspectServices) return make_error("inspect request: too many services");
-    if (bytes[10] > 1) return make_error("inspect request: bad install label flag");
-    r.install_label = bytes[10] == 1;
+    if (bytes[10] > 3) return make_error("inspect request: bad flags");
+    r.install_label = (bytes[10] & 1) != 0;
+    const bool definitions = (bytes[10] & 2) != 0;
     std::size_t at = 11;
     const auto take = [&](std::size_t n, std::string& into) {
         if (n == 0 || n > kMaxInspectName || at + n > bytes.size()) return false;
@@ -35,6 +36,12 @@ Result<InspectRequest> decode_inspect_request(std::span<const std::uint8_t> byte
         std::string name;
         if (!take(n, name)) return make_error("inspect request: bad service name");
         r.services.push_back(std::move(name));
+        if (!definitions) continue;
+        if (bytes.size() - at < 32) return make_error("inspect request: truncated");
+        auto& hash = r.definitions.emplace_back();
+        std::copy(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                  bytes.begin() + static_cast<std::ptrdiff_t>(at + 32), hash.begin());
+        at += 32;
     }
     if (at != bytes.size()) return make_error("inspect request: trailing bytes");
     return r;
@@ -61,6 +68,7 @@ std::array<std::uint8_t, kInspectAnswerSize> encode_inspect_answer(const Inspect
         p[86] = static_cast<std::uint8_t>(c.state);
         p[87] = static_cast<std::uint8_t>(c.health);
         p[88] = c.labelled ? 1 : 0;
+        p[89] = static_cast<std::uint8_t>(c.definition);
     }
     return out;
 }

@@ -78,6 +78,22 @@ ContainerHealth health_of(const json& state, const json* config) {
     return ContainerHealth::Starting;
 }
 
+// The container's definition label against what the request asks of its
+// service; the label's text never leaves this process.
+DefinitionMatch definition_of(const json& labels, const InspectRequest& request,
+                              std::uint16_t service) {
+    if (service == kNoService || service >= request.definitions.size()) {
+        return DefinitionMatch::NotAsked;
+    }
+    const auto& asked = request.definitions[service];
+    if (std::all_of(asked.begin(), asked.end(), [](std::uint8_t b) { return b == 0; })) {
+        return DefinitionMatch::NotAsked;
+    }
+    const std::string* label = string_member(labels, std::string(kDefinitionLabel).c_str());
+    return label != nullptr && *label == hex_id(asked) ? DefinitionMatch::Same
+                                                       : DefinitionMatch::Changed;
+}
+
 bool read_one(const json& c, const InspectRequest& request, ContainerFacts& out) {
     if (!c.is_object()) return false;
     const std::string* id = string_member(c, "Id");
@@ -126,6 +142,7 @@ bool read_one(const json& c, const InspectRequest& request, ContainerFacts& out)
                 out.service = static_cast<std::uint16_t>(it - request.services.begin());
             }
         }
+        out.definition = definition_of(*labels, request, out.service);
     }
     return true;
 }

@@ -210,7 +210,9 @@ int run_approve(Invocation& in) {
         for (const auto& file : render->files) pins.push_back({file.rel, file.sha256});
         render_changed = pins != config->rendered ||
                          render->checkout_paths != config->checkout_paths ||
-                         builds != config->build;
+                         builds != config->build ||
+                         (config->settle && config->settle->definitions !=
+                                                bridged_definitions(*render, config->services));
         for (const auto& file : render->files) {
             auto old = read_rendered_copy(*paths, file.rel);
             if (!old || *old != file.text) render_changed = true;
@@ -293,6 +295,8 @@ int run_approve(Invocation& in) {
         updated.checkout_paths = render->checkout_paths;
         updated.build = builds;
         if (updated.pins) updated.pins->sources = render->pinned_sources;
+        if (updated.settle)
+            updated.settle->definitions = bridged_definitions(*render, updated.services);
         updated.unpinned_binds = unpinned;
     }
     const std::string text = serialize_config(updated);

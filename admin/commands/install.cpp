@@ -858,6 +858,7 @@ class Installer {
             // Only where it was tried on the real engine (tests/e2e/settle.sh:
             // podman); docker's answers stay the exit code alone.
             c.settle = SettleSettings{build_engine_, compose_project_, 30};
+            c.settle->definitions = bridged_definitions(render_, c.services);
         }
         // A stack that labels its containers as compose does (docs/COMPOSE.md,
         // "A stack's services"): the same rows find them, on podman.

@@ -11,6 +11,7 @@
 
 #include "admin/util/fs_util.hpp"
 #include "common/config.hpp"
+#include "common/sha256.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/wire.hpp"
 
@@ -305,6 +306,37 @@ class Converter {
     std::size_t& visited_;
 };
 
+// `KEY: VALUE` of a labels mapping, `KEY=VALUE` or a bare `KEY` of a list
+// (as compose splits them), named `name`, gone.
+void erase_label(Value& labels, std::string_view name) {
+    std::erase_if(labels.entries, [&](const MapEntry& e) { return e.key.text == name; });
+    std::erase_if(labels.items, [&](const Value& item) {
+        return item.is_scalar() &&
+               (item.text == name || item.text.starts_with(std::string(name) + "="));
+    });
+}
+
+void sort_keys(Value& v) {
+    std::sort(v.entries.begin(), v.entries.end(),
+              [](const MapEntry& a, const MapEntry& b) { return a.key.text < b.key.text; });
+    for (auto& [k, child] : v.entries) sort_keys(child);
+    for (auto& item : v.items) sort_keys(item);
+}
+
+// The sha256 (hex) of a service's definition in a canonical form: as
+// rendered (paths made absolute, bind sources their pins, the install's
+// label set), every mapping's keys sorted, so reordering keys changes
+// nothing while a list's order (a command's words) does; the definition
+// label itself left out.
+std::string definition_hash(const Value& service) {
+    Value copy = service;
+    if (Value* labels = copy.get("labels")) erase_label(*labels, kDefinitionLabel);
+    sort_keys(copy);
+    std::string text;
+    emit_block(copy, 0, text);
+    return common::sha256_hex(text);
+}
+
 enum class Role { Root, Include, Extends, ExtendsOtherDir };
 // Mount: a bind source (a volume, a secret's or config's file); Context: a
 // build context, which only the bridge's own build reads (from a snapshot).
@@ -371,6 +403,9 @@ class Reader {
                 continue;
             }
             model.builds.push_back(std::move(*build));
+        }
+        for (auto& [name, hash] : definitions_) {
+            if (services_.contains(name)) model.definitions.emplace(name, std::move(hash));
         }
         model.warnings = std::move(warnings_);
         return model;
@@ -502,6 +537,7 @@ class Reader {
                 if (!service.is_map()) continue;
                 service_ = name.text;
                 auto done = prepare_service(file, role, service);
+                if (done && !install_project_.empty()) done = label_definition(file, role, service);
                 service_.clear();
                 if (!done) return done;
             }
@@ -525,7 +561,8 @@ class Reader {
     Result<void> prepare_service(const std::string& file, Role role, Value& service) {
         const std::string key = "services." + service_;
         if (!install_project_.empty()) {
-            if (auto r = label_service(file, key, service); !r) return r;
+            if (auto r = label_service(file, key, service, kInstallLabel, install_project_); !r)
+                return r;
         }
         for (const char* name : {"env_file", "label_file"}) {
             if (Value* env = service.get(name)) {
@@ -598,9 +635,10 @@ class Reader {
     // containers that carry it (docs/COMPOSE.md, "The project's name"). Set
     // on every service of every file, so a service that `extends` another
     // has it whichever one compose merges first (podman-compose 1.0.3 turns
-    // both spellings into a mapping and merges them key by key).
-    Result<void> label_service(const std::string& file, const std::string& key, Value& service) {
-        const std::string name(kInstallLabel);
+    // both spellings into a mapping and merges them key by key). The
+    // definition label (kDefinitionLabel) the same way, last.
+    Result<void> label_service(const std::string& file, const std::string& key, Value& service,
+                               std::string_view name, const std::string& value) {
         Value* labels = service.get("labels");
         if (labels == nullptr) {
             Value k = scalar_value("labels", service.line);
@@ -613,22 +651,29 @@ class Reader {
         } else if (labels->is_null()) {
             labels->kind = Value::Kind::Map;
         }
-        if (labels->is_map()) {
-            std::erase_if(labels->entries, [&](const MapEntry& e) { return e.key.text == name; });
-            Value k = scalar_value(name, labels->line);
-            k.plain = true;
-            labels->entries.push_back({std::move(k), scalar_value(install_project_, labels->line)});
-        } else if (labels->is_seq()) {
-            // `KEY=VALUE` or a bare `KEY`, as compose splits them.
-            std::erase_if(labels->items, [&](const Value& item) {
-                return item.is_scalar() && (item.text == name || item.text.starts_with(name + "="));
-            });
-            labels->items.push_back(scalar_value(name + "=" + install_project_, labels->line));
-        } else {
+        if (!labels->is_map() && !labels->is_seq()) {
             return make_error(where(file, labels->line) + ": " + key +
                               ".labels is not a list or a mapping");
         }
+        erase_label(*labels, name);
+        if (labels->is_map()) {
+            Value k = scalar_value(std::string(name), labels->line);
+            k.plain = true;
+            labels->entries.push_back({std::move(k), scalar_value(value, labels->line)});
+        } else {
+            labels->items.push_back(scalar_value(std::string(name) + "=" + value, labels->line));
+        }
         return {};
+    }
+
+    // The hash of the service's rendered definition (definition_hash), as
+    // a label on it: `up` recreates a container whose label differs
+    // (docs/COMPOSE.md, "Applying an approved edit"). The service's own
+    // entry decides what a container of it carries, not a base it extends.
+    Result<void> label_definition(const std::string& file, Role role, Value& service) {
+        const std::string hash = definition_hash(service);
+        if (role == Role::Root || role == Role::Include) definitions_[service_] = hash;
+        return label_service(file, "services." + service_, service, kDefinitionLabel, hash);
     }
 
     // What the bridge's own build step needs of `service`'s build (argv_for,
@@ -930,7 +975,8 @@ class Reader {
     std::size_t visited_ = 0;
     std::map<std::string, Value> docs_;
     std::set<std::string> visited_files_;
-    std::map<std::string, bool> services_;  // name -> buildable (sorted by name)
+    std::map<std::string, bool> services_;            // name -> buildable (sorted by name)
+    std::map<std::string, std::string> definitions_;  // name -> definition_hash
     std::set<std::string> referenced_;
     std::set<std::string> checkout_paths_;
     std::vector<CheckoutBind> checkout_binds_;

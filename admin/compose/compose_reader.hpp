@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,12 @@ struct ComposeModel {
     // no `extends`, named once). The others are named in `warnings`.
     std::vector<ComposeBuild> builds;
     std::vector<std::string> warnings;  // one sentence each
+    // With `install_project`: each service of the root (or an included)
+    // file by the sha256 of its rendered definition, the value of the label
+    // kDefinitionLabel it carries there (ipc/inspect_wire.hpp): its keys
+    // sorted at every level, that label left out (docs/COMPOSE.md,
+    // "Applying an approved edit").
+    std::map<std::string, std::string> definitions;
 };
 
 // `compose_file` is absolute. Errors name the file, line and key.
@@ -98,7 +105,8 @@ struct ComposeModel {
 // pinned_sources; without it, as the absolute checkout path. With
 // `install_project` (the compose project name), every service of the
 // rendered files carries the label kInstallLabel=install_project
-// (ipc/inspect_wire.hpp), replacing any the file gives it.
+// (ipc/inspect_wire.hpp), replacing any the file gives it, and
+// kDefinitionLabel=its definition's hash (ComposeModel::definitions).
 Result<ComposeModel> read_compose(const std::string& compose_file, const FileSource& source,
                                   const std::string& project_dir = "",
                                   const std::string& pin_run_dir = "",

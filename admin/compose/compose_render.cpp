@@ -18,7 +18,18 @@ RenderPlan plan_render(const std::string& project_dir, const ComposeModel& model
               [](const RenderedFile& a, const RenderedFile& b) { return a.rel < b.rel; });
     plan.checkout_paths = model.checkout_paths;
     plan.pinned_sources = model.pinned_sources;
+    plan.definitions = model.definitions;
     return plan;
+}
+
+std::map<std::string, std::string> bridged_definitions(const RenderPlan& plan,
+                                                       const std::vector<std::string>& services) {
+    std::map<std::string, std::string> out;
+    for (const auto& [service, hash] : plan.definitions) {
+        if (std::find(services.begin(), services.end(), service) != services.end())
+            out.emplace(service, hash);
+    }
+    return out;
 }
 
 std::string rendered_dir(const InstallPaths& paths) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,11 +47,18 @@ struct RenderPlan {
     std::vector<RenderedFile> files;          // sorted by rel
     std::vector<std::string> checkout_paths;  // sorted, unique
     std::vector<std::string> pinned_sources;  // sorted, unique: ComposeModel's
+    std::map<std::string, std::string>
+        definitions;  // ComposeModel's: bridge.json's settle.definitions
 };
 
 // The plan for a model read from `project_dir` (rendered files outside it
 // are not part of the run tree and never occur).
 RenderPlan plan_render(const std::string& project_dir, const ComposeModel& model);
+
+// bridge.json's settle.definitions: the plan's, of the install's `services`
+// (`install --services` may bridge fewer than the file has).
+std::map<std::string, std::string> bridged_definitions(const RenderPlan& plan,
+                                                       const std::vector<std::string>& services);
 
 std::string rendered_dir(const InstallPaths& paths);  // <state_dir>/rendered
 std::string rendered_copy_path(const InstallPaths& paths, const std::string& rel);

@@ -154,6 +154,8 @@ std::string serialize_config(const Config& config) {
         j["settle"] = {{"engine", config.settle->engine},
                        {"project", config.settle->project},
                        {"seconds", config.settle->seconds}};
+        if (!config.settle->definitions.empty())
+            j["settle"]["definitions"] = config.settle->definitions;
     }
     return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -77,13 +77,24 @@ constexpr std::array<VerbText, kAllVerbs.size()> kVerbs = {{
     {Verb::Up,
      "Starts this project's containers (`compose up -d --no-build`). Builds nothing: a "
      "service whose image is missing does not start until `rebuild` made it.",
-     "Asks the project's stack script to start the application (`start`).", nullptr, false, true},
+     "Asks the project's stack script to start the application (`start`).",
+     "Starts this project's containers (`compose up -d --no-build`) and recreates exactly the "
+     "services whose definition in the approved compose file changed since their containers "
+     "were made (an edit a person approved: environment, command, image, ...); the others are "
+     "left as they run. Each service in `services` says `recreated (definition changed)` or "
+     "`unchanged`. Builds nothing: a service whose image is missing does not start until "
+     "`rebuild` made it.",
+     false, true},
     {Verb::Down, "Stops this project's containers (`compose stop`); they and their data stay.",
      "Asks the project's stack script to stop the application (`stop`).", nullptr, true, true},
     {Verb::Restart,
      "Restarts one service's container: it picks up code bind-mounted from the checkout, but "
      "not a new image (that is `rebuild`) nor a change of the compose file.",
-     "Asks the project's stack script to restart one service.", nullptr, true, false},
+     "Asks the project's stack script to restart one service.",
+     "Restarts one service's container: it picks up code bind-mounted from the checkout, but "
+     "not a new image (that is `rebuild`) nor an approved edit of its compose entry (that is "
+     "`up`, which recreates the services whose definition changed).",
+     true, false},
     {Verb::Rebuild,
      "Builds one service's image from a host-owned copy of its build context (its "
      "Containerfile is checked first: no bind, secret or ssh mounts, a cache mount only with "
@@ -129,7 +140,7 @@ std::string verb_does_without_window(const Manifest& m, const VerbText& v) {
         return std::string(v.script) + (settles ? kSettles : "");
     }
     if (!m.verified_outcomes) return v.compose;
-    if (v.verified != nullptr) return v.verified;
+    if (v.verified != nullptr) return std::string(v.verified) + (settles ? kSettles : "");
     return std::string(v.compose) + (settles ? kSettles : "");
 }
 
@@ -314,7 +325,8 @@ json tool_list(const Manifest& m, bool structured) {
              "After up, restart, rebuild, status and health: per service, whether it is as "
              "it should be (ok, failed, waiting), its problem, its containers (state, health, "
              "restarts, image, started_at) and, when it failed a change or a health check, "
-             "its last log lines."},
+             "its last log lines; after up, `definition`: recreated (definition changed) or "
+             "unchanged."},
             {"items", {{"type", "object"}}}}}}},
         {"required", {"state", "request", "duration_ms"}}};
     for (const auto& info : m.verbs) {

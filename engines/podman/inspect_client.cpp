@@ -11,12 +11,13 @@ constexpr int kInspectTimeoutMs = reader_timeout_ms(10000, 60000);
 
 }  // namespace
 
-Result<std::vector<ContainerFacts>> inspect_in_sandbox(const std::string& parser_path, int fd,
-                                                       const std::string& project,
-                                                       const std::vector<std::string>& services,
-                                                       bool install_label) {
+Result<std::vector<ContainerFacts>> inspect_in_sandbox(
+    const std::string& parser_path, int fd, const std::string& project,
+    const std::vector<std::string>& services, bool install_label,
+    std::vector<std::array<std::uint8_t, 32>> definitions) {
     constexpr std::uint32_t kSeq = 1;
-    auto request = encode_inspect_request(InspectRequest{kSeq, project, services, install_label});
+    auto request = encode_inspect_request(
+        InspectRequest{kSeq, project, services, install_label, std::move(definitions)});
     if (!request) return request.error();
     auto bytes = ask_oneshot_reader(
         parser_path, {"--inspect", "the inspect reader", kInspectAnswerSize, kInspectTimeoutMs},

@@ -17,10 +17,11 @@ namespace hb::exec {
 // the reader could not answer (crash, hang, garbage) or refused the output:
 // the caller treats the containers as unknown. `install_label`: a compose
 // install's, whose containers count as the project's only with
-// kInstallLabel=project too.
-Result<std::vector<ContainerFacts>> inspect_in_sandbox(const std::string& parser_path, int fd,
-                                                       const std::string& project,
-                                                       const std::vector<std::string>& services,
-                                                       bool install_label);
+// kInstallLabel=project too. `definitions`: empty, or one per service, the
+// definition its containers' kDefinitionLabel is compared with.
+Result<std::vector<ContainerFacts>> inspect_in_sandbox(
+    const std::string& parser_path, int fd, const std::string& project,
+    const std::vector<std::string>& services, bool install_label,
+    std::vector<std::array<std::uint8_t, 32>> definitions = {});
 
 }  // namespace hb::exec

@@ -98,8 +98,18 @@ Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
         return make_error("inspecting the project's containers " + run_failure(inspected));
     }
     if (::lseek(json_out->get(), 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
+    // Each service's definition (bridge.json's settle.definitions), which
+    // `up` compares (recreate.hpp).
+    std::vector<std::array<std::uint8_t, 32>> definitions;
+    if (!config.settle->definitions.empty()) {
+        for (const std::string& service : config.services) {
+            auto& hash = definitions.emplace_back();
+            const auto it = config.settle->definitions.find(service);
+            if (it != config.settle->definitions.end()) (void)parse_hex_id(it->second, hash);
+        }
+    }
     return inspect_in_sandbox(config.parser, json_out->get(), config.settle->project,
-                              config.services, posture.labelled);
+                              config.services, posture.labelled, std::move(definitions));
 }
 
 Result<std::vector<ContainerFacts>> ask_engine(const Config& config, const Posture& posture,
@@ -217,9 +227,26 @@ std::vector<ServiceReport> judge_services(const std::vector<ContainerFacts>& fac
                 }
             }
         }
+        if (goal.recreated) {
+            r.applied = std::binary_search(goal.recreated->begin(), goal.recreated->end(), index)
+                            ? kRecreated
+                            : kUnchanged;
+        }
         reports.push_back(std::move(r));
     }
     return reports;
+}
+
+std::vector<std::size_t> changed_definitions(const std::vector<ContainerFacts>& facts,
+                                             const Config& config) {
+    std::vector<std::size_t> changed;
+    for (std::size_t index = 0; index < config.services.size(); ++index) {
+        if (std::any_of(facts.begin(), facts.end(), [&](const ContainerFacts& c) {
+                return c.labelled && c.service == index && c.definition == DefinitionMatch::Changed;
+            }))
+            changed.push_back(index);
+    }
+    return changed;
 }
 
 namespace {
@@ -307,6 +334,7 @@ void tell_services(int log_fd, const std::vector<ServiceReport>& services) {
             if (!r.containers.empty() && !zero(r.containers.front().image))
                 line += ", image " + short_hex(r.containers.front().image);
         }
+        if (!r.applied.empty()) line += "; " + r.applied;
         log_line(log_fd, line);
         std::size_t at = 0;
         while (at < r.log.size()) {
@@ -459,6 +487,7 @@ nlohmann::ordered_json settle_json(const SettleOutcome& outcome, bool with_logs)
                        : r.standing == Standing::Bad ? "failed"
                                                      : "waiting";
         s["problem"] = r.problem.empty() ? nullptr : nlohmann::ordered_json(r.problem);
+        if (!r.applied.empty()) s["definition"] = r.applied;
         nlohmann::ordered_json containers = nlohmann::ordered_json::array();
         for (const ContainerFacts& c : r.containers) {
             nlohmann::ordered_json j;

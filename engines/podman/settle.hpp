@@ -51,6 +51,9 @@ struct SettleGoal {
     std::int64_t request_ns = 0;
     // rebuild: the image the build step wrote (its --iidfile).
     std::optional<std::array<std::uint8_t, 32>> image;
+    // up that compared definitions (changed_definitions): the services it
+    // recreated, sorted; each other is `unchanged`.
+    std::optional<std::vector<std::size_t>> recreated;
 };
 
 // up: every service; restart S and rebuild S: S alone.
@@ -73,7 +76,17 @@ struct ServiceReport {
     Standing standing = Standing::Waiting;   // the worst of its containers; Bad when it has none
     std::string problem;                     // the first container's problem, or "no container"
     std::string log;                         // the engine's last log lines when not Good
+    // With goal.recreated: "recreated (definition changed)" or "unchanged".
+    std::string applied;
 };
+inline constexpr const char* kRecreated = "recreated (definition changed)";
+inline constexpr const char* kUnchanged = "unchanged";
+
+// `up` (engines/argv_table.hpp, recreates): the services a container of
+// which was made from another definition than bridge.json's, or carries
+// none, as the sandbox compared them (DefinitionMatch); sorted.
+std::vector<std::size_t> changed_definitions(const std::vector<ContainerFacts>& facts,
+                                             const Config& config);
 // Pure: every goal service from the containers the engine described.
 std::vector<ServiceReport> judge_services(const std::vector<ContainerFacts>& facts,
                                           const SettleGoal& goal, const Config& config);

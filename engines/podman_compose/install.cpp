@@ -44,10 +44,19 @@ std::string_view compose_agent_words(Verb verb, bool verified) {
         case Verb::Logs:
             return "the last 200 lines of the service's log";
         case Verb::Up:
-            return "starts the containers; builds nothing (a missing image waits for `rebuild`)";
+            // docs/COMPOSE.md, "Applying an approved edit".
+            return verified ? "starts the containers and recreates exactly the services whose "
+                              "definition in the approved compose file changed (`services` "
+                              "says `recreated (definition changed)` or `unchanged`); builds "
+                              "nothing (a missing image waits for `rebuild`)"
+                            : "starts the containers; builds nothing (a missing image waits "
+                              "for `rebuild`)";
         case Verb::Restart:
-            return "restarts that service's container: bind-mounted code is picked up, a new "
-                   "image is not (that is `rebuild`)";
+            return verified ? "restarts that service's container: bind-mounted code is picked "
+                              "up; a new image is not (that is `rebuild`), nor an approved "
+                              "edit of its compose entry (that is `up`)"
+                            : "restarts that service's container: bind-mounted code is picked "
+                              "up, a new image is not (that is `rebuild`)";
         case Verb::Rebuild:
             return "rebuilds that service's image and replaces its container with one of it";
         default:

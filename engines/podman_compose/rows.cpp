@@ -46,6 +46,31 @@ Plan pinned(const Config& config, Plan plan) {
     return plan;
 }
 
+// S's container replaced by one made from the rendered file as it is now.
+Plan replace(const Config& config, const std::string& engine, const std::string& project,
+             const std::string& service, const ComposeDialect& dialect) {
+    Plan plan;
+    Argv up = compose_prefix(config);
+    if (dialect.podman_compose) {
+        // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
+        // depends_on too: remove S's container alone, then create it again.
+        // Found by its labels (podman ANDs them), never by its name, which
+        // a `container_name:` another checkout's run shares.
+        Argv rm = {engine, "rm", "--force", "--ignore"};
+        for (const std::string& label :
+             {"com.docker.compose.project=" + project, std::string(kInstallLabel) + "=" + project,
+              "com.docker.compose.service=" + service}) {
+            rm.insert(rm.end(), {"--filter", "label=" + label});
+        }
+        plan.push_back(Step{std::move(rm), {}});
+        up.insert(up.end(), {"up", "-d", "--no-build", service});
+    } else {
+        up.insert(up.end(), {"up", "-d", "--no-deps", "--force-recreate", "--no-build", service});
+    }
+    plan.push_back(Step{std::move(up), std::nullopt});
+    return plan;
+}
+
 // rebuild S: build S's image from the host-owned snapshot of its context,
 // then replace only S's container with one from that image
 // (docs/BUILDS.md). The compose CLI never builds: podman-compose 1.0.3
@@ -72,29 +97,18 @@ Plan rebuild(const Config& config, std::size_t index, const ServiceBuild& build,
     image.push_back(snapshot);
 
     Plan plan = pinned(config, Plan{Step{std::move(image), index}});
-    Argv up = compose_prefix(config);
-    if (dialect.podman_compose) {
-        // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
-        // depends_on too: remove S's container alone, then create it again.
-        // Found by its labels (podman ANDs them), never by its name, which
-        // a `container_name:` another checkout's run shares.
-        Argv rm = {settings.engine, "rm", "--force", "--ignore"};
-        for (const std::string& label : {"com.docker.compose.project=" + settings.project,
-                                         std::string(kInstallLabel) + "=" + settings.project,
-                                         "com.docker.compose.service=" + build.service}) {
-            rm.insert(rm.end(), {"--filter", "label=" + label});
-        }
-        plan.push_back(Step{std::move(rm), {}});
-        up.insert(up.end(), {"up", "-d", "--no-build", build.service});
-    } else {
-        up.insert(up.end(),
-                  {"up", "-d", "--no-deps", "--force-recreate", "--no-build", build.service});
-    }
-    plan.push_back(Step{std::move(up), std::nullopt});
+    Plan replaced = replace(config, settings.engine, settings.project, build.service, dialect);
+    plan.insert(plan.end(), replaced.begin(), replaced.end());
     return plan;
 }
 
 }  // namespace
+
+Plan compose_recreate(const Config& config, std::size_t index, const ComposeDialect& dialect) {
+    const SettleSettings& settle = *config.settle;
+    return pinned(config,
+                  replace(config, settle.engine, settle.project, config.services[index], dialect));
+}
 
 ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config& config,
                          const ComposeDialect& dialect) {

@@ -37,4 +37,9 @@ struct ComposeDialect {
 ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config& config,
                          const ComposeDialect& dialect);
 
+// `up` recreating services[index] (config.settle set, index in range): the
+// pin step, then its container replaced as `rebuild` replaces it, with no
+// build (engines/argv_table.hpp, recreate_rows).
+Plan compose_recreate(const Config& config, std::size_t index, const ComposeDialect& dialect);
+
 }  // namespace hb::exec

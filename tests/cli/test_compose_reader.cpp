@@ -224,6 +224,7 @@ TEST_F(ComposeReader, EveryRenderedServiceCarriesTheInstallLabel) {
     ASSERT_TRUE(model.ok()) << model.error().message;
     ASSERT_EQ(model->rendered.size(), 2u);
     const YAML::Node services = YAML::Load(model->rendered[0].text)["services"];
+    // The definition label (DefinitionsAreHashesOfTheRenderedEntries) aside.
     const auto label_map = [](const YAML::Node& labels) {
         std::map<std::string, std::string> out;
         if (labels.IsMap()) {
@@ -236,6 +237,7 @@ TEST_F(ComposeReader, EveryRenderedServiceCarriesTheInstallLabel) {
                 out[text.substr(0, eq)] = eq == std::string::npos ? "" : text.substr(eq + 1);
             }
         }
+        out.erase("io.hostbridge.definition");
         return out;
     };
     using Labels = std::map<std::string, std::string>;
@@ -244,7 +246,8 @@ TEST_F(ComposeReader, EveryRenderedServiceCarriesTheInstallLabel) {
     EXPECT_EQ(label_map(services["as-map"]["labels"]),
               (Labels{{"tier", "web"}, {"io.hostbridge.project", own}}));
     EXPECT_TRUE(services["as-list"]["labels"].IsSequence());
-    EXPECT_EQ(services["as-list"]["labels"].size(), 3u);  // the two spellings of the key replaced
+    // The two spellings of the key replaced; the definition label added.
+    EXPECT_EQ(services["as-list"]["labels"].size(), 4u);
     EXPECT_EQ(label_map(services["as-list"]["labels"]), (Labels{{"tier", "worker"},
                                                                 {"io.hostbridge.projects", "kept"},
                                                                 {"io.hostbridge.project", own}}));
@@ -271,6 +274,103 @@ TEST_F(ComposeReader, EveryRenderedServiceCarriesTheInstallLabel) {
     EXPECT_NE(scalar.error().message.find("services.app.labels is not a list or a mapping"),
               std::string::npos)
         << scalar.error().message;
+}
+
+// The definition label (docs/COMPOSE.md, "Applying an approved edit"): the
+// sha256 of each service's rendered entry with every mapping's keys sorted
+// and the label itself left out; the model lists the root file's.
+TEST_F(ComposeReader, DefinitionsAreHashesOfTheRenderedEntries) {
+    const std::string own = "demo_hb0123abcd";
+    const auto definitions = [&](const std::string& text) {
+        write_file(dir + "/compose.yaml", text);
+        auto model =
+            admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir, "", own);
+        EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+        if (!model.ok()) return std::map<std::string, std::string>{};
+        // Each hash is the label its service carries in the rendered file.
+        const YAML::Node services = YAML::Load(model->rendered.at(0).text)["services"];
+        for (const auto& [service, hash] : model->definitions) {
+            EXPECT_EQ(hash.size(), 64u);
+            const YAML::Node labels = services[service]["labels"];
+            std::string carried;
+            if (labels.IsMap()) carried = labels["io.hostbridge.definition"].as<std::string>("");
+            for (std::size_t i = 0; labels.IsSequence() && i < labels.size(); ++i) {
+                const std::string item = labels[i].as<std::string>();
+                if (item.starts_with("io.hostbridge.definition="))
+                    carried = item.substr(item.find('=') + 1);
+            }
+            EXPECT_EQ(carried, hash) << service;
+        }
+        return model->definitions;
+    };
+    const auto base = definitions(R"(services:
+  app:
+    image: x
+    environment:
+      A: "1"
+      B: "2"
+    command: [sleep, "1"]
+  db:
+    image: y
+)");
+    ASSERT_EQ(base.size(), 2u);
+    EXPECT_NE(base.at("app"), base.at("db"));
+    // Keys in another order, at both levels: the same definitions.
+    EXPECT_EQ(definitions(R"(services:
+  db:
+    image: y
+  app:
+    command: [sleep, "1"]
+    environment:
+      B: "2"
+      A: "1"
+    image: x
+)"),
+              base);
+    // A label of that name in the file is replaced and never hashed.
+    EXPECT_EQ(definitions(R"(services:
+  app:
+    image: x
+    labels:
+      io.hostbridge.definition: forged
+    environment:
+      A: "1"
+      B: "2"
+    command: [sleep, "1"]
+  db:
+    image: y
+    labels: {io.hostbridge.definition: forged}
+)"),
+              base);
+    // In a list too, either spelling.
+    const auto listed = definitions("services:\n  db:\n    image: y\n    labels: [a=b]\n");
+    EXPECT_EQ(definitions("services:\n  db:\n    image: y\n    labels: [a=b, "
+                          "io.hostbridge.definition=forged, io.hostbridge.definition]\n"),
+              listed);
+    // A changed value, a list in another order, a quoted number for a
+    // plain one: app's definition changes, db's stays.
+    for (const char* app : {"    environment:\n      A: \"2\"\n      B: \"2\"\n"
+                            "    command: [sleep, \"1\"]\n",
+                            "    environment:\n      A: \"1\"\n      B: \"2\"\n"
+                            "    command: [\"1\", sleep]\n",
+                            "    environment:\n      A: 1\n      B: \"2\"\n"
+                            "    command: [sleep, \"1\"]\n"}) {
+        const auto changed = definitions(std::string("services:\n  app:\n    image: x\n") + app +
+                                         "  db:\n    image: y\n");
+        EXPECT_NE(changed.at("app"), base.at("app")) << app;
+        EXPECT_EQ(changed.at("db"), base.at("db")) << app;
+    }
+    // Another project's label is another rendering: another definition.
+    write_file(dir + "/compose.yaml", "services:\n  db:\n    image: y\n");
+    auto other = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir, "",
+                                     "other_hb0123abcd");
+    ASSERT_TRUE(other.ok());
+    EXPECT_NE(other->definitions.at("db"), base.at("db"));
+    // Without a project name nothing is labelled or listed.
+    auto plain = admin::read_compose(dir + "/compose.yaml", admin::current_files(), dir);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_TRUE(plain->definitions.empty());
+    EXPECT_EQ(plain->rendered.at(0).text.find("io.hostbridge.definition"), std::string::npos);
 }
 
 TEST_F(ComposeReader, AnEmptyFileHasNoServices) {

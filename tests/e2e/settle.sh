@@ -53,53 +53,12 @@ repo=$(readlink -f -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../
 hb=$bin/hostbridge
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-for tool in podman podman-compose python3; do
-    command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
-busybox=$(command -v busybox) || skip "busybox is not installed"
-[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] ||
-    skip "$busybox is not statically linked (busybox-static)"
-[ -x "$hb" ] || { echo "no $hb: build first" >&2; exit 1; }
-
-t_start=$(date +%s)
-name=hbst$$
-work=$(mktemp -d "/tmp/$name.XXXXXX")
-P=$work/$name # the checkout; install names its compose project after it (pname, below)
-slug=$name
-image=localhost/$name:1
-watch_pid=""
-export CONTAINERS_CONF=$work/containers.conf
-cp "$repo/examples/demo-app/containers.conf" "$CONTAINERS_CONF"
-if ! info=$(podman info 2>&1 >/dev/null); then
-    rm -rf -- "$work"
-    skip "podman does not work here as $(id -un): $(tail -n 1 <<<"$info")"
-fi
-
-cleanup() {
-    local ids
-    [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null; }
-    ids=$(podman ps -aq --filter "label=io.podman.compose.project=${pname:-$name}" 2>/dev/null)
-    # shellcheck disable=SC2086 # a list of IDs
-    [ -z "$ids" ] || podman rm -f -t 0 $ids >/dev/null 2>&1
-    podman network exists "${pname:-$name}_default" 2>/dev/null && podman network rm -f "${pname:-$name}_default" >/dev/null 2>&1
-    podman rmi -f "$image" >/dev/null 2>&1
-    rm -rf -- "$work"
-}
-trap cleanup EXIT
-trap 'echo "interrupted"; exit 130' INT TERM HUP
-
-# shellcheck source=tests/e2e/verdicts.sh
-. "$repo/tests/e2e/verdicts.sh"
-pname=$(compose_project_of "$P") # the compose project install names
+# shellcheck source=tests/e2e/compose_bridge.sh
+. "$repo/tests/e2e/compose_bridge.sh"
+compose_e2e_start "hbst$$"
 
 # ------------------------------------------------------------------ the image and the project
 
-mkdir -p "$work/img/rootfs/bin" "$P" || die "mkdir"
-cp "$busybox" "$work/img/rootfs/bin/busybox"
 for applet in sh sleep true false echo printf test; do ln -s busybox "$work/img/rootfs/bin/$applet"; done
 # chatty's script: in the image, so compose never interpolates its `$`.
 # Its first run writes at once; a later run n waits for /go<n>, which the
@@ -160,18 +119,7 @@ EOF
 
 # ------------------------------------------------------------------ the bridge
 
-bridge=(env -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_CACHE_HOME "HOME=$work/home")
-mkdir -p "$work/home"
-root_flag=()
-[ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
-out=$("${bridge[@]}" "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
-    --compose-cmd "env CONTAINERS_CONF=$CONTAINERS_CONF podman-compose" --slug "$slug" \
-    --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine \
-    "${root_flag[@]}" 2>&1) ||
-    die "hostbridge install: $out"
-config=$work/home/.config/hostbridge/$slug/bridge.json
-audit=$work/home/.local/state/hostbridge/$slug/audit.jsonl
-policy=$work/home/.config/hostbridge/$slug/policy.conf
+compose_e2e_install
 # This test measures verified outcomes, not who approves: up runs
 # unattended, as the person accepted (--accept-uncontained-engine).
 sed -i 's/^MODE_up=ask$/MODE_up=auto/; s/^MODE_restart=ask$/MODE_restart=auto/' "$policy"
@@ -180,24 +128,7 @@ check "install recorded the settle step for project $pname ($settle)" \
     python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["project"]==sys.argv[2] and s["seconds"]==30 and s["engine"].endswith("/podman")' \
     "$settle" "$pname"
 sed -i 's/"seconds": 30/"seconds": 10/' "$config"
-client=$P/untracked/hostbridge/request
-[ -x "$client" ] || die "install dropped no client at $client"
-"${bridge[@]}" "$work/home/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" "${root_flag[@]}" \
-    </dev/null >>"$work/watch.log" 2>&1 &
-watch_pid=$!
-echo "installed $slug (compose backend, podman-compose); watch pid $watch_pid"
-
-request() { # VERB [ARG]: REQ_RC, REQ_OUT, REQ_ERR, RESP (the response file's JSON)
-    "$client" --timeout 300 "$@" >"$work/out" 2>"$work/err"
-    REQ_RC=$?
-    REQ_OUT=$(cat "$work/out")
-    REQ_ERR=$(cat "$work/err")
-    RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
-}
-show() { printf '%s\n%s\n' "$REQ_OUT" "$REQ_ERR" | tail -n 20; }
-# q EXPR: a Python expression on the last response `r`
-q() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); s={x["service"]: x for x in (r["services"] or [])}; print(eval(sys.argv[2]))' "$RESP" "$1" 2>&1; }
-inspect() { podman container inspect --format "$2" "$1" 2>/dev/null; }
+compose_e2e_watch
 
 # ------------------------------------------------------------------ 1: up
 

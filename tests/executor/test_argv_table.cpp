@@ -331,6 +331,35 @@ TEST(ArgvTable, RebuildBuildsFromTheSnapshotThenReplacesOnlyThatService) {
     EXPECT_EQ(std::get<Plan>(argv_for(Verb::Rebuild, 0, network))[0].argv[2], "--network=private");
 }
 
+// up recreating S: S's container alone removed by its labels, then made
+// again from the rendered file, never a build; only where bridge.json
+// records the definitions (podman-compose with settle).
+TEST(ArgvTable, UpRecreatesOneServiceWithoutABuild) {
+    Config c = with_pins(
+        with_builds(compose_config({"/usr/bin/podman-compose"}, ComposeFlavour::PodmanCompose)));
+    c.settle = SettleSettings{"/usr/bin/podman", "demo-app", 30};
+    EXPECT_FALSE(recreates(c));  // an install older than the definitions
+    EXPECT_FALSE(recreate_rows(c, 1));
+    c.settle->definitions = {{"db", std::string(64, 'a')}};
+    ASSERT_TRUE(recreates(c));
+    const Plan plan = *recreate_rows(c, 1);  // db: not buildable, recreated all the same
+    ASSERT_EQ(plan.size(), 3u);
+    EXPECT_EQ(plan[0].argv, (Argv{"/usr/bin/podman", "unshare", c.pins->binary, "pin",
+                                  "/home/u/demo-app", c.run_dir, ".", "web/src"}));
+    EXPECT_EQ(plan[1].argv, (Argv{"/usr/bin/podman", "rm", "--force", "--ignore", "--filter",
+                                  "label=com.docker.compose.project=demo-app", "--filter",
+                                  "label=io.hostbridge.project=demo-app", "--filter",
+                                  "label=com.docker.compose.service=db"}));
+    EXPECT_EQ(plan[2].argv, (Argv{"/usr/bin/podman-compose", "-p", "demo-app", "-f",
+                                  kTree + "/compose.yaml", "up", "-d", "--no-build", "db"}));
+    for (const Step& step : plan) EXPECT_FALSE(step.snapshot_of);
+    EXPECT_FALSE(recreate_rows(c, 4));  // out of range
+    EXPECT_NE(symbolic_command(Verb::Up, std::nullopt, c).find("recreated"), std::string::npos);
+    Config stack = stack_config();
+    stack.settle = SettleSettings{"/usr/bin/podman", "demo-app", 30};
+    EXPECT_FALSE(recreates(stack));
+}
+
 TEST(ArgvTable, SpotChecksStack) {
     const Config c = stack_config();
     EXPECT_EQ(only(argv_for(Verb::Restart, 0, c)), (Argv{kTree + "/stack", "restart", "api"}));
@@ -725,6 +754,23 @@ std::string render_doc() {
             "| recount | the view row again, from the last line's stamp (only when a piece "
             "of the line before it was written at that stamp: how many lines the next "
             "request will see there) |\n\n";
+    }
+    md += "## Recreating: `up` applies an approved edit\n\n";
+    md += "With `settle.definitions` in `bridge.json` (podman-compose; docs/COMPOSE.md,\n";
+    md += "\"Applying an approved edit\"), `up`'s rows are followed by the list and\n";
+    md += "inspect rows above; the sandboxed reader compares each container's\n";
+    md += "`io.hostbridge.definition` label with its service's recorded hash, and each\n";
+    md += "service one of whose containers carries another, or none, is recreated with\n";
+    md += "these rows, one after the other; then the settle step runs.\n\n";
+    md += "| service | runs |\n|---|---|\n";
+    {
+        Config recreating = doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose);
+        recreating.settle->definitions = {{"api", std::string(64, 'a')}};
+        for (std::size_t i = 0; i < recreating.services.size(); ++i) {
+            md += "| `" + recreating.services[i] + "` | `" +
+                  display_plan(*recreate_rows(recreating, i)) + "` |\n";
+        }
+        md += "\n";
     }
     md += "## `join-network` not configured\n\n";
     md += "Without `join_network` in `bridge.json` (both backends):\n\n";

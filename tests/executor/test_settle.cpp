@@ -184,6 +184,37 @@ TEST(Settle, AHealthyServiceSettlesAtOnce) {
     EXPECT_EQ(json.dump().find("evil"), std::string::npos);
 }
 
+// `up` recreates the services one of whose own containers the sandbox found
+// made from another definition (or with none), and says per service what
+// it did (docs/COMPOSE.md, "Applying an approved edit").
+TEST(Settle, UpRecreatesTheServicesWhoseDefinitionChangedAndSaysSo) {
+    Config config;
+    config.services = {"app", "db", "web"};
+    std::vector<ContainerFacts> facts = {running(0), running(1), running(2), running(2)};
+    facts[0].definition = DefinitionMatch::Same;
+    facts[1].definition = DefinitionMatch::NotAsked;
+    facts[2].definition = DefinitionMatch::Same;
+    facts[3].definition = DefinitionMatch::Changed;  // one of web's two
+    EXPECT_EQ(changed_definitions(facts, config), (std::vector<std::size_t>{2}));
+    facts[0].definition = DefinitionMatch::Changed;
+    facts[0].labelled = false;  // not the install's: never recreated
+    facts[1].service = kNoService;
+    facts[1].definition = DefinitionMatch::Changed;
+    EXPECT_EQ(changed_definitions(facts, config), (std::vector<std::size_t>{2}));
+
+    SettleGoal goal = settle_goal(Verb::Up, std::nullopt, config, 0);
+    EXPECT_EQ(judge_services(facts, goal, config)[2].applied, "");  // nothing compared
+    goal.recreated = std::vector<std::size_t>{2};
+    SettleOutcome out;
+    out.ok = true;
+    out.services = judge_services({running(0), running(1), running(2)}, goal, config);
+    EXPECT_EQ(out.services[0].applied, "unchanged");
+    EXPECT_EQ(out.services[2].applied, "recreated (definition changed)");
+    const auto json = settle_json(out, false);
+    EXPECT_EQ(json[1]["definition"], "unchanged");
+    EXPECT_EQ(json[2]["definition"], "recreated (definition changed)");
+}
+
 TEST(Settle, AStartingHealthcheckIsRunAndTheServiceTurnsHealthy) {
     SettleEngine e(30);
     e.write("inspect", "[" + container_json("running", "starting") + "]");

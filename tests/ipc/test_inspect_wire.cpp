@@ -19,6 +19,7 @@ ContainerFacts sample() {
     c.state = ContainerState::Running;
     c.health = ContainerHealth::Starting;
     c.labelled = true;
+    c.definition = DefinitionMatch::Changed;
     return c;
 }
 
@@ -46,6 +47,24 @@ TEST(InspectWire, RequestRoundTrip) {
     EXPECT_FALSE(encode_inspect_request({1, "", {}}));
     EXPECT_FALSE(encode_inspect_request({1, "p", {std::string(65, 'x')}}));
     EXPECT_FALSE(encode_inspect_request({1, "p", std::vector<std::string>(65, "s")}));
+    // Definitions: one per service, each 32 bytes after its name.
+    InspectRequest defined = r;
+    defined.install_label = true;
+    defined.definitions = {{}, {}};
+    defined.definitions[1].fill(0x5a);
+    auto defined_bytes = encode_inspect_request(defined);
+    ASSERT_TRUE(defined_bytes);
+    EXPECT_EQ(defined_bytes->size(), bytes->size() - 1 + 64);
+    auto defined_back = decode_inspect_request(*defined_bytes);
+    ASSERT_TRUE(defined_back) << defined_back.error().message;
+    EXPECT_EQ(defined_back->definitions, defined.definitions);
+    EXPECT_TRUE(defined_back->install_label);
+    defined_bytes->pop_back();
+    EXPECT_FALSE(decode_inspect_request(*defined_bytes));  // cut short
+    (*defined_bytes)[10] = 4;
+    EXPECT_FALSE(decode_inspect_request(*defined_bytes));  // an unknown flag
+    defined.definitions.pop_back();
+    EXPECT_FALSE(encode_inspect_request(defined));  // not one per service
 }
 
 TEST(InspectWire, AnswerRoundTrip) {
@@ -81,6 +100,7 @@ TEST(InspectWire, AnswerRefusesWhatTheReaderCannotMean) {
     EXPECT_TRUE(refused(16 + 86, 11));             // state out of range
     EXPECT_TRUE(refused(16 + 87, 5));              // health out of range
     EXPECT_TRUE(refused(16 + 88, 2));              // labelled is a bool
+    EXPECT_TRUE(refused(16 + 89, 3));              // definition out of range
     EXPECT_TRUE(refused(16 + 90, 1));              // record padding
     EXPECT_TRUE(refused(16 + 96 + 3, 1));          // an unused record
     EXPECT_TRUE(refused(16 + 71, 0x80));           // a start before 1970

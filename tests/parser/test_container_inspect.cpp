@@ -123,6 +123,35 @@ TEST(ContainerInspect, WithTheInstallLabelOnlyContainersThatCarryItAreTheProject
     for (const ContainerFacts& c : real.containers) EXPECT_FALSE(c.labelled);
 }
 
+// `up` (docs/COMPOSE.md, "Applying an approved edit"): the definition label
+// against the hash the request names for the container's service.
+TEST(ContainerInspect, TheDefinitionLabelIsComparedWithTheServicesHash) {
+    const std::string hash(64, 'b');
+    const auto match = [&](const std::string& service, const std::string& label,
+                           const InspectRequest& request) {
+        std::string labels =
+            R"("com.docker.compose.project": "pp", "com.docker.compose.service": ")" + service +
+            "\"";
+        if (!label.empty()) labels += R"(, "io.hostbridge.definition": )" + label;
+        const std::string json = R"([{"Id": ")" + std::string(64, 'a') +
+                                 R"(", "State": {"Status": "running"}, "Config": {"Labels": {)" +
+                                 labels + "}}}]";
+        const InspectAnswer a = read_container_inspect(bytes(json), request);
+        EXPECT_EQ(a.status, InspectStatus::Ok);
+        return a.containers.empty() ? DefinitionMatch::NotAsked : a.containers[0].definition;
+    };
+    InspectRequest asked = kRequest;
+    asked.definitions = {id(hash), {}};  // app's asked, db's not
+    EXPECT_EQ(match("app", "\"" + hash + "\"", asked), DefinitionMatch::Same);
+    EXPECT_EQ(match("app", "\"" + std::string(64, 'c') + "\"", asked), DefinitionMatch::Changed);
+    EXPECT_EQ(match("app", "\"" + std::string(64, 'B') + "\"", asked), DefinitionMatch::Changed);
+    EXPECT_EQ(match("app", "", asked), DefinitionMatch::Changed);  // made before the label
+    EXPECT_EQ(match("app", "42", asked), DefinitionMatch::Changed);
+    EXPECT_EQ(match("db", "\"" + hash + "\"", asked), DefinitionMatch::NotAsked);
+    EXPECT_EQ(match("other", "\"" + hash + "\"", asked), DefinitionMatch::NotAsked);
+    EXPECT_EQ(match("app", "\"" + hash + "\"", kRequest), DefinitionMatch::NotAsked);
+}
+
 TEST(ContainerInspect, AHealthcheckThatNeverRanIsStartingAndNoneIsNone) {
     const std::string base = R"({"Id": ")" + std::string(64, 'c') +
                              R"(", "State": {"Status": "running"}, "Config": {"Healthcheck": )";
