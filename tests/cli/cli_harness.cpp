@@ -216,7 +216,8 @@ std::string drop_request(const std::string& spool, const std::string& verb,
 }
 
 Drained run_drain_until_answered(const std::vector<std::string>& argv, const std::string& spool,
-                                 const std::string& request, std::chrono::seconds limit) {
+                                 const std::string& request, std::chrono::seconds limit,
+                                 const std::function<bool()>& also) {
     Drained result;
     TempDir scratch("cli-drain-log");
     Command command;
@@ -230,7 +231,7 @@ Drained run_drain_until_answered(const std::vector<std::string>& argv, const std
                 try {
                     auto json = nlohmann::json::parse(read_file(response));
                     const std::string state = json.value("state", "");
-                    if (state != "queued" && state != "running") {
+                    if (state != "queued" && state != "running" && (!also || also())) {
                         result.response = json;
                         return true;
                     }

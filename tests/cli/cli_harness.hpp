@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,9 +106,12 @@ struct Drained {
     int exit_code = -1;
     std::string log;  // the drain's stderr+stdout
 };
+// `also`, when given, must hold too before the drain is stopped: a request
+// answered first says nothing of the entries after it in the spool.
 Drained run_drain_until_answered(const std::vector<std::string>& argv, const std::string& spool,
                                  const std::string& request,
-                                 std::chrono::seconds limit = std::chrono::seconds(30));
+                                 std::chrono::seconds limit = std::chrono::seconds(30),
+                                 const std::function<bool()>& also = {});
 
 // The ExecStart argv of the installed .service unit of `slug`.
 std::vector<std::string> exec_start_of(const Home& home, const std::string& slug);
