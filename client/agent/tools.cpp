@@ -62,7 +62,7 @@ constexpr std::array<VerbText, kAllVerbs.size()> kVerbs = {{
     {Verb::Status, "Lists this project's containers and their state (`compose ps`).",
      "Asks the project's stack script for the state of its services (`status`).",
      "Reports each service of this project: per container its state, health as last checked, "
-     "restarts, image and start time (in `services`), then the `compose ps` text.",
+     "restarts, image and start time (in `services`), and a line per service in the text.",
      false, true},
     {Verb::Health,
      "The same list as `status` (`compose ps`): a container's state, and its healthcheck's "
