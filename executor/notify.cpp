@@ -51,10 +51,12 @@ UniqueFd unnamed_file(int held_fd) {
     return UniqueFd(::openat(held_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
 }
 
+bool succeeded(const RunResult& result) {
+    return result.status == RunResult::Status::Exited && result.exit_code == 0;
+}
+
 std::string outcome(const RunResult& result) {
-    return result.status == RunResult::Status::Exited && result.exit_code == 0
-               ? "exited 0"
-               : "failed (" + run_failure(result) + ")";
+    return succeeded(result) ? "exited 0" : "failed (" + run_failure(result) + ")";
 }
 
 std::string desktop(const Config& config, int held_fd, const HeldRequest& held) {
@@ -79,8 +81,8 @@ std::string desktop(const Config& config, int held_fd, const HeldRequest& held) 
                              "  (or deny, see hostbridge pending)")};
     const RunResult result = run_command(argv, sink.get(), kNotifyTimeout, std::chrono::seconds(1),
                                          {}, {std::string("DBUS_SESSION_BUS_ADDRESS=") + bus});
-    const std::string how = outcome(result);
-    return how == "exited 0" ? "desktop notification sent" : "desktop notification " + how;
+    return succeeded(result) ? "desktop notification sent"
+                             : "desktop notification " + outcome(result);
 }
 
 // The person's notify_command, with its own stamp: the desktop's does not

@@ -401,7 +401,10 @@ TEST(DecideAsk, WatchAnswersAnExpiryAndADecisionByItself) {
     short_ttl(f);
     f.policy_all_auto_but("MODE_down=ask\nMODE_restart=ask\n");
     const pid_t pid = f.start("watch");
-    const std::string down = f.publish_at("down", "", ahead());
+    // Dated 2 kAhead ahead: its 1 s TTL must outlast the watch's start and
+    // its taking up of both requests, or it is answered expired without
+    // ever being held (the one margin here load can eat; it failed once).
+    const std::string down = f.publish_at("down", "", ahead() + kAhead);
     // Dated ahead (within the skew): it waits well past the other's expiry.
     const std::string restart = f.publish_at("restart", "api", std::time(nullptr) + 60);
     ASSERT_TRUE(wait_until([&] { return f.state_of(restart) == "pending"; }));
