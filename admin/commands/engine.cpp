@@ -300,6 +300,22 @@ int print_as_root(const std::vector<std::string>& argv) {
     return kExitFailure;
 }
 
+// Where systemd is PID 1, NAME's lingering manager starts `socket_unit`;
+// elsewhere it says who must start it.
+Result<void> start_socket(const Tools& tools, const std::string& name, const char* socket_unit) {
+    if (!systemd_booted() || tools.loginctl.empty()) {
+        step("systemd is not running as PID 1 here, so no lingering manager starts " + name +
+             "'s units: start its user manager yourself (the tests do it with "
+             "tools/e2e/usermgr.sh), and " +
+             socket_unit + " with it");
+        return {};
+    }
+    if (auto r = run_checked({tools.loginctl, "enable-linger", name}); !r) return r;
+    const std::string machine = "--machine=" + name + "@";
+    (void)run_checked({tools.systemctl, machine, "--user", "daemon-reload"});
+    return run_checked({tools.systemctl, machine, "--user", "restart", socket_unit});
+}
+
 // As the docker engine user: its home 0700 that the person may only pass,
 // ~/engine, and its three units (docs/DOCKER.md), the socket enabled.
 Result<void> write_docker_units(const Tools& t, const Account& p, const Account& e,
@@ -339,21 +355,8 @@ int setup_docker(const Tools& tools, const Account& person, const Account& engin
     if (auto r = as_user(engine, [&]() { return write_docker_units(tools, person, engine, slug); });
         !r)
         return fail(r.error().message);
-    if (systemd_booted() && !tools.loginctl.empty()) {
-        if (auto r = run_checked({tools.loginctl, "enable-linger", engine.name}); !r)
-            return fail(r.error().message);
-        const std::string machine = "--machine=" + engine.name + "@";
-        (void)run_checked({tools.systemctl, machine, "--user", "daemon-reload"});
-        if (auto r =
-                run_checked({tools.systemctl, machine, "--user", "restart", kDockerSocketUnit});
-            !r)
-            return fail(r.error().message);
-    } else {
-        step("systemd is not running as PID 1 here, so no lingering manager starts " + engine.name +
-             "'s units: start its user manager yourself (the tests do it with "
-             "tools/e2e/usermgr.sh), and " +
-             kDockerSocketUnit + " with it");
-    }
+    if (auto r = start_socket(tools, engine.name, kDockerSocketUnit); !r)
+        return fail(r.error().message);
     const std::string socket = docker_socket_in(engine.home);
     std::cout << "\nThe rootless dockerd of " << engine.name << " answers " << person.name << " at "
               << socket << " (its first call starts it).\n"
@@ -469,20 +472,7 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
     if (!prepared) return fail(prepared.error().message);
 
     const std::string socket = engine_socket_in(engine->home);
-    if (systemd_booted() && !tools.loginctl.empty()) {
-        if (auto r = run_checked({tools.loginctl, "enable-linger", name}); !r)
-            return fail(r.error().message);
-        const std::string machine = "--machine=" + name + "@";
-        (void)run_checked({tools.systemctl, machine, "--user", "daemon-reload"});
-        if (auto r =
-                run_checked({tools.systemctl, machine, "--user", "restart", kEngineSocketUnit});
-            !r)
-            return fail(r.error().message);
-    } else {
-        step("systemd is not running as PID 1 here, so no lingering manager starts " + name +
-             "'s units: start its user manager yourself (the tests do it with "
-             "tools/e2e/usermgr.sh), and hostbridge-engine.socket with it");
-    }
+    if (auto r = start_socket(tools, name, kEngineSocketUnit); !r) return fail(r.error().message);
 
     if (*record) {
         step("re-running " + person.name + "'s install of " + slug + " with --engine-user " + name);

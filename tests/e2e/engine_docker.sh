@@ -19,28 +19,24 @@
 # path (`tools/deps.sh docker-root`). Exit 77, reason printed, where that
 # docker, rootlesskit, setfacl, a static busybox or a user manager is missing.
 set -uo pipefail
-
-[ $# -ge 1 ] || { echo "usage: engine_docker.sh BIN_DIR" >&2; exit 64; }
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 here=$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")
 repo=$(readlink -f -- "$here/../..")
 # shellcheck source=tests/e2e/verdicts.sh
 . "$here/verdicts.sh"
+skip() { echo "SKIP: $*" && exit 77; }
+[ $# -ge 1 ] || { echo "usage: engine_docker.sh BIN_DIR" >&2 && exit 64; }
 
 # ------------------------------------------------------------------ phase 2, inside the engine's manager
 
 if [ "${1:-}" = --inner ]; then
     shift
     stage=$1 person=$2 engine=$3 name=$4 root=$5
-    phome=$(getent passwd "$person" | cut -d: -f6)
-    ehome=$(getent passwd "$engine" | cut -d: -f6)
-    euid=$(id -u "$engine") puid=$(id -u "$person")
-    socket=$ehome/engine/docker.sock
     D=$root/usr/bin/docker
+    euid=$(id -u "$engine")
+    ehome=$(getent passwd "$engine" | cut -d: -f6)
+    socket=$ehome/engine/docker.sock
+    phome=$(getent passwd "$person" | cut -d: -f6)
     as_person() {
         setpriv --reuid="$person" --regid="$person" --init-groups -- env -i PATH="$PATH" \
             HOME="$phome" USER="$person" LOGNAME="$person" DOCKER_HOST="unix://$socket" "$@"
@@ -101,11 +97,7 @@ cd / || exit 1
 [ "$(id -u)" -eq 0 ] || skip "needs root (it creates two users)"
 root=$("$repo/tools/deps.sh" docker-root) ||
     skip "no docker of the pinned versions here (tools/deps.sh test gets it on Debian 12 and 13; docs/DOCKER.md)"
-for tool in setfacl getfacl setpriv rootlesskit slirp4netns; do
-    command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
-busybox=$(command -v busybox) || skip "busybox is not installed"
-[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] || skip "$busybox is not statically linked"
+e2e_needs setfacl getfacl setpriv rootlesskit slirp4netns # sets busybox
 "$repo/tools/e2e/usermgr.sh" check || exit 77
 
 t_start=$(date +%s)
@@ -116,10 +108,8 @@ slug=hbdk$$
 stage=/tmp/$name-stage
 cleanup() {
     "$stage/bin/hostbridge" engine remove --slug "$slug" --user "$person" --name "$engine" >/dev/null 2>&1
-    "$repo/tools/e2e/testuser.sh" delete "$engine" >/dev/null 2>&1
-    "$repo/tools/e2e/testuser.sh" delete "$person" >/dev/null 2>&1
-    rm -f "/var/lib/hostbridge/engine-users/$engine"
-    rm -rf -- "$stage"
+    for u in "$engine" "$person"; do "$repo/tools/e2e/testuser.sh" delete "$u" >/dev/null 2>&1; done
+    rm -rf -- "$stage" "/var/lib/hostbridge/engine-users/$engine"
 }
 trap cleanup EXIT
 trap 'echo interrupted; exit 130' INT TERM HUP
