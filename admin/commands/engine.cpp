@@ -185,8 +185,19 @@ struct Tools {
 // dockerd-rootless.sh and dockerd under `root`, the host's rootlesskit,
 // slirp4netns and newuidmap, and this hostbridge's engine relay.
 Result<void> find_docker_tools(Tools& t, const std::string& root) {
-    if (root.empty() || root[0] != '/' || root.find("/.") != std::string::npos)
-        return make_error("--docker-root must be an absolute path, not " + visible(root));
+    // Both paths are written into unit files, where a space splits words,
+    // `%` is a specifier and a newline starts a directive.
+    const auto unit_safe = [](const std::string& path) {
+        return !path.empty() && path[0] == '/' && path.find("/.") == std::string::npos &&
+               path.find_first_not_of(
+                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   "0123456789/._+-") == std::string::npos;
+    };
+    if (!unit_safe(root))
+        return make_error(
+            "--docker-root must be an absolute path of letters, digits and "
+            "/._+-, not " +
+            visible(root));
     const std::string base = root == "/" ? "" : root;
     for (const std::string& file :
          {base + "/usr/sbin/dockerd", base + "/usr/share/docker.io/contrib/dockerd-rootless.sh"}) {
@@ -202,6 +213,9 @@ Result<void> find_docker_tools(Tools& t, const std::string& root) {
     }
     auto relay = bundled_binary("hostbridge-engine-relay");
     if (!relay) return make_error("cannot find hostbridge-engine-relay beside hostbridge");
+    if (!unit_safe(*relay))
+        return make_error("the engine relay's path " + visible(*relay) +
+                          " cannot be written into a unit (letters, digits and /._+- only)");
     t.docker_root = root;
     t.relay = *relay;
     return {};

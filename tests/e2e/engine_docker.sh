@@ -141,6 +141,11 @@ check "the engine's home is closed to all but $person, who may only pass it" \
     eval 'facl=$(getfacl -p "$ehome") && grep -qx "user:$person:--x" <<<"$facl" && grep -qx "other::---" <<<"$facl"'
 out=$(setup)
 check "engine setup again: exit 0, the user reused" eval '[[ $out == *"user $engine exists"* ]]'
+out=$("$stage/bin/hostbridge" engine setup --engine docker --slug "$slug" --user "$person" --name "$engine" \
+    --docker-root "$root
+ExecStartPre=/bin/true" 2>&1)
+check "a --docker-root that would add a line to the units is refused ($(tail -n 1 <<<"$out" | head -c 100))" \
+    eval '[[ $out == *"--docker-root must be an absolute path of letters"* ]] && ! grep -q ExecStartPre "$units/hostbridge-dockerd.service"'
 out=$("$stage/bin/hostbridge" engine setup --slug "$slug" --user "$person" --name "$engine" 2>&1)
 check "podman's setup on the docker engine user is refused ($(tail -n 1 <<<"$out" | head -c 100))" \
     eval '[[ $out == *"runs docker, not podman"* ]]'
