@@ -151,10 +151,9 @@ check "podman's setup on the docker engine user is refused ($(tail -n 1 <<<"$out
     eval '[[ $out == *"runs docker, not podman"* ]]'
 
 # 2: inside the engine user's own manager.
-"$stage/tools/e2e/usermgr.sh" run --name "$name-mgr" --as root "$engine" -- \
+check "the person's docker through the engine's socket (above)" \
+    "$stage/tools/e2e/usermgr.sh" run --name "$name-mgr" --as root "$engine" -- \
     "$stage/tests/e2e/engine_docker.sh" --inner "$stage" "$person" "$engine" "$name" "$root"
-rc=$?
-check "the person's docker through the engine's socket (above)" test "$rc" -eq 0
 
 # 3: remove.
 out=$("$stage/bin/hostbridge" engine remove --slug "$slug" --user "$person" --name "$engine" 2>&1)
