@@ -682,8 +682,11 @@ class Doctor {
         }
         RunOptions options;
         options.timeout = std::chrono::seconds(15);
-        auto ran =
-            run_process({c_.build->engine, "version", "--format", "{{.Client.Version}}"}, options);
+        // docker's engine is its daemon, which may be another version than the client.
+        const bool docker = c_.build->engine.ends_with("/docker");
+        auto ran = run_process({c_.build->engine, "version", "--format",
+                                docker ? "{{.Server.Version}}" : "{{.Client.Version}}"},
+                               options);
         std::string version = ran && ran->ok() ? ran->out : std::string();
         while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
             version.pop_back();

@@ -18,6 +18,7 @@
 #include "admin/commands/commands.hpp"
 #include "admin/install/engine_user.hpp"
 #include "admin/install/install_record.hpp"
+#include "admin/install/versions.hpp"
 #include "admin/util/args.hpp"
 #include "admin/util/fs_util.hpp"
 #include "admin/util/paths.hpp"
@@ -43,6 +44,8 @@ constexpr const char* kSafePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr
 const char* const kEngineHelp =
     R"(usage: hostbridge engine setup --slug SLUG --user PERSON [--name NAME]
                                 [--containers-conf FILE]
+       hostbridge engine setup --engine docker --slug SLUG --user PERSON
+                                [--name NAME] [--docker-root DIR]
        hostbridge engine remove --slug SLUG --user PERSON [--name NAME]
 
 Runs the project's containers and builds as a dedicated unprivileged user
@@ -61,16 +64,22 @@ remove  re-runs PERSON's install without the engine user, then deletes NAME
         with its home: its images, containers and volumes go with it.
 
   --containers-conf FILE  copy FILE to NAME's ~/.config/containers/containers.conf
+  --engine podman|docker  the engine NAME runs (default podman). docker: a
+                          rootless dockerd under NAME's user manager, its
+                          socket ~/engine/docker.sock for PERSON alone; the
+                          bridge does not use it yet, so PERSON's install is
+                          not re-run (docs/DOCKER.md)
+  --docker-root DIR       where Debian 13's docker packages are unpacked
+                          (DIR/usr/sbin/dockerd; default /, the system's)
 
 Exit: 0 set up or removed, 1 failed (or not root: the commands to run printed),
 2 usage error.
 )";
 
 const OptionSpec kOptions[] = {
-    {"slug", true, false},
-    {"user", true, false},
-    {"name", true, false},
-    {"containers-conf", true, false},
+    {"slug", true, false},   {"user", true, false},
+    {"name", true, false},   {"containers-conf", true, false},
+    {"engine", true, false}, {"docker-root", true, false},
 };
 
 // A group's name for a command line to print, or its number.
@@ -92,12 +101,13 @@ std::string marker_path(const std::string& name) {
     return std::string(kMarkerDir) + "/" + name;
 }
 
-std::string marker_text(const std::string& person, const std::string& slug) {
-    return "person=" + person + "\nslug=" + slug + "\n";
+std::string marker_text(const std::string& person, const std::string& slug, bool docker) {
+    return "person=" + person + "\nslug=" + slug + "\n" + (docker ? "engine=docker\n" : "");
 }
 
-// The marker says who NAME was made for; anything else is not ours to touch.
-Result<void> check_marker(const std::string& name, const std::string& person,
+// The marker says who NAME was made for, and which engine it runs (true:
+// docker); anything else is not ours to touch.
+Result<bool> check_marker(const std::string& name, const std::string& person,
                           const std::string& slug) {
     struct stat st {};
     const std::string path = marker_path(name);
@@ -108,10 +118,11 @@ Result<void> check_marker(const std::string& name, const std::string& person,
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    if (text.str() != marker_text(person, slug))
+    if (text.str() == marker_text(person, slug, true)) return true;
+    if (text.str() != marker_text(person, slug, false))
         return make_error("user " + name + " was created for another bridge (" + path + " says:\n" +
                           visible(text.str()) + "): refusing to touch it");
-    return {};
+    return false;
 }
 
 // Runs `body` in a child that became `who` (groups, gid, uid), and waits.
@@ -165,9 +176,52 @@ Result<void> make_dir(const std::string& path) {
 
 struct Tools {
     std::string podman, setfacl, setpriv, env, useradd, userdel, loginctl, systemctl;
+    // --engine docker: where its packages are, and the relay its socket starts.
+    std::optional<std::string> docker_root;
+    std::string relay;
 };
 
-Result<Tools> find_tools() {
+// What the docker engine user's units run (docs/DOCKER.md): the package's
+// dockerd-rootless.sh and dockerd under `root`, the host's rootlesskit,
+// slirp4netns and newuidmap, and this hostbridge's engine relay.
+Result<void> find_docker_tools(Tools& t, const std::string& root) {
+    // Both paths are written into unit files, where a space splits words,
+    // `%` is a specifier and a newline starts a directive.
+    const auto unit_safe = [](const std::string& path) {
+        return !path.empty() && path[0] == '/' && path.find("/.") == std::string::npos &&
+               path.find_first_not_of(
+                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   "0123456789/._+-") == std::string::npos;
+    };
+    if (!unit_safe(root))
+        return make_error(
+            "--docker-root must be an absolute path of letters, digits and "
+            "/._+-, not " +
+            visible(root));
+    const std::string base = root == "/" ? "" : root;
+    for (const std::string& file :
+         {base + "/usr/sbin/dockerd", base + "/usr/share/docker.io/contrib/dockerd-rootless.sh"}) {
+        if (::access(file.c_str(), X_OK) != 0)
+            return make_error("no " + visible(file) +
+                              ": docker's rootless daemon needs Debian 13's docker.io (or "
+                              "--docker-root naming where it is unpacked; docs/DOCKER.md)");
+    }
+    for (const char* name : {"rootlesskit", "slirp4netns", "newuidmap"}) {
+        if (!find_on_path(name, kSafePath))
+            return make_error(std::string(name) +
+                              " is not installed (apt-get install rootlesskit slirp4netns uidmap)");
+    }
+    auto relay = bundled_binary("hostbridge-engine-relay");
+    if (!relay) return make_error("cannot find hostbridge-engine-relay beside hostbridge");
+    if (!unit_safe(*relay))
+        return make_error("the engine relay's path " + visible(*relay) +
+                          " cannot be written into a unit (letters, digits and /._+- only)");
+    t.docker_root = root;
+    t.relay = *relay;
+    return {};
+}
+
+Result<Tools> find_tools(bool docker) {
     Tools t;
     const std::pair<const char*, std::string*> wanted[] = {
         {"podman", &t.podman},       {"setfacl", &t.setfacl},
@@ -176,6 +230,7 @@ Result<Tools> find_tools() {
         {"systemctl", &t.systemctl},
     };
     for (const auto& [name, slot] : wanted) {
+        if (docker && slot == &t.podman) continue;
         auto found = find_on_path(name, kSafePath);
         if (!found)
             return make_error(std::string(name) + " is not installed (" +
@@ -259,8 +314,79 @@ int print_as_root(const std::vector<std::string>& argv) {
     return kExitFailure;
 }
 
+// Where systemd is PID 1, NAME's lingering manager starts `socket_unit`;
+// elsewhere it says who must start it.
+Result<void> start_socket(const Tools& tools, const std::string& name, const char* socket_unit) {
+    if (!systemd_booted() || tools.loginctl.empty()) {
+        step("systemd is not running as PID 1 here, so no lingering manager starts " + name +
+             "'s units: start its user manager yourself (the tests do it with "
+             "tools/e2e/usermgr.sh), and " +
+             socket_unit + " with it");
+        return {};
+    }
+    if (auto r = run_checked({tools.loginctl, "enable-linger", name}); !r) return r;
+    const std::string machine = "--machine=" + name + "@";
+    (void)run_checked({tools.systemctl, machine, "--user", "daemon-reload"});
+    return run_checked({tools.systemctl, machine, "--user", "restart", socket_unit});
+}
+
+// As the docker engine user: its home 0700 that the person may only pass,
+// ~/engine, and its three units (docs/DOCKER.md), the socket enabled.
+Result<void> write_docker_units(const Tools& t, const Account& p, const Account& e,
+                                const std::string& slug) {
+    const std::string& home = e.home;
+    if (::chmod(home.c_str(), 0700) != 0) return make_error(sys::errno_text("chmod " + home));
+    for (const std::string& dir :
+         {home + "/engine", home + "/.config", home + "/.config/systemd",
+          home + "/.config/systemd/user", home + "/.config/systemd/user/sockets.target.wants"}) {
+        if (auto made = make_dir(dir); !made) return made;
+    }
+    for (const std::string& dir : {home, home + "/engine"}) {
+        if (auto r = run_checked({t.setfacl, "-m", "u:" + p.name + ":x", dir}, false); !r) return r;
+    }
+    const std::string units = home + "/.config/systemd/user/";
+    const std::pair<const char*, std::string> texts[] = {
+        {kDockerSocketUnit, docker_socket_unit_text(p.name, slug, t.setfacl)},
+        {kDockerRelayUnit, docker_relay_unit_text(p.name, p.uid, slug, t.relay)},
+        {kDockerDaemonUnit, docker_daemon_unit_text(p.name, slug, *t.docker_root)},
+    };
+    for (const auto& [unit, text] : texts) {
+        if (auto w = write_file_if_changed(units + unit, text, 0644); !w) return w.error();
+    }
+    const std::string link = units + "sockets.target.wants/" + kDockerSocketUnit;
+    (void)::unlink(link.c_str());
+    if (::symlink((units + kDockerSocketUnit).c_str(), link.c_str()) != 0)
+        return make_error(sys::errno_text("symlink " + link));
+    return {};
+}
+
+// The rest of setup for --engine docker: units, the manager where systemd
+// runs, and no install re-run (the bridge does not use docker yet).
+int setup_docker(const Tools& tools, const Account& person, const Account& engine,
+                 const std::string& slug) {
+    step("as " + engine.name + ": home 0700, " + person.name +
+         " may pass it, ~/engine, the rootless dockerd's units");
+    if (auto r = as_user(engine, [&]() { return write_docker_units(tools, person, engine, slug); });
+        !r)
+        return fail(r.error().message);
+    if (auto r = start_socket(tools, engine.name, kDockerSocketUnit); !r)
+        return fail(r.error().message);
+    const std::string socket = docker_socket_in(engine.home);
+    std::cout << "\nThe rootless dockerd of " << engine.name << " answers " << person.name << " at "
+              << socket << " (its first call starts it).\n"
+              << "The bridge does not use it yet: every verb is refused on docker until its "
+                 "commands are measured (docs/DOCKER.md), so "
+              << person.name << "'s install is not changed.\n"
+              << "As " << person.name << ", with the docker client of the same packages:\n"
+              << "  DOCKER_HOST=unix://" << socket << " docker version\n"
+              << "Undo: hostbridge engine remove --slug " << slug << " --user " << person.name
+              << (engine.name == "hb-" + slug ? "" : " --name " + engine.name) << "\n";
+    return kExitOk;
+}
+
 int setup(const Tools& tools, const Account& person, const std::string& slug,
           const std::string& name, const std::optional<std::string>& containers_conf) {
+    const bool docker = tools.docker_root.has_value();
     auto record = person_record(person, slug);
     if (!record) return fail(record.error().message);
     std::string conf_text;
@@ -274,7 +400,11 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
 
     std::optional<Account> engine = account(name);
     if (engine) {
-        if (auto ok = check_marker(name, person.name, slug); !ok) return fail(ok.error().message);
+        auto ok = check_marker(name, person.name, slug);
+        if (!ok) return fail(ok.error().message);
+        if (*ok != docker)
+            return fail("user " + name + " runs " + (*ok ? "docker" : "podman") + ", not " +
+                        (docker ? "docker" : "podman") + ": `hostbridge engine remove` it first");
         step("user " + name + " exists (created for " + person.name + "'s " + slug + ")");
     } else {
         if (auto made = make_dir("/var/lib/hostbridge"); !made) return fail(made.error().message);
@@ -283,7 +413,9 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
         if (::mkdir(kMarkerDir, 0755) != 0 && errno != EEXIST)
             return fail(sys::errno_text(std::string("mkdir ") + kMarkerDir));
         // The marker first: a setup cut short leaves a user this command may finish.
-        if (auto w = write_file_atomic(marker_path(name), marker_text(person.name, slug), 0644); !w)
+        if (auto w =
+                write_file_atomic(marker_path(name), marker_text(person.name, slug, docker), 0644);
+            !w)
             return fail(w.error().message);
         // --user-group: a group of its own, whatever login.defs says, since
         // the person may share the checkout with it (docs/ENGINE-USER.md).
@@ -302,9 +434,10 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
         while (std::getline(in, line)) found = found || line.rfind(name + ":", 0) == 0;
         if (!found)
             return fail(name + " has no range in " + file +
-                        " (rootless podman needs one): usermod --add-subuids/--add-subgids it, "
+                        " (a rootless engine needs one): usermod --add-subuids/--add-subgids it, "
                         "then run this again");
     }
+    if (docker) return setup_docker(tools, person, *engine, slug);
 
     step("as " + name + ": home 0700, " + person.name + " may pass it, ~/engine, units");
     const std::string socket_unit = engine_socket_unit_text(person.name, slug, tools.setfacl);
@@ -353,20 +486,7 @@ int setup(const Tools& tools, const Account& person, const std::string& slug,
     if (!prepared) return fail(prepared.error().message);
 
     const std::string socket = engine_socket_in(engine->home);
-    if (systemd_booted() && !tools.loginctl.empty()) {
-        if (auto r = run_checked({tools.loginctl, "enable-linger", name}); !r)
-            return fail(r.error().message);
-        const std::string machine = "--machine=" + name + "@";
-        (void)run_checked({tools.systemctl, machine, "--user", "daemon-reload"});
-        if (auto r =
-                run_checked({tools.systemctl, machine, "--user", "restart", kEngineSocketUnit});
-            !r)
-            return fail(r.error().message);
-    } else {
-        step("systemd is not running as PID 1 here, so no lingering manager starts " + name +
-             "'s units: start its user manager yourself (the tests do it with "
-             "tools/e2e/usermgr.sh), and hostbridge-engine.socket with it");
-    }
+    if (auto r = start_socket(tools, name, kEngineSocketUnit); !r) return fail(r.error().message);
 
     if (*record) {
         step("re-running " + person.name + "'s install of " + slug + " with --engine-user " + name);
@@ -408,8 +528,11 @@ int remove(const Tools& tools, const Account& person, const std::string& slug,
         step("no user " + name + ": nothing to remove");
         return kExitOk;
     }
-    if (auto ok = check_marker(name, person.name, slug); !ok) return fail(ok.error().message);
-    if (auto record = person_record(person, slug); record && *record) {
+    const auto docker = check_marker(name, person.name, slug);
+    if (!docker) return fail(docker.error().message);
+    if (*docker) {
+        step("its docker engine was never in " + person.name + "'s install: nothing to re-run");
+    } else if (auto record = person_record(person, slug); record && *record) {
         step("re-running " + person.name + "'s install of " + slug + " without the engine user");
         if (auto r = reinstall(tools, person, **record, std::nullopt, engine->gid); !r)
             return fail(r.error().message);
@@ -426,7 +549,12 @@ int remove(const Tools& tools, const Account& person, const std::string& slug,
         (void)run_checked(
             {"/usr/bin/pkill", "-" + std::to_string(sig), "-u", std::to_string(engine->uid)},
             false);
-        ::usleep(300 * 1000);
+        // dockerd stops its containers on SIGTERM: give it the time it takes.
+        for (int i = 0; i < (*docker && sig == SIGTERM ? 100 : 3); ++i) {
+            ::usleep(100 * 1000);
+            auto left = run_process({"/usr/bin/pgrep", "-u", std::to_string(engine->uid)}, {});
+            if (left && left->exit_code == 1) break;
+        }
     }
     step("deleting " + name + " and its home (its images, containers and volumes go with it)");
     if (auto r = run_checked({tools.userdel, "--remove", name}); !r) {
@@ -470,6 +598,20 @@ int run_engine(int argc, char** argv) {
                kExitUsage;
     if (action == "remove" && parsed->has("containers-conf"))
         return print_error(kCmd, "--containers-conf is for setup"), kExitUsage;
+    const std::string engine_kind = parsed->get("engine").value_or("podman");
+    if (engine_kind != "podman" && engine_kind != "docker")
+        return print_error(kCmd, "--engine must be podman or docker, not " + visible(engine_kind)),
+               kExitUsage;
+    const bool docker = engine_kind == "docker";
+    if (action == "remove" && (parsed->has("engine") || parsed->has("docker-root")))
+        return print_error(kCmd,
+                           "--engine and --docker-root are for setup (remove reads which "
+                           "engine the user runs from its marker)"),
+               kExitUsage;
+    if (docker && parsed->has("containers-conf"))
+        return print_error(kCmd, "--containers-conf is podman's"), kExitUsage;
+    if (!docker && parsed->has("docker-root"))
+        return print_error(kCmd, "--docker-root is for --engine docker"), kExitUsage;
     if (::geteuid() != 0) {
         std::vector<std::string> words(argv, argv + argc);
         return print_as_root(words);
@@ -479,8 +621,13 @@ int run_engine(int argc, char** argv) {
     if (person->uid == 0)
         return fail("the person must not be root: the engine user protects a person's files");
     if (name == *user) return fail("the engine user must not be the person");
-    auto tools = find_tools();
+    auto tools = find_tools(docker);
     if (!tools) return fail(tools.error().message);
+    if (docker) {
+        if (auto found = find_docker_tools(*tools, parsed->get("docker-root").value_or("/"));
+            !found)
+            return fail(found.error().message);
+    }
     if (action == "setup")
         return setup(*tools, *person, *slug, name, parsed->get("containers-conf"));
     return remove(*tools, *person, *slug, name);

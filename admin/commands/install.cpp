@@ -270,6 +270,15 @@ class Installer {
             const exec::ComposeFlavourRead read = exec::read_compose_flavour(
                 words, static_cast<bool>(project_relative(project_dir_, words[0])),
                 compose_host(env));
+            if (read.compose_v1)
+                return fail(
+                    visible(command_line(words)) +
+                        " is compose v1 (docker-compose 1.x, such as Debian 12's 1.29), "
+                        "which hostbridge does not support: its commands and output are "
+                        "not compose v2's. Supported: podman-compose, and docker compose v2 "
+                        "(Debian 13's docker-compose 2.26.1, as `docker compose`; its "
+                        "verbs are still refused: docs/DOCKER.md)",
+                    {"hostbridge install ... --compose-cmd podman-compose"});
             backend_.flavour =
                 *compose_flavour_named(read.podman_compose ? "podman-compose" : "docker");
             flavour_how_ = read.how;

@@ -19,6 +19,13 @@ BuilderReport describe_builder(const std::string& engine, const std::string& ver
         r.line = "builder: " + name + " " + version +
                  " (BuildKit: the buildah escapes below do not apply); builds run from "
                  "snapshots screened in the sandbox";
+        // Debian's "26.1.5+dfsg1": the upstream version is what a test ran.
+        const std::string upstream = version.substr(0, version.find_first_of("+-~"));
+        if (name == "docker" && upstream != kTestedDocker)
+            r.note = "no test ran docker " + version + ": the tests run docker " +
+                     std::string(kTestedDocker) +
+                     " (Debian 13's; docs/DOCKER.md), so nothing measured says how this one "
+                     "builds, mounts or pulls";
         return r;
     }
     r.line = "builder: podman " + version +

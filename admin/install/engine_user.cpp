@@ -88,4 +88,78 @@ std::string engine_service_unit_text(const std::string& person, const std::strin
            podman + " system service --time=0\n";
 }
 
+namespace {
+
+std::string written_by(const std::string& person, const std::string& slug) {
+    return "# Written by `hostbridge engine setup --engine docker` for " + person + "'s bridge " +
+           slug + " (docs/DOCKER.md).\n";
+}
+
+// `root` + "/usr/..." without a doubled slash for the system's "/".
+std::string under(const std::string& root, const std::string& path) {
+    return (root == "/" ? "" : root) + path;
+}
+
+}  // namespace
+
+std::string docker_socket_in(const std::string& home) {
+    return home + "/engine/docker.sock";
+}
+
+std::string docker_socket_unit_text(const std::string& person, const std::string& slug,
+                                    const std::string& setfacl) {
+    return written_by(person, slug) + "[Unit]\nDescription=hostbridge docker socket for " + person +
+           " (" + slug +
+           ")\n\n"
+           "[Socket]\n"
+           "ListenStream=%h/engine/docker.sock\n"
+           "SocketMode=0600\n"
+           "DirectoryMode=0700\n"
+           "# Made new at every start with no ACL: the person alone may open it.\n"
+           "ExecStartPost=" +
+           setfacl + " -m u:" + person +
+           ":rw %h/engine/docker.sock\n\n"
+           "[Install]\n"
+           "WantedBy=sockets.target\n";
+}
+
+std::string docker_relay_unit_text(const std::string& person, uid_t person_uid,
+                                   const std::string& slug, const std::string& relay) {
+    return written_by(person, slug) + "[Unit]\nDescription=hostbridge docker relay for " + person +
+           " (" + slug + ")\nRequires=" + kDockerDaemonUnit + " " + kDockerSocketUnit +
+           "\nAfter=" + kDockerDaemonUnit + " " + kDockerSocketUnit +
+           "\n\n"
+           "[Service]\n"
+           "# dockerd cannot take the socket itself under rootlesskit, and\n"
+           "# systemd-socket-proxyd loses run and exec output (no half-close).\n"
+           "ExecStart=" +
+           relay + " --activated " + std::to_string(person_uid) + " %t/docker.sock\n";
+}
+
+std::string docker_daemon_unit_text(const std::string& person, const std::string& slug,
+                                    const std::string& root) {
+    return written_by(person, slug) +
+           "[Unit]\nDescription=hostbridge engine (rootless dockerd) for " + person + " (" + slug +
+           ")\n\n"
+           "[Service]\n"
+           "# dockerd-rootless.sh runs the rootlesskit on PATH (the host's own), then\n"
+           "# dockerd inside its namespaces; runc is the host's (/usr/sbin).\n"
+           "Environment=PATH=" +
+           under(root, "/usr/bin") + ":" + under(root, "/usr/sbin") +
+           ":/usr/sbin:/usr/bin:/sbin:/bin\n"
+           "# slirp4netns without the host's loopback; never pasta, which reached it.\n"
+           "Environment=DOCKERD_ROOTLESS_ROOTLESSKIT_NET=slirp4netns\n"
+           "Environment=DOCKERD_ROOTLESS_ROOTLESSKIT_DISABLE_HOST_LOOPBACK=true\n"
+           "Environment=DOCKERD_ROOTLESS_ROOTLESSKIT_PORT_DRIVER=builtin\n"
+           "ExecStart=" +
+           under(root, "/usr/share/docker.io/contrib/dockerd-rootless.sh") +
+           "\n"
+           "Type=notify\n"
+           "# dockerd, a child of rootlesskit, says it is ready.\n"
+           "NotifyAccess=all\n"
+           "KillMode=mixed\n"
+           "Delegate=yes\n"
+           "TimeoutSec=120\n";
+}
+
 }  // namespace hb::admin

@@ -43,4 +43,19 @@ std::string engine_socket_unit_text(const std::string& person, const std::string
 std::string engine_service_unit_text(const std::string& person, const std::string& slug,
                                      const std::string& podman);
 
+// The docker engine user's units (docs/DOCKER.md): its rootless dockerd
+// (`root` is where the docker packages are unpacked, "/" for the system's),
+// the person's socket ~/engine/docker.sock, and the relay that socket starts,
+// which passes only `person_uid`'s connections on to the daemon.
+inline constexpr const char* kDockerSocketUnit = "hostbridge-docker.socket";
+inline constexpr const char* kDockerRelayUnit = "hostbridge-docker.service";
+inline constexpr const char* kDockerDaemonUnit = "hostbridge-dockerd.service";
+std::string docker_socket_in(const std::string& home);
+std::string docker_socket_unit_text(const std::string& person, const std::string& slug,
+                                    const std::string& setfacl);
+std::string docker_relay_unit_text(const std::string& person, uid_t person_uid,
+                                   const std::string& slug, const std::string& relay);
+std::string docker_daemon_unit_text(const std::string& person, const std::string& slug,
+                                    const std::string& root);
+
 }  // namespace hb::admin

@@ -22,6 +22,8 @@ ComposeFlavourRead read_compose_flavour(const std::vector<std::string>& words, b
     if (const auto said = host.run(argv)) {
         if (said->find("podman-compose") != std::string::npos) {
             read = {true, "from `version`"};
+        } else if (said->rfind("docker-compose version 1.", 0) == 0) {
+            read = {false, "from `version`", true};
         } else if (said->find("Docker Compose") != std::string::npos ||
                    said->find("docker-compose") != std::string::npos) {
             read = {false, "from `version`"};

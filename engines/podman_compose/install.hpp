@@ -28,6 +28,9 @@ std::optional<std::vector<std::string>> default_compose_command(const InstallHos
 struct ComposeFlavourRead {
     bool podman_compose = false;
     std::string how;  // "by its name" or "from `version`"
+    // compose v1 (Debian 12's docker-compose 1.29: "docker-compose version
+    // 1.29.2, build unknown"), which install refuses.
+    bool compose_v1 = false;
 };
 // Which compose CLI `words` is (words[0] resolved), asked once (`...
 // version`). A binary inside the checkout is the agent's until approved:

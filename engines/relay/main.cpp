@@ -10,6 +10,13 @@
 // (engines/relay/confinement.hpp) and pumps (engines/relay/pump.hpp) until
 // the drain kills it. Exit 1: it was started wrongly or could not confine
 // itself, and relays nothing.
+//
+//   hostbridge-engine-relay --activated PERSON_UID UPSTREAM
+//
+// is the engine user's own relay in front of its rootless dockerd
+// (docs/DOCKER.md): systemd hands it the listening socket on fd 3 (socket
+// activation), and it relays PERSON_UID's connections to the unix socket
+// UPSTREAM, which must answer as the relay's own user, the engine user.
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,16 +54,30 @@ bool is_listening(int fd) {
 
 }  // namespace
 
+bool parse_uid(std::string_view text, unsigned& uid) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), uid);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
 int main(int argc, char** argv) {
-    unsigned engine_uid = 0;
-    const std::string_view uid = argc == 2 ? argv[1] : "";
-    const auto [end, ec] = std::from_chars(uid.data(), uid.data() + uid.size(), engine_uid);
-    if (uid.empty() || ec != std::errc() || end != uid.data() + uid.size())
+    unsigned uid = 0;
+    const bool activated = argc == 4 && std::string_view(argv[1]) == "--activated";
+    if (activated) {
+        const std::string_view upstream = argv[3];
+        if (!parse_uid(argv[2], uid) || upstream.empty() || upstream[0] != '/' ||
+            upstream.size() >= 108)
+            fail("usage: hostbridge-engine-relay --activated PERSON_UID UPSTREAM_SOCKET");
+    } else if (argc != 2 || !parse_uid(argv[1], uid)) {
         fail("usage: hostbridge-engine-relay ENGINE_UID, with fds 3 and 4 set by the drain");
+    }
     if (!is_socket(kListening) || !is_listening(kListening)) fail("fd 3 is not a listening socket");
-    if (!is_socket(kPinned)) fail("fd 4 is not the pinned engine socket");
-    const uid_t person = ::getuid();
+    if (!activated && !is_socket(kPinned)) fail("fd 4 is not the pinned engine socket");
+    const std::string pinned = "/proc/self/fd/" + std::to_string(kPinned);
+    const uid_t self = ::getuid();  // before the filter, which has no getuid
     if (auto confined = hb::relay::confine_relay(kListening); !confined)
         fail(confined.error().message);
-    hb::relay::pump(kListening, kPinned, person, static_cast<uid_t>(engine_uid));
+    if (activated)  // the engine user's relay: PERSON_UID's clients, to its own daemon
+        hb::relay::pump(kListening, argv[3], static_cast<uid_t>(uid), self);
+    // The drain's: its own (the person's) clients, to the engine user's socket.
+    hb::relay::pump(kListening, pinned.c_str(), self, static_cast<uid_t>(uid));
 }

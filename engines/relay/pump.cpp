@@ -42,13 +42,14 @@ uid_t peer_uid(int fd) {
     return cred.uid;
 }
 
-// Connects to the pinned socket, by this process's own descriptor of it.
-int connect_pinned(int pinned, uid_t engine_uid) {
+// Connects to the upstream socket (the pinned one by this process's own
+// descriptor of it, /proc/self/fd/<n>), which must answer as the engine user.
+int connect_upstream(const char* upstream, uid_t engine_uid) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d", pinned);
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", upstream);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
         peer_uid(fd) != engine_uid) {
         ::close(fd);
@@ -110,7 +111,7 @@ bool set_nonblocking(int fd) {
 
 }  // namespace
 
-void pump(int listening, int pinned, uid_t person_uid, uid_t engine_uid) {
+void pump(int listening, const char* upstream_path, uid_t person_uid, uid_t engine_uid) {
     static Pair pairs[kMaxPairs];  // 4 MiB of buffers: not on the stack
     for (;;) {
         pollfd fds[1 + 2 * kMaxPairs];
@@ -156,7 +157,7 @@ void pump(int listening, int pinned, uid_t person_uid, uid_t engine_uid) {
                 }
             }
             const int upstream = free_slot != nullptr && peer_uid(client) == person_uid
-                                     ? connect_pinned(pinned, engine_uid)
+                                     ? connect_upstream(upstream_path, engine_uid)
                                      : -1;
             if (upstream < 0 || !set_nonblocking(upstream)) {
                 if (upstream >= 0) ::close(upstream);

@@ -3,11 +3,13 @@
 // main.cpp), which the drain starts for the length of one command
 // (engines/podman/engine_relay.hpp).
 // It accepts each client on its listening socket, relays only the person's
-// (the relay's own uid, SO_PEERCRED), connects each to the engine user's
-// socket through the pinned descriptor (/proc/self/fd/<n>, never the name),
-// checks that the answering peer is the engine user, and copies bytes both
-// ways. It opens no file: everything it touches is a socket it was handed
-// or made (engines/relay/confinement.hpp holds it to that).
+// (SO_PEERCRED), connects each to the engine user's socket (for the drain,
+// through the pinned descriptor, /proc/self/fd/<n>, never the name; for the
+// engine user's docker socket, docs/DOCKER.md, the daemon's socket in the
+// engine user's own runtime dir), checks that the answering peer is the
+// engine user, and copies bytes both ways, passing each side's end of
+// writing on (docker's run and exec streams end on it). It opens no file: everything it touches is
+// a socket it was handed or made (engines/relay/confinement.hpp holds it to that).
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +21,8 @@ inline constexpr int kMaxPairs = 32;
 
 // Never returns: it ends when the drain kills it, or exits 1 when its
 // listening socket fails.
-[[noreturn]] void pump(int listening, int pinned, uid_t person_uid, uid_t engine_uid);
+// `upstream_path` is a unix socket's path (at most 107 bytes).
+[[noreturn]] void pump(int listening, const char* upstream_path, uid_t person_uid,
+                       uid_t engine_uid);
 
 }  // namespace hb::relay

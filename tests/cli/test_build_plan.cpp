@@ -159,9 +159,19 @@ TEST(BuilderCheck, PodmanBeforeTheFixesSaysOnlyTheSnapshotAndScreenStandBetween)
     EXPECT_NE(old.note->find("CVE-2024-9675"), std::string::npos);
     EXPECT_FALSE(describe_builder("/usr/bin/podman", "5.2.5").note);
     EXPECT_TRUE(describe_builder("/usr/bin/podman", "5.2.4").note);
-    EXPECT_FALSE(describe_builder("/usr/bin/docker", "27.1.1").note);
     EXPECT_TRUE(version_before("4.9.4-rc1", 5, 0, 1));
     EXPECT_FALSE(version_before("garbage", 5, 0, 1));
+}
+
+TEST(BuilderCheck, DockerNamesAVersionNoTestRan) {
+    const BuilderReport other = describe_builder("/usr/bin/docker", "27.1.1");
+    ASSERT_TRUE(other.note);
+    EXPECT_NE(other.note->find("no test ran docker 27.1.1"), std::string::npos);
+    EXPECT_NE(other.note->find("docker 26.1.5"), std::string::npos);
+    EXPECT_TRUE(describe_builder("/usr/bin/docker", "20.10.24+dfsg1").note);
+    // Debian 13's own version string is the tested one.
+    EXPECT_FALSE(describe_builder("/usr/bin/docker", "26.1.5+dfsg1").note);
+    EXPECT_FALSE(describe_builder("/opt/x/usr/bin/docker", "26.1.5").note);
 }
 
 }  // namespace

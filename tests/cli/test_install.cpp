@@ -602,6 +602,23 @@ TEST_F(Install, RecordsTheComposeFlavourFromItsVersion) {
     }
 }
 
+// compose v1 (Debian 12's docker-compose 1.29, whose `version` this prints)
+// is refused, naming what is supported; nothing is written.
+TEST_F(Install, RefusesComposeV1NamingWhatIsSupported) {
+    const std::string tools = root.path() + "/tools";
+    ASSERT_EQ(::mkdir(tools.c_str(), 0755), 0);
+    write_file(tools + "/docker-compose",
+               "#!/bin/sh\n[ \"$1\" = version ] && printf 'docker-compose version 1.29.2, "
+               "build unknown\\ndocker-py version: 5.0.3\\n'\n",
+               0755);
+    Ran run = home.hostbridge({"install", "--project-dir", project.dir, "--compose-cmd",
+                               tools + "/docker-compose", "--no-systemd"});
+    EXPECT_EQ(run.code, 1) << run.out << run.err;
+    EXPECT_TRUE(contains(run.err, "is compose v1")) << run.err;
+    EXPECT_TRUE(contains(run.err, "Supported: podman-compose, and docker compose v2")) << run.err;
+    EXPECT_FALSE(exists(home.config_dir("demo-app") + "/bridge.json"));
+}
+
 // A compose wrapper inside the checkout is the agent's file until approved:
 // install must not run it to ask its flavour; the name decides.
 TEST_F(Install, NeverRunsAComposeWrapperOfTheCheckoutToTellItsFlavour) {
