@@ -51,12 +51,8 @@ UniqueFd unnamed_file(int held_fd) {
     return UniqueFd(::openat(held_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
 }
 
-bool succeeded(const RunResult& result) {
-    return result.status == RunResult::Status::Exited && result.exit_code == 0;
-}
-
 std::string outcome(const RunResult& result) {
-    return succeeded(result) ? "exited 0" : "failed (" + run_failure(result) + ")";
+    return result.succeeded() ? "exited 0" : "failed (" + run_failure(result) + ")";
 }
 
 std::string desktop(const Config& config, int held_fd, const HeldRequest& held) {
@@ -81,8 +77,8 @@ std::string desktop(const Config& config, int held_fd, const HeldRequest& held) 
                              "  (or deny, see hostbridge pending)")};
     const RunResult result = run_command(argv, sink.get(), kNotifyTimeout, std::chrono::seconds(1),
                                          {}, {std::string("DBUS_SESSION_BUS_ADDRESS=") + bus});
-    return succeeded(result) ? "desktop notification sent"
-                             : "desktop notification " + outcome(result);
+    return result.succeeded() ? "desktop notification sent"
+                              : "desktop notification " + outcome(result);
 }
 
 // The person's notify_command, with its own stamp: the desktop's does not

@@ -30,6 +30,7 @@ struct RunResult {
     int signal = 0;      // Signaled; TimedOut: the signal that ended it (0: it exited)
     std::string error;   // SpawnFailed: why, e.g. "cannot execute /x: No such file or directory"
     std::int64_t duration_ms = 0;
+    [[nodiscard]] bool succeeded() const { return status == Status::Exited && exit_code == 0; }
 };
 
 // A spawned command: the leader of its own session and process group. The
