@@ -1,0 +1,185 @@
+#!/bin/bash
+# adopt.sh BIN_DIR: `hostbridge install` adopts the project's containers made
+# before the bridge's up, with the person's yes (issue 48, item 7; issue 44
+# item 3's naming rule; docs/COMPOSE.md, "Adopting the containers made
+# before"). Rootless podman 4.3 and podman-compose 1.0.3 of Debian 12, as an
+# ordinary user (as root, a throwaway one made by tools/e2e/testuser.sh),
+# `install --backend compose --no-systemd`, as uninstall_stack.sh does.
+#
+# One service, app, binds ./src to /srv/src. Before install the person ran
+# the checkout by hand twice: plainly (`podman-compose up`, the basename's
+# project) and with the bridge's -p (unlabelled, its bind unpinned: what
+# doctor names). Beside them, containers the install must never touch:
+# another project whose name shares the prefix, and another checkout's
+# container of the basename's project (another working_dir). Checked:
+#  1. install with no terminal and no --adopt-containers lists the two,
+#     changes nothing, and prints how to do it (the old install said
+#     nothing of the plain run);
+#  2. install --adopt-containers removes both and the bridge's up makes
+#     app again: labelled, its bind on the pin, the checkout's src inside;
+#     doctor names no container; the other two still run, the same ids;
+#  3. an up that fails after the removal (the image's tag gone) exits 1,
+#     names app as down and prints the rows, which start app once the tag
+#     is back.
+#
+# Everything made is named after hbad<pid> and removed on exit. Exit 77,
+# reason printed, where rootless podman, podman-compose or a static busybox
+# is missing.
+# shellcheck disable=SC2016
+set -uo pipefail
+
+[ $# -eq 1 ] || { echo "usage: adopt.sh BIN_DIR" >&2; exit 64; }
+bin=$(readlink -f -- "$1")
+self=$(readlink -f -- "${BASH_SOURCE[0]}")
+repo=$(readlink -f -- "$(dirname -- "$self")/../..")
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+# shellcheck source=tests/e2e/verdicts.sh
+. "$repo/tests/e2e/verdicts.sh"
+e2e_needs podman podman-compose python3 setpriv
+[ -x "$bin/hostbridge" ] || { echo "no $bin/hostbridge: build first" >&2; exit 1; }
+
+if [ "$(id -u)" -eq 0 ]; then
+    exec "$repo/tools/e2e/run-as-test-user.sh" hb-e2e-ad "$bin" tests/e2e/adopt.sh
+fi
+
+[ -n "${XDG_RUNTIME_DIR:-}" ] || skip "XDG_RUNTIME_DIR is not set (rootless podman needs it)"
+t_start=$(date +%s)
+hb=$bin/hostbridge
+name=hbad$$
+work=$(mktemp -d "$HOME/$name.XXXXXX")
+P=$work/$name
+slug=$name
+image=localhost/$name:1
+mkdir -p "$HOME/.config/containers" &&
+    cp "$repo/examples/demo-app/containers.conf" "$HOME/.config/containers/containers.conf" || exit 1
+if ! info=$(podman info 2>&1 >/dev/null); then
+    rm -rf -- "$work"
+    skip "rootless podman does not work here as $(id -un) (podman info: $(tail -n 3 <<<"$info"))"
+fi
+
+own=$(compose_project_of "$P")
+plain=$name                     # podman-compose 1.0.3's name for the directory $name
+prefixed=${name}-b_app_1        # another project, whose name shares the prefix
+clone=${name}_app_9             # the basename's project, from another checkout
+
+cleanup() {
+    podman rm -f -t 0 "${plain}_app_1" "${own}_app_1" "$prefixed" "$clone" >/dev/null 2>&1
+    local net
+    for net in "${plain}_default" "${own}_default"; do
+        podman network exists "$net" 2>/dev/null && podman network rm -f "$net" >/dev/null 2>&1
+    done
+    podman rmi -f "$image" >/dev/null 2>&1
+    "$hb" uninstall --slug "$slug" --purge >/dev/null 2>&1
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM HUP
+
+e2e_bind_app "$P" "$image" "$work/rootfs"
+(cd "$P" && timeout 120 podman-compose up -d --no-build >"$work/hand.log" 2>&1) ||
+    die "podman-compose up by hand: $(tail -n 5 "$work/hand.log")"
+(cd "$P" && timeout 120 podman-compose -p "$own" up -d --no-build >>"$work/hand.log" 2>&1) ||
+    die "podman-compose -p $own up by hand: $(tail -n 5 "$work/hand.log")"
+podman run -d --init --name "$prefixed" --label "com.docker.compose.project=${name}-b" \
+    --label "com.docker.compose.project.working_dir=$work/${name}-b" \
+    --label com.docker.compose.service=app "$image" >/dev/null || die "podman run $prefixed"
+podman run -d --init --name "$clone" --label "com.docker.compose.project=$plain" \
+    --label "com.docker.compose.project.working_dir=$work/clone/$name" \
+    --label com.docker.compose.service=app "$image" >/dev/null || die "podman run $clone"
+id_of() { podman container inspect --format '{{.Id}}' "$1" 2>/dev/null; }
+running() { [ "$(podman container inspect --format '{{.State.Running}}' "$1" 2>/dev/null)" = true ]; }
+others_untouched() {
+    [ "$(id_of "$prefixed")" = "$prefixed_id" ] && [ "$(id_of "$clone")" = "$clone_id" ] &&
+        running "$prefixed" && running "$clone"
+}
+prefixed_id=$(id_of "$prefixed")
+clone_id=$(id_of "$clone")
+plain_id=$(id_of "${plain}_app_1")
+hand_id=$(id_of "${own}_app_1")
+{ [ -n "$plain_id" ] && [ -n "$hand_id" ]; } || die "the hand runs made no ${plain}_app_1 or ${own}_app_1"
+
+# hb_install_shown [OPTION]: hb_install into $out and $rc, its adoption part shown.
+hb_install_shown() {
+    out=$(hb_install "$@")
+    rc=$?
+    printf '%s\n' "$out" | sed -n '/^containers of this project made before/,$p' | sed 's/^/  install| /'
+}
+hb_install() {
+    "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
+        --compose-cmd podman-compose --slug "$slug" --rate-limit 1000/600 \
+        --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine "$@" 2>&1 </dev/null
+}
+
+# ------------------------------------------------------------------ 1. no yes
+
+hb_install_shown
+check "install without a yes: exit 0, lists ${plain}_app_1 and ${own}_app_1 with their service, and says they are left" \
+    eval '[ "$rc" -eq 0 ] && grep -q "^  ${plain}_app_1 (service app, ${plain_id:0:12}): podman-compose made it from the checkout by hand" <<<"$out" && grep -q "^  ${own}_app_1 (service app, ${hand_id:0:12}): it lacks the bridge.s label" <<<"$out" && grep -q "no terminal to confirm on (and no --adopt-containers); the containers above are left as they are" <<<"$out"'
+check "install without a yes: prints the rm line by id and the install line with --adopt-containers" \
+    eval 'grep -qE "^/[^ ]*/podman rm -f (${plain_id:0:12} ${hand_id:0:12}|${hand_id:0:12} ${plain_id:0:12})\$" <<<"$out" && grep -qE "install .*--slug $slug --adopt-containers\$" <<<"$out"'
+check "install without a yes: lists neither $prefixed nor $clone" \
+    eval '! grep -qE "^  ($prefixed|$clone) " <<<"$out"'
+check "install without a yes: nothing changed (both still run, the same ids; the others too)" \
+    eval '[ "$(id_of "${plain}_app_1")" = "$plain_id" ] && [ "$(id_of "${own}_app_1")" = "$hand_id" ] && running "${plain}_app_1" && running "${own}_app_1" && others_untouched'
+doctor=$("$hb" doctor --slug "$slug" 2>&1)
+check "doctor before adopting names ${own}_app_1 (a bind unpinned)" \
+    grep -q "container ${own}_app_1 bind-mounts $P/src" <<<"$doctor"
+
+# ------------------------------------------------------------------ 2. --adopt-containers
+
+config=$HOME/.config/hostbridge/$slug/bridge.json
+run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_dir"])' "$config") ||
+    die "no run_dir in $config"
+hb_install_shown --adopt-containers
+check "install --adopt-containers: exit 0, says it removed both and adopted them" \
+    eval '[ "$rc" -eq 0 ] && grep -qxF "  removed ${plain}_app_1 (app)" <<<"$out" && grep -qxF "  removed ${own}_app_1 (app)" <<<"$out" && grep -q "^adopted 2 container(s): the bridge.s up made them again" <<<"$out"'
+check "install --adopt-containers: ${plain}_app_1 is gone, ${own}_app_1 is a new container" \
+    eval '! podman container exists "${plain}_app_1" && running "${own}_app_1" && [ "$(id_of "${own}_app_1")" != "$hand_id" ]'
+check "the new ${own}_app_1 carries io.hostbridge.project=$own" \
+    test "$(podman container inspect --format '{{index .Config.Labels "io.hostbridge.project"}}' "${own}_app_1" 2>/dev/null)" = "$own"
+source_of() {
+    podman container inspect --format '{{range .Mounts}}{{if eq .Destination "/srv/src"}}{{.Source}}{{end}}{{end}}' \
+        "${own}_app_1" 2>/dev/null
+}
+check "the new ${own}_app_1 binds the pin $run_dir/.hostbridge-binds/src, which shows the checkout's src" \
+    eval '[ "$(source_of)" = "$run_dir/.hostbridge-binds/src" ] && [ "$(podman exec "${own}_app_1" cat /srv/src/marker 2>/dev/null)" = checkout ]'
+check "install --adopt-containers: $prefixed and $clone still run, the same ids" others_untouched
+doctor=$("$hb" doctor --slug "$slug" 2>&1)
+check "doctor after adopting names no container" eval '! grep -q "container .* bind-mounts\|cannot .* container\|container .* is running and" <<<"$doctor"'
+grep -q "container " <<<"$doctor" && grep "container " <<<"$doctor" | sed 's/^/  doctor| /'
+out=$(hb_install --adopt-containers)
+rc=$?
+check "install --adopt-containers again: nothing to adopt, ${own}_app_1 kept" \
+    eval '[ "$rc" -eq 0 ] && ! grep -q "^containers of this project made before" <<<"$out" && running "${own}_app_1"'
+
+# ------------------------------------------------------------------ 3. an up that fails
+
+# A plain run again; then the image's tag goes (the container keeps its
+# image by id): the bridge's up cannot find localhost/...:1 after the removal.
+(cd "$P" && timeout 120 podman-compose up -d --no-build >>"$work/hand.log" 2>&1) ||
+    die "podman-compose up by hand again: $(tail -n 5 "$work/hand.log")"
+podman rm -f -t 0 "${own}_app_1" >/dev/null 2>&1
+image_id=$(podman image inspect --format '{{.Id}}' "$image") || die "no image $image"
+podman untag "$image" || die "podman untag $image"
+hb_install_shown --adopt-containers
+[ "$rc" -eq 1 ] || echo "  (install exited $rc)"
+check "install --adopt-containers, up failing: exit 1, names app as down and prints the rows" \
+    eval '[ "$rc" -eq 1 ] && grep -q "adopting the containers failed: .*; down now: app\. Start them with the bridge.s rows" <<<"$out" && grep -q "^cd .* && env .* sh -c .*hostbridge-pin.* pin .*podman-compose.* up -d --no-build" <<<"$out"'
+check "install --adopt-containers, up failing: ${plain}_app_1 was removed, no app runs" \
+    eval '! podman container exists "${plain}_app_1" && ! running "${own}_app_1"'
+podman tag "$image_id" "$image" || die "podman tag $image"
+rows=$(grep "^cd .* && env .* sh -c " <<<"$out" | tail -n 1)
+sh -c "$rows" >"$work/rows.log" 2>&1
+check "the printed rows start app on the pin once the tag is back" \
+    eval 'running "${own}_app_1" && [ "$(source_of)" = "$run_dir/.hostbridge-binds/src" ]'
+running "${own}_app_1" || sed 's/^/  rows| /' "$work/rows.log"
+check "$prefixed and $clone still run, the same ids" others_untouched
+
+cleanup
+trap - EXIT
+finish_e2e "$name" "$(($(date +%s) - t_start)) s"
