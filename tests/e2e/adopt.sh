@@ -6,16 +6,18 @@
 # ordinary user (as root, a throwaway one made by tools/e2e/testuser.sh),
 # `install --backend compose --no-systemd`, as uninstall_stack.sh does.
 #
-# One service, app, binds ./src to /srv/src. Before install the person ran
-# the checkout by hand twice: plainly (`podman-compose up`, the basename's
-# project) and with the bridge's -p (unlabelled, its bind unpinned: what
+# Two services: app binds ./src to /srv/src; worker is built. Before
+# install the person ran the checkout by hand twice: plainly
+# (`podman-compose up`, the basename's project, worker built under its
+# name) and app with the bridge's -p (unlabelled, its bind unpinned: what
 # doctor names). Beside them, containers the install must never touch:
 # another project whose name shares the prefix, and another checkout's
 # container of the basename's project (another working_dir). Checked:
-#  1. install with no terminal and no --adopt-containers lists the two,
+#  1. install with no terminal and no --adopt-containers lists the three,
 #     changes nothing, and prints how to do it (the old install said
 #     nothing of the plain run);
-#  2. install --adopt-containers removes both and the bridge's up makes
+#  2. install --adopt-containers removes them and the bridge's up makes
+#     worker (the image it ran by hand tagged with the bridge's name) and
 #     app again: labelled, its bind on the pin, the checkout's src inside;
 #     doctor names no container; the other two still run, the same ids;
 #  3. an up that fails after the removal (the image's tag gone) exits 1,
@@ -68,12 +70,13 @@ prefixed=${name}-b_app_1        # another project, whose name shares the prefix
 clone=${name}_app_9             # the basename's project, from another checkout
 
 cleanup() {
-    podman rm -f -t 0 "${plain}_app_1" "${own}_app_1" "$prefixed" "$clone" >/dev/null 2>&1
+    podman rm -f -t 0 "${plain}_app_1" "${own}_app_1" "${plain}_worker_1" "${own}_worker_1" \
+        "$prefixed" "$clone" >/dev/null 2>&1
     local net
     for net in "${plain}_default" "${own}_default"; do
         podman network exists "$net" 2>/dev/null && podman network rm -f "$net" >/dev/null 2>&1
     done
-    podman rmi -f "$image" >/dev/null 2>&1
+    podman rmi -f "localhost/${plain}_worker" "localhost/${own}_worker" "$image" >/dev/null 2>&1
     "$hb" uninstall --slug "$slug" --purge >/dev/null 2>&1
     rm -rf -- "$work"
 }
@@ -81,9 +84,16 @@ trap cleanup EXIT
 trap 'echo "interrupted"; exit 130' INT TERM HUP
 
 e2e_bind_app "$P" "$image" "$work/rootfs"
-(cd "$P" && timeout 120 podman-compose up -d --no-build >"$work/hand.log" 2>&1) ||
+# worker: built from the checkout, which the hand run does under its own
+# project's name (localhost/<project>_worker), not the bridge's.
+{
+    mkdir -p "$P/w" && printf 'FROM %s\nLABEL role=worker\n' "$image" >"$P/w/Containerfile" &&
+        printf '  worker:\n    build: ./w\n    init: true\n' >>"$P/compose.yaml" &&
+        git -C "$P" add -A && git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm worker
+} || die "cannot add worker to $P"
+(cd "$P" && timeout 120 podman-compose up -d >"$work/hand.log" 2>&1) ||
     die "podman-compose up by hand: $(tail -n 5 "$work/hand.log")"
-(cd "$P" && timeout 120 podman-compose -p "$own" up -d --no-build >>"$work/hand.log" 2>&1) ||
+(cd "$P" && timeout 120 podman-compose -p "$own" up -d --no-build app >>"$work/hand.log" 2>&1) ||
     die "podman-compose -p $own up by hand: $(tail -n 5 "$work/hand.log")"
 podman run -d --init --name "$prefixed" --label "com.docker.compose.project=${name}-b" \
     --label "com.docker.compose.project.working_dir=$work/${name}-b" \
@@ -100,8 +110,11 @@ others_untouched() {
 prefixed_id=$(id_of "$prefixed")
 clone_id=$(id_of "$clone")
 plain_id=$(id_of "${plain}_app_1")
+worker_id=$(id_of "${plain}_worker_1")
+worker_image=$(podman container inspect --format '{{.Image}}' "${plain}_worker_1" 2>/dev/null)
 hand_id=$(id_of "${own}_app_1")
-{ [ -n "$plain_id" ] && [ -n "$hand_id" ]; } || die "the hand runs made no ${plain}_app_1 or ${own}_app_1"
+{ [ -n "$plain_id" ] && [ -n "$hand_id" ] && [ -n "$worker_id" ] && [ -n "$worker_image" ]; } ||
+    die "the hand runs made no ${plain}_app_1, ${plain}_worker_1 or ${own}_app_1"
 
 # hb_install_shown [OPTION]: hb_install into $out and $rc, its adoption part shown.
 hb_install_shown() {
@@ -118,14 +131,14 @@ hb_install() {
 # ------------------------------------------------------------------ 1. no yes
 
 hb_install_shown
-check "install without a yes: exit 0, lists ${plain}_app_1 and ${own}_app_1 with their service, and says they are left" \
-    eval '[ "$rc" -eq 0 ] && grep -q "^  ${plain}_app_1 (service app, ${plain_id:0:12}): podman-compose made it from the checkout by hand" <<<"$out" && grep -q "^  ${own}_app_1 (service app, ${hand_id:0:12}): it lacks the bridge.s label" <<<"$out" && grep -q "no terminal to confirm on (and no --adopt-containers); the containers above are left as they are" <<<"$out"'
+check "install without a yes: exit 0, lists ${plain}_app_1, ${plain}_worker_1 and ${own}_app_1 with their service, and says they are left" \
+    eval '[ "$rc" -eq 0 ] && grep -q "^  ${plain}_worker_1 (service worker, ${worker_id:0:12}): podman-compose made it" <<<"$out" && grep -q "^  ${plain}_app_1 (service app, ${plain_id:0:12}): podman-compose made it from the checkout by hand" <<<"$out" && grep -q "^  ${own}_app_1 (service app, ${hand_id:0:12}): it lacks the bridge.s label" <<<"$out" && grep -q "no terminal to confirm on (and no --adopt-containers); the containers above are left as they are" <<<"$out"'
 check "install without a yes: prints the rm line by id and the install line with --adopt-containers" \
-    eval 'grep -qE "^/[^ ]*/podman rm -f (${plain_id:0:12} ${hand_id:0:12}|${hand_id:0:12} ${plain_id:0:12})\$" <<<"$out" && grep -qE "install .*--slug $slug --adopt-containers\$" <<<"$out"'
+    eval 'rm_line=$(grep -E "^/[^ ]*/podman rm -f( [0-9a-f]{12}){3}\$" <<<"$out") && for id in "$plain_id" "$hand_id" "$worker_id"; do grep -q " ${id:0:12}" <<<"$rm_line" || exit 1; done && grep -qE "install .*--slug $slug --adopt-containers\$" <<<"$out"'
 check "install without a yes: lists neither $prefixed nor $clone" \
     eval '! grep -qE "^  ($prefixed|$clone) " <<<"$out"'
-check "install without a yes: nothing changed (both still run, the same ids; the others too)" \
-    eval '[ "$(id_of "${plain}_app_1")" = "$plain_id" ] && [ "$(id_of "${own}_app_1")" = "$hand_id" ] && running "${plain}_app_1" && running "${own}_app_1" && others_untouched'
+check "install without a yes: nothing changed (the three still run, the same ids; the others too)" \
+    eval '[ "$(id_of "${plain}_app_1")" = "$plain_id" ] && [ "$(id_of "${plain}_worker_1")" = "$worker_id" ] && [ "$(id_of "${own}_app_1")" = "$hand_id" ] && running "${plain}_app_1" && running "${own}_app_1" && others_untouched'
 doctor=$("$hb" doctor --slug "$slug" 2>&1)
 check "doctor before adopting names ${own}_app_1 (a bind unpinned)" \
     grep -q "container ${own}_app_1 bind-mounts $P/src" <<<"$doctor"
@@ -136,8 +149,10 @@ config=$HOME/.config/hostbridge/$slug/bridge.json
 run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_dir"])' "$config") ||
     die "no run_dir in $config"
 hb_install_shown --adopt-containers
-check "install --adopt-containers: exit 0, says it removed both and adopted them" \
-    eval '[ "$rc" -eq 0 ] && grep -qxF "  removed ${plain}_app_1 (app)" <<<"$out" && grep -qxF "  removed ${own}_app_1 (app)" <<<"$out" && grep -q "^adopted 2 container(s): the bridge.s up made them again" <<<"$out"'
+check "install --adopt-containers: exit 0, says it removed the three and adopted them" \
+    eval '[ "$rc" -eq 0 ] && grep -qxF "  removed ${plain}_app_1 (app)" <<<"$out" && grep -qxF "  removed ${own}_app_1 (app)" <<<"$out" && grep -qxF "  removed ${plain}_worker_1 (worker)" <<<"$out" && grep -q "^adopted 3 container(s): the bridge.s up made them again" <<<"$out"'
+check "install --adopt-containers: the image worker ran by hand is tagged ${own}_worker, and ${own}_worker_1 runs it, labelled" \
+    eval 'grep -q "^  tagged the image worker ran (${worker_image:0:12}) ${own}_worker," <<<"$out" && ! podman container exists "${plain}_worker_1" && running "${own}_worker_1" && [ "$(podman container inspect --format "{{.Image}} {{index .Config.Labels \"io.hostbridge.project\"}}" "${own}_worker_1")" = "$worker_image $own" ]'
 check "install --adopt-containers: ${plain}_app_1 is gone, ${own}_app_1 is a new container" \
     eval '! podman container exists "${plain}_app_1" && running "${own}_app_1" && [ "$(id_of "${own}_app_1")" != "$hand_id" ]'
 check "the new ${own}_app_1 carries io.hostbridge.project=$own" \
@@ -159,17 +174,18 @@ check "install --adopt-containers again: nothing to adopt, ${own}_app_1 kept" \
 
 # ------------------------------------------------------------------ 3. an up that fails
 
-# A plain run again; then the image's tag goes (the container keeps its
-# image by id): the bridge's up cannot find localhost/...:1 after the removal.
+# A plain run again; then app's image loses its one name (the container
+# keeps it by id): the bridge's up cannot find localhost/...:1 after the
+# removal. worker's image keeps the bridge's name: not tagged again.
 (cd "$P" && timeout 120 podman-compose up -d --no-build >>"$work/hand.log" 2>&1) ||
     die "podman-compose up by hand again: $(tail -n 5 "$work/hand.log")"
 podman rm -f -t 0 "${own}_app_1" >/dev/null 2>&1
 image_id=$(podman image inspect --format '{{.Id}}' "$image") || die "no image $image"
-podman untag "$image" || die "podman untag $image"
+podman untag "$image" "$image" || die "podman untag $image"
 hb_install_shown --adopt-containers
 [ "$rc" -eq 1 ] || echo "  (install exited $rc)"
-check "install --adopt-containers, up failing: exit 1, names app as down and prints the rows" \
-    eval '[ "$rc" -eq 1 ] && grep -q "adopting the containers failed: .*; down now: app\. Start them with the bridge.s rows" <<<"$out" && grep -q "^cd .* && env .* sh -c .*hostbridge-pin.* pin .*podman-compose.* up -d --no-build" <<<"$out"'
+check "install --adopt-containers, up failing: exit 1, names app (not worker) as down and prints the rows; worker's image not tagged again" \
+    eval '[ "$rc" -eq 1 ] && ! grep -q "tagged the image" <<<"$out" && grep -q "adopting the containers failed: .*; down now: app\. Start them with the bridge.s rows" <<<"$out" && grep -q "^cd .* && env .* sh -c .*hostbridge-pin.* pin .*podman-compose.* up -d --no-build" <<<"$out"'
 check "install --adopt-containers, up failing: ${plain}_app_1 was removed, no app runs" \
     eval '! podman container exists "${plain}_app_1" && ! running "${own}_app_1"'
 podman tag "$image_id" "$image" || die "podman tag $image"
