@@ -188,8 +188,8 @@ Result<std::vector<Adoptee>> adoptable_containers(const Config& c) {
     // Listed by the project label (podman compares it whole), then each
     // checked again from its inspect JSON, read as JSON.
     std::vector<std::string> argv = {c.settle->engine, "container", "inspect"};
-    for (const std::string& project : {own, plain}) {
-        if (project.empty() || (project == plain && plain == own && argv.size() > 3)) continue;
+    for (const std::string& project : std::set<std::string>{own, plain}) {
+        if (project.empty()) continue;
         auto listed = run_process(
             {c.settle->engine, "ps", "-a", "--filter",
              "label=" + std::string(kProjectLabel) + "=" + project, "--format", "{{.ID}}"},
