@@ -15,11 +15,13 @@
 # container of the basename's project (another working_dir). Checked:
 #  1. install with no terminal and no --adopt-containers lists the three,
 #     changes nothing, and prints how to do it (the old install said
-#     nothing of the plain run);
-#  2. install --adopt-containers removes them and the bridge's up makes
+#     nothing of the plain run); on a terminal it asks, and "n" changes
+#     nothing either;
+#  2. "y" on a terminal removes them and the bridge's up makes
 #     worker (the image it ran by hand tagged with the bridge's name) and
 #     app again: labelled, its bind on the pin, the checkout's src inside;
 #     doctor names no container; the other two still run, the same ids;
+#     install --adopt-containers again finds nothing to adopt;
 #  3. an up that fails after the removal (the image's tag gone) exits 1,
 #     names app as down and prints the rows, which start app once the tag
 #     is back.
@@ -42,7 +44,7 @@ skip() {
 }
 # shellcheck source=tests/e2e/verdicts.sh
 . "$repo/tests/e2e/verdicts.sh"
-e2e_needs podman podman-compose python3 setpriv
+e2e_needs podman podman-compose python3 setpriv script
 [ -x "$bin/hostbridge" ] || { echo "no $bin/hostbridge: build first" >&2; exit 1; }
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -116,16 +118,24 @@ hand_id=$(id_of "${own}_app_1")
 { [ -n "$plain_id" ] && [ -n "$hand_id" ] && [ -n "$worker_id" ] && [ -n "$worker_image" ]; } ||
     die "the hand runs made no ${plain}_app_1, ${plain}_worker_1 or ${own}_app_1"
 
+install_argv=("$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml
+    --compose-cmd podman-compose --slug "$slug" --rate-limit 1000/600 --read-rate-limit 1000/60
+    --no-systemd --accept-uncontained-engine)
+hb_install() { "${install_argv[@]}" "$@" 2>&1 </dev/null; }
+shown() { printf '%s\n' "$out" | sed -n '/^containers of this project made before/,$p' | sed 's/^/  install| /'; }
 # hb_install_shown [OPTION]: hb_install into $out and $rc, its adoption part shown.
 hb_install_shown() {
     out=$(hb_install "$@")
     rc=$?
-    printf '%s\n' "$out" | sed -n '/^containers of this project made before/,$p' | sed 's/^/  install| /'
+    shown
 }
-hb_install() {
-    "$hb" install --project-dir "$P" --backend compose --compose-file compose.yaml \
-        --compose-cmd podman-compose --slug "$slug" --rate-limit 1000/600 \
-        --read-rate-limit 1000/60 --no-systemd --accept-uncontained-engine "$@" 2>&1 </dev/null
+# on_terminal ANSWER: the same install on a pseudo-terminal (script(1)),
+# where the person types ANSWER; into $out (without the terminal's \r) and $rc.
+on_terminal() {
+    printf '%s\n' "$1" | script -qec "$(printf '%q ' "${install_argv[@]}")" /dev/null >"$work/tty.out" 2>&1
+    rc=$?
+    out=$(tr -d '\r' <"$work/tty.out")
+    shown
 }
 
 # ------------------------------------------------------------------ 1. no yes
@@ -139,21 +149,27 @@ check "install without a yes: lists neither $prefixed nor $clone" \
     eval '! grep -qE "^  ($prefixed|$clone) " <<<"$out"'
 check "install without a yes: nothing changed (the three still run, the same ids; the others too)" \
     eval '[ "$(id_of "${plain}_app_1")" = "$plain_id" ] && [ "$(id_of "${plain}_worker_1")" = "$worker_id" ] && [ "$(id_of "${own}_app_1")" = "$hand_id" ] && running "${plain}_app_1" && running "${own}_app_1" && others_untouched'
+# On a terminal it asks; "n" changes nothing either.
+on_terminal n
+check "install on a terminal: asks, and on n says not confirmed (exit 0)" \
+    eval '[ "$rc" -eq 0 ] && grep -q "Adopt them now? \[y/N\]" <<<"$out" && grep -q "not confirmed; the containers above are left as they are" <<<"$out"'
+check "install on a terminal, n: nothing changed" \
+    eval '[ "$(id_of "${plain}_app_1")" = "$plain_id" ] && [ "$(id_of "${plain}_worker_1")" = "$worker_id" ] && [ "$(id_of "${own}_app_1")" = "$hand_id" ] && others_untouched'
 doctor=$("$hb" doctor --slug "$slug" 2>&1)
 check "doctor before adopting names ${own}_app_1 (a bind unpinned)" \
     grep -q "container ${own}_app_1 bind-mounts $P/src" <<<"$doctor"
 
-# ------------------------------------------------------------------ 2. --adopt-containers
+# ------------------------------------------------------------------ 2. yes
 
 config=$HOME/.config/hostbridge/$slug/bridge.json
 run_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_dir"])' "$config") ||
     die "no run_dir in $config"
-hb_install_shown --adopt-containers
-check "install --adopt-containers: exit 0, says it removed the three and adopted them" \
+on_terminal y
+check "install on a terminal, y: exit 0, says it removed the three and adopted them" \
     eval '[ "$rc" -eq 0 ] && grep -qxF "  removed ${plain}_app_1 (app)" <<<"$out" && grep -qxF "  removed ${own}_app_1 (app)" <<<"$out" && grep -qxF "  removed ${plain}_worker_1 (worker)" <<<"$out" && grep -q "^adopted 3 container(s): the bridge.s up made them again" <<<"$out"'
-check "install --adopt-containers: the image worker ran by hand is tagged ${own}_worker, and ${own}_worker_1 runs it, labelled" \
-    eval 'grep -q "^  tagged the image worker ran (${worker_image:0:12}) ${own}_worker," <<<"$out" && ! podman container exists "${plain}_worker_1" && running "${own}_worker_1" && [ "$(podman container inspect --format "{{.Image}} {{index .Config.Labels \"io.hostbridge.project\"}}" "${own}_worker_1")" = "$worker_image $own" ]'
-check "install --adopt-containers: ${plain}_app_1 is gone, ${own}_app_1 is a new container" \
+check "install, y: the image worker ran by hand is tagged ${own}_worker, and ${own}_worker_1 runs it, labelled" \
+    eval 'grep -q "  tagged the image worker ran (${worker_image:0:12}) ${own}_worker," <<<"$out" && ! podman container exists "${plain}_worker_1" && running "${own}_worker_1" && [ "$(podman container inspect --format "{{.Image}} {{index .Config.Labels \"io.hostbridge.project\"}}" "${own}_worker_1")" = "$worker_image $own" ]'
+check "install, y: ${plain}_app_1 is gone, ${own}_app_1 is a new container" \
     eval '! podman container exists "${plain}_app_1" && running "${own}_app_1" && [ "$(id_of "${own}_app_1")" != "$hand_id" ]'
 check "the new ${own}_app_1 carries io.hostbridge.project=$own" \
     test "$(podman container inspect --format '{{index .Config.Labels "io.hostbridge.project"}}' "${own}_app_1" 2>/dev/null)" = "$own"
@@ -163,7 +179,7 @@ source_of() {
 }
 check "the new ${own}_app_1 binds the pin $run_dir/.hostbridge-binds/src, which shows the checkout's src" \
     eval '[ "$(source_of)" = "$run_dir/.hostbridge-binds/src" ] && [ "$(podman exec "${own}_app_1" cat /srv/src/marker 2>/dev/null)" = checkout ]'
-check "install --adopt-containers: $prefixed and $clone still run, the same ids" others_untouched
+check "install, y: $prefixed and $clone still run, the same ids" others_untouched
 doctor=$("$hb" doctor --slug "$slug" 2>&1)
 check "doctor after adopting names no container" eval '! grep -q "container .* bind-mounts\|cannot .* container\|container .* is running and" <<<"$doctor"'
 grep -q "container " <<<"$doctor" && grep "container " <<<"$doctor" | sed 's/^/  doctor| /'
