@@ -293,11 +293,11 @@ Adoption adopt(const Config& c, const std::vector<Adoptee>& which) {
     // --- removed by id, then made again by the bridge's rows ---
     for (const Adoptee& a : which) {
         auto rm = run_process({c.settle->engine, "rm", "-f", a.id}, engine_options(60));
-        out.changed = true;
         if (!rm || !rm->ok()) {
             out.error = "cannot remove " + visible(a.name) + " (" + a.id.substr(0, 12) + ")";
             break;
         }
+        out.changed = true;
         std::cout << "  removed " << visible(a.name) << " (" << a.service << ")\n";
     }
     timespec wall{};
