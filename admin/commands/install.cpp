@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "admin/commands/adopt_containers.hpp"
 #include "admin/commands/commands.hpp"
 #include "admin/commands/stale_containers.hpp"
 #include "admin/compose/build_plan.hpp"
@@ -148,7 +149,7 @@ class Installer {
                                    &Installer::write_rendered, &Installer::write_binaries,
                                    &Installer::write_config_files, &Installer::write_spool_files,
                                    &Installer::write_units, &Installer::write_record_and_audit,
-                                   &Installer::enable_units}))
+                                   &Installer::enable_units, &Installer::adopt_containers}))
             return s;
         // Containers made before this install pinned their binds: named as
         // doctor names them (admin/commands/stale_containers.hpp).
@@ -1213,6 +1214,61 @@ class Installer {
             report_.item(paths_.path_unit_name, "no change");
         }
         return std::nullopt;
+    }
+
+    // The project's containers made before the bridge's up (by hand, or
+    // unpinned): listed, and with the person's yes removed and made again
+    // by the bridge's own rows (admin/commands/adopt_containers.hpp). No
+    // yes: nothing changes, and the lines that do it are printed.
+    std::optional<Stop> adopt_containers() {
+        if (!adopts_containers(config_)) return std::nullopt;
+        auto found = adoptable_containers(config_);
+        if (!found) {
+            print_warning(
+                kCmd, "cannot list the project's containers to adopt: " + found.error().message);
+            return std::nullopt;
+        }
+        if (found->empty()) return std::nullopt;
+        std::cout << "containers of this project made before the bridge's up, which the bridge "
+                     "would adopt (removed, then made again by its up, labelled and with the bind "
+                     "sources pinned; named volumes keep their data):\n";
+        for (const Adoptee& a : *found)
+            std::cout << "  " << visible(a.name) << " (service " << visible(a.service) << ", "
+                      << a.id.substr(0, 12) << "): " << visible(a.why) << "\n";
+        const auto by_hand = [&](const std::string& why) {
+            print_warning(kCmd, why +
+                                    "; the containers above are left as they are. To adopt "
+                                    "them, remove them, then ask the bridge for up:");
+            print_fix(remove_line(config_, *found), true);
+            print_warning(kCmd, "or run install again with --adopt-containers, which does both:");
+            print_fix(
+                self_command() + " " + command_line(record_.reinstall_argv) + " --adopt-containers",
+                true);
+            return std::nullopt;
+        };
+        if (!o_.adopt_containers) {
+            if (::isatty(STDIN_FILENO) == 0 || ::isatty(STDOUT_FILENO) == 0)
+                return by_hand("no terminal to confirm on (and no --adopt-containers)");
+            std::cout << "Adopt them now? [y/N] " << std::flush;
+            std::string answer;
+            if (!std::getline(std::cin, answer) || (answer != "y" && answer != "yes"))
+                return by_hand("not confirmed");
+        }
+        const Adoption done = adopt(config_, *found);
+        if (done.error.empty() && done.down.empty()) {
+            std::cout << "adopted " << found->size()
+                      << " container(s): the bridge's up made them again, labelled "
+                      << config_.settle->project << ", their bind sources pinned\n";
+            report_.item("containers made before the bridge", "adopted");
+            return std::nullopt;
+        }
+        if (!done.changed) return by_hand("nothing was adopted: " + done.error);
+        std::string sentence = "adopting the containers failed";
+        if (!done.error.empty()) sentence += ": " + done.error;
+        if (!done.down.empty())
+            sentence += "; down now: " + and_list(done.down) +
+                        ". Start them with the bridge's rows, once the cause is gone";
+        return fail(sentence, done.restart);
     }
 
     InstallOptions o_;

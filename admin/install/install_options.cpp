@@ -30,7 +30,7 @@ const char* const kInstallHelp =
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
                           [--file-mode OCTAL] [--agent-gid GID] [--allow-root]
                           [--accept-uncontained-engine] [--no-systemd] [--force]
-                          [--rename-project]
+                          [--rename-project] [--adopt-containers]
 
 Puts the bridge in front of a project checkout, or updates it: run it again
 at any time; it says what changed. It checks that DIR is the top of a git
@@ -103,6 +103,12 @@ policy.conf once, installs the executor and parser, drops the agent client
   --rename-project       compose: move an install that recorded an older compose
                          project name to this install's own (docs/COMPOSE.md,
                          "The project's name"; install prints the steps first)
+  --adopt-containers     compose on rootless podman: remove the project's
+                         containers made before the bridge (by hand, or
+                         unpinned) and make them again through the bridge's
+                         up, without asking (install lists them and asks on
+                         a terminal; docs/COMPOSE.md, "Adopting the
+                         containers made before")
 
 Exit: 0 installed (or nothing to change), 1 failed, 2 usage error.
 )";
@@ -140,6 +146,7 @@ const OptionSpec kSpecs[] = {
     {"engine-user", true, false},
     {"accept-uncontained-engine", false, false},
     {"rename-project", false, false},
+    {"adopt-containers", false, false},
     {"base-image", true, true},
     {"drop-base-image", true, true},
 };
@@ -424,8 +431,11 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
     o.no_systemd = a.has("no-systemd");
     o.force = a.has("force");
     o.rename_project = a.has("rename-project");
+    o.adopt_containers = a.has("adopt-containers");
     if (o.rename_project && (o.backend && stack_backend(*o.backend)))
         return make_error("--rename-project is for the compose backend");
+    if (o.adopt_containers && (o.stack_bin || (o.backend && stack_backend(*o.backend))))
+        return make_error("--adopt-containers is for the compose backend");
     return o;
 }
 

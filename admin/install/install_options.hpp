@@ -64,6 +64,9 @@ struct InstallOptions {
     bool force = false;
     // Not recorded for upgrade: once renamed, bridge.json holds the new name.
     bool rename_project = false;
+    // Not recorded either: the person's answer to one install's question
+    // (admin/commands/adopt_containers.hpp).
+    bool adopt_containers = false;
 };
 
 Result<InstallOptions> parse_install_options(int argc, char** argv);
