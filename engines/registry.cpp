@@ -1,10 +1,12 @@
 #include "engines/registry.hpp"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 
+#include "common/sha256.hpp"
 #include "engines/argv_table.hpp"
 #include "engines/build_input/build_input.hpp"
 #include "engines/podman/base_triggers.hpp"
@@ -14,6 +16,7 @@
 #include "executor/runner.hpp"
 #include "ipc/inspect_wire.hpp"
 #include "ipc/log_cursor.hpp"
+#include "ipc/unique_fd.hpp"
 
 namespace hb::exec {
 namespace {
@@ -34,6 +37,49 @@ std::string recreate_changed(const Config& config, SettleGoal& goal, int log_fd,
             return "recreating " + service + " failed (its rows in the log above)";
     }
     return {};
+}
+
+// The build step of `rebuild services[index]`, its argv hashed: what else
+// than the snapshot decides what it builds.
+std::string build_step_sha(const Config& config, std::size_t index) {
+    const ArgvOutcome rows = argv_for(Verb::Rebuild, index, config);
+    const Plan* plan = std::get_if<Plan>(&rows);
+    for (const Step& step : plan ? *plan : Plan{}) {
+        if (!step.snapshot_of) continue;
+        std::string words;
+        for (const std::string& word : step.argv) words += word + '\0';
+        return common::sha256_hex(words);
+    }
+    return {};
+}
+
+// Whether services[index] already runs what `snapshot` builds with `step`
+// (docs/BUILDS.md, "An unchanged rebuild"): the last build that went live
+// was of both, and every container of the service, as the sandbox read the
+// engine's JSON, runs its image from the current definition, not unhealthy.
+bool build_is_live(const Config& config, std::size_t index, const std::string& snapshot,
+                   const std::string& step) {
+    const auto record = read_build_record(config, config.services[index]);
+    std::array<std::uint8_t, 32> image{};
+    if (!record || record->snapshot_sha256 != snapshot || record->step_sha256 != step ||
+        !parse_hex_id(std::string_view(record->image_id).substr(7), image)) {
+        return false;
+    }
+    // The queries' error text, read by no one: a build follows if they fail.
+    UniqueFd quiet(::memfd_create("hb-build-check", MFD_CLOEXEC));
+    const auto facts = ask_engine(config, posture(config), quiet.get(),
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    if (!facts) return false;
+    std::size_t found = 0;
+    for (const ContainerFacts& c : *facts) {
+        if (!c.labelled || c.service != index) continue;
+        ++found;
+        if (c.state != ContainerState::Running || c.image != image ||
+            c.definition != DefinitionMatch::Same || c.health == ContainerHealth::Unhealthy) {
+            return false;
+        }
+    }
+    return found > 0;
 }
 
 class Registry final : public Engines {
@@ -96,16 +142,36 @@ class Registry final : public Engines {
         // screen read (engines/podman/base_triggers.hpp); docker's was never
         // measured, and its rebuild stays held for a person
         // (admin/install/policy_engine_guard.hpp).
+        // A snapshot the service already runs the build of builds nothing
+        // (docs/BUILDS.md, "An unchanged rebuild"), so its base images are
+        // not read either; any other build forgets that record first.
         BaseCheck base_check;
+        bool live = false;
+        const std::string step =
+            podman_compose(config.backend) ? build_step_sha(config, index) : std::string();
         if (podman_compose(config.backend)) {
-            base_check = [&config](int builds_fd) -> Result<void> {
+            base_check = [&](int builds_fd, const std::string& snapshot) -> Result<void> {
+                if (recreates(config) && !step.empty() &&
+                    build_is_live(config, index, snapshot, step)) {
+                    live = true;
+                    return {};
+                }
                 if (auto checked = check_base_triggers(config, builds_fd); !checked) {
                     return checked.error();
                 }
                 return {};
             };
         }
-        return exec::prepare_build(config, index, held, base_check);
+        auto detail = exec::prepare_build(config, index, held, base_check);
+        if (!detail || step.empty()) return detail;
+        if (live) {
+            (*detail)[kBuildLive] = true;
+        } else if (auto noted = note_build_input(config, config.services.at(index),
+                                                 (*detail)["snapshot_sha256"], step);
+                   !noted) {
+            return noted.error();
+        }
+        return detail;
     }
     Result<std::string> hold_build(const Config& config, const std::string& request,
                                    std::size_t index) const override {
@@ -129,7 +195,7 @@ class Registry final : public Engines {
     }
 
     Settled then(const Config& config, Then then, Verb verb, std::optional<std::size_t> arg,
-                 std::int64_t since_ns, int log_fd, Deadline deadline,
+                 std::int64_t since_ns, bool build_live, int log_fd, Deadline deadline,
                  const std::function<bool(const Plan&)>& run_rows) const override {
         SettleOutcome outcome;
         if (then == Then::Settle) {
@@ -143,14 +209,27 @@ class Registry final : public Engines {
                                    nlohmann::ordered_json::array()};
                 }
             }
+            std::string built;
             if (verb == Verb::Rebuild && arg) {
+                // Live already: the recorded image, running since before.
+                const auto record =
+                    build_live ? read_build_record(config, config.services[*arg]) : std::nullopt;
+                built = record ? record->image_id : built_image(config, *arg);
                 std::array<std::uint8_t, 32> image{};
-                const std::string built = built_image(config, *arg);
                 if (built.size() == 71 && parse_hex_id(std::string_view(built).substr(7), image)) {
                     goal.image = image;
                 }
+                if (build_live) goal.since_ns = 0;
+                goal.build_live = build_live;
             }
             outcome = settle(config, posture(config), goal, log_fd, deadline);
+            if (outcome.ok && goal.image && !build_live) {
+                if (auto recorded = record_build_live(config, config.services[*arg], built);
+                    !recorded) {
+                    log_line(log_fd, "the build went live but was not recorded: " +
+                                         recorded.error().message);
+                }
+            }
         } else if (then == Then::Look) {
             outcome = look(config, posture(config), verb, log_fd, deadline);
         }

@@ -321,8 +321,11 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     // One budget for every step of the plan, and the settle step after it.
     const int timeout_s = config.timeouts.for_verb(verb);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    const RunResult result = run_steps(context, request, verb, std::get<Plan>(plan.steps),
-                                       log->get(), deadline, build_detail);
+    // A build the engines found live already: none of the plan's rows run.
+    const bool build_live = build_detail && build_detail->value(kBuildLive, false);
+    const RunResult result =
+        run_steps(context, request, verb, build_live ? Plan{} : std::get<Plan>(plan.steps),
+                  log->get(), deadline, build_detail);
     const off_t steps_end = ::lseek(log->get(), 0, SEEK_CUR);  // where the steps' text ends
 
     Decision d = outcome_of(result, timeout_s);
@@ -352,7 +355,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             return r.status == RunResult::Status::Exited && r.exit_code == 0;
         };
         const Settled settled = context.engines.then(config, plan.then, verb, arg, since_ns,
-                                                     log->get(), deadline, run_rows);
+                                                     build_live, log->get(), deadline, run_rows);
         *d.duration_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - asked_at)
                               .count();

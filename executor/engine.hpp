@@ -64,6 +64,10 @@ struct VerbPlan {
 };
 
 // A build a person allowed: the snapshot taken when it was held, by its hash.
+// prepare_build's detail key for a build already live (docs/BUILDS.md,
+// "An unchanged rebuild"); the audit records it.
+inline constexpr const char* kBuildLive = "unchanged";
+
 struct HeldBuild {
     std::string request;  // the held request's name (on-schema)
     std::string sha256;   // the snapshot hash its record names
@@ -117,7 +121,9 @@ class Engines {
 
     // The build step's input (docs/BUILDS.md): the snapshot of
     // services[index]'s context taken and screened (from the held one with
-    // `held`); the value is the audit detail, an error the refusal.
+    // `held`); the value is the audit detail, an error the refusal. A
+    // detail with kBuildLive true: the service already runs what this
+    // snapshot builds, and none of the plan's rows run.
     [[nodiscard]] virtual Result<nlohmann::ordered_json> prepare_build(
         const Config& config, std::size_t index, const HeldBuild* held) const = 0;
     // A held request's snapshot, taken when it is held; the value its hash.
@@ -137,13 +143,14 @@ class Engines {
     [[nodiscard]] virtual Result<void> discard_build_tmp(const Config& config) const = 0;
 
     // What the plan's `then` asks of the engine; since_ns: a restarted
-    // container must have started after it. Engine warnings to `log_fd`.
+    // container must have started after it; build_live: prepare_build
+    // found the build live, and no row ran. Engine warnings to `log_fd`.
     // `run_rows` runs more rows of the argv table as the plan's own ran
     // (`up` recreating a service whose definition changed); true when
     // each exited 0.
     [[nodiscard]] virtual Settled then(const Config& config, Then then, Verb verb,
                                        std::optional<std::size_t> arg, std::int64_t since_ns,
-                                       int log_fd, Deadline deadline,
+                                       bool build_live, int log_fd, Deadline deadline,
                                        const std::function<bool(const Plan&)>& run_rows) const = 0;
     // `logs` of services[service] through `window`, from its container.
     [[nodiscard]] virtual Followed follow(const Config& config, std::size_t service,

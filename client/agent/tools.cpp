@@ -104,7 +104,15 @@ constexpr std::array<VerbText, kAllVerbs.size()> kVerbs = {{
      "Asks the project's stack script to rebuild one service's image and recreate it (from a "
      "host-owned, checked copy of its build context where the install recorded one). Slow "
      "(minutes): batch your edits, one rebuild after several changes.",
-     nullptr, true, false},
+     "Builds one service's image from a host-owned copy of its build context (its "
+     "Containerfile is checked first: no bind, secret or ssh mounts, a cache mount only with "
+     "`target=`, no `$` in flags, no heredocs, no ADD of URLs; no network during the build), "
+     "then replaces that service's container with one from the new image; the others keep "
+     "running. Where that copy, the build's settings and the service's definition are the ones "
+     "its running container was made from, it builds and recreates nothing and says "
+     "`unchanged: ... nothing recreated` (`build: unchanged` in `services`). Slow (minutes) "
+     "when it builds: batch your edits, one rebuild after several changes.",
+     true, false},
     {Verb::Init, "Not offered with compose: the host refuses it.",
      "Asks the project's stack script to initialise the application; this resets its seed "
      "data (destroys data).",

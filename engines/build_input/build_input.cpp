@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "engines/build_input/build_snapshot.hpp"
@@ -190,7 +191,9 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
     }
 
     if (base_check) {
-        if (auto checked = base_check(builds->get()); !checked) return checked.error();
+        if (auto checked = base_check(builds->get(), snapshot->sha256); !checked) {
+            return checked.error();
+        }
     }
 
     nlohmann::ordered_json detail;
@@ -204,6 +207,58 @@ Result<void> discard_build_tmp(const Config& config) {
     auto run = open_run_dir(config.run_dir);
     if (!run) return run.error();
     return remove_tree(run->get(), kTmpDir);
+}
+
+namespace {
+
+// <service>.built in the builds dir: "SNAPSHOT STEP" while its build runs,
+// then "SNAPSHOT STEP IMAGE" once it went live; replaced whole (a rename).
+Result<void> write_record(const Config& config, std::string_view service, const std::string& text) {
+    const std::string path = snapshot_dir(config, service) + ".built";
+    const std::string tmp = path + ".tmp";
+    (void)::unlink(tmp.c_str());
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd || !sys::write_all(fd.get(), text) || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        return make_error(sys::errno_text("cannot write " + path));
+    }
+    return {};
+}
+
+std::vector<std::string> read_record(const Config& config, std::string_view service) {
+    UniqueFd fd(::open((snapshot_dir(config, service) + ".built").c_str(),
+                       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    std::string text;
+    std::vector<std::string> words;
+    if (!fd || !sys::read_all(fd.get(), text, 256)) return words;
+    for (std::size_t at = 0, end = 0; at < text.size(); at = end + 1) {
+        end = std::min(text.find_first_of(" \n", at), text.size());
+        if (end > at) words.push_back(text.substr(at, end - at));
+    }
+    return words;
+}
+
+}  // namespace
+
+Result<void> note_build_input(const Config& config, std::string_view service,
+                              const std::string& snapshot_sha256, const std::string& step_sha256) {
+    return write_record(config, service, snapshot_sha256 + " " + step_sha256 + "\n");
+}
+
+Result<void> record_build_live(const Config& config, std::string_view service,
+                               const std::string& image_id) {
+    const std::vector<std::string> input = read_record(config, service);
+    if (input.size() != 2) return {};
+    return write_record(config, service, input[0] + " " + input[1] + " " + image_id + "\n");
+}
+
+std::optional<BuildRecord> read_build_record(const Config& config, std::string_view service) {
+    const std::vector<std::string> words = read_record(config, service);
+    if (words.size() != 3 || !sys::is_lower_hex(words[0], 64) || !sys::is_lower_hex(words[1], 64) ||
+        !words[2].starts_with("sha256:") ||
+        !sys::is_lower_hex(std::string_view(words[2]).substr(7), 64)) {
+        return std::nullopt;
+    }
+    return BuildRecord{words[0], words[1], words[2]};
 }
 
 std::string read_image_id(const Config& config, std::string_view service) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,10 +25,11 @@ namespace hb::exec {
 // With `held`, the build reads the snapshot taken when that request was
 // held (hold_build) instead of a new one: it is copied to where the builder
 // reads and refused unless its hash is the one the person was shown.
-// `base_check`, when given, runs on the builds dir after the screen (the
+// `base_check`, when given, runs on the builds dir after the screen, told
+// the snapshot's hash (the
 // registry asks podman's base-trigger check for podman-compose,
 // engines/podman/base_triggers.hpp); its error refuses the build.
-using BaseCheck = std::function<Result<void>(int builds_fd)>;
+using BaseCheck = std::function<Result<void>(int builds_fd, const std::string& snapshot_sha256)>;
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
                                              const HeldBuild* held = nullptr,
                                              const BaseCheck& base_check = {});
@@ -47,6 +49,26 @@ void sweep_held_builds(const Config& config, const std::function<bool(const std:
 // Removes the build's TMPDIR (prepare_build made it anew and empty), never
 // following a link: nothing a build step left there outlives the build.
 Result<void> discard_build_tmp(const Config& config);
+
+// What the last build of a service that went live was made from
+// (docs/BUILDS.md, "An unchanged rebuild"), host-owned in the builds dir
+// (<service>.built): its input, noted before a build runs, and the image,
+// added once the settle step saw that image live.
+struct BuildRecord {
+    std::string snapshot_sha256;  // the snapshot's hash (ipc/snapshot_wire.hpp)
+    std::string step_sha256;      // of the build step's argv: its settings
+    std::string image_id;         // "sha256:" and 64 hex digits
+};
+// Before a build runs: replaces what went live before (a build that fails
+// leaves no record) with this one's input.
+Result<void> note_build_input(const Config& config, std::string_view service,
+                              const std::string& snapshot_sha256, const std::string& step_sha256);
+// After the settle step saw `image_id` live: the noted input is recorded
+// with it. Nothing noted: nothing recorded.
+Result<void> record_build_live(const Config& config, std::string_view service,
+                               const std::string& image_id);
+// The record, or nullopt: none, or not of that shape.
+std::optional<BuildRecord> read_build_record(const Config& config, std::string_view service);
 
 // The image id the builder wrote (--iidfile) for `service`: "sha256:" and 64
 // hex digits, or empty when the file is missing or holds anything else.

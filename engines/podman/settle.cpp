@@ -232,6 +232,7 @@ std::vector<ServiceReport> judge_services(const std::vector<ContainerFacts>& fac
                             ? kRecreated
                             : kUnchanged;
         }
+        r.build_unchanged = goal.build_live;
         reports.push_back(std::move(r));
     }
     return reports;
@@ -335,6 +336,7 @@ void tell_services(int log_fd, const std::vector<ServiceReport>& services) {
                 line += ", image " + short_hex(r.containers.front().image);
         }
         if (!r.applied.empty()) line += "; " + r.applied;
+        if (r.build_unchanged) line += std::string("; ") + kBuildUnchanged;
         log_line(log_fd, line);
         std::size_t at = 0;
         while (at < r.log.size()) {
@@ -488,6 +490,7 @@ nlohmann::ordered_json settle_json(const SettleOutcome& outcome, bool with_logs)
                                                      : "waiting";
         s["problem"] = r.problem.empty() ? nullptr : nlohmann::ordered_json(r.problem);
         if (!r.applied.empty()) s["definition"] = r.applied;
+        if (r.build_unchanged) s["build"] = kUnchanged;
         nlohmann::ordered_json containers = nlohmann::ordered_json::array();
         for (const ContainerFacts& c : r.containers) {
             nlohmann::ordered_json j;

@@ -54,6 +54,9 @@ struct SettleGoal {
     // up that compared definitions (changed_definitions): the services it
     // recreated, sorted; each other is `unchanged`.
     std::optional<std::vector<std::size_t>> recreated;
+    // rebuild whose build was live already (docs/BUILDS.md, "An unchanged
+    // rebuild"): nothing was built or recreated, and the answer says so.
+    bool build_live = false;
 };
 
 // up: every service; restart S and rebuild S: S alone.
@@ -78,9 +81,12 @@ struct ServiceReport {
     std::string log;                         // the engine's last log lines when not Good
     // With goal.recreated: "recreated (definition changed)" or "unchanged".
     std::string applied;
+    bool build_unchanged = false;  // goal.build_live
 };
 inline constexpr const char* kRecreated = "recreated (definition changed)";
 inline constexpr const char* kUnchanged = "unchanged";
+inline constexpr const char* kBuildUnchanged =
+    "unchanged: its snapshot and image are the ones it runs, nothing recreated";
 
 // `up` (engines/argv_table.hpp, recreates): the services a container of
 // which was made from another definition than bridge.json's, or carries

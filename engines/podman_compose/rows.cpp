@@ -46,6 +46,17 @@ Plan pinned(const Config& config, Plan plan) {
     return plan;
 }
 
+// S's containers as the engine finds them: by the install's labels (podman
+// ANDs them), never by a name, which a `container_name:` another checkout's
+// run shares; S is bridge.json's name for the checked index.
+void service_filter(Argv& argv, const std::string& project, const std::string& service) {
+    for (const std::string& label :
+         {"com.docker.compose.project=" + project, std::string(kInstallLabel) + "=" + project,
+          "com.docker.compose.service=" + service}) {
+        argv.insert(argv.end(), {"--filter", "label=" + label});
+    }
+}
+
 // S's container replaced by one made from the rendered file as it is now.
 Plan replace(const Config& config, const std::string& engine, const std::string& project,
              const std::string& service, const ComposeDialect& dialect) {
@@ -54,14 +65,8 @@ Plan replace(const Config& config, const std::string& engine, const std::string&
     if (dialect.podman_compose) {
         // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
         // depends_on too: remove S's container alone, then create it again.
-        // Found by its labels (podman ANDs them), never by its name, which
-        // a `container_name:` another checkout's run shares.
         Argv rm = {engine, "rm", "--force", "--ignore"};
-        for (const std::string& label :
-             {"com.docker.compose.project=" + project, std::string(kInstallLabel) + "=" + project,
-              "com.docker.compose.service=" + service}) {
-            rm.insert(rm.end(), {"--filter", "label=" + label});
-        }
+        service_filter(rm, project, service);
         plan.push_back(Step{std::move(rm), {}});
         up.insert(up.end(), {"up", "-d", "--no-build", service});
     } else {
@@ -141,8 +146,15 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
             return pinned(config, with(config, {"up", "-d", "--no-build"}));
         case Verb::Down:
             return with(config, {"stop"});
-        case Verb::Restart:
-            return pinned(config, with(config, {"restart", service()}));
+        case Verb::Restart: {
+            if (!dialect.engine_lists) return pinned(config, with(config, {"restart", service()}));
+            // The engine restarts S's containers itself: podman-compose 1.0.3
+            // only runs this after its own start-up (0.16-0.2 s, issue 48)
+            // and ignores its exit status. The settle step then checks them.
+            Argv restart = {config.settle->engine, "restart"};
+            service_filter(restart, config.settle->project, service());
+            return pinned(config, Plan{Step{std::move(restart), std::nullopt}});
+        }
         case Verb::Rebuild: {
             const ServiceBuild* build = find_build(config.build, service());
             if (build == nullptr) return Denied{ReasonCode::BuildNotConfigured};

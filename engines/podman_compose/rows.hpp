@@ -24,7 +24,8 @@ struct ComposeDialect {
     bool podman_compose = true;
     // With settle (podman's): `status` and `health` are the engine's list of
     // the install's own containers; `logs S` reads S's container and runs no
-    // fixed row (engines/podman/follow_log.hpp).
+    // fixed row (engines/podman/follow_log.hpp); `restart S` is the engine's
+    // restart of S's labelled containers, without the compose CLI.
     bool engine_lists = false;
     // Where a build's snapshot and image id file lie, a build's input being
     // another room's (engines/build_input/build_input.hpp).

@@ -56,6 +56,14 @@ cleanup() {
     rm -rf -- "$work"
 }
 
+# compose_e2e_commit: the checkout made a git repository, all of it committed.
+compose_e2e_commit() {
+    git -C "$P" init -q . &&
+        git -C "$P" add -A &&
+        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app ||
+        die "git init of $P"
+}
+
 # compose_e2e_install: the checkout's compose.yaml (committed) installed
 # with podman-compose, no systemd, rate limits out of the way; sets bridge
 # (the person's environment), root_flag, config, audit, policy and client.

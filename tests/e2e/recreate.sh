@@ -51,11 +51,7 @@ services:
 EOF
 }
 compose one
-{
-    git -C "$P" init -q . &&
-        git -C "$P" add -A &&
-        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
-} || die "git init of $P"
+compose_e2e_commit
 
 # ------------------------------------------------------------------ the bridge
 

@@ -13,8 +13,9 @@
 #     exit code 3, and carries each failed service's marker log line;
 #     the reason names them; the audit event has the services, no logs;
 #  2. `restart web` is done: services holds web alone, settled ok, with a
-#     start time after the request, and the container really restarted;
-#     its text is the host's lines alone, none of podman-compose's;
+#     start time after the request, and the container really restarted
+#     (sick, another service, not); it is the engine's own restart, no
+#     podman-compose in its log; its text is the host's lines alone;
 #  3. `restart crash` is failed with exit code 3 in services;
 #  4. a forged marker with an escape byte in a log line arrives as JSON
 #     text (the response stays valid JSON);
@@ -111,11 +112,7 @@ services:
     image: $image
     command: ["/bin/sh", "/chatty.sh"]
 EOF
-{
-    git -C "$P" init -q . &&
-        git -C "$P" add -A &&
-        git -C "$P" -c user.email=t@example.invalid -c user.name=t commit -qm app
-} || die "git init of $P"
+compose_e2e_commit
 
 # ------------------------------------------------------------------ the bridge
 
@@ -161,6 +158,7 @@ check "the escape byte in sick's log is JSON text, shown visibly by the client (
 
 web_c=${pname}_web_1
 before=$(inspect "$web_c" '{{.State.StartedAt}}')
+sick_before=$(inspect "${pname}_sick_1" '{{.State.StartedAt}}')
 request restart web
 after=$(inspect "$web_c" '{{.State.StartedAt}}')
 check "restart web: done, exit 0 (rc $REQ_RC)" test "$(q 'r["state"]')" = done -a "$REQ_RC" -eq 0
@@ -168,6 +166,11 @@ check "restart web: done, exit 0 (rc $REQ_RC)" test "$(q 'r["state"]')" = done -
 check "services holds web alone, ok, started after the request ($(q 's["web"]["containers"][0]["started_at"]') >= $(q 'r["requested_at"]'))" \
     test "$(q 'list(s), s["web"]["settled"], s["web"]["containers"][0]["started_at"] >= r["requested_at"]')" = "(['web'], 'ok', True)"
 check "the web container really restarted ($before -> $after)" test -n "$after" -a "$after" != "$before"
+check "sick, another service of the project, was not restarted" \
+    test "$(inspect "${pname}_sick_1" '{{.State.StartedAt}}')" = "$sick_before"
+restart_log=$P/untracked/hostbridge/$(q 'r["log"]')
+check "restart web is the engine's own restart: its log holds no podman-compose line (issue 48)" \
+    eval 'test -f "$restart_log" && ! grep -q "^exit code: \|podman-compose" "$restart_log"'
 check "the client's text says how web settled" grep -q "web" "$work/out"
 check "restart web's text is the host's lines alone, none of podman-compose's (issue 48)" \
     eval 'grep -q "^hostbridge: web: running, healthy" "$work/out" && ! grep -qv "^hostbridge: " "$work/out"'

@@ -229,6 +229,13 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
             case Verb::Down:
                 return one(join(cf, {"stop"}));
             case Verb::Restart:
+                // The engine's own restart of S's labelled containers.
+                if (own_containers)
+                    return pinned_plan(
+                        c, one(Argv{c.settle->engine, "restart", "--filter",
+                                    "label=com.docker.compose.project=" + c.settle->project,
+                                    "--filter", "label=io.hostbridge.project=" + c.settle->project,
+                                    "--filter", "label=com.docker.compose.service=" + s}));
                 return pinned_plan(c, one(join(cf, {"restart", s})));
             case Verb::Rebuild:
                 return expected_rebuild(c, *arg, cf);
@@ -627,7 +634,8 @@ std::string render_doc() {
     md += "  detected (`$COMPOSE version`): `docker` (docker compose v2, the compose spec\n";
     md += "  CLI) or `podman-compose`; the rows differ only where the CLIs do.\n";
     md += "- `$ENGINE`, `$NETWORK`, `$AGENT_CONTAINER`: `join_network`; `$ENGINE` in a\n";
-    md += "  build step is `build.engine`, in a pin step `pins.engine`. `$PROJECT`:\n";
+    md += "  build step is `build.engine`, in a pin step `pins.engine`, in a restart\n";
+    md += "  step `settle.engine`. `$PROJECT`:\n";
     md += "  `build.project` (or, with no build, `settle.project`), the compose project\n";
     md += "  name, the checkout's own (docs/COMPOSE.md, \"The project's name\").\n";
     md += "  `$BUILDAH`: `build.buildah` (podman-compose), which reads base\n";
@@ -651,7 +659,10 @@ std::string render_doc() {
     md += render_table(doc_config(BackendKind::Compose)) + "\n";
     md += "## Backend `compose`, flavour `podman-compose`\n\n";
     md += "podman-compose (1.0.3 in Debian 12) refuses `logs --no-color`; its logs are\n";
-    md += "never coloured.\n\n";
+    md += "never coloured. With `settle` (podman), `restart S` is the engine's own\n";
+    md += "restart of S's containers, found by the install's labels as `rebuild`'s\n";
+    md += "`rm` finds them (never by a name): podman-compose would only run the same\n";
+    md += "`podman restart` after its own start-up, and ignore its exit status.\n\n";
     md += render_table(doc_config(BackendKind::Compose, ComposeFlavour::PodmanCompose)) + "\n";
     md += "### Before the build step: base images' ONBUILD triggers\n\n";
     md += "Before a podman build runs (after the snapshot and the screen), the executor\n";

@@ -4,6 +4,7 @@
 // a file that grows while they are copied, a FIFO and a link swapped in while
 // the walk runs. The copy is the real hostbridge-snapshot (HB_SNAPSHOT_BIN);
 // its stand-ins (fake_snapshot.cpp) are a copy with a bug and hostile ones.
+#include "engines/build_input/build_input.hpp"
 #include "engines/build_input/build_snapshot.hpp"
 #include "executor/run_tree.hpp"
 #include "snapshot/copy.hpp"
@@ -975,6 +976,37 @@ TEST_F(BuildSnapshot, DISABLED_TenThousandFilesOf200MBTakeThisLong) {
     std::sort(copies.begin(), copies.end());
     std::sort(removals.begin(), removals.end());
     std::cout << "median: snapshot " << copies[1] << " s, removal " << removals[1] << " s\n";
+}
+
+// The record an unchanged rebuild is judged by (docs/BUILDS.md, "An
+// unchanged rebuild"): a build's input replaces the last live record before
+// it runs, so a build that fails, or never settled, leaves none; only
+// record_build_live completes it, with the image.
+TEST(BuildRecord, OnlyABuildThatWentLiveIsRecordedAndANewInputForgetsIt) {
+    const TempDir run("record");
+    ASSERT_TRUE(fs::create_directories(run.path() + "/.hostbridge-build"));
+    hb::Config config;
+    config.run_dir = run.path();
+    const std::string a(64, 'a'), b(64, 'b'), step(64, 'c'),
+        image = "sha256:" + std::string(64, 'd');
+    EXPECT_FALSE(hb::exec::read_build_record(config, "api"));
+    ASSERT_TRUE(hb::exec::record_build_live(config, "api", image));  // nothing noted: nothing
+    EXPECT_FALSE(hb::exec::read_build_record(config, "api"));
+    ASSERT_TRUE(hb::exec::note_build_input(config, "api", a, step));
+    EXPECT_FALSE(hb::exec::read_build_record(config, "api"));  // built, not live yet
+    ASSERT_TRUE(hb::exec::record_build_live(config, "api", image));
+    const auto live = hb::exec::read_build_record(config, "api");
+    ASSERT_TRUE(live);
+    EXPECT_EQ(live->snapshot_sha256, a);
+    EXPECT_EQ(live->step_sha256, step);
+    EXPECT_EQ(live->image_id, image);
+    EXPECT_FALSE(hb::exec::read_build_record(config, "web"));  // per service
+    // The next build's input (another snapshot) forgets it before it runs.
+    ASSERT_TRUE(hb::exec::note_build_input(config, "api", b, step));
+    EXPECT_FALSE(hb::exec::read_build_record(config, "api"));
+    // Anything not of the record's shape is none.
+    hb::test::write_file(run.path() + "/.hostbridge-build/api.built", a + " " + step + " " + a);
+    EXPECT_FALSE(hb::exec::read_build_record(config, "api"));
 }
 
 }  // namespace

@@ -257,6 +257,33 @@ TEST(Settle, AServiceThatStaysStartingTimesOut) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, 50s);  // a hang guard, not a timing target
 }
 
+// A rebuild that found its build live (docs/BUILDS.md, "An unchanged
+// rebuild"): the container, running since long before, settles on the
+// recorded image, and the answer says nothing was recreated; on another
+// image it fails.
+TEST(Settle, AnUnchangedRebuildSettlesOnTheRecordedImageAndSaysSo) {
+    SettleEngine e(30);
+    e.write("inspect", "[" + container_json("running", "", "2001-01-01T00:00:00Z") + "]");
+    SettleGoal goal;
+    goal.services = {0};
+    goal.build_live = true;
+    goal.image.emplace().fill(0xbb);
+    const SettleOutcome out = e.settle_goal(goal);
+    EXPECT_TRUE(out.ok) << out.reason;
+    EXPECT_NE(e.read("log").find("hostbridge: app: running, no healthcheck, image bbbbbbbbbbbb; "
+                                 "unchanged: its snapshot and image are the ones it runs, "
+                                 "nothing recreated\n"),
+              std::string::npos)
+        << e.read("log");
+    EXPECT_EQ(settle_json(out, false)[0]["build"], "unchanged");
+    EXPECT_FALSE(settle_json(out, false)[0].contains("definition"));
+    goal.image->fill(0xcc);
+    EXPECT_FALSE(e.settle_goal(goal).ok);
+    goal.build_live = false;  // any other settle says nothing of a build
+    goal.image->fill(0xbb);
+    EXPECT_FALSE(settle_json(e.settle_goal(goal), false)[0].contains("build"));
+}
+
 TEST(Settle, ARestartThatDidNotHappenFails) {
     SettleEngine e(30);
     e.write("inspect", "[" + container_json("running", "", "2001-01-01T00:00:00Z") + "]");
