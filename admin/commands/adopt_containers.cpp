@@ -318,7 +318,7 @@ Adoption adopt(const Config& c, const std::vector<Adoptee>& which) {
             const exec::RunResult r =
                 exec::run_command(argv, log->get(), exec::time_left(deadline),
                                   exec::kDefaultKillGrace, exec::run_tree_dir(c), env);
-            if (r.status != exec::RunResult::Status::Exited || r.exit_code != 0) {
+            if (!r.succeeded()) {
                 out.error = "the bridge's up failed (" + exec::run_failure(r) + ")";
                 return false;
             }
@@ -327,7 +327,7 @@ Adoption adopt(const Config& c, const std::vector<Adoptee>& which) {
     };
     if (out.error.empty() && run_rows(*steps) && plan.then != exec::Then::Nothing) {
         const exec::Settled settled = engines.then(c, plan.then, Verb::Up, std::nullopt, since_ns,
-                                                   log->get(), deadline, run_rows);
+                                                   false, log->get(), deadline, run_rows);
         if (!settled.ok && out.error.empty()) out.error = settled.reason;
     }
     const auto running = running_services(c);
