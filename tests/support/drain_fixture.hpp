@@ -5,6 +5,7 @@
 // `ctest -j` is safe. Shared by tests/executor, tests/faults and bench/.
 #pragma once
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -21,6 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -206,7 +208,19 @@ class DrainFixture {
         std::sort(out.begin(), out.end());
         return out;
     }
-    std::size_t count(const std::string& sub) const { return list(sub).size(); }
+    // Entries only, no names: tests poll it on spools of 20,000 files
+    // (tests/executor/test_audit_budget.cpp), where building and sorting the
+    // names took the test process about half the CPU of its drain.
+    std::size_t count(const std::string& sub) const {
+        DIR* d = ::opendir(dir(sub).c_str());
+        if (d == nullptr) throw std::runtime_error("cannot list " + dir(sub));
+        std::size_t n = 0;
+        while (const dirent* e = ::readdir(d)) {
+            n += std::string_view(e->d_name) != "." && std::string_view(e->d_name) != "..";
+        }
+        ::closedir(d);
+        return n;
+    }
 
     std::optional<json> response(const std::string& request) const {
         const std::string p = path("responses", request + ".response.json");
