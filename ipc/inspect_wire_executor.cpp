@@ -4,18 +4,13 @@
 
 #include "ipc/inspect_wire.hpp"
 #include "ipc/le_bytes.hpp"
+#include "ipc/wire_layout.hpp"
 
 namespace hb {
 namespace {
 
 using le::get_u16, le::get_u32, le::get_u64, le::put_u32;
-
-bool all_zero(const std::uint8_t* p, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-        if (p[i] != 0) return false;
-    }
-    return true;
-}
+using wire_layout::all_zero;
 
 bool name_ok(std::string_view name) {
     return !name.empty() && name.size() <= kMaxInspectName;

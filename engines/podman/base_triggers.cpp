@@ -96,6 +96,20 @@ std::string first_words(int err_fd) {
     return line.empty() ? std::string() : " (" + sys::escape_unprintable(line) + ")";
 }
 
+// Runs one query row: the scratch file of its stdout, or a sentence: `what`,
+// how the row ended, its stderr's first words.
+Result<UniqueFd> run_row(const Config& config, const Argv& row, const std::string& what,
+                         Clock::time_point deadline) {
+    auto out = scratch_file("hostbridge-triggers");
+    auto err = scratch_file("hostbridge-triggers-err");
+    if (!out) return out.error();
+    if (!err) return err.error();
+    const RunResult r = run_query(config, row, out->get(), err->get(), time_left(deadline));
+    if (r.status != RunResult::Status::Exited || r.exit_code != 0)
+        return make_error(what + " " + run_failure(r) + first_words(err->get()));
+    return std::move(*out);
+}
+
 // An engine user's image (docs/ENGINE-USER.md): saved through the socket
 // as one tar in the builds dir, walked to its config in the sandbox, the
 // copy removed. The tar is never extracted: not by the client, not by us.
@@ -109,15 +123,10 @@ Result<std::size_t> count_saved_triggers(const Config& config, int builds_fd, co
         int fd;
         ~Cleanup() { ::unlinkat(fd, kImageSaveName, 0); }
     } cleanup{builds_fd};
-    auto out = scratch_file("hostbridge-save");
-    auto err = scratch_file("hostbridge-save-err");
-    if (!out) return out.error();
-    if (!err) return err.error();
-    const RunResult r = run_query(config, *row, out->get(), err->get(), time_left(deadline));
-    if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
-        return make_error("saving image " + id.substr(0, 12) + " to read its ONBUILD triggers " +
-                          run_failure(r) + first_words(err->get()));
-    }
+    auto saved =
+        run_row(config, *row, "saving image " + id.substr(0, 12) + " to read its ONBUILD triggers",
+                deadline);
+    if (!saved) return saved.error();
     UniqueFd file(::openat(builds_fd, kImageSaveName,
                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     struct stat st {};
@@ -133,15 +142,9 @@ Result<std::size_t> count_triggers(const Config& config, int builds_fd, const st
     if (config.engine) return count_saved_triggers(config, builds_fd, id, deadline);
     const std::optional<Argv> row = trigger_count(config, id);
     if (!row) return make_error("no trigger row for image " + id);
-    auto out = scratch_file("hostbridge-triggers");
-    auto err = scratch_file("hostbridge-triggers-err");
+    auto out = run_row(config, *row, "reading the ONBUILD triggers of image " + id.substr(0, 12),
+                       deadline);
     if (!out) return out.error();
-    if (!err) return err.error();
-    const RunResult r = run_query(config, *row, out->get(), err->get(), time_left(deadline));
-    if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
-        return make_error("reading the ONBUILD triggers of image " + id.substr(0, 12) + " " +
-                          run_failure(r) + first_words(err->get()));
-    }
     auto text = read_scratch(out->get(), 64);
     if (!text) return text.error();
     if (!text->empty() && text->back() == '\n') text->pop_back();
@@ -166,16 +169,8 @@ Result<std::size_t> check_base_triggers(const Config& config, int builds_fd) {
             "triggers (podman 4.3 does not): install buildah, then `hostbridge upgrade`");
     }
     const auto deadline = Clock::now() + kTriggerCheckTimeout;
-    auto out = scratch_file("hostbridge-images");
-    auto err = scratch_file("hostbridge-images-err");
+    auto out = run_row(config, trigger_images(config), "listing the engine's images", deadline);
     if (!out) return out.error();
-    if (!err) return err.error();
-    const RunResult listed =
-        run_query(config, trigger_images(config), out->get(), err->get(), time_left(deadline));
-    if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
-        return make_error("listing the engine's images " + run_failure(listed) +
-                          first_words(err->get()));
-    }
     auto text = read_scratch(out->get(), kMaxImages * kLine + 1);
     if (!text) return text.error();
     auto ids = image_ids(*text);
