@@ -25,11 +25,13 @@ std::string shown_as_sent(std::string_view text) {
 
 std::vector<std::uint8_t> encode_snapshot_request(const SnapshotRequest& request) {
     const std::size_t n = std::min(request.context.size(), kSnapshotContextMax);
-    std::vector<std::uint8_t> out(20 + n);
+    std::vector<std::uint8_t> out(36 + n);
     std::copy(std::begin(kSnapshotMagic), std::end(kSnapshotMagic), out.begin());
     le::put_u64(&out[4], request.budget.max_files);
     le::put_u64(&out[12], request.budget.max_bytes);
-    std::copy_n(request.context.begin(), n, out.begin() + 20);
+    le::put_u64(&out[20], request.skip_dev);
+    le::put_u64(&out[28], request.skip_ino);
+    std::copy_n(request.context.begin(), n, out.begin() + 36);
     return out;
 }
 

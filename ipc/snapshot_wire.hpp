@@ -7,8 +7,10 @@
 // nothing by a name it was given. It answers one message:
 //
 //   SnapshotRequest (<= kSnapshotRequestMax bytes):
-//                       0 u32 magic "HBC1"   4 u64 max_files   12 u64 max_bytes
-//                       20 the context as bridge.json names it (0..4096 bytes),
+//                       0 u32 magic "HBC2"   4 u64 max_files   12 u64 max_bytes
+//                       20 u64 st_dev, 28 u64 st_ino of the directory to leave
+//                          out (the bridge's spool; both 0: none)
+//                       36 the context as bridge.json names it (0..4096 bytes),
 //                          for the sentences only
 //   answer, taken:      'o', the tree's hash (64 lowercase hex digits), then
 //                       u64 files, bytes, cloned, copied_in_kernel,
@@ -52,6 +54,11 @@ struct SnapshotCounts {
 struct SnapshotRequest {
     SnapshotBudget budget;
     std::string context;
+    // A directory the copy leaves out wherever it meets it, by identity (no
+    // path crosses): the bridge's spool, so requests and answers never
+    // reach an image and an unchanged tree hashes the same (docs/BUILDS.md).
+    std::uint64_t skip_dev = 0;
+    std::uint64_t skip_ino = 0;
 };
 
 // Directories below the context root a snapshot descends into; deeper is an
@@ -59,13 +66,13 @@ struct SnapshotRequest {
 inline constexpr int kSnapshotMaxDepth = 64;
 
 inline constexpr std::size_t kSnapshotContextMax = 4096;
-inline constexpr std::size_t kSnapshotRequestMax = 20 + kSnapshotContextMax;
+inline constexpr std::size_t kSnapshotRequestMax = 36 + kSnapshotContextMax;
 inline constexpr std::size_t kSnapshotTakenSize = 1 + 64 + 5 * 8;
 // An error names a path, each of its bytes shown as up to four.
 inline constexpr std::size_t kSnapshotErrorMax = 32u << 10;
 inline constexpr std::size_t kSnapshotAnswerMax = 1 + kSnapshotErrorMax;
 inline constexpr std::uint8_t kSnapshotRootTag = 'D';
-inline constexpr std::uint8_t kSnapshotMagic[4] = {'H', 'B', 'C', '1'};
+inline constexpr std::uint8_t kSnapshotMagic[4] = {'H', 'B', 'C', '2'};
 
 // The copy's half (ipc/snapshot_wire_copy.cpp): the request read, the
 // answer written; a refusal's sentence longer than kSnapshotErrorMax is cut

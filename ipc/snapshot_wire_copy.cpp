@@ -9,14 +9,16 @@
 namespace hb {
 
 Result<SnapshotRequest> decode_snapshot_request(std::span<const std::uint8_t> bytes) {
-    if (bytes.size() < 20 || bytes.size() > kSnapshotRequestMax ||
+    if (bytes.size() < 36 || bytes.size() > kSnapshotRequestMax ||
         !std::equal(std::begin(kSnapshotMagic), std::end(kSnapshotMagic), bytes.begin())) {
         return make_error("a snapshot request out of shape");
     }
     SnapshotRequest request;
     request.budget.max_files = le::get_u64(&bytes[4]);
     request.budget.max_bytes = le::get_u64(&bytes[12]);
-    request.context.assign(bytes.begin() + 20, bytes.end());
+    request.skip_dev = le::get_u64(&bytes[20]);
+    request.skip_ino = le::get_u64(&bytes[28]);
+    request.context.assign(bytes.begin() + 36, bytes.end());
     return request;
 }
 

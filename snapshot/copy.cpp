@@ -63,12 +63,16 @@ struct Entry {
 
 // One walk's state.
 struct Walk {
-    Walk(const SnapshotBudget& limits, const std::string& context)
-        : budget(limits),
+    Walk(const SnapshotRequest& request, const std::string& context)
+        : budget(request.budget),
+          skip_dev(request.skip_dev),
+          skip_ino(request.skip_ino),
           shown_prefix(context == "." ? std::string() : context + "/"),
           shown_root(context) {}
 
     const SnapshotBudget& budget;
+    const std::uint64_t skip_dev;  // the directory left out (ipc/snapshot_wire.hpp)
+    const std::uint64_t skip_ino;
     const std::string shown_prefix;  // "<context>/", or "" for "."
     const std::string shown_root;    // the context itself
     std::uint64_t listed = 0;        // entries returned by readdir, against max_files
@@ -319,6 +323,9 @@ Result<void> copy_tree(Walk& walk, int src_fd, int dst_fd, const std::string& re
             return walk.fail_errno(child, "fstat");
         }
         Result<void> copied;
+        const bool skipped = (walk.skip_dev != 0 || walk.skip_ino != 0) &&
+                             st.st_dev == walk.skip_dev && st.st_ino == walk.skip_ino;
+        if (S_ISDIR(st.st_mode) && skipped) continue;
         if (S_ISDIR(st.st_mode)) {
             copied = copy_dir(walk, src_fd, dst_fd, name, child, depth + 1);
         } else if (S_ISREG(st.st_mode)) {
@@ -350,7 +357,7 @@ std::string tree_hash(std::vector<Entry>& entries) {
 }  // namespace
 
 Result<SnapshotCounts> copy_context(int context_fd, int root_fd, const SnapshotRequest& request) {
-    Walk walk(request.budget, request.context);
+    Walk walk(request, request.context);
     UniqueFd src(::openat(context_fd, ".", kDirOpen));
     if (!src) return walk.fail_errno("", "cannot open");
     if (auto copied = copy_tree(walk, src.get(), root_fd, "", 0); !copied) return copied.error();

@@ -128,8 +128,8 @@ Result<std::string> hold_build(const Config& config, const std::string& request,
     }
     const std::string dest = held_root(config, request) + "/" + service;
     const SnapshotBudget budget{config.build->max_files, config.build->max_bytes};
-    auto snapshot =
-        take_snapshot(config.snapshot, config.project_dir, build->context, dest, budget);
+    auto snapshot = take_snapshot(config.snapshot, config.project_dir, build->context, dest, budget,
+                                  config.spool_dir);
     Result<void> screened =
         snapshot ? screen_snapshot(config, *build, dest) : Result<void>(snapshot.error());
     if (!screened) {
@@ -175,7 +175,7 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
     auto snapshot = held ? take_snapshot(config.snapshot, held_root(config, held->request), service,
                                          snapshot_dir(config, service), budget)
                          : take_snapshot(config.snapshot, config.project_dir, build->context,
-                                         snapshot_dir(config, service), budget);
+                                         snapshot_dir(config, service), budget, config.spool_dir);
     if (!snapshot && held) {
         return make_error("the snapshot held for a person could not be read: " +
                           snapshot.error().message);

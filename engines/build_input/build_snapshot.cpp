@@ -294,7 +294,7 @@ Result<SnapshotCounts> run_copier(const std::string& copier, int context_fd, int
 
 Result<Snapshot> take_snapshot(const std::string& copier, const std::string& project_dir,
                                const std::string& context, const std::string& dest,
-                               const SnapshotBudget& budget) {
+                               const SnapshotBudget& budget, const std::string& left_out) {
     if (context != "." && !is_plain_relative(context)) {
         return make_error("build context \"" + visible(context) +
                           "\": not \".\" nor a relative path without \"..\", \".\" or empty " +
@@ -317,7 +317,16 @@ Result<Snapshot> take_snapshot(const std::string& copier, const std::string& pro
         UniqueFd root(::openat(parent->get(), name.c_str(), kDirOpen));
         if (!root) return make_error(errno_text("cannot open " + visible(dest)));
         if (::fchmod(root.get(), 0700) != 0) return make_error(errno_text("chmod " + dest));
-        auto counts = run_copier(copier, context_fd->get(), root.get(), {budget, context});
+        SnapshotRequest request{budget, context};
+        // By its identity: the copy is given no path. A spool that cannot be
+        // opened leaves nothing out (there is then nothing of it to copy).
+        struct stat spool {};
+        if (UniqueFd d(::open(left_out.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            !left_out.empty() && d && ::fstat(d.get(), &spool) == 0) {
+            request.skip_dev = spool.st_dev;
+            request.skip_ino = spool.st_ino;
+        }
+        auto counts = run_copier(copier, context_fd->get(), root.get(), request);
         if (!counts) return counts.error();
         const Shown shown(context);
         std::vector<Link> links;

@@ -46,8 +46,10 @@ struct Snapshot : SnapshotCounts {
 // missing, dies, hangs past its time or answers out of shape is an error
 // that says so. On any error past the checks of `context` and `dest`,
 // nothing is left at `dest`: neither the old snapshot nor a partial one.
+// The directory `left_out` names (the bridge's spool, from bridge.json) is
+// not copied wherever the context holds it.
 Result<Snapshot> take_snapshot(const std::string& copier, const std::string& project_dir,
                                const std::string& context, const std::string& dest,
-                               const SnapshotBudget& budget);
+                               const SnapshotBudget& budget, const std::string& left_out = {});
 
 }  // namespace hb::exec

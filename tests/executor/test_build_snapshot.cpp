@@ -195,6 +195,32 @@ TEST_F(BuildSnapshot, ANormalTreeIsCopiedExactly) {
     EXPECT_EQ(root.st_uid, ::geteuid());
 }
 
+// The bridge's spool inside the context (`.` holds untracked/hostbridge):
+// every request and answer would reach the image and make each snapshot
+// differ, so an unchanged rebuild would never be unchanged (docs/BUILDS.md).
+TEST_F(BuildSnapshot, TheSpoolIsLeftOutAndTheHashIsTheTreesWithoutIt) {
+    write("Dockerfile", "FROM scratch\nCOPY . /app\n");
+    write("src/app.txt", "app");
+    fs::create_directories(src("untracked/hostbridge"));
+    auto before = take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), ".", out(), {},
+                                src("untracked/hostbridge"));
+    ASSERT_TRUE(before.ok()) << before.error().message;
+    write("untracked/hostbridge/requests/r1.json", "{\"verb\":\"ping\"}");
+    write("untracked/hostbridge/responses/r1.response.json", "{}");
+    auto taken = take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), ".", out(), {},
+                               src("untracked/hostbridge"));
+    ASSERT_TRUE(taken.ok()) << taken.error().message;
+    EXPECT_FALSE(present(out("untracked/hostbridge")));
+    EXPECT_TRUE(fs::is_directory(out("untracked")));  // only the spool itself is left out
+    EXPECT_EQ(tree.read("snap/src/app.txt"), "app");
+    EXPECT_EQ(taken->sha256, before->sha256);
+    // Without it named, it is copied like any directory.
+    auto all = take_snapshot(HB_SNAPSHOT_BIN, tree.path("proj"), ".", out(), {});
+    ASSERT_TRUE(all.ok()) << all.error().message;
+    EXPECT_EQ(tree.read("snap/untracked/hostbridge/responses/r1.response.json"), "{}");
+    EXPECT_NE(all->sha256, before->sha256);
+}
+
 TEST_F(BuildSnapshot, ASymlinkToTheHomeIsRefusedNamingIt) {
     write("web/Dockerfile", "FROM scratch\n");
     link("web/app/h", "/home/u");
