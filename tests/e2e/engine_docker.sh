@@ -119,7 +119,7 @@ setup() { "$stage/bin/hostbridge" engine setup --engine docker --slug "$slug" --
 out=$(setup)
 rc=$?
 check "engine setup --engine docker: exit 0, the user made, the install left alone" \
-    eval '[ "$rc" -eq 0 ] && [[ $out == *"engine: run: "*useradd* ]] && [[ $out == *"does not use it yet"* ]]'
+    eval '[ "$rc" -eq 0 ] && [[ $out == *"engine: run: "*useradd* ]] && [[ $out == *"install is not changed"* ]]'
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 30
 ehome=$(getent passwd "$engine" | cut -d: -f6)
 euid=$(id -u "$engine" 2>/dev/null)
