@@ -572,9 +572,9 @@ SettleSettings settle_settings(const json& value, const Config& config) {
     return out;
 }
 
-// The engine user's podman: bind pins enter the person's own engine with
-// `podman unshare`, which a remote client cannot (docs/ENGINE-USER.md,
-// "Bind sources"); docker has no such socket protocol here.
+// The engine user's podman, or its rootless dockerd (docs/DOCKER.md): bind
+// pins enter the person's own engine with `podman unshare`, which a remote
+// client cannot (docs/ENGINE-USER.md, "Bind sources").
 EngineIdentity engine_identity(const json& value, const Config& config) {
     const Object obj(value, "engine", {"user", "socket", "relay"});
     EngineIdentity out;
@@ -584,8 +584,6 @@ EngineIdentity engine_identity(const json& value, const Config& config) {
     out.relay = host_path(obj.required("relay"), obj.key("relay"), config);
     if (config.pins)
         invalid("engine", "cannot go with pins: a remote engine's bind sources are not pinned");
-    if (docker_compose(config.backend))
-        invalid("engine", "is only for podman (the compose backend with podman-compose)");
     return out;
 }
 

@@ -38,6 +38,8 @@ ArgvOutcome argv_for(Verb verb, std::optional<std::size_t> arg, const Config& co
     if (auto denied = check_arg(verb, arg, config)) return *denied;
     if (verb == Verb::Ping) return NoCommand{};
     if (verb == Verb::JoinNetwork) {
+        // No test runs it on docker (docs/DOCKER.md).
+        if (docker_compose(config.backend)) return Denied{ReasonCode::UntestedCompose};
         if (!config.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
         const JoinNetwork& jn = *config.join_network;
         return Plan{Step{{jn.engine, "network", "connect", jn.network, jn.agent_container}, {}}};
@@ -55,7 +57,7 @@ bool recreates(const Config& config) {
 
 std::optional<Plan> recreate_rows(const Config& config, std::size_t index) {
     if (!recreates(config) || index >= config.services.size()) return std::nullopt;
-    return compose_recreate(config, index, compose_dialect(config));
+    return compose_recreate(config, index);
 }
 
 bool settles(Verb verb, const Config& config) {
@@ -66,14 +68,19 @@ bool looks(Verb verb, const Config& config) {
     return config.settle && (verb == Verb::Status || verb == Verb::Health);
 }
 
+// podman runs no healthcheck by itself here (engines/podman/rows.hpp,
+// Posture): docker's daemon runs its own. A stack's settle engine is
+// always podman (common/config.cpp).
 Posture posture(const Config& config) {
-    return Posture{compose_backend(config.backend.kind), accepts_log_window(config)};
+    return Posture{compose_backend(config.backend.kind),
+                   config.settle && !docker_compose(config.backend)};
 }
 
-// podman's settle step: docker runs its healthchecks itself. A stack's
-// settle engine is always podman (common/config.cpp).
+// Where the engine is asked (settle): podman's, or docker's through its
+// engine user (docs/DOCKER.md), whose `logs --timestamps --since` the
+// sandbox reads as podman's.
 bool accepts_log_window(const Config& config) {
-    return config.settle && (stack_backend(config.backend.kind) || podman_compose(config.backend));
+    return config.settle && (!docker_compose(config.backend) || config.engine);
 }
 
 bool logs_by_container(const Config& config) {

@@ -66,8 +66,8 @@ constexpr NameTable<ReasonCode, 53> kReasonTexts = {
         {ReasonCode::WindowNotSupported,
          "this install's logs takes no lines or since (docs/COMPOSE.md, \"Following logs\")"},
         {ReasonCode::UntestedCompose,
-         "docker compose is not supported yet: it is not in Debian 12, so no test runs its "
-         "commands (docs/COMPOSE.md, \"docker compose\")"},
+         "not supported yet on docker compose: only through a docker engine user, and never "
+         "rebuild or join-network, which no test runs there (docs/DOCKER.md)"},
     }},
     "unknown reason"};
 

@@ -66,9 +66,9 @@ remove  re-runs PERSON's install without the engine user, then deletes NAME
   --containers-conf FILE  copy FILE to NAME's ~/.config/containers/containers.conf
   --engine podman|docker  the engine NAME runs (default podman). docker: a
                           rootless dockerd under NAME's user manager, its
-                          socket ~/engine/docker.sock for PERSON alone; the
-                          bridge does not use it yet, so PERSON's install is
-                          not re-run (docs/DOCKER.md)
+                          socket ~/engine/docker.sock for PERSON alone;
+                          PERSON's install is not re-run: PERSON installs
+                          with --engine-user NAME (docs/DOCKER.md)
   --docker-root DIR       where Debian 13's docker packages are unpacked
                           (DIR/usr/sbin/dockerd; default /, the system's)
 
@@ -374,9 +374,9 @@ int setup_docker(const Tools& tools, const Account& person, const Account& engin
     const std::string socket = docker_socket_in(engine.home);
     std::cout << "\nThe rootless dockerd of " << engine.name << " answers " << person.name << " at "
               << socket << " (its first call starts it).\n"
-              << "The bridge does not use it yet: every verb is refused on docker until its "
-                 "commands are measured (docs/DOCKER.md), so "
-              << person.name << "'s install is not changed.\n"
+              << person.name << "'s install is not changed: as " << person.name
+              << ", install a docker compose project with --engine-user " << engine.name
+              << " (image-only services; docs/DOCKER.md).\n"
               << "As " << person.name << ", with the docker client of the same packages:\n"
               << "  DOCKER_HOST=unix://" << socket << " docker version\n"
               << "Undo: hostbridge engine remove --slug " << slug << " --user " << person.name

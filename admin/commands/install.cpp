@@ -130,11 +130,15 @@ class Installer {
         if (compose_backend(backend_.kind)) {
             std::cout << "compose flavour: " << compose_flavour_name(backend_.flavour) << " ("
                       << flavour_how_ << ")\n";
-            if (docker_compose(backend_))
+            if (docker_compose(backend_) && engine_)
+                std::cout << "docker: through " << engine_->user
+                          << "'s rootless dockerd, status, health, logs, up, down and restart "
+                             "run; rebuild and join-network are refused (docs/DOCKER.md)\n";
+            else if (docker_compose(backend_))
                 print_warning(kCmd,
-                              "docker compose is not supported yet: every verb but ping is "
-                              "denied, because no test runs its commands (it is not in Debian "
-                              "12; docs/COMPOSE.md, \"docker compose\")");
+                              "docker compose runs only through a docker engine user "
+                              "(--engine-user): here every verb but ping is denied "
+                              "(docs/DOCKER.md)");
         }
         if (o_.allow_root) {
             print_warning(kCmd,
@@ -277,8 +281,8 @@ class Installer {
                         " is compose v1 (docker-compose 1.x, such as Debian 12's 1.29), "
                         "which hostbridge does not support: its commands and output are "
                         "not compose v2's. Supported: podman-compose, and docker compose v2 "
-                        "(Debian 13's docker-compose 2.26.1, as `docker compose`; its "
-                        "verbs are still refused: docs/DOCKER.md)",
+                        "(Debian 13's docker-compose 2.26.1, as `docker compose`, through a "
+                        "docker engine user: docs/DOCKER.md)",
                     {"hostbridge install ... --compose-cmd podman-compose"});
             backend_.flavour =
                 *compose_flavour_named(read.podman_compose ? "podman-compose" : "docker");
@@ -303,7 +307,8 @@ class Installer {
             join_network_ = JoinNetwork{*engine, *o_.network, *o_.agent_container};
         }
         if (o_.engine_user) {
-            auto engine = engine_identity_of(*o_.engine_user);
+            // docker compose's is a docker engine user's socket (docs/DOCKER.md).
+            auto engine = engine_identity_of(*o_.engine_user, docker_compose(backend_));
             if (!engine) return fail("--engine-user: " + engine.error().message);
             engine_ = std::move(*engine);
             engine_->relay = paths_.engine_relay;
@@ -423,6 +428,7 @@ class Installer {
             auto read = read_compose(compose_abs, source, project_dir_, pin_run_dir(), labelled);
             if (!read) return fail(read.error().message);
             model = std::move(*read);
+            if (auto s = check_docker_files(model)) return s;
             if (auto s = check_unpinned(model)) return s;
             if (compose_backend(backend_.kind)) backend_.file = compose_abs;
         }
@@ -452,6 +458,26 @@ class Installer {
         referenced_ = model.referenced_files;
         render_ = plan_render(project_dir_, model);
         compose_builds_ = model.builds;
+        return std::nullopt;
+    }
+
+    // docker through its engine user runs image-only services: no
+    // Dockerfile screen reads BuildKit yet, and nothing pins a bind source
+    // in rootless dockerd's namespace (docs/DOCKER.md).
+    std::optional<Stop> check_docker_files(const ComposeModel& model) {
+        if (docker_compose(backend_) && engine_ &&
+            (!model.builds.empty() || !model.buildable.empty() || !model.referenced_files.empty() ||
+             !model.checkout_binds.empty())) {
+            return fail(
+                "on docker, hostbridge runs only services from images with no file of the "
+                "checkout: this compose file has a build, a bind mount or another file it names "
+                "(" +
+                visible(model.referenced_files.empty() ? std::string("a build")
+                                                       : model.referenced_files.front()) +
+                "). Not yet supported on docker: builds (the Dockerfile screen for BuildKit) and "
+                "bind mounts (pinning their sources in rootless dockerd's namespace); "
+                "docs/DOCKER.md");
+        }
         return std::nullopt;
     }
 
@@ -862,7 +888,9 @@ class Installer {
             for (const auto& image : bases.images) std::cout << " " << visible(image);
             std::cout << "\n";
         }
-        if (podman_compose(backend_) && !build_engine_.empty()) {
+        // docker's, only through its engine user (docs/DOCKER.md; e2e_bridge_docker).
+        if ((podman_compose(backend_) || (docker_compose(backend_) && engine_)) &&
+            !build_engine_.empty()) {
             // Verified outcomes (engines/podman/settle.hpp): the engine that runs
             // the project's containers is asked about them after each start.
             // Only where it was tried on the real engine (tests/e2e/settle.sh:

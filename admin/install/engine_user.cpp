@@ -20,7 +20,7 @@ std::string engine_socket_in(const std::string& home) {
     return home + "/engine/podman.sock";
 }
 
-Result<EngineIdentity> engine_identity_of(const std::string& name) {
+Result<EngineIdentity> engine_identity_of(const std::string& name, bool docker) {
     if (!is_user_name(name)) return make_error(name + " is not a login name");
     const std::optional<Account> found = account(name);
     if (!found)
@@ -37,7 +37,7 @@ Result<EngineIdentity> engine_identity_of(const std::string& name) {
         return make_error(name + "'s home directory \"" + home +
                           "\" is not a normal absolute path");
     // The relay is the install's own copy: install names it (admin/commands/install.cpp).
-    return EngineIdentity{name, engine_socket_in(home), ""};
+    return EngineIdentity{name, docker ? docker_socket_in(home) : engine_socket_in(home), ""};
 }
 
 std::string engine_socket_unit_text(const std::string& person, const std::string& slug,

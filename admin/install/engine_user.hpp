@@ -31,7 +31,8 @@ std::string engine_socket_in(const std::string& home);
 
 // bridge.json's "engine" for the existing user `name`: refused when it is
 // root or the user running this (an engine user must be another identity).
-Result<EngineIdentity> engine_identity_of(const std::string& name);
+// Its socket is podman's, or with `docker` its docker.sock (docker_socket_in).
+Result<EngineIdentity> engine_identity_of(const std::string& name, bool docker = false);
 
 // The engine user's units, under its ~/.config/systemd/user. The socket unit
 // grants `person` alone read-write on the socket after each start: podman

@@ -134,6 +134,9 @@ Result<EngineEnvironment> engine_environment(const Config& config) {
     auto relay = EngineRelay::start(config);
     if (!relay) return relay.error();
     out.env.push_back("CONTAINER_HOST=" + relay->container_host());
+    // docker's client reads its own name (a docker engine user,
+    // docs/DOCKER.md); the relay reaches the one socket bridge.json names.
+    out.env.push_back("DOCKER_HOST=" + relay->container_host());
     out.relay.emplace(std::move(*relay));
     return out;
 }

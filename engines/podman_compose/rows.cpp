@@ -58,22 +58,17 @@ void service_filter(Argv& argv, const std::string& project, const std::string& s
 }
 
 // S's container replaced by one made from the rendered file as it is now.
+// podman-compose 1.0.3 ignores --no-deps and `up --force-recreate S` takes
+// down S's depends_on too: remove S's container alone (service_filter),
+// then create it again. (docker compose v2 runs no rebuild and recreates
+// nothing: ComposeDialect.)
 Plan replace(const Config& config, const std::string& engine, const std::string& project,
-             const std::string& service, const ComposeDialect& dialect) {
-    Plan plan;
+             const std::string& service) {
+    Argv rm = {engine, "rm", "--force", "--ignore"};
+    service_filter(rm, project, service);
     Argv up = compose_prefix(config);
-    if (dialect.podman_compose) {
-        // 1.0.3 ignores --no-deps and `up --force-recreate S` takes down S's
-        // depends_on too: remove S's container alone, then create it again.
-        Argv rm = {engine, "rm", "--force", "--ignore"};
-        service_filter(rm, project, service);
-        plan.push_back(Step{std::move(rm), {}});
-        up.insert(up.end(), {"up", "-d", "--no-build", service});
-    } else {
-        up.insert(up.end(), {"up", "-d", "--no-deps", "--force-recreate", "--no-build", service});
-    }
-    plan.push_back(Step{std::move(up), std::nullopt});
-    return plan;
+    up.insert(up.end(), {"up", "-d", "--no-build", service});
+    return Plan{Step{std::move(rm), {}}, Step{std::move(up), std::nullopt}};
 }
 
 // rebuild S: build S's image from the host-owned snapshot of its context,
@@ -84,35 +79,33 @@ Plan rebuild(const Config& config, std::size_t index, const ServiceBuild& build,
              const ComposeDialect& dialect) {
     const BuildSettings& settings = *config.build;
     const std::string snapshot = dialect.snapshot_dir(config, build.service);
+    // --pull=never: never a base image the agent names from a registry,
+    // whose ONBUILD triggers buildah would run unscreened (docs/BUILDS.md).
     Argv image = {settings.engine,
                   "build",
                   "--network=" + settings.network,
+                  "--pull=never",
                   "--iidfile",
                   dialect.image_id_file(config, build.service),
                   "-t",
                   build.image,
                   "-f",
                   snapshot + "/" + build.containerfile};
-    // podman: never a base image the agent names from a registry, whose
-    // ONBUILD triggers buildah would run unscreened (docs/BUILDS.md). docker
-    // build has no such setting (the trigger attack was measured on buildah).
-    if (dialect.podman_compose) image.insert(image.begin() + 3, "--pull=never");
     if (!build.target.empty()) image.insert(image.end(), {"--target", build.target});
     for (const std::string& arg : build.args) image.insert(image.end(), {"--build-arg", arg});
     image.push_back(snapshot);
 
     Plan plan = pinned(config, Plan{Step{std::move(image), index}});
-    Plan replaced = replace(config, settings.engine, settings.project, build.service, dialect);
+    Plan replaced = replace(config, settings.engine, settings.project, build.service);
     plan.insert(plan.end(), replaced.begin(), replaced.end());
     return plan;
 }
 
 }  // namespace
 
-Plan compose_recreate(const Config& config, std::size_t index, const ComposeDialect& dialect) {
+Plan compose_recreate(const Config& config, std::size_t index) {
     const SettleSettings& settle = *config.settle;
-    return pinned(config,
-                  replace(config, settle.engine, settle.project, config.services[index], dialect));
+    return pinned(config, replace(config, settle.engine, settle.project, config.services[index]));
 }
 
 ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config& config,
@@ -147,7 +140,9 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
         case Verb::Down:
             return with(config, {"stop"});
         case Verb::Restart: {
-            if (!dialect.engine_lists) return pinned(config, with(config, {"restart", service()}));
+            // docker's `restart` takes no --filter: docker compose restarts S.
+            if (!dialect.engine_lists || !dialect.podman_compose)
+                return pinned(config, with(config, {"restart", service()}));
             // The engine restarts S's containers itself: podman-compose 1.0.3
             // only runs this after its own start-up (0.16-0.2 s, issue 48)
             // and ignores its exit status. The settle step then checks them.
@@ -156,6 +151,7 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
             return pinned(config, Plan{Step{std::move(restart), std::nullopt}});
         }
         case Verb::Rebuild: {
+            if (!dialect.podman_compose) return Denied{ReasonCode::UntestedCompose};
             const ServiceBuild* build = find_build(config.build, service());
             if (build == nullptr) return Denied{ReasonCode::BuildNotConfigured};
             return rebuild(config, *arg, *build, dialect);

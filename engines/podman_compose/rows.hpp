@@ -19,6 +19,8 @@ namespace hb::exec {
 
 struct ComposeDialect {
     // podman-compose 1.0.3: its `logs` has no --no-color (it never colours);
+    // docker compose v2 (false) runs no rebuild: no Dockerfile screen reads
+    // BuildKit yet (docs/DOCKER.md);
     // it ignores --no-deps, so a rebuild removes the service's container
     // alone and creates it again; its engine builds with --pull=never.
     bool podman_compose = true;
@@ -41,6 +43,6 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
 // `up` recreating services[index] (config.settle set, index in range): the
 // pin step, then its container replaced as `rebuild` replaces it, with no
 // build (engines/argv_table.hpp, recreate_rows).
-Plan compose_recreate(const Config& config, std::size_t index, const ComposeDialect& dialect);
+Plan compose_recreate(const Config& config, std::size_t index);
 
 }  // namespace hb::exec

@@ -31,7 +31,8 @@ class AgentInstall : public ::testing::Test {
 };
 
 // `log_window` says the executor's logs takes `lines` and `since`: compose
-// with podman-compose and `settle`, or a stack with `settle` (podman:
+// with podman-compose and `settle`, docker compose through its engine user
+// (docs/DOCKER.md), or a stack with `settle` (podman:
 // install --stack-project; exec::accepts_log_window), nowhere else.
 TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
     Config config;
@@ -50,7 +51,12 @@ TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
                       ComposeFlavour::PodmanCompose};
     EXPECT_EQ(log_window(), true);
     config.backend.flavour = ComposeFlavour::Docker;
-    EXPECT_EQ(log_window(), false);
+    EXPECT_EQ(log_window(), false);  // docker runs only through its engine user
+    config.engine =
+        EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/docker.sock",
+                       "/home/u/.local/lib/hostbridge/demo-app/hostbridge-engine-relay"};
+    EXPECT_EQ(log_window(), true);
+    config.engine.reset();
     config.backend.flavour = ComposeFlavour::PodmanCompose;
     config.settle.reset();
     EXPECT_EQ(log_window(), false);

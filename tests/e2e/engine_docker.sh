@@ -24,7 +24,6 @@ here=$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")
 repo=$(readlink -f -- "$here/../..")
 # shellcheck source=tests/e2e/verdicts.sh
 . "$here/verdicts.sh"
-skip() { echo "SKIP: $*" && exit 77; }
 [ $# -ge 1 ] || { echo "usage: engine_docker.sh BIN_DIR" >&2 && exit 64; }
 
 # ------------------------------------------------------------------ phase 2, inside the engine's manager
@@ -94,11 +93,7 @@ fi
 
 bin=$(readlink -f -- "$1")
 cd / || exit 1
-[ "$(id -u)" -eq 0 ] || skip "needs root (it creates two users)"
-root=$("$repo/tools/deps.sh" docker-root) ||
-    skip "no docker of the pinned versions here (tools/deps.sh test gets it on Debian 12 and 13; docs/DOCKER.md)"
-e2e_needs setfacl getfacl setpriv rootlesskit slirp4netns # sets busybox
-"$repo/tools/e2e/usermgr.sh" check || exit 77
+e2e_docker_needs # sets root and busybox
 
 t_start=$(date +%s)
 name=hb-e2e-dk$$
@@ -117,17 +112,14 @@ trap 'echo interrupted; exit 130' INT TERM HUP
 "$repo/tools/e2e/stage.sh" "$stage" "$bin" || die "stage"
 "$repo/tools/e2e/testuser.sh" create "$person" >/dev/null || exit $?
 # A busybox image's root file system, which the person's client streams.
-mkdir -p "$stage/rootfs/bin"
-cp "$busybox" "$stage/rootfs/bin/busybox"
-for applet in sh echo cat; do ln -s busybox "$stage/rootfs/bin/$applet"; done
-tar -C "$stage/rootfs" -cf "$stage/rootfs.tar" . && chmod 0644 "$stage/rootfs.tar" || die "the image's tar"
+e2e_rootfs_tar "$stage" sh echo cat
 
 # 1: setup, again, and podman's setup on the docker user.
 setup() { "$stage/bin/hostbridge" engine setup --engine docker --slug "$slug" --user "$person" --name "$engine" --docker-root "$root" 2>&1; }
 out=$(setup)
 rc=$?
 check "engine setup --engine docker: exit 0, the user made, the install left alone" \
-    eval '[ "$rc" -eq 0 ] && [[ $out == *"engine: run: "*useradd* ]] && [[ $out == *"does not use it yet"* ]]'
+    eval '[ "$rc" -eq 0 ] && [[ $out == *"engine: run: "*useradd* ]] && [[ $out == *"install is not changed"* ]]'
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 30
 ehome=$(getent passwd "$engine" | cut -d: -f6)
 euid=$(id -u "$engine" 2>/dev/null)

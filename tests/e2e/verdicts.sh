@@ -75,3 +75,27 @@ e2e_bind_app() {
             git -C "$dir" -c user.email=t@example.invalid -c user.name=t commit -qm app
     } || die "git init of $dir"
 }
+
+# e2e_docker_needs TOOL...: for the docker engine user's tests (docs/DOCKER.md),
+# as root: exit 77, the reason printed, without root, the docker of
+# tools/deps.sh (sets root to its prefix), a user manager or each TOOL
+# (e2e_needs, which sets busybox).
+e2e_docker_needs() {
+    [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (it creates two users)"; exit 77; }
+    root=$("$repo/tools/deps.sh" docker-root) || {
+        echo "SKIP: no docker of the pinned versions here (tools/deps.sh test gets it on Debian 12 and 13; docs/DOCKER.md)"
+        exit 77
+    }
+    e2e_needs setfacl getfacl setpriv rootlesskit slirp4netns "$@"
+    "$repo/tools/e2e/usermgr.sh" check || exit 77
+}
+
+# e2e_rootfs_tar DIR APPLET...: DIR/rootfs.tar, a busybox image's root file
+# system with those applets, readable by the throwaway users.
+e2e_rootfs_tar() {
+    local dir=$1 applet
+    shift
+    mkdir -p "$dir/rootfs/bin" && cp "$busybox" "$dir/rootfs/bin/busybox" || die "the image's rootfs"
+    for applet in "$@"; do ln -s busybox "$dir/rootfs/bin/$applet"; done
+    tar -C "$dir/rootfs" -cf "$dir/rootfs.tar" . && chmod 0644 "$dir/rootfs.tar" || die "the image's tar"
+}

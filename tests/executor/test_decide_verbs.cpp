@@ -157,6 +157,7 @@ void expect_denied(StackFixture& f, const std::string& name, const std::string& 
 // docker compose v2 is not in Debian 12: no test runs its rows, so an
 // install of it runs nothing, whatever the policy says (docs/COMPOSE.md,
 // "docker compose").
+// Without a docker engine user (docs/DOCKER.md).
 TEST(DecideVerbs, EveryVerbOfADockerComposeInstallIsDeniedButPing) {
     StackFixture f;
     f.use_compose();
@@ -171,8 +172,9 @@ TEST(DecideVerbs, EveryVerbOfADockerComposeInstallIsDeniedButPing) {
     f.drain();
     for (const auto& [name, verb] : names) {
         expect_denied(f, name, verb,
-                      "docker compose is not supported yet: it is not in Debian 12, so no test "
-                      "runs its commands (docs/COMPOSE.md, \"docker compose\")");
+                      "not supported yet on docker compose: only through a docker engine user, "
+                      "and never rebuild or join-network, which no test runs there "
+                      "(docs/DOCKER.md)");
     }
     EXPECT_EQ((*f.response(ping))["state"], "done");
     EXPECT_TRUE(f.recorded().empty());

@@ -110,7 +110,7 @@ class EngineSocket : public ::testing::Test {
     ::testing::AssertionResult start_relay() {
         auto env = engine_environment(relay_config());
         if (!env) return ::testing::AssertionFailure() << env.error().message;
-        if (env->env.size() != 1 || !env->relay)
+        if (env->env.size() != 2 || !env->relay)
             return ::testing::AssertionFailure() << "no relay in the environment";
         relay_path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
         relay_env.emplace(std::move(*env));
