@@ -138,6 +138,8 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
             // until `rebuild` makes it from a snapshot.
             return pinned(config, with(config, {"up", "-d", "--no-build"}));
         case Verb::Down:
+            // docker: its one try hung past the client's timeout (docs/DOCKER.md).
+            if (!dialect.podman_compose) return Denied{ReasonCode::UntestedCompose};
             return with(config, {"stop"});
         case Verb::Restart: {
             // docker's `restart` takes no --filter: docker compose restarts S.

@@ -183,8 +183,9 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
     if (verb == Verb::Ping) return NoCommand{};
     const bool docker =
         c.backend.kind == BackendKind::Compose && c.backend.flavour == ComposeFlavour::Docker;
-    // docker compose v2 runs no build and no join-network (docs/DOCKER.md).
-    if (docker && (verb == Verb::JoinNetwork || verb == Verb::Rebuild))
+    // docker compose v2 runs no build, no join-network and no down
+    // (docs/DOCKER.md).
+    if (docker && (verb == Verb::JoinNetwork || verb == Verb::Rebuild || verb == Verb::Down))
         return Denied{ReasonCode::UntestedCompose};
     if (verb == Verb::JoinNetwork) {
         if (!c.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
@@ -234,8 +235,9 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
             case Verb::Down:
                 return one(join(cf, {"stop"}));
             case Verb::Restart:
-                // The engine's own restart of S's labelled containers.
-                if (own_containers)
+                // The engine's own restart of S's labelled containers
+                // (podman's; docker's `restart` takes no --filter).
+                if (own_containers && c.backend.flavour == ComposeFlavour::PodmanCompose)
                     return pinned_plan(
                         c, one(Argv{c.settle->engine, "restart", "--filter",
                                     "label=com.docker.compose.project=" + c.settle->project,
@@ -414,8 +416,10 @@ TEST(ArgvTable, LogsFollowTheComposeFlavour) {
     for (Verb verb : kAllVerbs) {
         for (std::optional<std::size_t> arg :
              {std::optional<std::size_t>{}, std::optional<std::size_t>{0}}) {
-            // docker runs no build and no join-network (docs/DOCKER.md).
-            if (verb == Verb::Logs || verb == Verb::Rebuild || verb == Verb::JoinNetwork) continue;
+            // docker runs no build, no join-network, no down (docs/DOCKER.md).
+            if (verb == Verb::Logs || verb == Verb::Rebuild || verb == Verb::JoinNetwork ||
+                verb == Verb::Down)
+                continue;
             EXPECT_TRUE(same(argv_for(verb, arg, podman), argv_for(verb, arg, docker)))
                 << verb_name(verb);
         }

@@ -173,10 +173,30 @@ TEST(DecideVerbs, EveryVerbOfADockerComposeInstallIsDeniedButPing) {
     for (const auto& [name, verb] : names) {
         expect_denied(f, name, verb,
                       "not supported yet on docker compose: only through a docker engine user, "
-                      "and never rebuild or join-network, which no test runs there "
+                      "and never down, rebuild or join-network, which no test runs there "
                       "(docs/DOCKER.md)");
     }
     EXPECT_EQ((*f.response(ping))["state"], "done");
+    EXPECT_TRUE(f.recorded().empty());
+}
+
+// Through a docker engine user too, `down` runs nothing: its one try on
+// docker hung (docs/DOCKER.md, "What the bridge runs on docker").
+TEST(DecideVerbs, DownIsDeniedOnDockerComposeEvenThroughAnEngineUser) {
+    StackFixture f;
+    f.use_compose();
+    f.config["backend"]["flavour"] = "docker";
+    f.config["engine"] = {{"user", "hb-demo-app"},
+                          {"socket", "/home/hb-demo-app/engine/docker.sock"},
+                          {"relay", "/usr/lib/hostbridge/hostbridge-engine-relay"}};
+    f.config["settle"] = {{"engine", "/usr/bin/docker"}, {"project", "demo-app"}, {"seconds", 45}};
+    f.write_config();
+    const std::string down = f.publish("down");
+    f.drain();
+    expect_denied(f, down, "down",
+                  "not supported yet on docker compose: only through a docker engine user, "
+                  "and never down, rebuild or join-network, which no test runs there "
+                  "(docs/DOCKER.md)");
     EXPECT_TRUE(f.recorded().empty());
 }
 
