@@ -282,16 +282,42 @@ if [ "${1:-}" = --inner ]; then
     cp -p "/tmp/$name-config" "$config"
 
     # web's bind source ./data is accepted unpinned. The agent swaps it for
-    # a link as the engine starts (the compose CLI's wrapper, armed with the
-    # link's target). restart runs unattended: to the person's ~/.ssh, the
+    # a link as the engine starts (the engine's wrapper, armed with the
+    # link's target: restart is the engine's own restart, docs/ARGV-TABLE.md,
+    # and engine setup re-ran install with a fixed PATH, so bridge.json's
+    # settle.engine is pointed at the wrapper for this request alone).
+    # restart runs unattended: to the person's ~/.ssh, the
     # engine user's container reads no key, while the person's own podman,
     # given the same path, reads it. up waits for a person: podman-compose,
     # run as the person, makes the directories a swapped source names
     # (measured by hand below, as the drain would run it).
     request down
+    settle_engine() { python3 - "$config" "$1" <<'PY'
+import json, sys
+path, engine = sys.argv[1], sys.argv[2]
+with open(path) as f:
+    c = json.load(f)
+old = c["settle"]["engine"]
+c["settle"]["engine"] = engine
+with open(path, "r+") as f:
+    f.truncate(0)
+    json.dump(c, f, indent=2)
+print(old)
+PY
+    }
+    rewatch() { # the watch reads bridge.json when it starts
+        kill "$watch" 2>/dev/null && wait "$watch" 2>/dev/null
+        as_person "$phome/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" \
+            </dev/null >>"/tmp/$name-watch.log" 2>&1 &
+        watch=$!
+    }
+    engine_was=$(settle_engine "$stage/racebin/podman")
+    rewatch
     printf '%s' "$phome/.ssh" >"$stage/race-armed"
     REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 120 restart web 2>&1)
     rm -f "$stage/race-armed"
+    settle_engine "$engine_was" >/dev/null
+    rewatch
     RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
     state=$(q 'r["state"]')
     seen=$(remote exec "$web" cat /data/id_ed25519 2>&1)
@@ -406,15 +432,20 @@ printf 'FROM localhost/%s:1\nRUN echo rebuilt >/rebuilt\n' "$name" | as_person s
 # ./data for a link to the path the armed file names (phase 4;
 # tests/e2e/bind_pin_attack.sh races the same way).
 mkdir -p "$stage/racebin"
+cat >"$stage/racebin/swap" <<EOF
+if [ -e $stage/race-armed ]; then mv $P/data $P/data.real && ln -s "\$(cat $stage/race-armed)" $P/data; fi
+EOF
 cat >"$stage/racebin/podman-compose" <<EOF
 #!/bin/sh
-case " \$* " in
-    *" restart "* | *" up "* | *" start "*)
-        if [ -e $stage/race-armed ]; then mv $P/data $P/data.real && ln -s "\$(cat $stage/race-armed)" $P/data; fi ;;
-esac
+case " \$* " in *" restart "* | *" up "* | *" start "*) . $stage/racebin/swap ;; esac
 exec /usr/bin/podman-compose "\$@"
 EOF
-chmod 0755 "$stage/racebin" "$stage/racebin/podman-compose"
+cat >"$stage/racebin/podman" <<EOF
+#!/bin/sh
+case " \$* " in *" restart "*) . $stage/racebin/swap ;; esac
+exec /usr/bin/podman "\$@"
+EOF
+chmod 0755 "$stage/racebin" "$stage/racebin/podman-compose" "$stage/racebin/podman"
 mkdir -p "$stage/trigger-img"
 printf 'FROM localhost/%s:1\nONBUILD RUN echo TRIGGERED\n' "$name" >"$stage/trigger-img/Containerfile"
 chmod -R go+rX "$stage/trigger-img"
