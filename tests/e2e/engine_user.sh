@@ -305,8 +305,11 @@ with open(path, "r+") as f:
 print(old)
 PY
     }
-    rewatch() { # the watch reads bridge.json when it starts
-        kill "$watch" 2>/dev/null && wait "$watch" 2>/dev/null
+    rewatch() { # the watch reads bridge.json when it starts: the old one ended first
+        local running="hostbridge-executor watch --config $config"
+        pkill -TERM -u "$person" -f "$running"
+        for _ in $(seq 300); do pgrep -u "$person" -f "$running" >/dev/null || break; sleep 0.1; done
+        ! pgrep -u "$person" -f "$running" >/dev/null || die "the watch did not end"
         as_person "$phome/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" \
             </dev/null >>"/tmp/$name-watch.log" 2>&1 &
         watch=$!
