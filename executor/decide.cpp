@@ -252,7 +252,7 @@ RunResult run_steps(const DrainContext& context, const Claimed& request, Verb ve
             const std::string image = context.engines.built_image(config, *step.snapshot_of);
             if (!image.empty()) (*build_detail)["image_id"] = image;
         }
-        if (result.status != RunResult::Status::Exited || result.exit_code != 0) break;
+        if (!result.succeeded()) break;
     }
     result.duration_ms = duration_ms;
     // Nothing a build step left in its TMPDIR outlives the build; the next
@@ -339,7 +339,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
     // services it touched came out, whatever the compose CLI said. status
     // and health: the services as facts (and a compose CLI's `ps` text
     // where the engine is not read).
-    const bool ran_to_end = result.status == RunResult::Status::Exited && result.exit_code == 0;
+    const bool ran_to_end = result.succeeded();
     if (ran_to_end && plan.then != Then::Nothing) {
         const auto asked_at = std::chrono::steady_clock::now();
         std::optional<std::size_t> arg;
@@ -352,7 +352,7 @@ Decision run(DrainContext& context, const Claimed& request, const Verdict& verdi
             const RunResult r =
                 run_steps(context, request, verb, rows, log->get(), deadline, no_build, ran);
             ran += rows.size();
-            return r.status == RunResult::Status::Exited && r.exit_code == 0;
+            return r.succeeded();
         };
         const Settled settled = context.engines.then(config, plan.then, verb, arg, since_ns,
                                                      build_live, log->get(), deadline, run_rows);

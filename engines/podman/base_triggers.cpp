@@ -105,8 +105,7 @@ Result<UniqueFd> run_row(const Config& config, const Argv& row, const std::strin
     if (!out) return out.error();
     if (!err) return err.error();
     const RunResult r = run_query(config, row, out->get(), err->get(), time_left(deadline));
-    if (r.status != RunResult::Status::Exited || r.exit_code != 0)
-        return make_error(what + " " + run_failure(r) + first_words(err->get()));
+    if (!r.succeeded()) return make_error(what + " " + run_failure(r) + first_words(err->get()));
     return std::move(*out);
 }
 

@@ -82,7 +82,7 @@ EngineLog read_engine_log(const Config& config, const Argv& row, Clock::time_poi
     out.fd = std::move(*buffer);
     out.view.fd = out.fd.get();
     // Stopped at the cap, what the engine wrote stands.
-    if (!out.view.cut && (r.status != RunResult::Status::Exited || r.exit_code != 0)) {
+    if (!out.view.cut && !r.succeeded()) {
         out.failure = "the engine's logs " + run_failure(r);
     }
     return out;

@@ -73,7 +73,7 @@ Result<std::vector<std::string>> list_containers(const Config& config, int log_f
     if (!list_out) return list_out.error();
     const RunResult listed = run_query(config, settle_list(config), list_out->get(), log_fd,
                                        std::min(kQueryTimeout, time_left(deadline)));
-    if (listed.status != RunResult::Status::Exited || listed.exit_code != 0) {
+    if (!listed.succeeded()) {
         return make_error("listing the project's containers " + run_failure(listed));
     }
     auto text = read_scratch(list_out->get(), kMaxListBytes);
@@ -94,7 +94,7 @@ Result<std::vector<ContainerFacts>> describe_containers(const Config& config,
                                           std::min(kQueryTimeout, time_left(deadline)));
     // A container removed between the two queries makes inspect fail: the
     // next round asks again.
-    if (inspected.status != RunResult::Status::Exited || inspected.exit_code != 0) {
+    if (!inspected.succeeded()) {
         return make_error("inspecting the project's containers " + run_failure(inspected));
     }
     if (::lseek(json_out->get(), 0, SEEK_SET) != 0) return make_error(sys::errno_text("lseek"));
@@ -131,7 +131,7 @@ std::string last_lines(const Config& config, const ContainerFacts& c, Clock::tim
     auto text = read_scratch(out->get(), 1u << 20);
     if (!text) return {};
     if (text->size() > kMaxReportLog) text->erase(0, text->size() - kMaxReportLog);
-    if (r.status != RunResult::Status::Exited || r.exit_code != 0) {
+    if (!r.succeeded()) {
         *text += "(the engine's logs " + run_failure(r) + ")\n";
     }
     return std::move(*text);
