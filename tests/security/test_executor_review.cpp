@@ -190,6 +190,10 @@ TEST(ExecutorReview, EveryExecutorFileIsInTheReadingOrder) {
 // inlined, --gc-sections from main. A function whose section is only ever
 // discarded is one that neither `drain` nor `watch` can reach.
 TEST(ExecutorReview, EveryExecutorFunctionIsReachableFromMain) {
+#ifdef HB_SANITIZED
+    // tests/security/CMakeLists.txt builds the map in the plain tree only.
+    GTEST_SKIP() << "the reach map is built by ./run-tests' own tree, not the sanitized one";
+#else
     std::ifstream map(HB_REACH_MAP);
     ASSERT_TRUE(map) << "cannot read " << HB_REACH_MAP;
     std::set<std::string> discarded;
@@ -233,6 +237,7 @@ TEST(ExecutorReview, EveryExecutorFunctionIsReachableFromMain) {
         << "functions compiled from executor/ or common/ that neither drain nor watch can "
            "reach (move them to admin/, or delete them):\n"
         << list;
+#endif
 }
 
 }  // namespace
