@@ -817,6 +817,7 @@ class Installer {
         c.limits.read_only = o_.read_rate_limit;
         c.limits.ttl_seconds = o_.ttl_seconds;
         c.limits.max_held = o_.max_held;
+        c.drain.linger_seconds = o_.linger_seconds;
         // No option sets these: a re-install keeps what the person wrote by hand.
         if (previous_) {
             c.audit_budget = previous_->audit_budget;

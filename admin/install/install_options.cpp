@@ -28,6 +28,7 @@ const char* const kInstallHelp =
                           [--agent-container NAME --network NAME] [--engine PATH_OR_NAME]
                           [--rate-limit N/SECONDS] [--read-rate-limit N/SECONDS]
                           [--ttl SECONDS] [--max-held N] [--verb-timeout VERB=SECONDS]...
+                          [--linger SECONDS]
                           [--file-mode OCTAL] [--agent-gid GID] [--allow-root]
                           [--accept-uncontained-engine] [--no-systemd] [--force]
                           [--rename-project] [--adopt-containers]
@@ -85,6 +86,8 @@ policy.conf once, installs the executor and parser, drops the agent client
   --rate-limit N/S       mutating verbs per window (default 60/600)
   --read-rate-limit N/S  status, health, logs per window (default 120/60)
   --ttl SECONDS          requests older than this expire (default 600)
+  --linger SECONDS       how long a drain waits for more requests before it
+                         exits, 0 to 3600 (default 10)
   --max-held N           requests held for a person at once (policy ask;
                          default 10)
   --verb-timeout V=S     timeout of verb V, or of every verb with default=S
@@ -132,6 +135,7 @@ const OptionSpec kSpecs[] = {
     {"rate-limit", true, false},
     {"read-rate-limit", true, false},
     {"ttl", true, false},
+    {"linger", true, false},
     {"max-held", true, false},
     {"verb-timeout", true, true},
     {"file-mode", true, false},
@@ -383,6 +387,11 @@ Result<InstallOptions> parse_install_options(int argc, char** argv) {
         if (!n || *n < 1) return make_error("--ttl must be a positive number of seconds");
         o.ttl_seconds = static_cast<int>(*n);
     }
+    if (auto linger = a.get("linger")) {
+        auto n = parse_number(*linger, 3600);
+        if (!n) return make_error("--linger must be a number of seconds from 0 to 3600");
+        o.linger_seconds = static_cast<int>(*n);
+    }
     if (auto held = a.get("max-held")) {
         auto n = parse_number(*held, 1000);
         if (!n || *n < 1) return make_error("--max-held must be a number from 1 to 1000");
@@ -491,6 +500,7 @@ std::vector<std::string> reinstall_args(const InstallOptions& o) {
         add("--read-rate-limit", window_text(o.read_rate_limit));
     }
     if (o.ttl_seconds != d.ttl_seconds) add("--ttl", std::to_string(o.ttl_seconds));
+    if (o.linger_seconds != d.linger_seconds) add("--linger", std::to_string(o.linger_seconds));
     if (o.max_held != d.max_held) add("--max-held", std::to_string(o.max_held));
     for (const auto& [verb, seconds] : o.verb_timeouts) {
         add("--verb-timeout", verb + "=" + std::to_string(seconds));

@@ -52,6 +52,7 @@ struct InstallOptions {
     Window rate_limit{60, 600};  // common/config.hpp's Limits
     Window read_rate_limit{120, 60};
     int ttl_seconds = 600;
+    int linger_seconds = 10;
     int max_held = 10;
     std::vector<std::pair<std::string, int>> verb_timeouts;  // verb name or "default"
     mode_t file_mode = 0644;

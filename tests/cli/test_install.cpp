@@ -726,6 +726,25 @@ TEST_F(Install, WritesUnitsWithTheSlugInEveryName) {
     EXPECT_LT(service.find("StartLimitBurst"), service.find("[Service]"));
 }
 
+// --linger: bridge.json's drain.linger_seconds and the unit's --linger say
+// the same, a re-install without it keeps it (the recorded options), and a
+// value out of range is refused before anything changes.
+TEST_F(Install, LingerReachesBridgeJsonAndTheUnitAndIsKept) {
+    Ran run = home.hostbridge(install_args(project, {"--linger", "2"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    const auto unit = [&] { return read_file(home.unit_dir() + "/hostbridge-demo-app.service"); };
+    EXPECT_TRUE(contains(unit(), " --linger 2")) << unit();
+    EXPECT_EQ(home.bridge_json("demo-app")["drain"]["linger_seconds"], 2);
+    Ran bad = home.hostbridge(install_args(project, {"--linger", "3601"}));
+    EXPECT_EQ(bad.code, 2) << bad.err;
+    EXPECT_TRUE(contains(bad.err, "--linger must be a number of seconds from 0 to 3600")) << bad.err;
+    EXPECT_TRUE(contains(unit(), " --linger 2")) << unit();
+    Ran upgrade = home.hostbridge({"upgrade", "--slug", "demo-app"});
+    ASSERT_EQ(upgrade.code, 0) << upgrade.err;
+    EXPECT_TRUE(contains(unit(), " --linger 2")) << unit();
+    EXPECT_EQ(home.bridge_json("demo-app")["drain"]["linger_seconds"], 2);
+}
+
 TEST_F(Install, PutsAllowRootOnExecStartOnlyWhenAsked) {
     Ran plain = home.hostbridge(
         {"install", "--project-dir", project.dir, "--stack-bin", project.stack, "--no-systemd"});

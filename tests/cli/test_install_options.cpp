@@ -35,6 +35,7 @@ void expect_same(const InstallOptions& a, const InstallOptions& b) {
     EXPECT_EQ(a.rate_limit, b.rate_limit);
     EXPECT_EQ(a.read_rate_limit, b.read_rate_limit);
     EXPECT_EQ(a.ttl_seconds, b.ttl_seconds);
+    EXPECT_EQ(a.linger_seconds, b.linger_seconds);
     EXPECT_EQ(a.verb_timeouts, b.verb_timeouts);
     EXPECT_EQ(a.file_mode, b.file_mode);
     EXPECT_EQ(a.agent_gid, b.agent_gid);
@@ -67,6 +68,8 @@ TEST(InstallOptions, TheReinstallLineParsesBackToTheSameOptions) {
          "300/30",
          "--ttl",
          "90",
+         "--linger",
+         "0",
          "--max-held",
          "3",
          "--verb-timeout",

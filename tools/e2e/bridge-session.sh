@@ -455,8 +455,11 @@ agent_up() {
 }
 
 install_bridge() {
+    # --linger 2: the session waits three times for the oneshot to exit
+    # after its linger; at the default 10 s that was about 30 s of each
+    # systemd session (docs/PERFORMANCE.md, "Where CI's time goes").
     local -a args=(--project-dir "$P" --agent-container "$agent" --network "$app_net"
-        --engine podman --rate-limit "$rate_limit")
+        --engine podman --rate-limit "$rate_limit" --linger 2)
     if [ "$backend" = stack ]; then
         # The stack reads containers.conf beside itself: pinned, so the run
         # tree holds the approved copy (the agent's edit is never read).
