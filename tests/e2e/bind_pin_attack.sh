@@ -162,16 +162,20 @@ stored_source() {
 compose=("$work/racebin/podman-compose" -p "$pname" -f "$P/compose.yaml")
 "${compose[@]}" up -d >"$work/control.log" 2>&1 || die "control: podman-compose up: $(tail -5 "$work/control.log")"
 [ "$(seen)" = checkout ] || die "control: app does not show the checkout's src after up ($(seen))"
+# The tries restart app as `podman-compose restart app` does and as the
+# bridge's restart does (docs/ARGV-TABLE.md): the engine's own restart of
+# the container; podman-compose 1.0.3 adds only a 1 s sleep after it,
+# which cost this test 50 s.
 won=0
 for _ in $(seq 50); do
     : >"$race/armed"
-    "${compose[@]}" restart app >>"$work/control.log" 2>&1
+    "$work/racebin/podman" restart "$container" >>"$work/control.log" 2>&1
     restore
     [ "$(seen)" = secret ] && won=$((won + 1))
 done
-echo "control: plain podman-compose on the checkout mounted the secret in $won of 50 restarts"
+echo "control: the engine's restart of the container podman-compose made on the checkout mounted the secret in $won of 50 restarts"
 if [ "$won" -ge 40 ]; then pass "the harness wins against the unprotected path ($won/50)"; else
-    fail "the harness won only $won of 50 against plain podman-compose: it does not attack"; fi
+    fail "the harness won only $won of 50 against the engine's plain restart: it does not attack"; fi
 
 # ------------------------------------------------------------------ 2. through the bridge
 
