@@ -184,7 +184,9 @@ Judged judge_container(const ContainerFacts& c, const SettleGoal& goal) {
                    ", before the request");
     }
     if (goal.image && c.image != *goal.image) {
-        return bad("runs image " + short_hex(c.image) + ", not the one just built (" +
+        // An unchanged rebuild built nothing: its image is the recorded one.
+        const char* which = goal.build_live ? "its last build put live" : "just built";
+        return bad("runs image " + short_hex(c.image) + ", not the one " + which + " (" +
                    short_hex(*goal.image) + ")");
     }
     switch (c.health) {

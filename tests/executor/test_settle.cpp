@@ -278,7 +278,13 @@ TEST(Settle, AnUnchangedRebuildSettlesOnTheRecordedImageAndSaysSo) {
     EXPECT_EQ(settle_json(out, false)[0]["build"], "unchanged");
     EXPECT_FALSE(settle_json(out, false)[0].contains("definition"));
     goal.image->fill(0xcc);
-    EXPECT_FALSE(e.settle_goal(goal).ok);
+    const SettleOutcome other = e.settle_goal(goal);
+    EXPECT_FALSE(other.ok);
+    // Nothing was built: the answer never says "just built".
+    EXPECT_NE(other.reason.find("runs image bbbbbbbbbbbb, not the one its last build put live "
+                                "(cccccccccccc)"),
+              std::string::npos)
+        << other.reason;
     goal.build_live = false;  // any other settle says nothing of a build
     goal.image->fill(0xbb);
     EXPECT_FALSE(settle_json(e.settle_goal(goal), false)[0].contains("build"));
