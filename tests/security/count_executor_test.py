@@ -205,6 +205,48 @@ def compile_units(binary, source):
     return units
 
 
+def check_docs(result, source):
+    """docs/ARCHITECTURE.md shows these figures room by room, and says the
+    privilege each room keeps in words (a regeneration of the figures once
+    overwrote seven of those rows with numbers, and no test saw it)."""
+    failures = []
+    doc = open(os.path.join(source, "docs", "ARCHITECTURE.md"), encoding="utf-8").read()
+    figures = {}
+    privileges = {}
+    in_privileges = False
+    for line in doc.splitlines():
+        if line.startswith("| room | privilege it keeps |"):
+            in_privileges = True
+            continue
+        if not line.startswith("|"):
+            in_privileges = False
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        names = re.findall(r"`([^`]+)`", cells[0])
+        if in_privileges:
+            for name in names:
+                privileges[name] = cells[1] if len(cells) > 1 else ""
+        elif names and len(cells) >= 3 and re.fullmatch(r"[\d,]+", cells[1]):
+            figures[names[0]] = (cells[1], cells[2])
+    def text(n):
+        return f"{n:,}"
+    for room, counted in sorted(result["rooms"].items()):
+        want = (text(counted["code"]), text(counted["wc"]))
+        if figures.get(room) != want:
+            failures.append(f"ARCHITECTURE.md shows {room} as {figures.get(room)}, counted {want}")
+        if room in ("hb_ipc", "hb_fds") or room in result["core_rooms"]:
+            continue  # shared below every room, or the core's own row
+        said = privileges.get(room, "")
+        if not re.search(r"[A-Za-z]{3}", said):
+            failures.append(f"ARCHITECTURE.md's privilege table says nothing in words of {room}: {said!r}")
+    for label, total in (("the core", result["core"]), ("everything linked", result["all"])):
+        row = re.search(r"^\| \*\*" + label + r"\*\* \| \*\*([\d,]+)\*\* \| \*\*([\d,]+)\*\*", doc, re.M)
+        want = (text(total["code"]), text(total["wc"]))
+        if not row or row.groups() != want:
+            failures.append(f"ARCHITECTURE.md shows {label} as {row.groups() if row else None}, counted {want}")
+    return failures
+
+
 def check_real(script, build, source, core_budget, all_budget):
     module = load(script)
     source = os.path.realpath(source)
@@ -232,7 +274,7 @@ def check_real(script, build, source, core_budget, all_budget):
         failures.append(f"hostbridge-pin: counted {sorted(pin['sources'])}, "
                         f"linked {sorted(pin_units)}")
     print(f"hostbridge-pin: {pin['all']['code']} code lines ({pin['all']['wc']} wc -l)")
-    return failures
+    return failures + check_docs(result, source)
 
 
 def main(argv):
