@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include "admin/commands/commands.hpp"
@@ -24,6 +25,7 @@
 #include "admin/util/paths.hpp"
 #include "admin/util/process.hpp"
 #include "admin/util/resolve_binary.hpp"
+#include "admin/util/uid_processes.hpp"
 #include "common/config.hpp"
 #include "display/visible.hpp"
 #include "ipc/sys.hpp"
@@ -544,18 +546,16 @@ int remove(const Tools& tools, const Account& person, const std::string& slug,
     }
     if (systemd_booted() && !tools.loginctl.empty())
         (void)run_checked({tools.loginctl, "disable-linger", name});
-    step("stopping what " + name + " runs");
-    for (int sig : {SIGTERM, SIGKILL}) {
-        (void)run_checked(
-            {"/usr/bin/pkill", "-" + std::to_string(sig), "-u", std::to_string(engine->uid)},
-            false);
-        // dockerd stops its containers on SIGTERM: give it the time it takes.
-        for (int i = 0; i < (*docker && sig == SIGTERM ? 100 : 3); ++i) {
-            ::usleep(100 * 1000);
-            auto left = run_process({"/usr/bin/pgrep", "-u", std::to_string(engine->uid)}, {});
-            if (left && left->exit_code == 1) break;
-        }
-    }
+    step("stopping what " + name + " runs, as itself and as its subordinate ids");
+    // Its containers run as its subordinate ids too (a service with a
+    // `user:`), which no `pkill -u` reaches; userdel frees the range for
+    // the next user. dockerd stops its containers on SIGTERM: it gets 10 s.
+    std::vector<UidRange> ids{{engine->uid, 1}};
+    std::ifstream subuid("/etc/subuid");
+    const std::string text((std::istreambuf_iterator<char>(subuid)), {});
+    for (const UidRange& r : subordinate_ranges(text, name, engine->uid)) ids.push_back(r);
+    if (!end_processes_with_uid_in(ids, *docker ? 10000 : 300))
+        return fail("processes of " + name + " or of its subordinate ids are still running");
     step("deleting " + name + " and its home (its images, containers and volumes go with it)");
     if (auto r = run_checked({tools.userdel, "--remove", name}); !r) {
         // Rootless storage holds files of subordinate ids that userdel may
