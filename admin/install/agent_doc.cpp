@@ -99,8 +99,24 @@ std::string policy_section(const Config& config, const common::Policy& policy) {
 
 bool verb_offered(Verb verb, const Config& config) {
     if (verb == Verb::Init) return !compose_backend(config.backend.kind);
-    if (verb == Verb::JoinNetwork) return config.join_network.has_value();
-    return true;
+    if (verb == Verb::JoinNetwork && !config.join_network) return false;
+    // Nor a verb this install's engine never runs (docker compose: down and
+    // join-network; docs/DOCKER.md): the agent would only be refused. The
+    // executor's own plan says, for the first service the verb may name.
+    // A verb that names a buildable service, where none is, never runs either.
+    std::optional<std::size_t> arg;
+    const auto names = [&](std::size_t i) {
+        return verb_arg_kind(verb) != ArgKind::Buildable ||
+               std::binary_search(config.buildable.begin(), config.buildable.end(),
+                                  config.services[i]);
+    };
+    for (std::size_t i = 0; verb_arg_kind(verb) != ArgKind::None && !arg; ++i) {
+        if (i == config.services.size()) return false;
+        if (names(i)) arg = i;
+    }
+    const exec::VerbPlan plan = exec::registry().plan(config, verb, arg, {});
+    const auto* denied = std::get_if<exec::Denied>(&plan.steps);
+    return denied == nullptr || denied->reason != ReasonCode::UntestedCompose;
 }
 
 int tool_timeout_seconds(const Config& config) {

@@ -38,6 +38,7 @@ TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
     Config config;
     config.slug = "demo-app";
     config.services = {"web"};
+    config.backend.argv = {"/home/u/demo-app/stack"};
     const auto log_window = [&config] {
         return nlohmann::json::parse(admin::render_agent_manifest(
             config, common::Policy{}, "untracked/hostbridge"))["log_window"];
@@ -60,6 +61,42 @@ TEST(AgentManifest, OffersTheLogWindowOnlyWherePodmanSettles) {
     config.backend.flavour = ComposeFlavour::PodmanCompose;
     config.settle.reset();
     EXPECT_EQ(log_window(), false);
+}
+
+// The manifest (and so the MCP tools and AGENT.md) offers no verb the
+// install's engine never runs: on docker compose through its engine user
+// not down nor join-network, without one nothing but ping (docs/DOCKER.md).
+TEST(AgentManifest, OffersNoVerbTheEngineNeverRuns) {
+    Config config;
+    config.slug = "demo-app";
+    config.services = {"web"};
+    config.backend = {BackendKind::Compose,
+                      {"/usr/bin/docker-compose"},
+                      "/home/u/demo-app/compose.yaml",
+                      ComposeFlavour::Docker};
+    config.settle = SettleSettings{"/usr/bin/docker", "demo-app", 30};
+    config.join_network = JoinNetwork{"/usr/bin/docker", "net", "agent"};
+    const auto offered = [&config] {
+        const auto manifest = nlohmann::json::parse(
+            admin::render_agent_manifest(config, common::Policy{}, "untracked/hostbridge"));
+        std::vector<std::string> verbs;
+        for (const auto& v : manifest["verbs"]) verbs.push_back(v["verb"]);
+        return verbs;
+    };
+    EXPECT_EQ(offered(), std::vector<std::string>{"ping"});
+    config.engine =
+        EngineIdentity{"hb-demo-app", "/home/hb-demo-app/engine/docker.sock",
+                       "/home/u/.local/lib/hostbridge/demo-app/hostbridge-engine-relay"};
+    const std::vector<std::string> docker = offered();
+    for (const char* verb : {"ping", "status", "health", "logs", "restart", "up"})
+        EXPECT_NE(std::find(docker.begin(), docker.end(), verb), docker.end()) << verb;
+    for (const char* verb : {"down", "join-network", "init"})
+        EXPECT_EQ(std::find(docker.begin(), docker.end(), verb), docker.end()) << verb;
+    config.backend.flavour = ComposeFlavour::PodmanCompose;
+    config.engine.reset();
+    const std::vector<std::string> podman = offered();
+    for (const char* verb : {"down", "join-network"})
+        EXPECT_NE(std::find(podman.begin(), podman.end(), verb), podman.end()) << verb;
 }
 
 TEST_F(AgentInstall, DropsTheBuiltBinaryAndAManifestOfThisInstall) {
