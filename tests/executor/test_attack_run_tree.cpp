@@ -1,8 +1,8 @@
 // The integrity gate's race, attacked as the agent would: from inside the
 // checkout only, against the real executor and parser. Before the run tree
 // (executor/run_tree.hpp) the command read the checkout's `stack` after the
-// gate had hashed it, and every attack below ran the agent's script (issue
-// measurements in SECURITY.md, "The bytes hashed are the bytes run"). Each
+// gate had hashed it, and every attack below ran the agent's script (the
+// measurements: docs/SECURITY-DETAILS.md, "the bytes hashed are the bytes run"). Each
 // test sends at least 100 requests and allows zero evil runs.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -127,7 +127,7 @@ class RunTreeAttack : public ::testing::Test {
 
     // The verdict of a timed swap: the agent's file never ran, the attacker
     // did swap, and each request was done or refused by the gate. Prints the
-    // counts (SECURITY.md quotes them); returns how many were done.
+    // counts (docs/SECURITY-DETAILS.md quotes them); returns how many were done.
     int expect_timed_swaps_lost(const std::vector<std::string>& names, int swaps,
                                 const char* what) const {
         const int evil_runs = evil_count();
