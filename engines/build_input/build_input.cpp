@@ -84,8 +84,8 @@ Result<void> screen_snapshot(const Config& config, const ServiceBuild& build,
                              const std::string& dir) {
     auto containerfile = open_containerfile(dir, build.containerfile);
     if (!containerfile) return containerfile.error();
-    auto verdict =
-        screen_in_sandbox(config.parser, build_allowed_images(*config.build), containerfile->get());
+    auto verdict = screen_in_sandbox(config.parser, build_allowed_images(*config.build),
+                                     containerfile->get(), docker_compose(config.backend));
     if (!verdict) return make_error(build.containerfile + ": " + verdict.error().message);
     if (verdict->reason != ScreenReason::None) {
         std::string where = build.containerfile;
