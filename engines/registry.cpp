@@ -138,10 +138,20 @@ class Registry final : public Engines {
 
     Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
                                                  const HeldBuild* held) const override {
-        // podman's builder runs base images' ONBUILD triggers, which no
-        // screen read (engines/podman/base_triggers.hpp); docker's was never
-        // measured, and its rebuild stays held for a person
-        // (admin/install/policy_engine_guard.hpp).
+        // The builder runs base images' ONBUILD triggers, which no screen
+        // read (engines/podman/base_triggers.hpp); docker's build pulls a
+        // FROM its daemon lacks, so its screen allows only what the daemon
+        // holds (docs/DOCKER.md).
+        if (docker_compose(config.backend)) {
+            auto present = present_images(config, build_allowed_images(*config.build));
+            if (!present) return present.error();
+            const BaseCheck triggers = [&](int builds_fd, const std::string&) -> Result<void> {
+                if (auto checked = check_base_triggers(config, builds_fd); !checked)
+                    return checked.error();
+                return {};
+            };
+            return exec::prepare_build(config, index, held, triggers, &*present);
+        }
         // A snapshot the service already runs the build of builds nothing
         // (docs/BUILDS.md, "An unchanged rebuild"), so its base images are
         // not read either; any other build forgets that record first.
