@@ -12,8 +12,8 @@
 #     the message: `rebuild web` again, a new image, the new message; a
 #     Dockerfile whose `# syntax=` names a local image: plain `docker
 #     compose build` runs that image as the frontend (it exits 5), the
-#     bridge refuses it and web keeps its image; a FROM of an image the
-#     daemon does not hold: refused before any pull; every request ran
+#     bridge refuses it and web keeps its image; a FROM of a listed base
+#     image the daemon does not hold: refused before any pull; every request ran
 #     unattended (auto);
 #  3. `hostbridge engine remove`; tools/e2e/leftovers.sh finds nothing.
 # Exit 77, reason printed, where that docker, rootlesskit, setfacl, a static
@@ -73,10 +73,12 @@ if [ "${1:-}" = --inner ]; then
     request rebuild web
     check "rebuild web with that syntax line: denied by the screen ($(q 'r.get("reason","")' | head -c 120)), web's image unchanged" \
         eval '[ "$(q "r[\"state\"]")" = denied ] && [[ $(q "r.get(\"reason\",\"\")") == *"syntax directive"* ]] && [ "$(image_of_web)" = "$second" ]'
-    as_person sh -c "cd $P && printf 'FROM localhost/$name-absent:1\nCOPY msg /msg\n' >Dockerfile"
+    # A base image the person listed but the daemon does not hold: docker's
+    # build would pull it (from registry-1.docker.io).
+    as_person sh -c "cd $P && printf 'FROM $name-gone:1\nCOPY msg /msg\n' >Dockerfile"
     request rebuild web
-    check "rebuild web FROM an image the daemon lacks: denied before a pull ($(q 'r.get("reason","")' | head -c 120))" \
-        eval '[ "$(q "r[\"state\"]")" = denied ] && [[ $(q "r.get(\"reason\",\"\")") == *"FROM"* ]] && ! grep -q "localhost/v2" "/tmp/$name-watch.log"'
+    check "rebuild web FROM a listed image the daemon lacks: denied before a pull ($(q 'r.get("reason","")' | sed 's/.*(the daemon/(the daemon/'))" \
+        eval '[ "$(q "r[\"state\"]")" = denied ] && [[ $(q "r.get(\"reason\",\"\")") == *"does not hold"*"$name-gone:1"* ]] && ! grep -q "registry-1.docker.io" "/tmp/$name-watch.log" && ! grep -q "registry-1.docker.io" <<<"$REQ_OUT$REQ_ERR"'
     check "no request waited for a person" \
         eval '! grep -lq "\"state\": *\"pending\"" "$P"/untracked/hostbridge/responses/*.json'
 
@@ -141,7 +143,7 @@ as_person sh -c "cd $P && git init -q . && git add -A && git -c user.email=t@exa
 install_as() { # SLUG FILE
     as_person "$stage/bin/hostbridge" install --project-dir "$P" --backend compose --compose-file "$2" \
         --compose-cmd "$root/usr/bin/docker-compose" --slug "$1" --engine-user "$engine" \
-        --base-image "$name-img:1" --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1
+        --base-image "$name-img:1" --base-image "$name-gone:1" --rate-limit 1000/600 --read-rate-limit 1000/60 --no-systemd 2>&1
 }
 out=$(install_as "${slug}a" args.yaml)
 check "install with build.args BUILDKIT_SYNTAX on docker: refused ($(tail -n 1 <<<"$out" | head -c 160))" \
