@@ -68,15 +68,7 @@ if [ "${1:-}" = --inner ]; then
     check "no request waited for a person (held: $(grep -c '"pending"' "$P"/untracked/hostbridge/responses/*.json | grep -vc ':0$'))" \
         eval '! grep -lq "\"state\": *\"pending\"" "$P"/untracked/hostbridge/responses/*.json'
 
-    kill -TERM "$watch" 2>/dev/null
-    wait "$watch" 2>/dev/null
-    ids=$(remote ps -aq 2>/dev/null)
-    # shellcheck disable=SC2086 # a list of ids
-    [ -z "$ids" ] || remote rm -f $ids >/dev/null 2>&1
-    remote network rm "${pname}_default" >/dev/null 2>&1
-    rm -f "/tmp/$name-watch.log" "/tmp/$name-err"
-    [ "$failures" -eq 0 ]
-    exit
+    e2e_docker_session_end
 fi
 
 # ------------------------------------------------------------------ phase 1 and 3, as root

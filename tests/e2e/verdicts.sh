@@ -130,6 +130,22 @@ e2e_docker_session() {
     watch=$!
 }
 
+# e2e_docker_session_end: the end of that inner phase: the drain stopped,
+# the engine's containers and the project's network removed, the temp
+# files gone; exits with the checks' verdict.
+e2e_docker_session_end() {
+    kill -TERM "$watch" 2>/dev/null
+    wait "$watch" 2>/dev/null
+    local ids
+    ids=$(remote ps -aq 2>/dev/null)
+    # shellcheck disable=SC2086 # a list of ids
+    [ -z "$ids" ] || remote rm -f $ids >/dev/null 2>&1
+    remote network rm "${pname}_default" >/dev/null 2>&1
+    rm -f "/tmp/$name-watch.log" "/tmp/$name-err"
+    [ "$failures" -eq 0 ]
+    exit
+}
+
 # e2e_rootfs_tar DIR APPLET...: DIR/rootfs.tar, a busybox image's root file
 # system with those applets, readable by the throwaway users.
 e2e_rootfs_tar() {
