@@ -132,8 +132,8 @@ check "install on docker compose v2 with the engine user: exit 0, what runs said
     eval '[ "$rc" -eq 0 ] && [[ $out == *"compose flavour: docker"* ]] && [[ $out == *"through $engine'"'"'s rootless dockerd"* ]]'
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 20
 policy=$phome/.config/hostbridge/$slug/policy.conf
-check "every verb it runs is auto (contained: the engine user): $(grep -E '^(up|restart|status|logs)=' "$policy" | tr '\n' ' ')" \
-    eval '! grep -qE "^(up|down|restart|status|health|logs)=ask" "$policy"'
+check "every verb it runs is auto (contained: the engine user): $(grep -E '^MODE_(up|restart|status|logs)=' "$policy" | tr '\n' ' ')" \
+    eval 'grep -qx "MODE_up=auto" "$policy" && ! grep -qE "^MODE_(up|restart|status|health|logs)=ask" "$policy"'
 
 check "the session through the engine's docker (above)" \
     "$stage/tools/e2e/usermgr.sh" run --name "$name-mgr" --as root "$engine" -- \
