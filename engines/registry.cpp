@@ -138,10 +138,27 @@ class Registry final : public Engines {
 
     Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
                                                  const HeldBuild* held) const override {
-        // podman's builder runs base images' ONBUILD triggers, which no
-        // screen read (engines/podman/base_triggers.hpp); docker's was never
-        // measured, and its rebuild stays held for a person
-        // (admin/install/policy_engine_guard.hpp).
+        // The builder runs base images' ONBUILD triggers, which no screen
+        // read (engines/podman/base_triggers.hpp); docker's build pulls a
+        // FROM its daemon lacks, so its screen allows only what the daemon
+        // holds (docs/DOCKER.md).
+        if (docker_compose(config.backend)) {
+            const std::vector<std::string> allowed = build_allowed_images(*config.build);
+            auto present = present_images(config, allowed);
+            if (!present) return present.error();
+            const BaseCheck triggers = [&](int builds_fd, const std::string&) -> Result<void> {
+                if (auto checked = check_base_triggers(config, builds_fd); !checked)
+                    return checked.error();
+                return {};
+            };
+            auto detail = exec::prepare_build(config, index, held, triggers, &*present);
+            if (detail || present->size() == allowed.size()) return detail;
+            std::string absent;  // sorted both: the first allowed one not held
+            for (std::size_t i = 0; absent.empty() && i < allowed.size(); ++i)
+                if (i >= present->size() || (*present)[i] != allowed[i]) absent = allowed[i];
+            return make_error(detail.error().message + " (the daemon does not hold " + absent +
+                              ", which docker's build would pull)");
+        }
         // A snapshot the service already runs the build of builds nothing
         // (docs/BUILDS.md, "An unchanged rebuild"), so its base images are
         // not read either; any other build forgets that record first.

@@ -67,7 +67,7 @@ constexpr NameTable<ReasonCode, 53> kReasonTexts = {
          "this install's logs takes no lines or since (docs/COMPOSE.md, \"Following logs\")"},
         {ReasonCode::UntestedCompose,
          "not supported yet on docker compose: only through a docker engine user, and never "
-         "down, rebuild or join-network, which no test runs there (docs/DOCKER.md)"},
+         "down or join-network, which no test runs there (docs/DOCKER.md)"},
     }},
     "unknown reason"};
 

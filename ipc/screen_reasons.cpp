@@ -23,7 +23,7 @@ constexpr auto kReasonTexts = dense_names<kLastScreenReason>(
         "sharing= must be shared, private or locked",
         "no $ in a flag: buildah substitutes ARG and ENV values inside flags",
         "ADD of a URL or git source is fetched on the host's network",
-        "heredocs are not supported by this builder: it reads their lines as instructions",
+        "heredocs are refused: buildah reads their lines as instructions, BuildKit does not",
         "a flag this instruction does not take here",
         "a flag must be --name=value without quotes, backslashes, backticks or non-ASCII, and a "
         "--mount value key=value options split by commas",
@@ -42,6 +42,7 @@ constexpr auto kReasonTexts = dense_names<kLastScreenReason>(
         "builds or a base image the person listed (hostbridge install --base-image REF; "
         "docs/BUILDS.md)",
         "FROM must be FROM [--platform=P] IMAGE [AS NAME], a plain stage name",
+        "no syntax directive: BuildKit runs the image it names as its frontend",
     },
     "unknown reason");
 

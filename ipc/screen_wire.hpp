@@ -51,8 +51,8 @@ enum class ScreenReason : std::uint8_t {
     MountSharingValue = 8,       // sharing not shared|private|locked
     DollarInFlag = 9,            // ARG/ENV are substituted inside flags
     RemoteSource = 10,           // ADD of a URL or git source (fetched on the host's network)
-    Heredoc = 11,                // <<WORD: buildah 1.28 parses its body lines as instructions
-    FlagNotAllowed = 12,         // a flag this screen does not know for that instruction
+    Heredoc = 11,  // <<WORD: buildah 1.28 reads its body lines as instructions, BuildKit does not
+    FlagNotAllowed = 12,  // a flag this screen does not know for that instruction
     // Quotes, backslashes, backticks, non-ASCII or an empty value in a flag
     // word, no =value, a --mount value that does not split cleanly.
     OddFlagSyntax = 13,
@@ -78,8 +78,11 @@ enum class ScreenReason : std::uint8_t {
     // FROM that is not `FROM [--platform=P] IMAGE [AS NAME]`, or a stage name
     // with $, quotes, backticks or backslashes.
     BadFrom = 23,
+    // BuildKit only: a `# syntax=` comment, which would run the image it
+    // names as the Dockerfile frontend (a local image too).
+    FrontendDirective = 24,
 };
-inline constexpr ScreenReason kLastScreenReason = ScreenReason::BadFrom;
+inline constexpr ScreenReason kLastScreenReason = ScreenReason::FrontendDirective;
 
 // Which flag or --mount key a refusal is about. Wire values are the order
 // (None = 0); append only.

@@ -363,6 +363,7 @@ struct Reading {
     std::vector<std::string> stages;
     std::span<const std::string> allowed;
     std::vector<std::string>* collect = nullptr;  // containerfile_images: collect, never refuse
+    bool buildkit = false;                        // Builder::BuildKit
 };
 
 // buildah uses a stage for COPY --from=X only when X names an earlier stage
@@ -473,8 +474,11 @@ bool starts_heredoc_word(std::string_view s) {
 
 // `<<EOF`, `<<-EOF`, `<< 'EOF'`: a heredoc to BuildKit, but buildah 1.28 has
 // none and reads its body lines as instructions. `<<<` (a here-string) and
-// `1<<3` (a shift) are not heredocs.
-bool has_heredoc(std::string_view s) {
+// `1<<3` (a shift) are not heredocs to it. BuildKit (docker 26) takes any
+// word `<digits><<NAME` whose NAME, unquoted, is one word: `<<3`, `<<.`,
+// `0<<EOF` and `<<""LABEL` ran as heredocs there (docs/DOCKER.md), so for
+// it every `<<` but a longer run of '<' counts.
+bool has_heredoc(std::string_view s, bool buildkit) {
     for (std::size_t i = 0; i < s.size();) {
         if (s[i] != '<') {
             ++i;
@@ -482,17 +486,21 @@ bool has_heredoc(std::string_view s) {
         }
         std::size_t run_end = i;
         while (run_end < s.size() && s[run_end] == '<') ++run_end;
-        if (run_end - i == 2 && starts_heredoc_word(s.substr(run_end))) return true;
+        if (run_end - i == 2 && (buildkit || starts_heredoc_word(s.substr(run_end)))) return true;
         i = run_end;
     }
     return false;
 }
 
 // buildah 1.28 fetches http:// and https:// sources; git ones are refused
-// too, so that a newer builder does not turn them into fetches.
+// too, so that a newer builder does not turn them into fetches. BuildKit
+// reads `HOST/PATH.git#REF` as https://HOST/PATH.git (a path ending in .git
+// before its #fragment or ?query): its daemon ran git for
+// `ADD example.com/x.git#main` (docs/DOCKER.md).
 bool is_remote_source(std::string_view word) {
+    const std::string_view path = word.substr(0, word.find_first_of("#?"));
     return word.find("://") != npos || contains_ascii_ci(word, "git@") ||
-           (word.size() >= 4 && equals_ascii_ci(word.substr(word.size() - 4), ".git")) ||
+           (path.size() >= 4 && equals_ascii_ci(path.substr(path.size() - 4), ".git")) ||
            (word.size() >= 11 && equals_ascii_ci(word.substr(0, 11), "github.com/"));
 }
 
@@ -583,7 +591,8 @@ Check screen_from(std::string_view args, Reading& reading) {
 Check screen_body(Instr instr, std::string_view rest, Reading& reading, bool onbuild) {
     if (Check r = screen_flags(instr, rest, reading, onbuild)) return r;
     const std::string_view args = trim(rest);
-    if ((instr == Instr::Run || instr == Instr::Copy || instr == Instr::Add) && has_heredoc(args)) {
+    if ((instr == Instr::Run || instr == Instr::Copy || instr == Instr::Add) &&
+        has_heredoc(args, reading.buildkit)) {
         return Refusal{ScreenReason::Heredoc};
     }
     if (instr == Instr::Add) return screen_add_sources(args);
@@ -668,6 +677,17 @@ std::optional<char> escape_directive(std::string_view line) {
     return value.empty() ? line.back() : value.front();
 }
 
+// `#` blanks `syntax` blanks `=` in any case: BuildKit's syntax directive
+// (its key is one word, so `# syntaxes=` is another), which runs the image
+// it names as the Dockerfile frontend, a local one too (docs/DOCKER.md).
+// BuildKit reads it only in the leading comments; the screen refuses it in
+// any comment.
+bool is_syntax_directive(std::string_view line) {
+    line = trim_left(line.substr(1));
+    if (line.size() < 6 || !equals_ascii_ci(line.substr(0, 6), "syntax")) return false;
+    return trim_left(line.substr(6)).starts_with('=');
+}
+
 // A continuation line the builder skips: blank, or a comment even when
 // indented (isEmptyContinuationLine).
 bool is_skipped_continuation(std::string_view line) {
@@ -706,6 +726,9 @@ ScreenVerdict screen_lines(std::string_view text, std::string& joined, Reading& 
                 escape_seen = true;
                 reading.escape = *escape;
             }
+        }
+        if (reading.buildkit && line.starts_with('#') && is_syntax_directive(line)) {
+            return {ScreenReason::FrontendDirective, lines.number(), ScreenFlag::None};
         }
         if (line.empty() || line.front() == '#') continue;
 
@@ -751,9 +774,10 @@ ScreenVerdict screen_with(std::span<const std::uint8_t> bytes, Reading& reading)
 }  // namespace
 
 ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes,
-                                   std::span<const std::string> allowed) noexcept {
+                                   std::span<const std::string> allowed, Builder builder) noexcept {
     Reading reading;
     reading.allowed = allowed;
+    reading.buildkit = builder == Builder::BuildKit;
     return screen_with(bytes, reading);
 }
 

@@ -26,13 +26,20 @@ namespace hb::parser {
 // builds what it has read so far. Longer lines are refused.
 inline constexpr std::size_t kMaxContainerfileLineBytes = 65535;
 
+// Whose reading the screen holds a file to. BuildKit's (docker 26's
+// built-in Dockerfile frontend, buildx 0.13) is buildah's and more: a
+// `# syntax=` line refused, every `<<` a heredoc (docs/DOCKER.md, "What
+// BuildKit does with a Dockerfile").
+enum class Builder { Buildah, BuildKit };
+
 // Screens a whole Containerfile. `allowed` are the images a FROM or COPY
 // --from may name besides earlier stages and `FROM scratch`: canonical,
 // sorted, unique (ipc/image_ref.hpp; the executor's ScreenRequest). Never
 // throws; allocates one buffer of at most the input's size, reused for
 // every instruction, and a copy of each stage name.
 ScreenVerdict screen_containerfile(std::span<const std::uint8_t> bytes,
-                                   std::span<const std::string> allowed) noexcept;
+                                   std::span<const std::string> allowed,
+                                   Builder builder = Builder::Buildah) noexcept;
 
 // The admin tool's reading, on the host (install and upgrade record what
 // an install's Containerfiles name, admin/install/base_images.hpp): the same

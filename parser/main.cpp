@@ -136,17 +136,18 @@ int run() {
         });
 }
 
-// The build-input screen: one Containerfile per message.
-int run_screen() {
+// The build-input screen: one Containerfile per message, read as `builder`
+// reads it.
+int run_screen(hb::parser::Builder builder) {
     return serve(
         hb::kScreenRequestMax, [](const auto& bytes) { return hb::decode_screen_request(bytes); },
-        [](const hb::ScreenRequest& request,
-           int fd) -> hb::Result<std::array<std::uint8_t, hb::kScreenAnswerSize>> {
+        [builder](const hb::ScreenRequest& request,
+                  int fd) -> hb::Result<std::array<std::uint8_t, hb::kScreenAnswerSize>> {
             auto bytes = read_body(fd, hb::kMaxContainerfileBytes);
             if (!bytes) return bytes.error();
             hb::ScreenAnswer answer;
             answer.seq = request.seq;
-            answer.verdict = hb::parser::screen_containerfile(*bytes, request.images);
+            answer.verdict = hb::parser::screen_containerfile(*bytes, request.images, builder);
             return hb::encode_screen_answer(answer);
         });
 }
@@ -217,10 +218,11 @@ int main(int argc, char** argv) {
     // Exceptions never cross the process exit: anything unexpected is a
     // nonzero exit, which the executor reports as a parser failure.
     const bool screen = argc == 2 && std::string_view(argv[1]) == "--screen";
+    const bool screen_buildkit = argc == 2 && std::string_view(argv[1]) == "--screen-buildkit";
     const bool inspect = argc == 2 && std::string_view(argv[1]) == "--inspect";
     const bool image_config = argc == 2 && std::string_view(argv[1]) == "--image-config";
     const bool log_lines = argc == 2 && std::string_view(argv[1]) == "--log-lines";
-    if (argc > 1 && !screen && !inspect && !image_config && !log_lines) {
+    if (argc > 1 && !screen && !screen_buildkit && !inspect && !image_config && !log_lines) {
         say("unknown argument");
         return kExitProtocol;
     }
@@ -233,7 +235,8 @@ int main(int argc, char** argv) {
         if (inspect) return run_inspect();
         if (image_config) return run_image_config();
         if (log_lines) return run_log_lines();
-        return screen ? run_screen() : run();
+        if (screen_buildkit) return run_screen(hb::parser::Builder::BuildKit);
+        return screen ? run_screen(hb::parser::Builder::Buildah) : run();
     } catch (const std::exception& e) {
         say(std::string("internal error: ") + e.what());
     } catch (...) {

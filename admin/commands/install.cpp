@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <initializer_list>
@@ -461,22 +462,43 @@ class Installer {
         return std::nullopt;
     }
 
-    // docker through its engine user runs image-only services: no
-    // Dockerfile screen reads BuildKit yet, and nothing pins a bind source
-    // in rootless dockerd's namespace (docs/DOCKER.md).
+    // docker through its engine user: builds from snapshots screened as
+    // BuildKit reads (docs/DOCKER.md), but no bind source (nothing pins one
+    // in rootless dockerd's namespace) and no other file of the checkout.
     std::optional<Stop> check_docker_files(const ComposeModel& model) {
-        if (docker_compose(backend_) && engine_ &&
-            (!model.builds.empty() || !model.buildable.empty() || !model.referenced_files.empty() ||
-             !model.checkout_binds.empty())) {
+        if (!docker_compose(backend_) || !engine_) return std::nullopt;
+        std::string other;  // a file compose reads that is no build's context
+        for (const auto& file : model.referenced_files) {
+            const bool context =
+                std::any_of(model.builds.begin(), model.builds.end(), [&](const ComposeBuild& b) {
+                    return file ==
+                           (b.context == "." ? project_dir_ : project_dir_ + "/" + b.context);
+                });
+            if (!context && other.empty()) other = file;
+        }
+        if (!model.checkout_binds.empty() || !other.empty()) {
             return fail(
-                "on docker, hostbridge runs only services from images with no file of the "
-                "checkout: this compose file has a build, a bind mount or another file it names "
-                "(" +
-                visible(model.referenced_files.empty() ? std::string("a build")
-                                                       : model.referenced_files.front()) +
-                "). Not yet supported on docker: builds (the Dockerfile screen for BuildKit) and "
-                "bind mounts (pinning their sources in rootless dockerd's namespace); "
-                "docs/DOCKER.md");
+                "on docker, hostbridge runs services from images and builds, with no other "
+                "file of the checkout: this compose file has a bind mount or another file it "
+                "names (" +
+                visible(other.empty() ? std::string("a bind mount") : other) +
+                "). Not yet supported on docker: bind mounts (pinning their sources in rootless "
+                "dockerd's namespace); docs/DOCKER.md");
+        }
+        // BuildKit reads BUILDKIT_* build arguments as its own options:
+        // BUILDKIT_SYNTAX runs an image as the frontend (docs/DOCKER.md).
+        for (const auto& build : model.builds) {
+            for (const auto& arg : build.args) {
+                std::string head = arg.substr(0, 9);
+                for (char& c : head)
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                if (head == "buildkit_") {
+                    return fail(build.service + "'s build.args names " + visible(arg) +
+                                ": BuildKit reads BUILDKIT_ arguments as its own options "
+                                "(BUILDKIT_SYNTAX runs an image as the frontend); "
+                                "docs/DOCKER.md");
+                }
+            }
         }
         return std::nullopt;
     }

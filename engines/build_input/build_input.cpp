@@ -81,11 +81,13 @@ Result<UniqueFd> open_containerfile(const std::string& snapshot, const std::stri
 // The Containerfile of the snapshot at `dir` through the screen in the
 // sandbox: empty when accepted, else the refusal's sentence.
 Result<void> screen_snapshot(const Config& config, const ServiceBuild& build,
-                             const std::string& dir) {
+                             const std::string& dir,
+                             const std::vector<std::string>* allowed = nullptr) {
     auto containerfile = open_containerfile(dir, build.containerfile);
     if (!containerfile) return containerfile.error();
     auto verdict =
-        screen_in_sandbox(config.parser, build_allowed_images(*config.build), containerfile->get());
+        screen_in_sandbox(config.parser, allowed ? *allowed : build_allowed_images(*config.build),
+                          containerfile->get(), docker_compose(config.backend));
     if (!verdict) return make_error(build.containerfile + ": " + verdict.error().message);
     if (verdict->reason != ScreenReason::None) {
         std::string where = build.containerfile;
@@ -152,7 +154,8 @@ void sweep_held_builds(const Config& config, const std::function<bool(const std:
 }
 
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
-                                             const HeldBuild* held, const BaseCheck& base_check) {
+                                             const HeldBuild* held, const BaseCheck& base_check,
+                                             const std::vector<std::string>* allowed) {
     auto recorded = recorded_build(config, index);
     if (!recorded) return recorded.error();
     const ServiceBuild* build = *recorded;
@@ -186,7 +189,7 @@ Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t i
                           snapshot->sha256.substr(0, 16) + " where " + held->sha256.substr(0, 16) +
                           " was shown)");
     }
-    if (auto screened = screen_snapshot(config, *build, snapshot->dir); !screened) {
+    if (auto screened = screen_snapshot(config, *build, snapshot->dir, allowed); !screened) {
         return screened.error();
     }
 

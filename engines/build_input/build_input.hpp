@@ -29,10 +29,13 @@ namespace hb::exec {
 // the snapshot's hash (the
 // registry asks podman's base-trigger check for podman-compose,
 // engines/podman/base_triggers.hpp); its error refuses the build.
+// `allowed`, when given, is what a FROM may name instead of all of
+// build_allowed_images (docker's: those its daemon holds).
 using BaseCheck = std::function<Result<void>(int builds_fd, const std::string& snapshot_sha256)>;
 Result<nlohmann::ordered_json> prepare_build(const Config& config, std::size_t index,
                                              const HeldBuild* held = nullptr,
-                                             const BaseCheck& base_check = {});
+                                             const BaseCheck& base_check = {},
+                                             const std::vector<std::string>* allowed = nullptr);
 
 // Takes services[index]'s snapshot for a request held for a person, into
 // <run_dir>/.hostbridge-held/<request>/<service>, and screens it as a build

@@ -16,8 +16,10 @@ namespace hb::exec {
 // COPY --from may name `allowed` (canonical, sorted, unique: common/config's
 // build_allowed_images). An error means the screen could not answer (crash,
 // hang, garbage) or the list does not fit the wire: the build is refused
-// then, as for a refusal.
+// then, as for a refusal. `buildkit`: read as docker's BuildKit reads it
+// (parser/containerfile_screen.hpp, Builder), else as buildah.
 Result<ScreenVerdict> screen_in_sandbox(const std::string& parser_path,
-                                        const std::vector<std::string>& allowed, int fd);
+                                        const std::vector<std::string>& allowed, int fd,
+                                        bool buildkit);
 
 }  // namespace hb::exec

@@ -138,7 +138,8 @@ Result<std::size_t> count_saved_triggers(const Config& config, int builds_fd, co
 
 Result<std::size_t> count_triggers(const Config& config, int builds_fd, const std::string& id,
                                    Clock::time_point deadline) {
-    if (config.engine) return count_saved_triggers(config, builds_fd, id, deadline);
+    if (config.engine && !docker_compose(config.backend))
+        return count_saved_triggers(config, builds_fd, id, deadline);
     const std::optional<Argv> row = trigger_count(config, id);
     if (!row) return make_error("no trigger row for image " + id);
     auto out = run_row(config, *row, "reading the ONBUILD triggers of image " + id.substr(0, 12),
@@ -149,7 +150,7 @@ Result<std::size_t> count_triggers(const Config& config, int builds_fd, const st
     if (!text->empty() && text->back() == '\n') text->pop_back();
     if (text->empty() || text->size() > 6 ||
         !std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return make_error("buildah's answer for image " + id.substr(0, 12) +
+        return make_error("the answer for image " + id.substr(0, 12) +
                           " is not a count of ONBUILD triggers");
     const std::size_t n = std::stoul(*text);
     if (n > kMaxTriggers) return make_error("an out-of-range trigger count");
@@ -157,6 +158,22 @@ Result<std::size_t> count_triggers(const Config& config, int builds_fd, const st
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> present_images(const Config& config,
+                                                const std::vector<std::string>& refs) {
+    const auto deadline = Clock::now() + kTriggerCheckTimeout;
+    std::vector<std::string> present;
+    auto out = scratch_file("hostbridge-present");
+    if (!out) return out.error();
+    for (const std::string& ref : refs) {
+        // Not one a FROM may name (the screen refuses it) whatever failed.
+        if (run_query(config, image_present(config, ref), out->get(), out->get(),
+                      time_left(deadline))
+                .succeeded())
+            present.push_back(ref);
+    }
+    return present;
+}
 
 Result<std::size_t> check_base_triggers(const Config& config, int builds_fd) {
     if (!config.build) return make_error("bridge.json records no builds");
@@ -196,13 +213,14 @@ Result<std::size_t> check_base_triggers(const Config& config, int builds_fd) {
             }
             if (*n != 0) {
                 keep_known(i + 1);
+                const std::string tool = docker_compose(config.backend) ? "docker" : "podman";
                 return make_error(
                     "image " + id.substr(0, 12) + " on this host has " + std::to_string(*n) +
                     " ONBUILD trigger" + (*n == 1 ? "" : "s") +
-                    ", which buildah would run unscreened in a build whose FROM names it; no "
-                    "build runs while it is here (look: podman image inspect " +
-                    id.substr(0, 12) + "; remove: podman rmi " + id.substr(0, 12) +
-                    "; docs/BUILDS.md)");
+                    ", which the builder would run unscreened in a build whose FROM names it; no "
+                    "build runs while it is here (look: " +
+                    tool + " image inspect " + id.substr(0, 12) + "; remove: " + tool + " rmi " +
+                    id.substr(0, 12) + "; docs/BUILDS.md)");
             }
         }
         clean.push_back(id);

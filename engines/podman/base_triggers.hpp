@@ -28,4 +28,11 @@ inline constexpr std::chrono::seconds kTriggerCheckTimeout{60};
 // no buildah recorded, or a query that failed or answered out of shape.
 Result<std::size_t> check_base_triggers(const Config& config, int builds_fd);
 
+// docker's build pulls a FROM its daemon does not hold, whatever its flags
+// (docs/DOCKER.md): of `refs` (build_allowed_images), those the daemon
+// holds, which alone the screen then allows; one whose query failed in any
+// way is left out.
+Result<std::vector<std::string>> present_images(const Config& config,
+                                                const std::vector<std::string>& refs);
+
 }  // namespace hb::exec

@@ -137,6 +137,10 @@ Result<EngineEnvironment> engine_environment(const Config& config) {
     // docker's client reads its own name (a docker engine user,
     // docs/DOCKER.md); the relay reaches the one socket bridge.json names.
     out.env.push_back("DOCKER_HOST=" + relay->container_host());
+    // Without its buildx plugin, docker's build falls back to the legacy
+    // builder, another parser than the screen's, with a warning alone; this
+    // makes that an error (docs/DOCKER.md).
+    out.env.push_back("DOCKER_BUILDKIT=1");
     out.relay.emplace(std::move(*relay));
     return out;
 }

@@ -87,7 +87,12 @@ Argv trigger_images(const Config& config) {
 }
 
 std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
-    if (config.build->buildah.empty() || !is_container_id(id)) return std::nullopt;
+    if (!is_container_id(id)) return std::nullopt;
+    if (docker_compose(config.backend)) {
+        return Argv{config.build->engine,      "image", "inspect", "--format",
+                    "{{len .Config.OnBuild}}", id};
+    }
+    if (config.build->buildah.empty()) return std::nullopt;
     return Argv{config.build->buildah,
                 "inspect",
                 "--type",
@@ -95,6 +100,10 @@ std::optional<Argv> trigger_count(const Config& config, const std::string& id) {
                 "--format",
                 "{{len .Docker.Config.OnBuild}}",
                 id};
+}
+
+Argv image_present(const Config& config, const std::string& ref) {
+    return {config.build->engine, "image", "inspect", "--format", "{{.Id}}", ref};
 }
 
 std::optional<Argv> trigger_save(const Config& config, const std::string& id) {

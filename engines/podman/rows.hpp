@@ -68,10 +68,14 @@ std::optional<Argv> settle_stop(const Config& config, const std::string& id);
 
 // Before a podman build (engines/podman/base_triggers.hpp): every image of the
 // engine's store, which a FROM could name, then, for an id not checked
-// before, how many ONBUILD triggers its config holds. trigger_count is
-// nullopt without build.buildah or for an id that is not 64 lowercase hex.
+// before, how many ONBUILD triggers its config holds (docker's inspect
+// shows them, .Config.OnBuild: docs/DOCKER.md). trigger_count is nullopt
+// without build.buildah on podman or for an id that is not 64 lowercase hex.
 Argv trigger_images(const Config& config);
 std::optional<Argv> trigger_count(const Config& config, const std::string& id);
+// Before a docker build: whether the daemon holds `ref` (one of
+// build_allowed_images): `docker image inspect --format {{.Id}} REF`.
+Argv image_present(const Config& config, const std::string& ref);
 // With an engine user, whose store buildah cannot read (docs/ENGINE-USER.md):
 // `$ENGINE save --format docker-archive -o FILE ID`, the image as the
 // engine hands it out, one tar the client writes without extracting

@@ -60,8 +60,8 @@ void service_filter(Argv& argv, const std::string& project, const std::string& s
 // S's container replaced by one made from the rendered file as it is now.
 // podman-compose 1.0.3 ignores --no-deps and `up --force-recreate S` takes
 // down S's depends_on too: remove S's container alone (service_filter),
-// then create it again. (docker compose v2 runs no rebuild and recreates
-// nothing: ComposeDialect.)
+// then create it again. (docker compose v2 recreates nothing on `up`:
+// ComposeDialect.)
 Plan replace(const Config& config, const std::string& engine, const std::string& project,
              const std::string& service) {
     Argv rm = {engine, "rm", "--force", "--ignore"};
@@ -79,23 +79,25 @@ Plan rebuild(const Config& config, std::size_t index, const ServiceBuild& build,
              const ComposeDialect& dialect) {
     const BuildSettings& settings = *config.build;
     const std::string snapshot = dialect.snapshot_dir(config, build.service);
+    Argv image = {settings.engine, "build", "--network=" + settings.network};
     // --pull=never: never a base image the agent names from a registry,
     // whose ONBUILD triggers buildah would run unscreened (docs/BUILDS.md).
-    Argv image = {settings.engine,
-                  "build",
-                  "--network=" + settings.network,
-                  "--pull=never",
-                  "--iidfile",
-                  dialect.image_id_file(config, build.service),
-                  "-t",
-                  build.image,
-                  "-f",
-                  snapshot + "/" + build.containerfile};
+    // docker's build has none: the registry lets the screen allow only
+    // images its daemon holds (docs/DOCKER.md).
+    if (dialect.podman_compose) image.push_back("--pull=never");
+    image.insert(image.end(), {"--iidfile", dialect.image_id_file(config, build.service), "-t",
+                               build.image, "-f", snapshot + "/" + build.containerfile});
     if (!build.target.empty()) image.insert(image.end(), {"--target", build.target});
     for (const std::string& arg : build.args) image.insert(image.end(), {"--build-arg", arg});
     image.push_back(snapshot);
 
     Plan plan = pinned(config, Plan{Step{std::move(image), index}});
+    // docker compose v2 honours --no-deps: its up recreates S alone.
+    if (!dialect.podman_compose) {
+        plan.push_back(with(
+            config, {"up", "-d", "--no-build", "--no-deps", "--force-recreate", build.service})[0]);
+        return plan;
+    }
     Plan replaced = replace(config, settings.engine, settings.project, build.service);
     plan.insert(plan.end(), replaced.begin(), replaced.end());
     return plan;
@@ -153,7 +155,6 @@ ArgvOutcome compose_rows(Verb verb, std::optional<std::size_t> arg, const Config
             return pinned(config, Plan{Step{std::move(restart), std::nullopt}});
         }
         case Verb::Rebuild: {
-            if (!dialect.podman_compose) return Denied{ReasonCode::UntestedCompose};
             const ServiceBuild* build = find_build(config.build, service());
             if (build == nullptr) return Denied{ReasonCode::BuildNotConfigured};
             return rebuild(config, *arg, *build, dialect);

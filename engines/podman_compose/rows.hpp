@@ -19,10 +19,10 @@ namespace hb::exec {
 
 struct ComposeDialect {
     // podman-compose 1.0.3: its `logs` has no --no-color (it never colours);
-    // docker compose v2 (false) runs no rebuild: no Dockerfile screen reads
-    // BuildKit yet (docs/DOCKER.md);
     // it ignores --no-deps, so a rebuild removes the service's container
     // alone and creates it again; its engine builds with --pull=never.
+    // docker compose v2 (false): `up --no-deps --force-recreate S`, and its
+    // build has no --pull=never (docs/DOCKER.md).
     bool podman_compose = true;
     // With settle (podman's): `status` and `health` are the engine's list of
     // the install's own containers; `logs S` reads S's container and runs no

@@ -26,38 +26,9 @@ repo=$(readlink -f -- "$here/../..")
 
 if [ "${1:-}" = --inner ]; then
     shift
-    stage=$1 person=$2 engine=$3 slug=$4 name=$5 root=$6
-    D=$root/usr/bin/docker
-    ehome=$(getent passwd "$engine" | cut -d: -f6)
-    phome=$(getent passwd "$person" | cut -d: -f6)
-    puid=$(id -u "$person")
-    P=$phome/$name
-    pname=$(compose_project_of "$P")
-    socket=$ehome/engine/docker.sock
-    config=$phome/.config/hostbridge/$slug/bridge.json
-    install -d -o "$person" -g "$person" -m 0700 "/run/user/$puid"
-    as_person() {
-        setpriv --reuid="$person" --regid="$person" --init-groups -- env -i PATH="$root/usr/bin:$PATH" \
-            HOME="$phome" USER="$person" LOGNAME="$person" XDG_RUNTIME_DIR="/run/user/$puid" "$@"
-    }
-    remote() { as_person env DOCKER_HOST="unix://$socket" "$D" "$@"; }
-    as_engine() { "$stage/tools/e2e/usermgr.sh" as-user -- "$@"; }
-    socket_active() { [ "$(as_engine systemctl --user is-active hostbridge-docker.socket 2>/dev/null)" = active ]; }
-    for _ in $(seq 3000); do socket_active && break; sleep 0.2; done # a hang guard
-    check "the engine's manager started hostbridge-docker.socket" eval 'socket_active && test -S "$socket"'
+    e2e_docker_session "$@"
     out=$(remote import --change 'CMD ["/bin/sh"]' - "$name-img:1" <"$stage/rootfs.tar" 2>&1)
     check "$person imports the image through the socket ($out)" test $? -eq 0
-
-    as_person "$phome/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" \
-        </dev/null >>"/tmp/$name-watch.log" 2>&1 &
-    watch=$!
-    request() { # [--lines N|--since C] VERB [ARG]: REQ_RC, REQ_OUT, REQ_ERR, RESP
-        REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 120 "$@" 2>"/tmp/$name-err")
-        REQ_RC=$?
-        REQ_ERR=$(cat "/tmp/$name-err")
-        RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
-    }
-    q() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$RESP" "$1" 2>&1; }
     web=$(printf '%s-web-1' "$pname")
     started() { remote inspect --format '{{.State.StartedAt}}' "$web" 2>/dev/null; }
 
@@ -97,15 +68,7 @@ if [ "${1:-}" = --inner ]; then
     check "no request waited for a person (held: $(grep -c '"pending"' "$P"/untracked/hostbridge/responses/*.json | grep -vc ':0$'))" \
         eval '! grep -lq "\"state\": *\"pending\"" "$P"/untracked/hostbridge/responses/*.json'
 
-    kill -TERM "$watch" 2>/dev/null
-    wait "$watch" 2>/dev/null
-    ids=$(remote ps -aq 2>/dev/null)
-    # shellcheck disable=SC2086 # a list of ids
-    [ -z "$ids" ] || remote rm -f $ids >/dev/null 2>&1
-    remote network rm "${pname}_default" >/dev/null 2>&1
-    rm -f "/tmp/$name-watch.log" "/tmp/$name-err"
-    [ "$failures" -eq 0 ]
-    exit
+    e2e_docker_session_end
 fi
 
 # ------------------------------------------------------------------ phase 1 and 3, as root
@@ -162,15 +125,15 @@ install_as() { # SLUG FILE
 }
 out=$(install_as "${slug}b" bind.yaml)
 check "install of a compose file with a bind on docker: refused, naming what is not supported ($(tail -n 1 <<<"$out" | head -c 160))" \
-    eval '[[ $out == *"Not yet supported on docker: builds"*"bind mounts"* ]] && [ ! -e "$phome/.config/hostbridge/${slug}b" ]'
+    eval '[[ $out == *"Not yet supported on docker: bind mounts"* ]] && [ ! -e "$phome/.config/hostbridge/${slug}b" ]'
 out=$(install_as "$slug" compose.yaml)
 rc=$?
 check "install on docker compose v2 with the engine user: exit 0, what runs said" \
     eval '[ "$rc" -eq 0 ] && [[ $out == *"compose flavour: docker"* ]] && [[ $out == *"through $engine'"'"'s rootless dockerd"* ]]'
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 20
 policy=$phome/.config/hostbridge/$slug/policy.conf
-check "every verb it runs is auto (contained: the engine user): $(grep -E '^(up|restart|status|logs)=' "$policy" | tr '\n' ' ')" \
-    eval '! grep -qE "^(up|down|restart|status|health|logs)=ask" "$policy"'
+check "every verb it runs is auto (contained: the engine user): $(grep -E '^MODE_(up|restart|status|logs)=' "$policy" | tr '\n' ' ')" \
+    eval 'grep -qx "MODE_up=auto" "$policy" && ! grep -qE "^MODE_(up|restart|status|health|logs)=ask" "$policy"'
 
 check "the session through the engine's docker (above)" \
     "$stage/tools/e2e/usermgr.sh" run --name "$name-mgr" --as root "$engine" -- \

@@ -90,6 +90,62 @@ e2e_docker_needs() {
     "$repo/tools/e2e/usermgr.sh" check || exit 77
 }
 
+# e2e_docker_session STAGE PERSON ENGINE SLUG NAME ROOT: the inner phase of
+# the bridge's docker e2e scripts (bridge_docker.sh, rebuild_docker.sh),
+# run as root inside the engine user's manager: sets D, ehome, phome, puid,
+# P (the checkout $phome/NAME), pname, socket, config; defines as_person,
+# remote (the person's docker through the engine's socket), as_engine,
+# socket_active, request (VERB [ARG]: REQ_RC, REQ_OUT, REQ_ERR, RESP) and
+# q (a Python expression on RESP as r); waits for the engine's socket, and
+# starts the person's drain (watch, its pid; its log /tmp/NAME-watch.log).
+e2e_docker_session() {
+    stage=$1 person=$2 engine=$3 slug=$4 name=$5 root=$6
+    D=$root/usr/bin/docker
+    ehome=$(getent passwd "$engine" | cut -d: -f6)
+    phome=$(getent passwd "$person" | cut -d: -f6)
+    puid=$(id -u "$person")
+    P=$phome/$name
+    pname=$(compose_project_of "$P")
+    socket=$ehome/engine/docker.sock
+    config=$phome/.config/hostbridge/$slug/bridge.json
+    install -d -o "$person" -g "$person" -m 0700 "/run/user/$puid"
+    as_person() {
+        setpriv --reuid="$person" --regid="$person" --init-groups -- env -i PATH="$root/usr/bin:$PATH" \
+            HOME="$phome" USER="$person" LOGNAME="$person" XDG_RUNTIME_DIR="/run/user/$puid" "$@"
+    }
+    remote() { as_person env DOCKER_HOST="unix://$socket" "$D" "$@"; }
+    as_engine() { "$stage/tools/e2e/usermgr.sh" as-user -- "$@"; }
+    socket_active() { [ "$(as_engine systemctl --user is-active hostbridge-docker.socket 2>/dev/null)" = active ]; }
+    request() { # [--lines N|--since C] VERB [ARG]
+        REQ_OUT=$(as_person "$P/untracked/hostbridge/request" --timeout 120 "$@" 2>"/tmp/$name-err")
+        REQ_RC=$?
+        REQ_ERR=$(cat "/tmp/$name-err")
+        RESP=$(cat "$(ls -t "$P"/untracked/hostbridge/responses/*.json | head -n 1)")
+    }
+    q() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$RESP" "$1" 2>&1; }
+    for _ in $(seq 3000); do socket_active && break; sleep 0.2; done # a hang guard
+    check "the engine's manager started hostbridge-docker.socket" eval 'socket_active && test -S "$socket"'
+    as_person "$phome/.local/lib/hostbridge/$slug/hostbridge-executor" watch --config "$config" \
+        </dev/null >>"/tmp/$name-watch.log" 2>&1 &
+    watch=$!
+}
+
+# e2e_docker_session_end: the end of that inner phase: the drain stopped,
+# the engine's containers and the project's network removed, the temp
+# files gone; exits with the checks' verdict.
+e2e_docker_session_end() {
+    kill -TERM "$watch" 2>/dev/null
+    wait "$watch" 2>/dev/null
+    local ids
+    ids=$(remote ps -aq 2>/dev/null)
+    # shellcheck disable=SC2086 # a list of ids
+    [ -z "$ids" ] || remote rm -f $ids >/dev/null 2>&1
+    remote network rm "${pname}_default" >/dev/null 2>&1
+    rm -f "/tmp/$name-watch.log" "/tmp/$name-err"
+    [ "$failures" -eq 0 ]
+    exit
+}
+
 # e2e_rootfs_tar DIR APPLET...: DIR/rootfs.tar, a busybox image's root file
 # system with those applets, readable by the throwaway users.
 e2e_rootfs_tar() {

@@ -157,10 +157,18 @@ ArgvOutcome expected_rebuild(const Config& c, std::size_t arg, const Argv& cf) {
                   b->image,
                   "-f",
                   kBuilds + s + "/" + b->containerfile};
-    build.insert(build.begin() + 3, "--pull=never");
+    // docker's build has no --pull=never (docs/DOCKER.md).
+    const bool docker = c.backend.flavour == ComposeFlavour::Docker;
+    if (!docker) build.insert(build.begin() + 3, "--pull=never");
     if (!b->target.empty()) build = join(build, {"--target", b->target});
     for (const auto& a : b->args) build = join(build, {"--build-arg", a});
     build.push_back(kBuilds + s);
+    // docker compose v2 honours --no-deps: its up recreates S alone.
+    if (docker) {
+        return Plan{
+            Step{build, arg},
+            Step{join(cf, {"up", "-d", "--no-build", "--no-deps", "--force-recreate", s}), {}}};
+    }
     return pinned_plan(c, Plan{Step{build, arg},
                                Step{{c.build->engine, "rm", "--force", "--ignore", "--filter",
                                      "label=com.docker.compose.project=" + c.build->project,
@@ -183,9 +191,8 @@ ArgvOutcome expected(Verb verb, std::optional<std::size_t> arg, const Config& c)
     if (verb == Verb::Ping) return NoCommand{};
     const bool docker =
         c.backend.kind == BackendKind::Compose && c.backend.flavour == ComposeFlavour::Docker;
-    // docker compose v2 runs no build, no join-network and no down
-    // (docs/DOCKER.md).
-    if (docker && (verb == Verb::JoinNetwork || verb == Verb::Rebuild || verb == Verb::Down))
+    // docker compose v2 runs no join-network and no down (docs/DOCKER.md).
+    if (docker && (verb == Verb::JoinNetwork || verb == Verb::Down))
         return Denied{ReasonCode::UntestedCompose};
     if (verb == Verb::JoinNetwork) {
         if (!c.join_network) return Denied{ReasonCode::JoinNetworkNotConfigured};
@@ -676,12 +683,16 @@ std::string render_doc() {
     md += "## Backend `stack`\n\n" + render_table(stack) + "\n";
     md += "## Backend `compose`, flavour `docker`\n\n";
     md += "Only through a docker engine user's rootless dockerd (bridge.json `engine`,\n";
-    md += "docs/DOCKER.md), for services from images with no file of the checkout;\n";
+    md += "docs/DOCKER.md), for services without binds (images, or builds from the checkout);\n";
     md += "without one every verb but `ping` is denied. Measured on docker 26.1.5 with\n";
     md += "compose 2.26.1 by e2e_bridge_docker: `-p $PROJECT` is the project name\n";
     md += "install chose, and the engine's own rows (below, \"Settling\") read the\n";
     md += "containers, never `compose ps` (JSON lines there, nothing at all for no\n";
-    md += "containers) or `compose logs` (it starts every line with `ESC[2K`).\n\n";
+    md += "containers) or `compose logs` (it starts every line with `ESC[2K`).\n";
+    md += "`rebuild`'s build is screened as BuildKit reads, has no `--pull=never`\n";
+    md += "(docker has none: the checks before the build, below), and is followed\n";
+    md += "by `up --no-deps --force-recreate S`, which compose v2 honours\n";
+    md += "(e2e_rebuild_docker).\n\n";
     md += render_table(doc_config(BackendKind::Compose)) + "\n";
     md += "## Backend `compose`, flavour `podman-compose`\n\n";
     md += "podman-compose (1.0.3 in Debian 12) refuses `logs --no-color`; its logs are\n";
@@ -719,6 +730,22 @@ std::string render_doc() {
         md += "copy is removed after.\n\n";
         md += "| row | runs |\n|---|---|\n";
         md += "| save | `" + save + "` |\n\n";
+    }
+    {
+        // docker's: its inspect shows the triggers; its build pulls a FROM
+        // the daemon lacks (docs/DOCKER.md).
+        Config c = doc_config(BackendKind::Compose, ComposeFlavour::Docker);
+        const std::string id(64, 'a');
+        std::string count = display_argv(*trigger_count(c, id));
+        count.replace(count.find(id), id.size(), "$ID");
+        md += "On docker (`$ENGINE` is the docker client) the images row is the same and\n";
+        md += "the daemon's inspect shows the triggers. Before them, each image a `FROM` or\n";
+        md += "`COPY --from` may name (the person's base images and the install's own,\n";
+        md += "`$REF`) is asked for: the screen then allows only those the daemon holds,\n";
+        md += "since docker's build pulls any other, whatever its flags.\n\n";
+        md += "| row | runs |\n|---|---|\n";
+        md += "| present | `" + display_argv(image_present(c, "$REF")) + "` |\n";
+        md += "| triggers | `" + count + "` |\n\n";
     }
     md +=
         "## Settling: the engine queries after `up`, `restart`, `rebuild`, `status`, `health`\n\n";
@@ -840,8 +867,11 @@ std::string render_doc() {
     md += "(common/engine_socket.hpp; otherwise the row does not run). That makes\n";
     md += "every podman it runs, podman-compose's included, a client of the engine\n";
     md += "user's rootless podman service (docs/ENGINE-USER.md), whatever the name\n";
-    md += "is made to point at meanwhile. Nothing else of the drain's environment\n";
-    md += "reaches a command.\n";
+    md += "is made to point at meanwhile. On docker the rows also get\n";
+    md += "`DOCKER_HOST`, the same relay, and `DOCKER_BUILDKIT=1`: without its buildx\n";
+    md += "plugin docker's build would fall back to the legacy builder, another\n";
+    md += "parser than the screen's, with a warning alone (docs/DOCKER.md). Nothing\n";
+    md += "else of the drain's environment reaches a command.\n";
     return md;
 }
 

@@ -173,7 +173,7 @@ TEST(DecideVerbs, EveryVerbOfADockerComposeInstallIsDeniedButPing) {
     for (const auto& [name, verb] : names) {
         expect_denied(f, name, verb,
                       "not supported yet on docker compose: only through a docker engine user, "
-                      "and never down, rebuild or join-network, which no test runs there "
+                      "and never down or join-network, which no test runs there "
                       "(docs/DOCKER.md)");
     }
     EXPECT_EQ((*f.response(ping))["state"], "done");
@@ -195,7 +195,7 @@ TEST(DecideVerbs, DownIsDeniedOnDockerComposeEvenThroughAnEngineUser) {
     f.drain();
     expect_denied(f, down, "down",
                   "not supported yet on docker compose: only through a docker engine user, "
-                  "and never down, rebuild or join-network, which no test runs there "
+                  "and never down or join-network, which no test runs there "
                   "(docs/DOCKER.md)");
     EXPECT_TRUE(f.recorded().empty());
 }

@@ -110,7 +110,8 @@ class EngineSocket : public ::testing::Test {
     ::testing::AssertionResult start_relay() {
         auto env = engine_environment(relay_config());
         if (!env) return ::testing::AssertionFailure() << env.error().message;
-        if (env->env.size() != 2 || !env->relay)
+        // CONTAINER_HOST, DOCKER_HOST and DOCKER_BUILDKIT=1 (docs/ARGV-TABLE.md).
+        if (env->env.size() != 3 || !env->relay)
             return ::testing::AssertionFailure() << "no relay in the environment";
         relay_path = env->env[0].substr(std::strlen("CONTAINER_HOST=unix://"));
         relay_env.emplace(std::move(*env));
@@ -199,6 +200,8 @@ TEST_F(EngineSocket, CommandsReachThePinnedSocketThroughTheDrainsRelay) {
                   std::string::npos)
             << *text;
         EXPECT_EQ(text->find("from-our-own-environment"), std::string::npos) << *text;
+        // docker's build never falls back to the legacy builder's parser.
+        EXPECT_NE(text->find("\nDOCKER_BUILDKIT=1\n"), std::string::npos) << *text;
         relay_env.reset();
     }
     ::unsetenv("CONTAINER_HOST");

@@ -1,4 +1,4 @@
-// screen-verdicts [--allow REF]... FILE...: prints, for each FILE, the
+// screen-verdicts [--buildkit] [--allow REF]... FILE...: prints, for each FILE, the
 // Containerfile screen's verdict as `<reason> <line> <flag> FILE` (the wire
 // numbers of ipc/screen_wire.hpp; 0 0 0 = accepted), with the REFs as the
 // images a build may name (bridge.json's base images, ipc/image_ref.hpp).
@@ -20,6 +20,9 @@
 int main(int argc, char** argv) {
     std::vector<std::string> allowed;
     int i = 1;
+    // --buildkit: read as docker's BuildKit reads (tests/e2e/docker_build_cases.sh).
+    const bool buildkit = argc > 1 && std::strcmp(argv[1], "--buildkit") == 0;
+    if (buildkit) ++i;
     for (; i + 1 < argc && std::strcmp(argv[i], "--allow") == 0; i += 2) {
         const auto ref = hb::canonical_image_ref(argv[i + 1]);
         if (!ref) {
@@ -31,7 +34,7 @@ int main(int argc, char** argv) {
     std::sort(allowed.begin(), allowed.end());
     allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
     if (i >= argc) {
-        std::fprintf(stderr, "usage: screen-verdicts [--allow REF]... FILE...\n");
+        std::fprintf(stderr, "usage: screen-verdicts [--buildkit] [--allow REF]... FILE...\n");
         return 64;
     }
     for (; i < argc; ++i) {
@@ -41,7 +44,9 @@ int main(int argc, char** argv) {
             return 66;
         }
         const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
-        const hb::ScreenVerdict v = hb::parser::screen_containerfile(bytes, allowed);
+        const hb::ScreenVerdict v = hb::parser::screen_containerfile(
+            bytes, allowed,
+            buildkit ? hb::parser::Builder::BuildKit : hb::parser::Builder::Buildah);
         std::printf("%d %u %d %s\n", static_cast<int>(v.reason), v.line, static_cast<int>(v.flag),
                     argv[i]);
     }

@@ -774,6 +774,69 @@ TEST(ContainerfileScreen, TheAdminToolCollectsWhatAFileNames) {
     EXPECT_EQ(odd.verdict, (ScreenVerdict{R::ImageNotAllowed, 2, F::From}));
 }
 
+// ------------------------------------------------------------ BuildKit (docker 26)
+
+// Each spelling below was run by docker 26.1.5 / buildx 0.13.1 on the
+// engine user's rootless daemon (docs/DOCKER.md, "What BuildKit does with a
+// Dockerfile"; tests/e2e/docker_build_cases.sh builds them).
+ScreenVerdict screen_buildkit(std::string_view text) {
+    return screen_containerfile(bytes_of(text), test_images(), Builder::BuildKit);
+}
+
+TEST(ContainerfileScreenBuildKit, EverySyntaxDirectiveSpellingIsRefused) {
+    for (const char* head :
+         {"# syntax=docker/dockerfile:1\n", "#syntax=img\n", "#   SYNTAX   =   img\n",
+          "# syntax = img trailing words\n", "# escape=`\n# syntax=img\n",
+          "#!/bin/sh\n# syntax=img\n", "\xEF\xBB\xBF# syntax=img\n", "   # syntax=img\n",
+          "\n# syntax=img\n"}) {
+        SCOPED_TRACE(head);
+        const std::string text = std::string(head) + "FROM img\n";
+        const ScreenVerdict v = screen_buildkit(text);
+        EXPECT_EQ(v.reason, ScreenReason::FrontendDirective) << describe(v);
+        // buildah reads the same line as a comment.
+        EXPECT_EQ(screen(text), ScreenVerdict{});
+    }
+    // Anywhere, not only where BuildKit reads directives.
+    EXPECT_EQ(screen_buildkit("FROM img\n# syntax=img\nRUN true\n"),
+              (ScreenVerdict{ScreenReason::FrontendDirective, 2, ScreenFlag::None}));
+}
+
+TEST(ContainerfileScreenBuildKit, OtherFrontendSpellingsAreNoInstruction) {
+    // `//syntax=` and a JSON object switched the frontend too; neither is
+    // an instruction.
+    EXPECT_EQ(screen_buildkit("//syntax=img\nFROM img\n").reason, ScreenReason::UnknownInstruction);
+    EXPECT_EQ(screen_buildkit("{\"syntax\": \"img\"}\n").reason, ScreenReason::UnknownInstruction);
+}
+
+TEST(ContainerfileScreenBuildKit, CommentsThatAreNoSyntaxDirectiveAreComments) {
+    for (const char* head : {"# syntaxes=img\n", "# the syntax is plain\n", "# syntax\n"}) {
+        SCOPED_TRACE(head);
+        EXPECT_EQ(screen_buildkit(std::string(head) + "FROM img\n"), ScreenVerdict{});
+    }
+}
+
+TEST(ContainerfileScreenBuildKit, EveryDoubleLessThanIsAHeredoc) {
+    // Heredocs to BuildKit that buildah's reading does not see: a digit or a
+    // dot for a name, a file descriptor before it, a name in empty quotes.
+    for (const char* line : {"RUN cat <<3", "RUN cat <<.", "RUN cat <<\"\"LABEL", "RUN echo 1<<3",
+                             "RUN cat 0<<EOF", "COPY <<EOF /x", "ADD <<EOF /x"}) {
+        SCOPED_TRACE(line);
+        const std::string text = std::string("FROM img\n") + line + "\nLABEL a=b\nLABEL\n";
+        EXPECT_EQ(screen_buildkit(text),
+                  (ScreenVerdict{ScreenReason::Heredoc, 2, ScreenFlag::None}));
+    }
+    EXPECT_EQ(screen("FROM img\nRUN cat <<\"\"LABEL\nLABEL a=b\nLABEL\n"), ScreenVerdict{});
+    // A here-string is none (its rest holds a '<').
+    EXPECT_EQ(screen_buildkit("FROM img\nRUN cat <<< text\n"), ScreenVerdict{});
+}
+
+TEST(ContainerfileScreen, AnAddOfAGitRefWithAFragmentIsRefused) {
+    // BuildKit fetched `example.com/x.git#main` with git.
+    expect_refused("FROM img\nADD example.com/x.git#main /src\n", R::RemoteSource, 2);
+    expect_refused("FROM img\nADD host/r.git?x=1 /src\n", R::RemoteSource, 2);
+    expect_accepted("FROM img\nADD vendor.git-notes/x /src\n");
+}
+
 // ------------------------------------------------------------ texts
 
 TEST(ContainerfileScreen, EveryReasonAndFlagHasAText) {
