@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages hostbridge needs, when missing.
-# Usage: tools/deps.sh build|test|demo
+# Usage: tools/deps.sh build|test|demo|demo-docker
 #        tools/deps.sh docker-root   prints where the docker the tests run
 #                                    lives (/ or the private prefix), or
 #                                    exits 1 when there is none
 # As root it runs apt-get; otherwise it prints the exact command and fails.
-# `test` also gets the docker the tests run (docs/DOCKER.md, "The docker
-# the tests run"), or says why it cannot and goes on without it.
+# `test` (and `demo-docker`, for ./demo --engine docker) also gets the
+# docker the tests run (docs/DOCKER.md, "The docker the tests run"), or says
+# why it cannot and goes on without it.
 set -eu
 
 build="cmake g++ make pkg-config clang clang-format libclang-rt-14-dev libseccomp-dev \
@@ -94,12 +95,12 @@ docker_prefix_fetch() {
 
 case "${1:-build}" in
     build) want="$build" ;;
-    test | demo) want="$build $test_extra" ;;
+    test | demo | demo-docker) want="$build $test_extra" ;;
     docker-root) docker_root; exit $? ;;
-    *) echo "usage: tools/deps.sh build|test|demo|docker-root" >&2; exit 2 ;;
+    *) echo "usage: tools/deps.sh build|test|demo|demo-docker|docker-root" >&2; exit 2 ;;
 esac
 # Debian 13 has the docker the tests run as packages of its own.
-if [ "${1:-build}" = test ] && [ "$debian_release" = debian-13 ]; then
+if { [ "${1:-build}" = test ] || [ "${1:-build}" = demo-docker ]; } && [ "$debian_release" = debian-13 ]; then
     want="$want docker.io docker-cli docker-compose docker-buildx"
 fi
 
@@ -122,4 +123,4 @@ if [ -n "$missing" ]; then
     # shellcheck disable=SC2086
     apt-get install -y -qq $missing >/dev/null
 fi
-[ "${1:-build}" != test ] || docker_prefix_fetch
+case "${1:-build}" in test | demo-docker) docker_prefix_fetch ;; esac
