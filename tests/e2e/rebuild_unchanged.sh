@@ -29,11 +29,13 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # shellcheck source=tests/e2e/compose_bridge.sh
 . "$repo/tests/e2e/compose_bridge.sh"
 compose_e2e_start "hbru$$"
-# The image the bridge builds goes too.
+# The image the bridge builds goes too, before the base cleanup removes
+# $work and the containers.conf that CONTAINERS_CONF names (podman fails
+# without it: every run left its tag behind).
 eval "base_$(declare -f cleanup)"
 cleanup() {
+    podman rmi -f "localhost/${pname:-$name}_app" >/dev/null 2>&1
     base_cleanup
-    podman rmi -f "localhost/${pname}_app" >/dev/null 2>&1
 }
 
 # ------------------------------------------------------------------ the project

@@ -93,7 +93,13 @@ done
 
 # --- podman objects (rootful storage)
 if command -v podman >/dev/null && [ "$(id -u)" -eq 0 ]; then
-    export CONTAINERS_CONF=${CONTAINERS_CONF:-$(dirname -- "$(readlink -f -- "$0")")/../../examples/demo-app/containers.conf}
+    # The caller's CONTAINERS_CONF is often in its work dir, removed by its
+    # cleanup before this runs: podman then fails, and every list below was
+    # empty (tests/e2e/rebuild_unchanged.sh left an image each run, unseen).
+    [ -r "${CONTAINERS_CONF:-}" ] ||
+        CONTAINERS_CONF=$(dirname -- "$(readlink -f -- "$0")")/../../examples/demo-app/containers.conf
+    export CONTAINERS_CONF
+    podman_err=$(podman ps -a -q 2>&1 >/dev/null) || report podman "cannot list what is left: $podman_err"
     while read -r name; do
         case $name in "$prefix"*) report container "$name" ;; esac
     done < <(podman ps -a --format '{{.Names}}' 2>/dev/null)
