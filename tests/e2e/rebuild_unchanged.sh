@@ -114,8 +114,10 @@ check "rebuild app after the restart: still unchanged, the same container" \
 printf x >>"$P/app/rootfs/marker"
 request rebuild app
 c2=$(container)
+before=$failures
 check "one byte appended to the context: rebuild app builds, a new container ($c1 -> $c2)" \
     eval '[ "$REQ_RC" -eq 0 ] && ! said_unchanged && [ -n "$c2" ] && [ "$c2" != "$c1" ]'
+[ "$failures" -eq "$before" ] || { echo "  its answer (exit $REQ_RC):"; show; }
 request rebuild app
 check "and a rebuild after it is unchanged again" \
     eval '[ "$REQ_RC" -eq 0 ] && said_unchanged && [ "$(container)" = "$c2" ]'
