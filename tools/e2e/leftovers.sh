@@ -99,7 +99,15 @@ if command -v podman >/dev/null && [ "$(id -u)" -eq 0 ]; then
     [ -r "${CONTAINERS_CONF:-}" ] ||
         CONTAINERS_CONF=$(dirname -- "$(readlink -f -- "$0")")/../../examples/demo-app/containers.conf
     export CONTAINERS_CONF
-    podman_err=$(podman ps -a -q 2>&1 >/dev/null) || report podman "cannot list what is left: $podman_err"
+    # A list can fail for a moment while another test's container is torn
+    # down (podman ps: "joining network namespace of container ...: unknown
+    # FS magic", seen in .ci/run): asked again for up to 10 s; a podman that
+    # cannot list all that time is reported.
+    for _ in $(seq 50); do
+        podman_err=$(podman ps -a -q 2>&1 >/dev/null) && podman_err="" && break
+        sleep 0.2
+    done
+    [ -z "$podman_err" ] || report podman "cannot list what is left: $podman_err"
     while read -r name; do
         case $name in "$prefix"*) report container "$name" ;; esac
     done < <(podman ps -a --format '{{.Names}}' 2>/dev/null)
