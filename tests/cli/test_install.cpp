@@ -737,7 +737,8 @@ TEST_F(Install, LingerReachesBridgeJsonAndTheUnitAndIsKept) {
     EXPECT_EQ(home.bridge_json("demo-app")["drain"]["linger_seconds"], 2);
     Ran bad = home.hostbridge(install_args(project, {"--linger", "3601"}));
     EXPECT_EQ(bad.code, 2) << bad.err;
-    EXPECT_TRUE(contains(bad.err, "--linger must be a number of seconds from 0 to 3600")) << bad.err;
+    EXPECT_TRUE(contains(bad.err, "--linger must be a number of seconds from 0 to 3600"))
+        << bad.err;
     EXPECT_TRUE(contains(unit(), " --linger 2")) << unit();
     Ran upgrade = home.hostbridge({"upgrade", "--slug", "demo-app"});
     ASSERT_EQ(upgrade.code, 0) << upgrade.err;
