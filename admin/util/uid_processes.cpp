@@ -5,20 +5,16 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <optional>
 #include <sstream>
 #include <string_view>
 
+#include "admin/util/args.hpp"
+
 namespace hb::admin {
 namespace {
 
-std::optional<unsigned long> number(std::string_view text) {
-    unsigned long value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-    return value;
-}
+constexpr long kMaxId = 4294967295L;  // uid_t and pid_t fit in 32 bits
 
 // The four ids of /proc/PID/status's "Uid:" line; empty when it is gone or
 // a zombie (it runs nothing; its parent reaps it).
@@ -53,8 +49,8 @@ std::vector<UidRange> subordinate_ranges(const std::string& text, const std::str
         if (b == std::string::npos) continue;
         const std::string owner = line.substr(0, a);
         if (owner != name && owner != std::to_string(uid)) continue;
-        const auto first = number(std::string_view(line).substr(a + 1, b - a - 1));
-        const auto count = number(std::string_view(line).substr(b + 1));
+        const auto first = parse_number(std::string_view(line).substr(a + 1, b - a - 1), kMaxId);
+        const auto count = parse_number(std::string_view(line).substr(b + 1), kMaxId);
         if (!first || !count || *count == 0) continue;
         out.push_back({static_cast<uid_t>(*first), static_cast<uid_t>(*count)});
     }
@@ -67,7 +63,7 @@ std::vector<pid_t> processes_with_uid_in(const std::vector<UidRange>& ranges) {
     if (proc == nullptr) return out;
     const pid_t self = ::getpid();
     while (const dirent* e = ::readdir(proc)) {
-        const auto pid = number(e->d_name);
+        const auto pid = parse_number(e->d_name, kMaxId);
         if (!pid || static_cast<pid_t>(*pid) == self) continue;
         for (const uid_t id : ids_of(::dirfd(proc), e->d_name)) {
             bool in_range = false;
